@@ -1,0 +1,177 @@
+/**
+ * The build step: reads a langgraph.json, checks every graph it declares, and writes the generated
+ * registry module that the Worker imports statically. Also stages the /docs assets.
+ */
+import { build } from "esbuild";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { pathToFileURL } from "node:url";
+import { parseEnv } from "node:util";
+import { LanggraphConfigSchema, parseGraphSpec, type LanggraphConfig } from "../../src/deployment/config.ts";
+import { describeValue, graphExportKind } from "../../src/deployment/graph-kind.ts";
+
+export const PROJECT_ROOT = resolve(import.meta.dirname, "../..");
+export const GENERATED_REGISTRY = join(PROJECT_ROOT, "src/deployment/registry.generated.ts");
+const DOCS_ASSETS_DIR = join(PROJECT_ROOT, "dist/assets/docs");
+const CHECK_DIR = join(PROJECT_ROOT, "dist/graph-check");
+
+export class BuildError extends Error {}
+
+/** The config file to build: `--config <path>`, else `$LANGGRAPH_JSON`, else ./langgraph.json. */
+export function configPathFromArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): string {
+  const flag = argv.findIndex((arg) => arg === "--config" || arg.startsWith("--config="));
+  if (flag >= 0) {
+    const value = argv[flag].includes("=") ? argv[flag].slice("--config=".length) : argv[flag + 1];
+    if (!value) throw new BuildError("--config needs a path to a langgraph.json file");
+    return resolve(value);
+  }
+  return resolve(env.LANGGRAPH_JSON || join(PROJECT_ROOT, "langgraph.json"));
+}
+
+export function readConfig(configPath: string): LanggraphConfig {
+  if (!existsSync(configPath)) throw new BuildError(`Deployment config ${configPath} does not exist`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(configPath, "utf8"));
+  } catch (error) {
+    throw new BuildError(`Deployment config ${configPath} is not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = LanggraphConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+    throw new BuildError(`Deployment config ${configPath} is invalid: ${problems}`);
+  }
+  if (Object.keys(parsed.data.graphs).length === 0) {
+    throw new BuildError(`Deployment config ${configPath} declares no graphs`);
+  }
+  if (parsed.data.auth?.path) {
+    // Refuse rather than silently serve a deployment without the auth its author asked for.
+    throw new BuildError(
+      `Deployment config ${configPath} sets auth.path (${parsed.data.auth.path}), but custom auth is not available in this version of the platform`,
+    );
+  }
+  return parsed.data;
+}
+
+interface ResolvedGraph {
+  id: string;
+  file: string;
+  exportName: string;
+  source: string;
+  description: string | null;
+}
+
+/** Bundles the graph module for Node, imports it and checks that the named export is a graph. */
+async function checkGraph(graph: ResolvedGraph): Promise<void> {
+  const where = `graph "${graph.id}" (${graph.source})`;
+  if (!existsSync(graph.file)) throw new BuildError(`Cannot build ${where}: file ${graph.file} does not exist`);
+  mkdirSync(CHECK_DIR, { recursive: true });
+  const outfile = join(CHECK_DIR, `${graph.id}.mjs`);
+  try {
+    await build({
+      entryPoints: [graph.file],
+      outfile,
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      packages: "external",
+      logLevel: "silent",
+    });
+  } catch (error) {
+    throw new BuildError(`Cannot build ${where}: ${(error as Error).message}`);
+  }
+  let module: Record<string, unknown>;
+  try {
+    module = await import(`${pathToFileURL(outfile).href}?at=${Date.now()}`);
+  } catch (error) {
+    throw new BuildError(`Cannot load ${where}: ${(error as Error).message}`);
+  }
+  if (!(graph.exportName in module)) {
+    const available = Object.keys(module).join(", ") || "none";
+    throw new BuildError(
+      `Cannot load ${where}: ${graph.file} has no export named "${graph.exportName}" (exports: ${available})`,
+    );
+  }
+  let value = module[graph.exportName];
+  if (value && typeof (value as PromiseLike<unknown>).then === "function") value = await value;
+  if (!graphExportKind(value)) {
+    throw new BuildError(
+      `Export "${graph.exportName}" of ${where} is not a graph: expected a compiled graph, a StateGraph or a factory function, got ${describeValue(value)}`,
+    );
+  }
+}
+
+function resolveEnv(config: LanggraphConfig, configDir: string): Record<string, string> {
+  if (!config.env) return {};
+  if (typeof config.env !== "string") return config.env;
+  const file = resolve(configDir, config.env);
+  if (!existsSync(file)) throw new BuildError(`env file ${file} (langgraph.json "env") does not exist`);
+  return Object.fromEntries(
+    Object.entries(parseEnv(readFileSync(file, "utf8"))).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+}
+
+function importPath(file: string): string {
+  const rel = relative(dirname(GENERATED_REGISTRY), file).split(sep).join("/");
+  return rel.startsWith(".") ? rel : `./${rel}`;
+}
+
+export function renderRegistry(configPath: string, graphs: ResolvedGraph[], config: LanggraphConfig, env: Record<string, string>): string {
+  const imports = graphs.map((g, i) => `import * as graph${i} from ${JSON.stringify(importPath(g.file))};`);
+  const entries = graphs.map(
+    (g, i) =>
+      `    { id: ${JSON.stringify(g.id)}, module: graph${i}, exportName: ${JSON.stringify(g.exportName)}, source: ${JSON.stringify(g.source)}, description: ${JSON.stringify(g.description)} },`,
+  );
+  return [
+    `// Generated by scripts/build.ts from ${relative(PROJECT_ROOT, configPath) || configPath}. Do not edit: run \`npm run build\`.`,
+    `import type { DeploymentManifest } from "./manifest.ts";`,
+    ...imports,
+    "",
+    "export const manifest: DeploymentManifest = {",
+    `  configPath: ${JSON.stringify(relative(PROJECT_ROOT, configPath))},`,
+    "  graphs: [",
+    ...entries,
+    "  ],",
+    `  env: ${JSON.stringify(env)},`,
+    `  http: ${JSON.stringify(config.http ?? {})},`,
+    `  versions: ${JSON.stringify(packageVersions())},`,
+    "};",
+    "",
+  ].join("\n");
+}
+
+/** Versions reported by /info, read from the installed packages at build time. */
+function packageVersions(): { platform: string; langgraph_js: string } {
+  const read = (file: string) => (JSON.parse(readFileSync(join(PROJECT_ROOT, file), "utf8")) as { version: string }).version;
+  return { platform: read("package.json"), langgraph_js: read("node_modules/@langchain/langgraph/package.json") };
+}
+
+function writeIfChanged(file: string, content: string | Buffer): boolean {
+  if (existsSync(file) && readFileSync(file).equals(Buffer.from(content))) return false;
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, content);
+  return true;
+}
+
+/** Copies Swagger UI's assets so /docs renders with no external network. */
+async function stageDocsAssets(): Promise<void> {
+  const source = join(PROJECT_ROOT, "node_modules/swagger-ui-dist");
+  for (const name of ["swagger-ui-bundle.js", "swagger-ui.css", "favicon-32x32.png"]) {
+    writeIfChanged(join(DOCS_ASSETS_DIR, name), await readFile(join(source, name)));
+  }
+}
+
+export async function buildDeployment(configPath: string): Promise<{ graphs: string[]; changed: boolean }> {
+  const config = readConfig(configPath);
+  const configDir = dirname(configPath);
+  const graphs: ResolvedGraph[] = Object.entries(config.graphs).map(([id, spec]) => {
+    const { file, exportName, description } = parseGraphSpec(spec);
+    return { id, file: resolve(configDir, file), exportName, description, source: typeof spec === "string" ? spec : spec.path };
+  });
+  for (const graph of graphs) await checkGraph(graph);
+  const env = resolveEnv(config, configDir);
+  const changed = writeIfChanged(GENERATED_REGISTRY, renderRegistry(configPath, graphs, config, env));
+  await stageDocsAssets();
+  return { graphs: graphs.map((g) => g.id), changed };
+}

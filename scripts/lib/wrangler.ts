@@ -1,0 +1,135 @@
+/** Runs wrangler on this Node (22, from the `node` devDependency), always with the offline settings. */
+import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { PROJECT_ROOT } from "./deployment.ts";
+
+const WRANGLER_BIN = join(PROJECT_ROOT, "node_modules/wrangler/bin/wrangler.js");
+
+/** The development API key `npm start` writes to .dev.vars when none is set (documented in the README). */
+export const DEV_API_KEY = "lgp_dev_local_only_change_me";
+
+/** Keeps wrangler off the network (metrics, error reports, Request.cf) and its logs in the project. */
+export function offlineEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    CI: process.env.CI ?? "true",
+    WRANGLER_SEND_METRICS: "false",
+    WRANGLER_SEND_ERROR_REPORTS: "false",
+    CLOUDFLARE_CF_FETCH_ENABLED: "false",
+    WRANGLER_LOG_PATH: join(PROJECT_ROOT, ".wrangler/logs"),
+    ...extra,
+  };
+}
+
+export function spawnWrangler(args: string[], options: SpawnOptions = {}): ChildProcess {
+  return spawn(process.execPath, [WRANGLER_BIN, ...args], {
+    cwd: PROJECT_ROOT,
+    stdio: "inherit",
+    ...options,
+    env: options.env ?? offlineEnv(),
+  });
+}
+
+/** Runs a wrangler command to completion; rejects with its output when it fails. */
+export function runWrangler(args: string[], env: NodeJS.ProcessEnv = offlineEnv()): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawnWrangler(args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout?.on("data", (chunk) => (output += chunk));
+    child.stderr?.on("data", (chunk) => (output += chunk));
+    child.on("error", reject);
+    child.on("exit", (code) =>
+      code === 0 ? resolve(output) : reject(new Error(`wrangler ${args.join(" ")} exited with ${code}:\n${output}`)),
+    );
+  });
+}
+
+/** Applies the D1 migrations to the local state (optionally a separate --persist-to directory). */
+export function applyLocalMigrations(persistTo?: string, env?: NodeJS.ProcessEnv): Promise<string> {
+  const args = ["d1", "migrations", "apply", "DB", "--local"];
+  if (persistTo) args.push("--persist-to", persistTo);
+  return runWrangler(args, env);
+}
+
+/** A TCP port nothing listens on right now (some well-known ports are taken on these machines). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+/** Polls `url` until it answers 200 or the deadline passes. */
+export async function waitForOk(url: string, timeoutMs: number, child?: ChildProcess): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child && child.exitCode !== null) throw new Error(`wrangler dev exited with code ${child.exitCode}`);
+    try {
+      const response = await fetch(url);
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}
+
+export interface LocalServer {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * Builds nothing itself: wrangler dev runs the [build] command. Starts `wrangler dev` on a free port
+ * with its own state directory and the given vars, and resolves once /ok answers.
+ */
+export async function startLocalServer(options: {
+  persistTo: string;
+  vars?: Record<string, string>;
+  env?: Record<string, string>;
+  port?: number;
+  log?: (chunk: string) => void;
+}): Promise<LocalServer> {
+  const port = options.port ?? (await freePort());
+  const env = offlineEnv(options.env);
+  await applyLocalMigrations(options.persistTo, env);
+  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", options.persistTo, "--show-interactive-dev-session=false"];
+  for (const [key, value] of Object.entries(options.vars ?? {})) args.push("--var", `${key}:${value}`);
+  const child = spawnWrangler(args, { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const log = options.log ?? (() => {});
+  child.stdout?.on("data", (chunk) => log(String(chunk)));
+  child.stderr?.on("data", (chunk) => log(String(chunk)));
+  const url = `http://127.0.0.1:${port}`;
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once("exit", () => resolve());
+      try {
+        process.kill(-child.pid!, "SIGTERM");
+      } catch {
+        child.kill("SIGTERM");
+      }
+      setTimeout(() => {
+        try {
+          process.kill(-child.pid!, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }, 5_000).unref();
+    });
+  try {
+    await waitForOk(`${url}/ok`, 60_000, child);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url, child, stop };
+}

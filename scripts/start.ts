@@ -1,0 +1,56 @@
+// `npm start [-- --config path/to/langgraph.json] [--port 8787] [...wrangler dev flags]`
+// Serves the platform on wrangler dev's local state (.wrangler/): builds the deployment, makes sure
+// .dev.vars has a bootstrap API key, applies the D1 migrations, then runs `wrangler dev`.
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { BuildError, buildDeployment, configPathFromArgs, PROJECT_ROOT } from "./lib/deployment.ts";
+import { applyLocalMigrations, DEV_API_KEY, offlineEnv, spawnWrangler } from "./lib/wrangler.ts";
+
+const argv = process.argv.slice(2);
+const option = (name: string, fallback: string): [string, string[]] => {
+  const at = argv.findIndex((arg) => arg === name || arg.startsWith(`${name}=`));
+  if (at < 0) return [fallback, []];
+  const value = argv[at].includes("=") ? argv[at].split("=", 2)[1] : argv[at + 1];
+  return [value, argv[at].includes("=") ? [argv[at]] : [argv[at], argv[at + 1]]];
+};
+
+function ensureDevVars(): void {
+  const file = join(PROJECT_ROOT, ".dev.vars");
+  const current = existsSync(file) ? readFileSync(file, "utf8") : "";
+  if (/^\s*BOOTSTRAP_API_KEY\s*=/m.test(current)) return;
+  const line = `BOOTSTRAP_API_KEY=${DEV_API_KEY}\n`;
+  writeFileSync(file, current && !current.endsWith("\n") ? `${current}\n${line}` : current + line);
+  console.log(`Wrote the development API key to .dev.vars: X-Api-Key: ${DEV_API_KEY}`);
+}
+
+let configPath: string;
+try {
+  configPath = configPathFromArgs(argv);
+  const { graphs } = await buildDeployment(configPath);
+  console.log(`Deployment ${configPath}: graphs ${graphs.join(", ")}`);
+} catch (error) {
+  console.error(error instanceof BuildError ? `Build failed: ${error.message}` : error);
+  process.exit(1);
+}
+
+ensureDevVars();
+const [port, portArgs] = option("--port", "8787");
+const [ip, ipArgs] = option("--ip", "127.0.0.1");
+const [persistTo, persistArgs] = option("--persist-to", "");
+const [, configArgs] = option("--config", "");
+const consumed = new Set([...portArgs, ...ipArgs, ...persistArgs, ...configArgs]);
+const passThrough = argv.filter((arg) => !consumed.has(arg));
+
+// wrangler dev re-runs the [build] command; LANGGRAPH_JSON makes it build the same config.
+const env = offlineEnv({ LANGGRAPH_JSON: configPath });
+try {
+  await applyLocalMigrations(persistTo || undefined, env);
+} catch (error) {
+  console.error(`Applying the D1 migrations failed: ${(error as Error).message}`);
+  process.exit(1);
+}
+
+const persist = persistTo ? ["--persist-to", persistTo] : [];
+const child = spawnWrangler(["dev", "--ip", ip, "--port", port, ...persist, ...passThrough], { env });
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
+child.on("exit", (code) => process.exit(code ?? 0));

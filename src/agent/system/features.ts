@@ -1,0 +1,17 @@
+/**
+ * Which capabilities this build serves, as reported by /info. A flag turns true only when its
+ * endpoints exist, so clients (Studio, the SDK) never call what is not there.
+ */
+export const FEATURES = {
+  assistants: false,
+  threads: false,
+  runs: false,
+  crons: false,
+  store: false,
+  a2a: false,
+  mcp: false,
+  custom_auth: false,
+  langsmith: false,
+  tracing: false,
+  bulk_export: false,
+} as const;

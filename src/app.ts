@@ -1,0 +1,48 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { requestId } from "hono/request-id";
+import { systemRoutes } from "./agent/system/routes.ts";
+import { deployment } from "./deployment/index.ts";
+import type { AppEnv } from "./http/app-env.ts";
+import { limitBodySize } from "./http/body-limit.ts";
+import { corsMiddleware } from "./http/cors.ts";
+import { mountDocs } from "./http/docs.ts";
+import { onError, onNotFound } from "./http/error-handler.ts";
+import { httpMetrics } from "./observability/http-metrics.ts";
+import { tenancyRoutes } from "./tenancy/routes.ts";
+
+/** Paths reachable without credentials. Everything else is declared with `secured(...)`. */
+export const PUBLIC_PATHS = ["/ok", "/info", "/docs", "/openapi.json"] as const;
+
+export function createApp() {
+  const app = new OpenAPIHono<AppEnv>();
+
+  app.use("*", requestId({ headerName: "X-Request-Id" }));
+  app.use("*", httpMetrics);
+  app.use("*", corsMiddleware(deployment.http.cors));
+  app.use("*", limitBodySize);
+
+  app.route("/", systemRoutes);
+  app.route("/", tenancyRoutes);
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {
+    type: "apiKey",
+    in: "header",
+    name: "X-Api-Key",
+    description: "A platform API key. Organization-scoped keys may pick a workspace with X-Tenant-Id.",
+  });
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "Agent Platform",
+      version: deployment.versions.platform,
+      description:
+        "LangGraph Platform-compatible Agent Server, tracing API and trace bulk export on Cloudflare Workers. " +
+        "Every route except /ok, /info, /docs and /openapi.json needs an X-Api-Key header.",
+    },
+  });
+  mountDocs(app);
+
+  app.notFound(onNotFound);
+  app.onError(onError);
+  return app;
+}

@@ -1,0 +1,63 @@
+import { sql } from "drizzle-orm";
+import { index, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+/**
+ * D1 schema. Timestamps are ISO-8601 UTC strings (they sort lexically and go on the wire unchanged).
+ * Migrations in migrations/ are generated from this file by `npm run db:generate` (drizzle-kit).
+ */
+
+const createdAt = () =>
+  text("created_at")
+    .notNull()
+    .default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`);
+
+export const organizations = sqliteTable("organizations", {
+  id: text("id").primaryKey(),
+  displayName: text("display_name").notNull(),
+  createdAt: createdAt(),
+});
+
+/** A workspace is a tenant: every later resource (threads, projects, exports) belongs to one. */
+export const workspaces = sqliteTable(
+  "workspaces",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id),
+    displayName: text("display_name").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("workspaces_organization_idx").on(t.organizationId)],
+);
+
+/**
+ * API keys are stored as SHA-256 hashes of the full key; the key itself is shown once, at creation.
+ * `workspaceId` null means the key is scoped to its whole organization.
+ */
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id),
+    workspaceId: text("workspace_id").references(() => workspaces.id),
+    role: text("role", { enum: ["admin", "member"] }).notNull(),
+    description: text("description").notNull().default(""),
+    keyHash: text("key_hash").notNull(),
+    shortKey: text("short_key").notNull(),
+    createdAt: createdAt(),
+    expiresAt: text("expires_at"),
+    revokedAt: text("revoked_at"),
+    lastUsedAt: text("last_used_at"),
+  },
+  (t) => [
+    uniqueIndex("api_keys_key_hash_idx").on(t.keyHash),
+    index("api_keys_organization_idx").on(t.organizationId),
+  ],
+);
+
+export type OrganizationRow = typeof organizations.$inferSelect;
+export type WorkspaceRow = typeof workspaces.$inferSelect;
+export type ApiKeyRow = typeof apiKeys.$inferSelect;

@@ -1,0 +1,22 @@
+import type { HttpConfig } from "./config.ts";
+
+/** One graph of the deployment, as the build step found it. */
+export interface GraphEntry {
+  id: string;
+  /** The graph module's namespace object (statically imported by the generated registry). */
+  module: Record<string, unknown>;
+  exportName: string;
+  /** The spec as written in langgraph.json, for messages. */
+  source: string;
+  description: string | null;
+}
+
+/** Everything the Worker knows about its deployment, generated from langgraph.json by scripts/build.ts. */
+export interface DeploymentManifest {
+  configPath: string;
+  graphs: GraphEntry[];
+  /** Values from langgraph.json `env` (a map, or the parsed env file). */
+  env: Record<string, string>;
+  http: HttpConfig;
+  versions: { platform: string; langgraph_js: string };
+}

@@ -1,0 +1,24 @@
+import { bodyLimit } from "hono/body-limit";
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "./app-env.ts";
+import { ApiError } from "./errors.ts";
+
+const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
+const limiters = new Map<number, ReturnType<typeof bodyLimit>>();
+
+/** Rejects bodies over `MAX_BODY_BYTES` with 413, by Content-Length or while streaming a chunked body. */
+export const limitBodySize = createMiddleware<AppEnv>((c, next) => {
+  const configured = Number(c.env.MAX_BODY_BYTES);
+  const maxSize = Number.isFinite(configured) && configured > 0 ? configured : DEFAULT_MAX_BODY_BYTES;
+  let limiter = limiters.get(maxSize);
+  if (!limiter) {
+    limiter = bodyLimit({
+      maxSize,
+      onError: () => {
+        throw new ApiError(413, `Request body is larger than the limit of ${maxSize} bytes`);
+      },
+    });
+    limiters.set(maxSize, limiter);
+  }
+  return limiter(c, next);
+});

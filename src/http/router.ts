@@ -1,0 +1,22 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "./app-env.ts";
+import { ApiError, validationIssues } from "./errors.ts";
+
+/** Path-parameter targets are called "path" in FastAPI-style locations. */
+const TARGET_NAMES: Record<string, string> = { param: "path", json: "body" };
+
+/**
+ * Every route module builds its routes on one of these, so that invalid bodies, queries and path
+ * parameters all answer 422 with field-level detail.
+ */
+export function createRouter() {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) {
+        throw new ApiError(422, validationIssues(result.error, TARGET_NAMES[result.target] ?? result.target));
+      }
+    },
+  });
+}
+
+export type Router = ReturnType<typeof createRouter>;

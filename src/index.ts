@@ -1,0 +1,31 @@
+import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
+import { AsyncLocalStorage } from "node:async_hooks";
+import { createApp } from "./app.ts";
+import { runTick, type TickJob } from "./background/cron.ts";
+import { dispatchQueueBatch, type WorkHandler } from "./background/queue.ts";
+import { applyDeploymentEnv } from "./deployment/index.ts";
+
+// Wrangler bundles LangGraph's web build, which never registers AsyncLocalStorage; without this,
+// interrupt(), getStore() and getWriter() fail with "Called interrupt() outside the context of a graph".
+AsyncLocalStorageProviderSingleton.initializeGlobalInstance(new AsyncLocalStorage());
+applyDeploymentEnv();
+
+export { ThreadDO } from "./thread/thread-do.ts";
+export { MetricsDO } from "./observability/metrics-do.ts";
+
+const app = createApp();
+
+/** Work done on every minute tick; later capabilities (crons, scheduled exports) register here. */
+export const tickJobs: Record<string, TickJob> = {};
+/** Handlers of the work queue, by message kind. */
+export const queueHandlers: Record<string, WorkHandler> = {};
+
+export default {
+  fetch: app.fetch,
+  async scheduled(controller, env, ctx) {
+    ctx.waitUntil(runTick(env, new Date(controller.scheduledTime), tickJobs));
+  },
+  async queue(batch, env, _ctx) {
+    await dispatchQueueBatch(batch, env, queueHandlers);
+  },
+} satisfies ExportedHandler<Env>;
