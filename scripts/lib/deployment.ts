@@ -3,7 +3,7 @@
  * registry module that the Worker imports statically. Also stages the /docs assets.
  */
 import { build } from "esbuild";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -67,7 +67,7 @@ async function checkGraph(graph: ResolvedGraph): Promise<void> {
   const where = `graph "${graph.id}" (${graph.source})`;
   if (!existsSync(graph.file)) throw new BuildError(`Cannot build ${where}: file ${graph.file} does not exist`);
   mkdirSync(CHECK_DIR, { recursive: true });
-  const outfile = join(CHECK_DIR, `${graph.id}.mjs`);
+  const outfile = join(CHECK_DIR, `${graph.id}-${process.pid}-${Date.now()}.mjs`);
   try {
     await build({
       entryPoints: [graph.file],
@@ -83,9 +83,11 @@ async function checkGraph(graph: ResolvedGraph): Promise<void> {
   }
   let module: Record<string, unknown>;
   try {
-    module = await import(`${pathToFileURL(outfile).href}?at=${Date.now()}`);
+    module = await import(pathToFileURL(outfile).href);
   } catch (error) {
     throw new BuildError(`Cannot load ${where}: ${(error as Error).message}`);
+  } finally {
+    rmSync(outfile, { force: true });
   }
   if (!(graph.exportName in module)) {
     const available = Object.keys(module).join(", ") || "none";
@@ -112,13 +114,19 @@ function resolveEnv(config: LanggraphConfig, configDir: string): Record<string, 
   );
 }
 
-function importPath(file: string): string {
-  const rel = relative(dirname(GENERATED_REGISTRY), file).split(sep).join("/");
+function importPath(outFile: string, file: string): string {
+  const rel = relative(dirname(outFile), file).split(sep).join("/");
   return rel.startsWith(".") ? rel : `./${rel}`;
 }
 
-export function renderRegistry(configPath: string, graphs: ResolvedGraph[], config: LanggraphConfig, env: Record<string, string>): string {
-  const imports = graphs.map((g, i) => `import * as graph${i} from ${JSON.stringify(importPath(g.file))};`);
+export function renderRegistry(
+  outFile: string,
+  configPath: string,
+  graphs: ResolvedGraph[],
+  config: LanggraphConfig,
+  env: Record<string, string>,
+): string {
+  const imports = graphs.map((g, i) => `import * as graph${i} from ${JSON.stringify(importPath(outFile, g.file))};`);
   const entries = graphs.map(
     (g, i) =>
       `    { id: ${JSON.stringify(g.id)}, module: graph${i}, exportName: ${JSON.stringify(g.exportName)}, source: ${JSON.stringify(g.source)}, description: ${JSON.stringify(g.description)} },`,
@@ -162,7 +170,17 @@ async function stageDocsAssets(): Promise<void> {
   }
 }
 
-export async function buildDeployment(configPath: string): Promise<{ graphs: string[]; changed: boolean }> {
+export interface BuildOptions {
+  /** Where to write the generated registry (tests use a scratch file). */
+  outFile?: string;
+  /** Stage the /docs assets too (default true). */
+  stageAssets?: boolean;
+}
+
+export async function buildDeployment(
+  configPath: string,
+  { outFile = GENERATED_REGISTRY, stageAssets = true }: BuildOptions = {},
+): Promise<{ graphs: string[]; env: Record<string, string>; changed: boolean }> {
   const config = readConfig(configPath);
   const configDir = dirname(configPath);
   const graphs: ResolvedGraph[] = Object.entries(config.graphs).map(([id, spec]) => {
@@ -171,7 +189,7 @@ export async function buildDeployment(configPath: string): Promise<{ graphs: str
   });
   for (const graph of graphs) await checkGraph(graph);
   const env = resolveEnv(config, configDir);
-  const changed = writeIfChanged(GENERATED_REGISTRY, renderRegistry(configPath, graphs, config, env));
-  await stageDocsAssets();
-  return { graphs: graphs.map((g) => g.id), changed };
+  const changed = writeIfChanged(outFile, renderRegistry(outFile, configPath, graphs, config, env));
+  if (stageAssets) await stageDocsAssets();
+  return { graphs: graphs.map((g) => g.id), env, changed };
 }

@@ -1,0 +1,24 @@
+// Unit and integration tests inside workerd (the Workers runtime), against the real bindings.
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { join } from "node:path";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  plugins: [
+    cloudflareTest(async () => ({
+      wrangler: { configPath: "./wrangler.toml" },
+      remoteBindings: false,
+      miniflare: {
+        bindings: {
+          TEST_MIGRATIONS: await readD1Migrations(join(import.meta.dirname, "migrations")),
+          BOOTSTRAP_API_KEY: "lgp_test_bootstrap_key",
+          MAX_BODY_BYTES: "65536",
+        },
+      },
+    })),
+  ],
+  test: {
+    include: ["test/worker/**/*.test.ts"],
+    setupFiles: ["./test/worker/setup.ts"],
+  },
+});
