@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { requestId } from "hono/request-id";
 import { systemRoutes } from "./agent/system/routes.ts";
+import { authenticateApiKey } from "./auth/api-key-auth.ts";
 import { deployment } from "./deployment/index.ts";
 import type { AppEnv } from "./http/app-env.ts";
 import { limitBodySize } from "./http/body-limit.ts";
@@ -12,6 +13,7 @@ import { tenancyRoutes } from "./tenancy/routes.ts";
 
 /** Paths reachable without credentials. Everything else is declared with `secured(...)`. */
 export const PUBLIC_PATHS = ["/ok", "/info", "/docs", "/openapi.json"] as const;
+const isPublic = (path: string) => (PUBLIC_PATHS as readonly string[]).includes(path) || path.startsWith("/docs/");
 
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>();
@@ -20,6 +22,7 @@ export function createApp() {
   app.use("*", httpMetrics);
   app.use("*", corsMiddleware(deployment.http.cors));
   app.use("*", limitBodySize);
+  app.use("*", authenticateApiKey(isPublic));
 
   app.route("/", systemRoutes);
   app.route("/", tenancyRoutes);

@@ -7,9 +7,9 @@ const CounterState = Annotation.Root({
 
 function build(greeting: string) {
   return new StateGraph(CounterState)
-    .addNode("count", () => ({ count: 1, greeting }))
-    .addEdge("__start__", "count")
-    .addEdge("count", "__end__");
+    .addNode("increment", () => ({ count: 1, greeting }))
+    .addEdge("__start__", "increment")
+    .addEdge("increment", "__end__");
 }
 
 /** An uncompiled StateGraph: the platform compiles it. */

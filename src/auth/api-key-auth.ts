@@ -33,29 +33,34 @@ export function clearApiKeyCache(): void {
 }
 
 /**
- * Requires a valid `X-Api-Key` and resolves the tenant: a workspace-scoped key acts in its workspace;
- * an organization-scoped key acts in the workspace named by `X-Tenant-Id`, or its organization's
- * oldest workspace.
+ * Verifies an `X-Api-Key` wherever one is sent (a wrong key is 401 on any path, known or not) and
+ * resolves the tenant: a workspace-scoped key acts in its workspace; an organization-scoped key acts in
+ * the workspace named by `X-Tenant-Id`, or its organization's oldest workspace.
  */
-export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
-  const key = c.req.header("x-api-key");
-  if (!key) throw unauthorized("Missing API key: send it in the X-Api-Key header");
-  const tenant = c.req.header("x-tenant-id") ?? "";
-  const keyHash = await hashApiKey(key);
-  const cacheKey = `${keyHash}:${tenant}`;
-  const now = Date.now();
-
-  const cached = cache.get(cacheKey);
-  if (cached && cached.expiresAt > now) {
-    c.set("principal", cached.principal);
+export function authenticateApiKey(isPublic: (path: string) => boolean) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const key = c.req.header("x-api-key");
+    if (!key || isPublic(c.req.path)) return next();
+    const tenant = c.req.header("x-tenant-id") ?? "";
+    const keyHash = await hashApiKey(key);
+    const cacheKey = `${keyHash}:${tenant}`;
+    const now = Date.now();
+    const cached = cache.get(cacheKey);
+    if (cached && cached.expiresAt > now) {
+      c.set("principal", cached.principal);
+      return next();
+    }
+    const principal = await verify(database(c.env), c.env, key, keyHash, tenant, c.executionCtx);
+    if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
+    cache.set(cacheKey, { principal, expiresAt: now + CACHE_TTL_MS });
+    c.set("principal", principal);
     return next();
-  }
+  });
+}
 
-  const db = database(c.env);
-  const principal = await verify(db, c.env, key, keyHash, tenant, c.executionCtx);
-  if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
-  cache.set(cacheKey, { principal, expiresAt: now + CACHE_TTL_MS });
-  c.set("principal", principal);
+/** Route guard: the request must carry a key that `authenticateApiKey` accepted. */
+export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
+  if (!c.get("principal")) throw unauthorized("Missing API key: send it in the X-Api-Key header");
   return next();
 });
 

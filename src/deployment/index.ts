@@ -1,4 +1,4 @@
-import { manifest } from "./registry.generated.ts";
+import { manifest } from "../../dist/registry.generated.ts";
 import { GraphRegistry } from "./graphs.ts";
 
 /** This Worker's deployment: the graphs, env and HTTP settings generated from langgraph.json. */

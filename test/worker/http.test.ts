@@ -16,6 +16,16 @@ describe("HTTP conventions", () => {
     }
   });
 
+  it("refuses a wrong key with 401 on any path, known or not, but not on the public ones", async () => {
+    for (const path of ["/no/such/route", "/metrics", "/api/v1/workspaces"]) {
+      const response = await call(path, { key: "lgp_wrong" });
+      expect(response.status, path).toBe(401);
+      expect(await response.json()).toEqual({ detail: "Invalid API key" });
+    }
+    expect((await call("/ok", { key: "lgp_wrong" })).status).toBe(200);
+    expect((await call("/docs/swagger-ui.css", { key: "lgp_wrong" })).status).toBe(200);
+  });
+
   it("reports an invalid body field with 422 and its location", async () => {
     const response = await call("/api/v1/workspaces", { method: "POST", json: { display_name: 42 } });
     expect(response.status).toBe(422);

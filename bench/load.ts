@@ -1,0 +1,80 @@
+/** The closed-loop load generator: N workers, each issuing the next operation when its last one ends. */
+import { performance } from "node:perf_hooks";
+import type { BenchContext, Scenario } from "./scenarios.ts";
+import { summarize, type LatencySummary } from "./stats.ts";
+
+export interface LoadOptions {
+  concurrency: number;
+  durationMs: number;
+  warmupMs: number;
+  /** Hard cap on measured operations, so a very fast target still ends with bounded memory. */
+  maxOps: number;
+  /** Aborted on Ctrl-C: workers finish their current operation and stop. */
+  signal: AbortSignal;
+}
+
+export interface ScenarioResult extends LatencySummary {
+  scenario: string;
+  description: string;
+  concurrency: number;
+  /** Measured wall time in seconds (warm-up excluded). */
+  elapsedS: number;
+  /** The first error seen, to tell a broken scenario from a slow one. */
+  firstError?: string;
+  /** Set when setup or the preflight operation failed and no load was generated. */
+  failed?: string;
+}
+
+const describeError = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Runs `scenario.run` from `concurrency` workers until `until` (a performance.now() deadline), the
+ * operation budget or the abort signal. Latencies are only recorded when `record` is given.
+ */
+async function loop(
+  scenario: Scenario,
+  ctx: BenchContext,
+  options: LoadOptions,
+  until: number,
+  record?: { latencies: Float64Array; count: number; errors: number; firstError?: string },
+): Promise<void> {
+  let issued = 0;
+  const worker = async () => {
+    while (!options.signal.aborted && performance.now() < until && issued < options.maxOps) {
+      issued++;
+      const start = performance.now();
+      try {
+        await scenario.run(ctx);
+        if (record) record.latencies[record.count++] = performance.now() - start;
+      } catch (error) {
+        if (record) {
+          record.errors++;
+          record.firstError ??= describeError(error);
+        }
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: options.concurrency }, worker));
+}
+
+export async function runScenario(scenario: Scenario, ctx: BenchContext, options: LoadOptions): Promise<ScenarioResult> {
+  const base = { scenario: scenario.name, description: scenario.description, concurrency: options.concurrency };
+  // One unmeasured operation first: a scenario that cannot succeed at all is reported as failed
+  // instead of spinning through its whole budget of fast errors.
+  try {
+    await scenario.setup?.(ctx);
+    await scenario.run(ctx);
+  } catch (error) {
+    return { ...base, ...summarize([], 0, 0), elapsedS: 0, failed: describeError(error) };
+  }
+
+  if (options.warmupMs > 0) await loop(scenario, ctx, options, performance.now() + options.warmupMs);
+
+  const record = { latencies: new Float64Array(options.maxOps), count: 0, errors: 0, firstError: undefined as string | undefined };
+  const start = performance.now();
+  await loop(scenario, ctx, options, start + options.durationMs, record);
+  const elapsedMs = performance.now() - start;
+
+  const summary = summarize(record.latencies.subarray(0, record.count), record.errors, elapsedMs);
+  return { ...base, ...summary, elapsedS: elapsedMs / 1000, ...(record.firstError ? { firstError: record.firstError } : {}) };
+}

@@ -1,0 +1,230 @@
+// `npm run bench [-- --url http://host:port --api-key KEY] [--duration 5] [--concurrency 8]
+//                 [--scenario name]... [--json]`
+// Without --url it starts the platform on a fresh local state (wrangler dev on loopback), runs the
+// scenarios against it and stops it again. With --url it only ever talks to that server.
+import { Client } from "@langchain/langgraph-sdk";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { availableParallelism, cpus } from "node:os";
+import { delimiter, dirname, join } from "node:path";
+import { parseArgs } from "node:util";
+import { PROJECT_ROOT } from "../scripts/lib/deployment.ts";
+import { DEV_API_KEY, startLocalServer, type LocalServer } from "../scripts/lib/wrangler.ts";
+import { runScenario, type ScenarioResult } from "./load.ts";
+import { formatTable } from "./report.ts";
+import { findScenario, makeRequest, SCENARIOS, type BenchContext, type Scenario } from "./scenarios.ts";
+
+const HELP = `Usage: npm run bench -- [options]
+
+  --url <url>          benchmark an already running server (default: start one locally)
+  --api-key <key>      X-Api-Key for authenticated scenarios (default: the development key)
+  --duration <s>       measured seconds per scenario (default 5)
+  --warmup <s>         unmeasured warm-up seconds per scenario (default 1)
+  --concurrency <n>    concurrent closed-loop workers (default 8)
+  --max-ops <n>        cap on measured operations per scenario (default 200000)
+  --scenario <name>    run only this scenario; repeatable (default: all)
+  --json               print the results as a JSON array on stdout (the table goes to stderr)
+  --list               list the scenarios and exit
+
+Scenarios:
+${SCENARIOS.map((s) => `  ${s.name.padEnd(18)} ${s.description}`).join("\n")}`;
+
+/** Bounds how long one operation may hang, and so how far a scenario can overrun its duration. */
+const OP_TIMEOUT_MS = 10_000;
+/** How much wrangler output to keep for the error message when the local server fails to start. */
+const SERVER_LOG_LINES = 60;
+
+class UsageError extends Error {}
+
+interface Options {
+  url?: string;
+  apiKey: string;
+  durationMs: number;
+  warmupMs: number;
+  concurrency: number;
+  maxOps: number;
+  scenarios: Scenario[];
+  json: boolean;
+}
+
+function numberOption(raw: string | undefined, name: string, fallback: number, check: (n: number) => boolean): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (raw.trim() === "" || !Number.isFinite(value) || !check(value)) throw new UsageError(`invalid --${name}: ${raw}`);
+  return value;
+}
+
+function parseOptions(argv: string[]): Options | "help" | "list" {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      url: { type: "string" },
+      "api-key": { type: "string" },
+      duration: { type: "string" },
+      warmup: { type: "string" },
+      concurrency: { type: "string" },
+      "max-ops": { type: "string" },
+      scenario: { type: "string", multiple: true },
+      json: { type: "boolean", default: false },
+      list: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  if (values.help) return "help";
+  if (values.list) return "list";
+
+  let url: string | undefined;
+  if (values.url !== undefined) {
+    let parsed: URL;
+    try {
+      parsed = new URL(values.url);
+    } catch {
+      throw new UsageError(`invalid --url: ${values.url}`);
+    }
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new UsageError(`--url must be http(s): ${values.url}`);
+    // Keep any path prefix (a server behind a proxy), drop the trailing slash so paths join cleanly.
+    url = `${parsed.origin}${parsed.pathname}`.replace(/\/+$/, "");
+  }
+
+  const names = (values.scenario ?? []).flatMap((value) => value.split(",")).map((name) => name.trim()).filter(Boolean);
+  const scenarios = names.length ? [...new Set(names)].map((name) => {
+    const scenario = findScenario(name);
+    if (!scenario) throw new UsageError(`unknown scenario "${name}"; available: ${SCENARIOS.map((s) => s.name).join(", ")}`);
+    return scenario;
+  }) : [...SCENARIOS];
+
+  return {
+    url,
+    apiKey: values["api-key"] ?? DEV_API_KEY,
+    durationMs: numberOption(values.duration, "duration", 5, (n) => n > 0 && n <= 3600) * 1000,
+    warmupMs: numberOption(values.warmup, "warmup", 1, (n) => n >= 0 && n <= 600) * 1000,
+    concurrency: numberOption(values.concurrency, "concurrency", 8, (n) => Number.isInteger(n) && n >= 1 && n <= 1024),
+    maxOps: numberOption(values["max-ops"], "max-ops", 200_000, (n) => Number.isInteger(n) && n >= 1 && n <= 10_000_000),
+    scenarios,
+    json: values.json ?? false,
+  };
+}
+
+const log = (message: string) => process.stderr.write(`${message}\n`);
+
+function environmentLine(options: Options, url: string, local: boolean): string {
+  const cpuModel = cpus()[0]?.model.trim() ?? "unknown CPU";
+  return [
+    `node ${process.version}`,
+    `${availableParallelism()} CPUs (${cpuModel})`,
+    `target ${url}${local ? " (local wrangler dev, fresh state)" : ""}`,
+    `concurrency ${options.concurrency}`,
+    `duration ${options.durationMs / 1000} s/scenario (+${options.warmupMs / 1000} s warm-up)`,
+  ].join(" | ");
+}
+
+async function main(): Promise<number> {
+  let options: Options;
+  try {
+    const parsed = parseOptions(process.argv.slice(2));
+    if (parsed === "help" || parsed === "list") {
+      console.log(parsed === "help" ? HELP : SCENARIOS.map((s) => `${s.name}\t${s.description}`).join("\n"));
+      return 0;
+    }
+    options = parsed;
+  } catch (error) {
+    log(`${(error as Error).message}\n\n${HELP}`);
+    return 2;
+  }
+
+  // First Ctrl-C: stop issuing operations, print what was measured, stop the server. A second one
+  // leaves at once (after a hard kill of the server's process group, if it is up yet).
+  const controller = new AbortController();
+  let server: LocalServer | undefined;
+  let stateDir: string | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!controller.signal.aborted) {
+      log(`\n${signal}: stopping (press Ctrl-C again to quit immediately)`);
+      controller.abort();
+      return;
+    }
+    if (server?.child.pid) {
+      try {
+        process.kill(-server.child.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    if (stateDir) rmSync(stateDir, { recursive: true, force: true });
+    process.exit(130);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+
+  const serverLog: string[] = [];
+  const results: ScenarioResult[] = [];
+  try {
+    let url = options.url;
+    if (!url) {
+      mkdirSync(join(PROJECT_ROOT, ".tmp"), { recursive: true });
+      stateDir = mkdtempSync(join(PROJECT_ROOT, ".tmp", "bench-state-"));
+      log(`Starting the platform locally (state in ${stateDir}) ...`);
+      const started = Date.now();
+      server = await startLocalServer({
+        persistTo: stateDir,
+        vars: { BOOTSTRAP_API_KEY: options.apiKey },
+        // wrangler dev runs the [build] command with the `node` on PATH: make it this Node 22, even
+        // when the bench is started as `node bench/run.ts` outside npm (which would put
+        // node_modules/.bin first).
+        env: { PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ""}` },
+        log: (chunk) => {
+          serverLog.push(...chunk.split("\n").filter((line) => line.trim()));
+          if (serverLog.length > SERVER_LOG_LINES) serverLog.splice(0, serverLog.length - SERVER_LOG_LINES);
+        },
+      }).catch((error: Error) => {
+        throw new Error(`the local server did not start: ${error.message}\n--- wrangler output ---\n${serverLog.join("\n")}`);
+      });
+      url = server.url;
+      log(`Server up at ${url} after ${((Date.now() - started) / 1000).toFixed(1)} s (wrangler pid ${server.child.pid})`);
+    }
+
+    const env = environmentLine(options, url, !options.url);
+    log(env);
+    const client = new Client({ apiUrl: url, apiKey: options.apiKey, timeoutMs: OP_TIMEOUT_MS, callerOptions: { maxRetries: 0 } });
+    const request = makeRequest(url, options.apiKey, OP_TIMEOUT_MS);
+
+    for (const scenario of options.scenarios) {
+      if (controller.signal.aborted) break;
+      log(`- ${scenario.name}: ${scenario.description}`);
+      // A fresh state object per scenario so setups cannot leak into each other.
+      const ctx: BenchContext = { baseUrl: url, apiKey: options.apiKey, client, timeoutMs: OP_TIMEOUT_MS, state: {}, request };
+      const result = await runScenario(scenario, ctx, {
+        concurrency: options.concurrency,
+        durationMs: options.durationMs,
+        warmupMs: options.warmupMs,
+        maxOps: options.maxOps,
+        signal: controller.signal,
+      });
+      results.push(result);
+    }
+
+    const notes = ["Latencies and ops/s cover successful operations; errors are non-2xx responses or exceptions."];
+    if (controller.signal.aborted) notes.push("Interrupted: the last scenario covers a partial run; later ones did not run.");
+    const table = `${env}\n\n${formatTable(results)}\n\n${notes.join("\n")}`;
+    if (options.json) {
+      log(`\n${table}`);
+      console.log(JSON.stringify(results, null, 2));
+    } else {
+      console.log(`\n${table}`);
+    }
+    if (controller.signal.aborted) return 130;
+    return results.some((result) => result.failed) ? 1 : 0;
+  } catch (error) {
+    log(`bench: ${(error as Error).message}`);
+    return controller.signal.aborted ? 130 : 1;
+  } finally {
+    if (server) {
+      log("Stopping the local server ...");
+      await server.stop();
+    }
+    if (stateDir) rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
+process.exitCode = await main();

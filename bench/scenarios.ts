@@ -1,0 +1,91 @@
+/**
+ * The scenario registry. A scenario is one operation the load loop repeats; adding one is one entry
+ * in SCENARIOS. Use the official SDK (`ctx.client`) wherever it has a call for the operation, and
+ * `ctx.get` / `ctx.request` only for endpoints the SDK does not cover (the system and admin routes).
+ *
+ * Example of a future SDK scenario, once the Agent Server resources exist:
+ *
+ *   {
+ *     name: "threads-create",
+ *     description: "POST /threads through client.threads.create()",
+ *     run: async (ctx) => void (await ctx.client.threads.create()),
+ *   },
+ */
+import type { Client } from "@langchain/langgraph-sdk";
+
+export interface BenchContext {
+  /** The target server, without a trailing slash. Every request goes here and nowhere else. */
+  baseUrl: string;
+  apiKey: string;
+  /** An SDK client bound to baseUrl/apiKey, with retries disabled so failures count as errors. */
+  client: Client;
+  /** Per-operation timeout, so a hung request cannot outlive the run. */
+  timeoutMs: number;
+  /** Scratch space for one scenario: `setup` can leave ids here for `run` to use. */
+  state: Record<string, unknown>;
+  /** fetch(baseUrl + path); reads the whole body and throws HttpError on a non-2xx status. */
+  request(path: string, init?: RequestInit & { auth?: boolean }): Promise<Response>;
+}
+
+export interface Scenario {
+  name: string;
+  description: string;
+  /** Runs once before warm-up (not measured); e.g. creates the assistant or thread `run` uses. */
+  setup?(ctx: BenchContext): Promise<void>;
+  /** One operation. Resolve on success; throw (or reject) on failure. */
+  run(ctx: BenchContext): Promise<void>;
+}
+
+export class HttpError extends Error {
+  status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.name = "HttpError";
+    this.status = status;
+  }
+}
+
+/** Builds the `request` helper for a context (kept here so every scenario fails the same way). */
+export function makeRequest(baseUrl: string, apiKey: string, timeoutMs: number): BenchContext["request"] {
+  return async (path, init = {}) => {
+    const { auth = false, headers, ...rest } = init;
+    const merged = new Headers(headers);
+    if (auth) merged.set("X-Api-Key", apiKey);
+    const response = await fetch(`${baseUrl}${path}`, {
+      ...rest,
+      headers: merged,
+      signal: rest.signal ?? AbortSignal.timeout(timeoutMs),
+    });
+    // Read the body: the latency then covers the full response, and the keep-alive socket is reused.
+    const body = await response.arrayBuffer();
+    if (!response.ok) {
+      const text = new TextDecoder().decode(body.slice(0, 200));
+      throw new HttpError(response.status, `${rest.method ?? "GET"} ${path}: HTTP ${response.status} ${text}`);
+    }
+    return response;
+  };
+}
+
+export const SCENARIOS: readonly Scenario[] = [
+  {
+    name: "ok",
+    description: "GET /ok without credentials: the baseline cost of a request through the Worker",
+    run: async (ctx) => void (await ctx.request("/ok")),
+  },
+  {
+    name: "info",
+    description: "GET /info: server version, feature flags and deployed graphs",
+    run: async (ctx) => void (await ctx.request("/info")),
+  },
+  {
+    name: "auth-workspaces",
+    description: "GET /api/v1/workspaces with X-Api-Key: API-key middleware plus a D1 query",
+    run: async (ctx) => void (await ctx.request("/api/v1/workspaces", { auth: true })),
+  },
+  // No SDK scenario yet: every SDK call targets an Agent Server resource (assistants, threads, runs,
+  // store, crons) that the server does not implement so far. Add them here as the resources land.
+];
+
+export function findScenario(name: string): Scenario | undefined {
+  return SCENARIOS.find((scenario) => scenario.name === name);
+}

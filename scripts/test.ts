@@ -1,0 +1,94 @@
+// `npm test`: the whole suite. Builds the deployment, type-checks every project, runs the Workers
+// tests inside workerd and the Node tests (build step + end to end against wrangler dev), then prints
+// one line per suite and a final `N passed, M failed` line that CI reads.
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { BuildError, buildDeployment, PROJECT_ROOT } from "./lib/deployment.ts";
+import { offlineEnv, runWrangler } from "./lib/wrangler.ts";
+
+interface SuiteResult {
+  name: string;
+  passed: number;
+  failed: number;
+  seconds: number;
+}
+
+const results: SuiteResult[] = [];
+const reportsDir = join(PROJECT_ROOT, ".tmp/test-reports");
+
+function run(command: string, args: string[]): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: PROJECT_ROOT, stdio: "inherit", env: offlineEnv() });
+    child.on("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    child.on("error", () => resolve(1));
+  });
+}
+
+async function timed(name: string, body: () => Promise<{ passed: number; failed: number }>): Promise<void> {
+  const started = Date.now();
+  console.log(`\n=== ${name} ===`);
+  const outcome = await body().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    return { passed: 0, failed: 1 };
+  });
+  results.push({ name, ...outcome, seconds: (Date.now() - started) / 1000 });
+}
+
+/** Runs one vitest project and reads its pass/fail counts from the JSON report. */
+async function vitest(config: string, report: string): Promise<{ passed: number; failed: number }> {
+  const outputFile = join(reportsDir, report);
+  rmSync(outputFile, { force: true });
+  const code = await run(process.execPath, [
+    join(PROJECT_ROOT, "node_modules/vitest/vitest.mjs"),
+    "run",
+    "--config",
+    config,
+    "--reporter=default",
+    "--reporter=json",
+    `--outputFile.json=${outputFile}`,
+  ]);
+  if (!existsSync(outputFile)) return { passed: 0, failed: 1 };
+  const summary = JSON.parse(readFileSync(outputFile, "utf8")) as { numPassedTests: number; numFailedTests: number };
+  // A crash outside any test (a failing setup file, say) must still count as a failure.
+  const failed = summary.numFailedTests || (code === 0 ? 0 : 1);
+  return { passed: summary.numPassedTests, failed };
+}
+
+mkdirSync(reportsDir, { recursive: true });
+
+await timed("build (langgraph.json → registry)", async () => {
+  try {
+    await buildDeployment(join(PROJECT_ROOT, "langgraph.json"));
+    return { passed: 1, failed: 0 };
+  } catch (error) {
+    if (error instanceof BuildError) console.error(`Build failed: ${error.message}`);
+    throw error;
+  }
+});
+
+await timed("typecheck (tsc --noEmit)", async () => {
+  const types = join(PROJECT_ROOT, "worker-configuration.d.ts");
+  const config = join(PROJECT_ROOT, "wrangler.toml");
+  if (!existsSync(types) || statSync(types).mtimeMs < statSync(config).mtimeMs) await runWrangler(["types"]);
+  let passed = 0;
+  let failed = 0;
+  const tsc = join(PROJECT_ROOT, "node_modules/typescript/bin/tsc");
+  for (const project of ["tsconfig.json", "tsconfig.node.json", "test/worker/tsconfig.json"]) {
+    const code = await run(process.execPath, [tsc, "--noEmit", "-p", project]);
+    console.log(`tsc -p ${project}: ${code === 0 ? "ok" : "errors"}`);
+    if (code === 0) passed++;
+    else failed++;
+  }
+  return { passed, failed };
+});
+
+await timed("workers (vitest in workerd)", () => vitest("vitest.config.ts", "workers.json"));
+await timed("node (build step + end to end on wrangler dev)", () => vitest("vitest.node.config.ts", "node.json"));
+
+console.log("\n=== summary ===");
+for (const r of results) console.log(`${r.name}: ${r.passed} passed, ${r.failed} failed (${r.seconds.toFixed(1)} s)`);
+const passed = results.reduce((sum, r) => sum + r.passed, 0);
+const failed = results.reduce((sum, r) => sum + r.failed, 0);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
