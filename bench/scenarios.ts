@@ -1,7 +1,7 @@
 /**
  * The scenario registry. A scenario is one operation the load loop repeats; adding one is one entry
  * in SCENARIOS. Use the official SDK (`ctx.client`) wherever it has a call for the operation, and
- * `ctx.get` / `ctx.request` only for endpoints the SDK does not cover (the system and admin routes).
+ * `ctx.request` only for endpoints the SDK does not cover (the system and admin routes).
  *
  * Example of a future SDK scenario, once the Agent Server resources exist:
  *
