@@ -29,24 +29,25 @@ const WorkspaceSchema = z
   })
   .openapi("Workspace");
 
-const ApiKeySchema = z
-  .object({
-    id: z.uuid(),
-    organization_id: z.uuid(),
-    workspace_id: z.uuid().nullable().describe("null for an organization-scoped key"),
-    role: z.enum(["admin", "member"]),
-    description: z.string(),
-    short_key: z.string(),
-    created_at: z.string(),
-    expires_at: z.string().nullable(),
-    revoked_at: z.string().nullable(),
-    last_used_at: z.string().nullable(),
-  })
-  .openapi("ApiKey");
+const apiKeyFields = {
+  id: z.uuid(),
+  organization_id: z.uuid(),
+  workspace_id: z.uuid().nullable().describe("null for an organization-scoped key"),
+  role: z.enum(["admin", "member"]),
+  description: z.string(),
+  short_key: z.string(),
+  created_at: z.string(),
+  expires_at: z.string().nullable(),
+  revoked_at: z.string().nullable(),
+  last_used_at: z.string().nullable(),
+};
 
-const ApiKeyCreatedSchema = ApiKeySchema.extend({
-  key: z.string().describe("The secret key. Shown only in this response; store it now."),
-}).openapi("ApiKeyCreated");
+const ApiKeySchema = z.object(apiKeyFields).openapi("ApiKey");
+
+// Built from the same fields rather than `.extend`, so the document shows one flat object.
+const ApiKeyCreatedSchema = z
+  .object({ ...apiKeyFields, key: z.string().describe("The secret key. Shown only in this response; store it now.") })
+  .openapi("ApiKeyCreated");
 
 const WorkspaceCreateSchema = z
   .object({ display_name: z.string().trim().min(1).max(200) })
