@@ -1,0 +1,31 @@
+/**
+ * The slice of SQLite the thread storage needs. Durable Object SQLite implements it in the Worker
+ * (`durableObjectSql`); tests back it with node:sqlite so the same code runs LangGraph's checkpointer
+ * contract suite in Node.
+ */
+export type SqlValue = string | number | null | Uint8Array | ArrayBuffer;
+export type SqlRow = Record<string, SqlValue>;
+
+export interface SqlStore {
+  /** Every row of a query. */
+  all<T extends SqlRow = SqlRow>(query: string, ...params: SqlValue[]): T[];
+  /** Runs a statement for its effect. */
+  run(query: string, ...params: SqlValue[]): void;
+  /** Runs `fn` atomically: all of its statements apply, or none. `fn` must not await. */
+  transaction<T>(fn: () => T): T;
+}
+
+export function durableObjectSql(storage: DurableObjectStorage): SqlStore {
+  return {
+    all: <T extends SqlRow>(query: string, ...params: SqlValue[]) => storage.sql.exec<T>(query, ...params).toArray(),
+    run: (query, ...params) => void storage.sql.exec(query, ...params),
+    transaction: (fn) => storage.transactionSync(fn),
+  };
+}
+
+/** BLOB columns come back as ArrayBuffer from DO SQLite and as Uint8Array from node:sqlite. */
+export function toBytes(value: SqlValue): Uint8Array {
+  if (value instanceof Uint8Array) return value;
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  throw new TypeError(`expected a BLOB, got ${value === null ? "null" : typeof value}`);
+}
