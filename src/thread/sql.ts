@@ -15,10 +15,19 @@ export interface SqlStore {
   transaction<T>(fn: () => T): T;
 }
 
+/** DO SQLite binds BLOBs from ArrayBuffers only. */
+function bindable(value: SqlValue): SqlStorageValue {
+  if (value instanceof Uint8Array) {
+    return value.buffer.slice(value.byteOffset, value.byteOffset + value.byteLength) as ArrayBuffer;
+  }
+  return value;
+}
+
 export function durableObjectSql(storage: DurableObjectStorage): SqlStore {
   return {
-    all: <T extends SqlRow>(query: string, ...params: SqlValue[]) => storage.sql.exec<T>(query, ...params).toArray(),
-    run: (query, ...params) => void storage.sql.exec(query, ...params),
+    all: <T extends SqlRow>(query: string, ...params: SqlValue[]) =>
+      storage.sql.exec(query, ...params.map(bindable)).toArray() as unknown as T[],
+    run: (query, ...params) => void storage.sql.exec(query, ...params.map(bindable)),
     transaction: (fn) => storage.transactionSync(fn),
   };
 }
