@@ -10,6 +10,7 @@ import { mountDocs } from "./http/docs.ts";
 import { onError, onNotFound } from "./http/error-handler.ts";
 import { httpMetrics } from "./observability/http-metrics.ts";
 import { tenancyRoutes } from "./tenancy/routes.ts";
+import { threadRoutes } from "./agent/threads/routes.ts";
 
 /** Paths reachable without credentials. Everything else is declared with `secured(...)`. */
 export const PUBLIC_PATHS = ["/ok", "/info", "/docs", "/openapi.json"] as const;
@@ -26,6 +27,7 @@ export function createApp() {
 
   app.route("/", systemRoutes);
   app.route("/", tenancyRoutes);
+  app.route("/", threadRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {
     type: "apiKey",

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * D1 schema. Timestamps are ISO-8601 UTC strings (they sort lexically and go on the wire unchanged).
@@ -61,3 +61,34 @@ export const apiKeys = sqliteTable(
 export type OrganizationRow = typeof organizations.$inferSelect;
 export type WorkspaceRow = typeof workspaces.$inferSelect;
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+/**
+ * Search index of threads. The thread's Durable Object is the source of truth and writes this row after
+ * every change, so search and count are answered by D1 alone. `values` is null when the state is too
+ * large to index (`valuesIndexed` = 0); search then reads those values from the thread's DO.
+ */
+export const threadIndex = sqliteTable(
+  "threads",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    threadId: text("thread_id").notNull(),
+    status: text("status", { enum: ["idle", "busy", "interrupted", "error"] }).notNull(),
+    metadata: text("metadata", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    values: text("values", { mode: "json" }).$type<unknown>(),
+    valuesIndexed: integer("values_indexed", { mode: "boolean" }).notNull().default(true),
+    config: text("config", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    interrupts: text("interrupts", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    error: text("error"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    stateUpdatedAt: text("state_updated_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.threadId] }),
+    index("threads_workspace_created_idx").on(t.workspaceId, t.createdAt),
+    index("threads_workspace_updated_idx").on(t.workspaceId, t.updatedAt),
+    index("threads_workspace_status_idx").on(t.workspaceId, t.status),
+  ],
+);
+
+export type ThreadIndexRow = typeof threadIndex.$inferSelect;

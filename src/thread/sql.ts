@@ -15,18 +15,28 @@ export interface SqlStore {
   transaction<T>(fn: () => T): T;
 }
 
+/**
+ * The part of `DurableObjectStorage` the adapter uses. Declared structurally so this file has no
+ * Workers-only types and also type-checks (and runs in tests) under Node.
+ */
+export interface DurableObjectSqlStorage {
+  sql: { exec(query: string, ...bindings: DurableObjectSqlValue[]): { toArray(): unknown[] } };
+  transactionSync<T>(fn: () => T): T;
+}
+type DurableObjectSqlValue = string | number | null | ArrayBuffer;
+
 /** DO SQLite binds BLOBs from ArrayBuffers only. */
-function bindable(value: SqlValue): SqlStorageValue {
+function bindable(value: SqlValue): DurableObjectSqlValue {
   if (value instanceof Uint8Array) {
     return value.buffer.slice(value.byteOffset, value.byteOffset + value.byteLength) as ArrayBuffer;
   }
   return value;
 }
 
-export function durableObjectSql(storage: DurableObjectStorage): SqlStore {
+export function durableObjectSql(storage: DurableObjectSqlStorage): SqlStore {
   return {
     all: <T extends SqlRow>(query: string, ...params: SqlValue[]) =>
-      storage.sql.exec(query, ...params.map(bindable)).toArray() as unknown as T[],
+      storage.sql.exec(query, ...params.map(bindable)).toArray() as T[],
     run: (query, ...params) => void storage.sql.exec(query, ...params.map(bindable)),
     transaction: (fn) => storage.transactionSync(fn),
   };

@@ -1,8 +1,398 @@
 import { DurableObject } from "cloudflare:workers";
+import { database } from "../db/client.ts";
+import { deployment } from "../deployment/index.ts";
+import type { LoadedGraph } from "../deployment/graphs.ts";
+import { log } from "../observability/log.ts";
+import { SqliteCheckpointSaver } from "./checkpointer.ts";
+import { durableObjectSql, type SqlRow } from "./sql.ts";
+import {
+  bindGraph,
+  checkpointConfig,
+  checkpointRef,
+  EMPTY_STATE,
+  pendingInterrupts,
+  stateJson,
+  unknownNode,
+} from "./state.ts";
+import { deleteThreadIndex, upsertThreadIndex } from "./thread-index.ts";
+import { ThreadRecords, threadJson, ttlExpiry, type ThreadRecord } from "./thread-record.ts";
+import {
+  fail,
+  ok,
+  type CheckpointRef,
+  type CheckpointSelector,
+  type Outcome,
+  type ThreadJson,
+  type ThreadStateJson,
+  type TtlSetting,
+  type TtlStrategy,
+} from "./types.ts";
+
+export interface SuperstepUpdate {
+  values?: unknown;
+  command?: { update?: unknown; goto?: unknown; resume?: unknown };
+  as_node: string;
+}
+
+export interface CreateThreadInput {
+  threadId: string;
+  workspaceId: string;
+  metadata: Record<string, unknown>;
+  ifExists: "raise" | "do_nothing";
+  graphId?: string;
+  supersteps?: { updates: SuperstepUpdate[] }[];
+  ttl?: TtlSetting | null;
+}
+
+export interface UpdateStateInput {
+  values: unknown;
+  asNode?: string;
+  checkpoint?: CheckpointSelector;
+}
+
+export interface HistoryInput {
+  limit: number;
+  before?: string;
+  metadata?: Record<string, unknown>;
+  checkpoint?: CheckpointSelector;
+}
+
+/** A page of another thread's storage, pushed by `copyTo`. */
+export interface TablePage {
+  table: string;
+  /** CREATE TABLE / CREATE INDEX statements of the table, from the source's sqlite_master. */
+  schema: string[];
+  rows: SqlRow[];
+}
+
+/** Keeps a copy's RPC messages well under the 32 MiB limit. */
+const COPY_PAGE_BYTES = 8 * 1024 * 1024;
+const INDEX_RETRY_MS = 5_000;
+
+const now = () => new Date().toISOString();
+
+/** The DO cannot name a thread it does not hold; the Worker replaces this with the requested id. */
+export const THREAD_NOT_FOUND = "Thread not found";
 
 /**
- * One SQLite-backed Durable Object per thread: the thread record, its checkpoints and pending writes,
- * its runs and their queue. Declared now so the binding and its storage class migration exist from the
- * first deploy; the thread, checkpoint and run storage lands with the threads and runs resources.
+ * One SQLite-backed Durable Object per thread: the thread record, its checkpoints and pending writes.
+ * Named `<workspace id>:<thread id>`, so a thread is unreachable from any other workspace. The DO is
+ * the source of truth and pushes every change to the D1 search index (retried by the alarm).
  */
-export class ThreadDO extends DurableObject<Env> {}
+export class ThreadDO extends DurableObject<Env> {
+  readonly #sql = durableObjectSql(this.ctx.storage);
+  readonly #records = new ThreadRecords(this.#sql);
+  #saver = new SqliteCheckpointSaver(this.#sql);
+
+  // ---- thread resource ----
+
+  create(input: CreateThreadInput): Promise<Outcome<ThreadJson>> {
+    // Supersteps await graph code; block other events so two creates of one id cannot interleave.
+    return this.ctx.blockConcurrencyWhile(async () => {
+      const existing = this.#records.read();
+      if (existing) {
+        return input.ifExists === "do_nothing" ? ok(threadJson(existing)) : fail(409, `Thread ${input.threadId} already exists`);
+      }
+      const metadata = { ...input.metadata };
+      if (input.graphId) metadata.graph_id = input.graphId;
+      const at = now();
+      const record: ThreadRecord = {
+        threadId: input.threadId,
+        workspaceId: input.workspaceId,
+        createdAt: at,
+        updatedAt: at,
+        stateUpdatedAt: at,
+        metadata,
+        status: "idle",
+        config: {},
+        values: null,
+        interrupts: {},
+        error: null,
+        ttl: input.ttl ?? null,
+        indexDirty: false,
+      };
+      if (input.supersteps?.length) {
+        const applied = await this.#applySupersteps(record, input.supersteps);
+        if (!applied.ok) {
+          await this.#wipe();
+          return applied;
+        }
+      }
+      this.#records.write(record);
+      try {
+        await upsertThreadIndex(database(this.env), record);
+      } catch (error) {
+        // Without its index row the thread would be invisible to search: undo rather than half-create.
+        await this.#wipe();
+        throw error;
+      }
+      await this.#scheduleAlarm(record);
+      return ok(threadJson(record));
+    });
+  }
+
+  get(options: { includeTtl?: boolean } = {}): Outcome<ThreadJson> {
+    const record = this.#records.read();
+    return record ? ok(threadJson(record, options)) : this.#notFound();
+  }
+
+  async patch(input: { metadata?: Record<string, unknown>; ttl?: TtlSetting | null }): Promise<Outcome<ThreadJson>> {
+    const record = this.#records.read();
+    if (!record) return this.#notFound();
+    if (input.metadata) record.metadata = { ...record.metadata, ...input.metadata };
+    if (input.ttl !== undefined) record.ttl = input.ttl;
+    record.updatedAt = now();
+    await this.#save(record);
+    return ok(threadJson(record));
+  }
+
+  async delete(): Promise<Outcome<true>> {
+    const record = this.#records.read();
+    if (!record) return this.#notFound();
+    // Index first: if D1 fails the thread stays whole and the caller can retry.
+    await deleteThreadIndex(database(this.env), record.workspaceId, record.threadId);
+    await this.#wipe();
+    return ok(true);
+  }
+
+  /** `delete` removes the thread; `keep_latest` keeps only the newest checkpoint of each namespace. */
+  async prune(strategy: TtlStrategy): Promise<Outcome<true>> {
+    const record = this.#records.read();
+    if (!record) return this.#notFound();
+    if (strategy === "delete") return this.delete();
+    this.#saver.deleteAllExceptLatest(record.threadId);
+    return ok(true);
+  }
+
+  // ---- state ----
+
+  async getState(input: { checkpoint?: CheckpointSelector; subgraphs?: boolean }): Promise<Outcome<ThreadStateJson>> {
+    const record = this.#records.read();
+    if (!record) return this.#notFound();
+    const graph = await this.#graph(record);
+    if (!graph) return ok(EMPTY_STATE);
+    const config = checkpointConfig(record.threadId, input.checkpoint);
+    if (!(await this.#saver.getTuple(config))) {
+      return input.checkpoint?.checkpoint_id
+        ? fail(404, `Checkpoint ${input.checkpoint.checkpoint_id} not found in thread ${record.threadId}`)
+        : ok(EMPTY_STATE);
+    }
+    return ok(stateJson(await graph.getState(config, { subgraphs: input.subgraphs ?? false })));
+  }
+
+  updateState(input: UpdateStateInput): Promise<Outcome<{ checkpoint: CheckpointRef | null }>> {
+    return this.ctx.blockConcurrencyWhile(async () => {
+      const record = this.#records.read();
+      if (!record) return this.#notFound();
+      if (record.status === "busy") return fail(409, "Thread is busy");
+      const graphId = record.metadata.graph_id;
+      if (typeof graphId !== "string") return fail(422, this.#noGraph(record));
+      const graph = await this.#graph(record);
+      if (!graph) return fail(422, `Graph "${graphId}" of thread ${record.threadId} is not deployed`);
+      if (input.asNode) {
+        const problem = unknownNode(graph, graphId, input.asNode);
+        if (problem) return fail(422, problem);
+      }
+      let next;
+      try {
+        next = await graph.updateState(checkpointConfig(record.threadId, input.checkpoint), input.values, input.asNode);
+      } catch (error) {
+        return fail(422, `Cannot update the state of thread ${record.threadId}: ${(error as Error).message}`);
+      }
+      await this.#refreshValues(record, graph);
+      record.updatedAt = record.stateUpdatedAt = now();
+      await this.#save(record);
+      return ok({ checkpoint: checkpointRef(next) });
+    });
+  }
+
+  async history(input: HistoryInput): Promise<Outcome<ThreadStateJson[]>> {
+    const record = this.#records.read();
+    if (!record) return this.#notFound();
+    const graph = await this.#graph(record);
+    if (!graph) return ok([]);
+    const states: ThreadStateJson[] = [];
+    const history = graph.getStateHistory(checkpointConfig(record.threadId, input.checkpoint), {
+      limit: input.limit,
+      before: input.before ? { configurable: { checkpoint_id: input.before } } : undefined,
+      filter: input.metadata,
+    });
+    for await (const snapshot of history) states.push(stateJson(snapshot));
+    return ok(states);
+  }
+
+  // ---- copy ----
+
+  /** Copies this thread, every checkpoint included, to a new thread in the same workspace. */
+  async copyTo(newThreadId: string): Promise<Outcome<ThreadJson>> {
+    const record = this.#records.read();
+    if (!record) return this.#notFound();
+    const target = this.env.THREAD.get(this.env.THREAD.idFromName(`${record.workspaceId}:${newThreadId}`));
+    const at = now();
+    const copy: ThreadRecord = { ...record, threadId: newThreadId, createdAt: at, updatedAt: at, status: "idle", config: {}, error: null, indexDirty: false };
+    const begun = await target.importBegin(copy);
+    if (!begun.ok) return begun;
+    for (const page of this.#exportPages(record.threadId, newThreadId)) await target.importPage(page);
+    return target.importFinish();
+  }
+
+  async importBegin(record: ThreadRecord): Promise<Outcome<true>> {
+    if (this.#records.read()) return fail(409, `Thread ${record.threadId} already exists`);
+    this.#records.write({ ...record, indexDirty: true });
+    return ok(true);
+  }
+
+  importPage(page: TablePage): void {
+    this.#sql.transaction(() => {
+      for (const statement of page.schema) this.#sql.run(statement.replace(/^CREATE (TABLE|INDEX|UNIQUE INDEX) /i, "CREATE $1 IF NOT EXISTS "));
+      for (const row of page.rows) {
+        const columns = Object.keys(row);
+        this.#sql.run(
+          `INSERT OR REPLACE INTO "${page.table}" (${columns.map((c) => `"${c}"`).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+          ...columns.map((c) => row[c]),
+        );
+      }
+    });
+  }
+
+  async importFinish(): Promise<Outcome<ThreadJson>> {
+    const record = this.#records.read();
+    if (!record) return this.#notFound();
+    await this.#save(record);
+    return ok(threadJson(record));
+  }
+
+  /** Rows of every storage table but the thread record, rewritten to the new thread id, in pages. */
+  *#exportPages(threadId: string, newThreadId: string): Generator<TablePage> {
+    const tables = this.#sql.all<{ name: string; sql: string }>(
+      "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT IN ('thread') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
+    );
+    for (const { name, sql } of tables) {
+      const indexes = this.#sql
+        .all<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", name)
+        .map((r) => r.sql);
+      const schema = [sql, ...indexes];
+      let lastRowId = 0;
+      for (;;) {
+        const rows = this.#sql.all(`SELECT rowid AS __rowid, * FROM "${name}" WHERE rowid > ? ORDER BY rowid LIMIT 200`, lastRowId);
+        if (rows.length === 0) break;
+        let page: SqlRow[] = [];
+        let bytes = 0;
+        for (const { __rowid, ...row } of rows) {
+          lastRowId = Number(__rowid);
+          if (row.thread_id === threadId) row.thread_id = newThreadId;
+          if (typeof row.metadata === "string") row.metadata = row.metadata.replaceAll(`"thread_id":"${threadId}"`, `"thread_id":"${newThreadId}"`);
+          bytes += Object.values(row).reduce<number>((sum, v) => sum + (v instanceof ArrayBuffer ? v.byteLength : String(v ?? "").length), 0);
+          page.push(row);
+          if (bytes >= COPY_PAGE_BYTES) {
+            yield { table: name, schema, rows: page };
+            page = [];
+            bytes = 0;
+          }
+        }
+        if (page.length) yield { table: name, schema, rows: page };
+      }
+    }
+  }
+
+  // ---- alarm: TTL and index retries ----
+
+  override async alarm(): Promise<void> {
+    const record = this.#records.read();
+    if (!record) return;
+    const expiry = ttlExpiry(record);
+    if (record.ttl && expiry !== null && expiry <= Date.now()) {
+      log.info("thread ttl expired", { thread_id: record.threadId, strategy: record.ttl.strategy });
+      if (record.ttl.strategy === "delete") {
+        await this.delete();
+        return;
+      }
+      this.#saver.deleteAllExceptLatest(record.threadId);
+    }
+    if (record.indexDirty) await this.#save(record);
+    else await this.#scheduleAlarm(record);
+  }
+
+  // ---- internals ----
+
+  async #applySupersteps(record: ThreadRecord, supersteps: { updates: SuperstepUpdate[] }[]): Promise<Outcome<true>> {
+    const graphId = record.metadata.graph_id;
+    if (typeof graphId !== "string") return fail(422, this.#noGraph(record));
+    const graph = await this.#graph(record);
+    if (!graph) {
+      return fail(422, `Graph "${graphId}" is not deployed (graphs: ${deployment.graphs.map((g) => g.id).join(", ")})`);
+    }
+    const steps = [];
+    for (const [s, superstep] of supersteps.entries()) {
+      const updates = [];
+      for (const [u, update] of superstep.updates.entries()) {
+        const where = `supersteps[${s}].updates[${u}]`;
+        const problem = unknownNode(graph, graphId, update.as_node);
+        if (problem) return fail(422, `${where}: ${problem}`);
+        if (update.command && (update.command.goto !== undefined || update.command.resume !== undefined)) {
+          return fail(422, `${where}: only command.update can be applied when creating a thread`);
+        }
+        updates.push({ values: update.command?.update ?? update.values ?? null, asNode: update.as_node });
+      }
+      steps.push({ updates });
+    }
+    try {
+      await graph.bulkUpdateState(checkpointConfig(record.threadId), steps);
+    } catch (error) {
+      return fail(422, `Cannot apply supersteps to thread ${record.threadId}: ${(error as Error).message}`);
+    }
+    await this.#refreshValues(record, graph);
+    return ok(true);
+  }
+
+  async #graph(record: ThreadRecord) {
+    const graphId = record.metadata.graph_id;
+    if (typeof graphId !== "string") return undefined;
+    return bindGraph(graphId, this.#saver, checkpointConfig(record.threadId));
+  }
+
+  /** Copies the latest root state's values and pending interrupts onto the record. */
+  async #refreshValues(record: ThreadRecord, graph: LoadedGraph): Promise<void> {
+    const state = stateJson(await graph.getState(checkpointConfig(record.threadId)));
+    record.values = (state.values ?? {}) as Record<string, unknown>;
+    record.interrupts = pendingInterrupts(state);
+  }
+
+  /** Persists the record, then brings the D1 index up to date (the alarm retries when D1 fails). */
+  async #save(record: ThreadRecord): Promise<void> {
+    record.indexDirty = true;
+    this.#records.write(record);
+    try {
+      await upsertThreadIndex(database(this.env), record);
+      record.indexDirty = false;
+      this.#records.write(record);
+    } catch (error) {
+      log.warn("thread index update failed; will retry", { thread_id: record.threadId, error: String(error) });
+    }
+    await this.#scheduleAlarm(record);
+  }
+
+  async #scheduleAlarm(record: ThreadRecord): Promise<void> {
+    const times: number[] = [];
+    const expiry = ttlExpiry(record);
+    if (expiry !== null && (expiry > Date.now() || record.ttl?.strategy === "delete")) times.push(expiry);
+    if (record.indexDirty) times.push(Date.now() + INDEX_RETRY_MS);
+    if (times.length) await this.ctx.storage.setAlarm(Math.min(...times));
+    else await this.ctx.storage.deleteAlarm();
+  }
+
+  async #wipe(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.#records.reset();
+    this.#saver = new SqliteCheckpointSaver(this.#sql);
+  }
+
+  #notFound(): Outcome<never> {
+    return fail(404, THREAD_NOT_FOUND);
+  }
+
+  #noGraph(record: ThreadRecord): string {
+    return `Thread ${record.threadId} has no graph ID: create it with graph_id (or metadata.graph_id) to apply state updates`;
+  }
+}

@@ -23,10 +23,10 @@ describe("wrangler dev, end to end", () => {
 
   it("the official SDK reaches the server with the documented dev key, and is refused without it", async () => {
     const authorized = new Client({ apiUrl: server.url, apiKey: server.apiKey });
-    // Any id: what matters is that the key got the request past authentication (404, not 401).
-    const reached = await authorized.threads.get(crypto.randomUUID()).catch((e: { status: number; text: string }) => e);
+    const missing = crypto.randomUUID();
+    const reached = await authorized.threads.get(missing).catch((e: { status: number; text: string }) => e);
     expect(reached).toMatchObject({ status: 404 });
-    expect(JSON.parse((reached as { text: string }).text)).toEqual({ detail: "Not Found" });
+    expect(JSON.parse((reached as { text: string }).text)).toEqual({ detail: `Thread with ID ${missing} not found` });
 
     const refused = new Client({ apiUrl: server.url, apiKey: "lgp_wrong", defaultHeaders: {} });
     const denied = await refused.threads.get(crypto.randomUUID()).catch((e: { status: number; text: string }) => e);
@@ -76,5 +76,63 @@ describe("wrangler dev, end to end", () => {
     const text = await (await get("/metrics", withKey(server.apiKey))).text();
     expect(text).toMatch(/^http_requests_total\{method="GET",route="\/ok",status="200"\} \d+$/m);
     expect(text).toMatch(/^http_requests_total\{method="POST",route="\/api\/v1\/workspaces",status="413"\} 1$/m);
+  });
+});
+
+describe("client.threads against wrangler dev", () => {
+  const client = () => new Client({ apiUrl: server.url, apiKey: server.apiKey });
+
+  it("creates (empty, with metadata, with supersteps), gets, updates and deletes", async () => {
+    const sdk = client();
+    const empty = await sdk.threads.create();
+    expect(empty).toMatchObject({ status: "idle", values: {}, metadata: {} });
+    const tagged = await sdk.threads.create({ metadata: { owner: "e2e" }, graphId: "echo" });
+    expect(tagged.metadata).toEqual({ owner: "e2e", graph_id: "echo" });
+    const seeded = await sdk.threads.create({
+      graphId: "echo",
+      supersteps: [
+        { updates: [{ values: {}, asNode: "__input__" }] },
+        { updates: [{ values: { messages: [{ role: "user", content: "hi" }] }, asNode: "__start__" }] },
+        { updates: [{ values: { messages: [{ type: "ai", content: "hi back" }] }, asNode: "respond" }] },
+      ],
+    });
+    const messages = (seeded.values as { messages: { type: string; content: string }[] }).messages;
+    expect(messages.map((m) => [m.type, m.content])).toEqual([["human", "hi"], ["ai", "hi back"]]);
+
+    expect(await sdk.threads.get(tagged.thread_id)).toEqual(tagged);
+    const updated = await sdk.threads.update(tagged.thread_id, { metadata: { stage: 2 } });
+    expect(updated.metadata).toEqual({ owner: "e2e", graph_id: "echo", stage: 2 });
+    await sdk.threads.delete(empty.thread_id);
+    await expect(sdk.threads.get(empty.thread_id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it("copies with identical history, searches, counts, reads and updates state and history", async () => {
+    const sdk = client();
+    const tag = crypto.randomUUID();
+    const thread = await sdk.threads.create({
+      graphId: "steps",
+      metadata: { tag },
+      supersteps: [{ updates: [{ values: {}, asNode: "__input__" }] }, { updates: [{ values: { items: ["a"] }, asNode: "__start__" }] }],
+    });
+    await sdk.threads.updateState(thread.thread_id, { values: { items: ["b"] }, asNode: "step1" });
+    const state = await sdk.threads.getState<{ items: string[] }>(thread.thread_id);
+    expect(state.values.items).toEqual(["a", "b"]);
+    expect(state.next).toEqual(["step2"]);
+    const history = await sdk.threads.getHistory(thread.thread_id, { limit: 10 });
+    expect(history.map((s) => s.metadata?.source)).toEqual(["update", "update", "input"]);
+    const atParent = await sdk.threads.getState(thread.thread_id, history[1].checkpoint.checkpoint_id!);
+    expect(atParent.values).toEqual({ items: ["a"] });
+    const before = await sdk.threads.getHistory(thread.thread_id, { before: { configurable: { checkpoint_id: history[0].checkpoint.checkpoint_id } } });
+    expect(before.map((s) => s.checkpoint.checkpoint_id)).toEqual(history.slice(1).map((s) => s.checkpoint.checkpoint_id));
+
+    const copy = await sdk.threads.copy(thread.thread_id);
+    const copied = await sdk.threads.getHistory(copy.thread_id, { limit: 10 });
+    expect(copied.map((s) => s.checkpoint.checkpoint_id)).toEqual(history.map((s) => s.checkpoint.checkpoint_id));
+    expect(copied.map((s) => s.values)).toEqual(history.map((s) => s.values));
+
+    const found = await sdk.threads.search({ metadata: { tag }, sortBy: "created_at", sortOrder: "asc" });
+    expect(found.map((t) => t.thread_id)).toEqual([thread.thread_id, copy.thread_id]);
+    expect(await sdk.threads.search({ metadata: { tag }, limit: 1, offset: 1 })).toHaveLength(1);
+    expect(await sdk.threads.count({ metadata: { tag } })).toBe(2);
   });
 });

@@ -4,7 +4,7 @@
  */
 export const FEATURES = {
   assistants: false,
-  threads: false,
+  threads: true,
   runs: false,
   crons: false,
   store: false,

@@ -1,0 +1,260 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { database } from "../../db/client.ts";
+import { ApiError } from "../../http/errors.ts";
+import { createRouter } from "../../http/router.ts";
+import { authErrors, conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
+import { secured } from "../../http/secured.ts";
+import { countThreadIndex, FilterTooLargeError } from "../../thread/thread-index.ts";
+import type { ThreadJson } from "../../thread/types.ts";
+import {
+  BoolQuery,
+  CheckpointIdParam,
+  HistoryQuerySchema,
+  HistoryRequestSchema,
+  StateCheckpointSchema,
+  StateUpdateSchema,
+  ThreadCountSchema,
+  ThreadCreateSchema,
+  ThreadIdParam,
+  ThreadPatchSchema,
+  ThreadPruneSchema,
+  ThreadSchema,
+  ThreadSearchSchema,
+  ThreadStateSchema,
+} from "./schemas.ts";
+import { pruneThreads, searchThreads, threadStub, unwrap } from "./service.ts";
+
+const tags = ["Threads"];
+const errors = { ...authErrors, ...notFoundError };
+
+const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute({ tags, ...config }));
+
+const routes = {
+  create: route({
+    method: "post",
+    path: "/threads",
+    summary: "Create a thread, optionally prepopulated by supersteps",
+    request: { body: jsonBody(ThreadCreateSchema) },
+    responses: { 200: jsonContent(ThreadSchema, "The thread"), ...errors, ...conflictError },
+  }),
+  search: route({
+    method: "post",
+    path: "/threads/search",
+    summary: "Search threads",
+    request: { body: jsonBody(ThreadSearchSchema) },
+    responses: { 200: jsonContent(z.array(ThreadSchema.partial()), "Matching threads; X-Pagination-Total and X-Pagination-Next headers"), ...errors },
+  }),
+  count: route({
+    method: "post",
+    path: "/threads/count",
+    summary: "Count threads",
+    request: { body: jsonBody(ThreadCountSchema) },
+    responses: { 200: jsonContent(z.number().int(), "Number of matching threads"), ...errors },
+  }),
+  prune: route({
+    method: "post",
+    path: "/threads/prune",
+    summary: "Delete threads, or compact them to their latest checkpoint",
+    request: { body: jsonBody(ThreadPruneSchema) },
+    responses: { 200: jsonContent(z.object({ pruned_count: z.number().int() }), "How many threads were pruned"), ...errors },
+  }),
+  get: route({
+    method: "get",
+    path: "/threads/{thread_id}",
+    summary: "Get a thread",
+    request: { params: ThreadIdParam, query: z.object({ include: z.union([z.string(), z.array(z.string())]).optional() }) },
+    responses: { 200: jsonContent(ThreadSchema, "The thread"), ...errors },
+  }),
+  patch: route({
+    method: "patch",
+    path: "/threads/{thread_id}",
+    summary: "Update a thread's metadata (merged) or TTL",
+    request: { params: ThreadIdParam, body: jsonBody(ThreadPatchSchema) },
+    responses: { 200: jsonContent(ThreadSchema, "The thread"), ...errors },
+  }),
+  delete: route({
+    method: "delete",
+    path: "/threads/{thread_id}",
+    summary: "Delete a thread and all its checkpoints",
+    request: { params: ThreadIdParam },
+    responses: { 200: jsonContent(z.object({}), "Deleted"), ...errors },
+  }),
+  copy: route({
+    method: "post",
+    path: "/threads/{thread_id}/copy",
+    summary: "Copy a thread with its whole history",
+    request: { params: ThreadIdParam },
+    responses: { 200: jsonContent(ThreadSchema, "The new thread"), ...errors },
+  }),
+  getState: route({
+    method: "get",
+    path: "/threads/{thread_id}/state",
+    summary: "Latest state of a thread",
+    request: { params: ThreadIdParam, query: z.object({ subgraphs: BoolQuery }) },
+    responses: { 200: jsonContent(ThreadStateSchema, "The state"), ...errors },
+  }),
+  updateState: route({
+    method: "post",
+    path: "/threads/{thread_id}/state",
+    summary: "Update a thread's state (a new checkpoint with source `update`)",
+    request: { params: ThreadIdParam, body: jsonBody(StateUpdateSchema) },
+    responses: {
+      200: jsonContent(z.object({ checkpoint: z.record(z.string(), z.unknown()).nullable() }), "The new checkpoint"),
+      ...errors,
+      ...conflictError,
+    },
+  }),
+  getStateAt: route({
+    method: "get",
+    path: "/threads/{thread_id}/state/{checkpoint_id}",
+    summary: "State of a thread at a checkpoint",
+    request: { params: CheckpointIdParam, query: z.object({ subgraphs: BoolQuery }) },
+    responses: { 200: jsonContent(ThreadStateSchema, "The state"), ...errors },
+  }),
+  getStateAtCheckpoint: route({
+    method: "post",
+    path: "/threads/{thread_id}/state/checkpoint",
+    summary: "State of a thread at a checkpoint (namespace, id, map)",
+    request: { params: ThreadIdParam, body: jsonBody(StateCheckpointSchema) },
+    responses: { 200: jsonContent(ThreadStateSchema, "The state"), ...errors },
+  }),
+  historyGet: route({
+    method: "get",
+    path: "/threads/{thread_id}/history",
+    summary: "State history, most recent first",
+    request: { params: ThreadIdParam, query: HistoryQuerySchema },
+    responses: { 200: jsonContent(z.array(ThreadStateSchema), "States"), ...errors },
+  }),
+  history: route({
+    method: "post",
+    path: "/threads/{thread_id}/history",
+    summary: "State history with filters, most recent first",
+    request: { params: ThreadIdParam, body: jsonBody(HistoryRequestSchema) },
+    responses: { 200: jsonContent(z.array(ThreadStateSchema), "States"), ...errors },
+  }),
+};
+
+/** Filters that would exceed D1's bound-parameter limit are a client error, not a 500. */
+async function withFilterLimit<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof FilterTooLargeError) throw new ApiError(422, [{ type: "too_long", loc: ["body"], msg: error.message }]);
+    throw error;
+  }
+}
+
+const pick = (thread: ThreadJson, fields: readonly string[]) =>
+  Object.fromEntries(fields.filter((f) => f in thread).map((f) => [f, thread[f as keyof ThreadJson]]));
+
+export const threadRoutes = createRouter()
+  .openapi(routes.create, async (c) => {
+    const body = c.req.valid("json");
+    const { workspaceId } = c.get("principal");
+    const threadId = body.thread_id ?? crypto.randomUUID();
+    const outcome = await threadStub(c.env, workspaceId, threadId).create({
+      threadId,
+      workspaceId,
+      metadata: body.metadata,
+      ifExists: body.if_exists,
+      graphId: body.graph_id,
+      supersteps: body.supersteps?.map((s) => ({ updates: s.updates.map((u) => ({ ...u, command: u.command ?? undefined })) })),
+      ttl: body.ttl,
+    });
+    return c.json(unwrap(outcome, threadId) as z.infer<typeof ThreadSchema>, 200);
+  })
+  .openapi(routes.search, async (c) => {
+    const body = c.req.valid("json");
+    const { threads, total } = await withFilterLimit(() =>
+      searchThreads(c.env, c.get("principal").workspaceId, {
+        metadata: body.metadata,
+        values: body.values,
+        status: body.status,
+        ids: body.ids,
+        limit: body.limit,
+        offset: body.offset,
+        sortBy: body.sort_by,
+        sortOrder: body.sort_order,
+      }),
+    );
+    c.header("X-Pagination-Total", String(total));
+    if (body.offset + threads.length < total) c.header("X-Pagination-Next", String(body.offset + threads.length));
+    const page = body.select ? threads.map((t) => pick(t, body.select!)) : threads;
+    return c.json(page as z.infer<typeof ThreadSchema>[], 200);
+  })
+  .openapi(routes.count, async (c) => {
+    const body = c.req.valid("json");
+    const total = await withFilterLimit(() => countThreadIndex(database(c.env), c.get("principal").workspaceId, body));
+    return c.json(total, 200);
+  })
+  .openapi(routes.prune, async (c) => {
+    const { thread_ids, strategy } = c.req.valid("json");
+    return c.json({ pruned_count: await pruneThreads(c.env, c.get("principal").workspaceId, thread_ids, strategy) }, 200);
+  })
+  .openapi(routes.get, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    const include = [c.req.valid("query").include ?? []].flat().flatMap((v) => v.split(","));
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).get({ includeTtl: include.includes("ttl") });
+    return c.json(unwrap(outcome, thread_id) as z.infer<typeof ThreadSchema>, 200);
+  })
+  .openapi(routes.patch, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).patch(c.req.valid("json"));
+    return c.json(unwrap(outcome, thread_id) as z.infer<typeof ThreadSchema>, 200);
+  })
+  .openapi(routes.delete, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).delete(), thread_id);
+    return c.json({}, 200);
+  })
+  .openapi(routes.copy, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).copyTo(crypto.randomUUID());
+    return c.json(unwrap(outcome, thread_id) as z.infer<typeof ThreadSchema>, 200);
+  })
+  .openapi(routes.getState, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    const { subgraphs } = c.req.valid("query");
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getState({ subgraphs });
+    return c.json(unwrap(outcome, thread_id) as z.infer<typeof ThreadStateSchema>, 200);
+  })
+  .openapi(routes.updateState, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const checkpoint = body.checkpoint_id ? { ...body.checkpoint, checkpoint_id: body.checkpoint_id } : body.checkpoint;
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).updateState({
+      values: body.values ?? null,
+      asNode: body.as_node,
+      checkpoint,
+    });
+    return c.json(unwrap(outcome, thread_id) as { checkpoint: Record<string, unknown> | null }, 200);
+  })
+  .openapi(routes.getStateAt, async (c) => {
+    const { thread_id, checkpoint_id } = c.req.valid("param");
+    const { subgraphs } = c.req.valid("query");
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getState({ checkpoint: { checkpoint_id }, subgraphs });
+    return c.json(unwrap(outcome, thread_id) as z.infer<typeof ThreadStateSchema>, 200);
+  })
+  .openapi(routes.getStateAtCheckpoint, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    const { checkpoint, subgraphs } = c.req.valid("json");
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getState({ checkpoint, subgraphs });
+    return c.json(unwrap(outcome, thread_id) as z.infer<typeof ThreadStateSchema>, 200);
+  })
+  .openapi(routes.historyGet, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    const { limit, before } = c.req.valid("query");
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).history({ limit, before });
+    return c.json(unwrap(outcome, thread_id) as z.infer<typeof ThreadStateSchema>[], 200);
+  })
+  .openapi(routes.history, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).history({
+      limit: body.limit,
+      before: body.before ?? undefined,
+      metadata: body.metadata ?? undefined,
+      checkpoint: body.checkpoint ?? undefined,
+    });
+    return c.json(unwrap(outcome, thread_id) as z.infer<typeof ThreadStateSchema>[], 200);
+  });

@@ -1,0 +1,176 @@
+import { z } from "@hono/zod-openapi";
+import { MAX_FILTER_CONDITIONS } from "../../thread/thread-index.ts";
+
+const JsonObject = z.record(z.string(), z.unknown());
+const ThreadStatus = z.enum(["idle", "busy", "interrupted", "error"]);
+
+export const ThreadIdParam = z.object({ thread_id: z.uuid() });
+export const CheckpointIdParam = ThreadIdParam.extend({ checkpoint_id: z.string().min(1) });
+
+/** `ttl` as the SDK sends it (`{ttl, strategy}`) or as a bare number of minutes. */
+export const TtlInput = z
+  .union([
+    z.number().positive(),
+    z.object({ ttl: z.number().positive().describe("minutes after the last update"), strategy: z.enum(["delete", "keep_latest"]).default("delete") }),
+  ])
+  .transform((ttl) => (typeof ttl === "number" ? { ttl, strategy: "delete" as const } : ttl));
+
+export const CheckpointSelectorSchema = z
+  .object({
+    checkpoint_id: z.string().nullish(),
+    checkpoint_ns: z.string().optional(),
+    checkpoint_map: JsonObject.nullish(),
+  })
+  .openapi("CheckpointConfig");
+
+export const ThreadSchema = z
+  .object({
+    thread_id: z.uuid(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    state_updated_at: z.string(),
+    metadata: JsonObject,
+    status: ThreadStatus,
+    config: JsonObject,
+    values: JsonObject,
+    interrupts: z.record(z.string(), z.array(z.unknown())),
+    error: z.string().nullable(),
+    ttl: z.object({ strategy: z.string(), ttl_minutes: z.number(), expires_at: z.string() }).nullable().optional(),
+  })
+  .openapi("Thread");
+
+const CheckpointRefSchema = z
+  .object({ thread_id: z.string(), checkpoint_ns: z.string(), checkpoint_id: z.string().nullable(), checkpoint_map: JsonObject.nullable() })
+  .openapi("Checkpoint");
+
+export const ThreadStateSchema = z
+  .object({
+    values: z.unknown(),
+    next: z.array(z.string()),
+    tasks: z.array(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        path: z.array(z.unknown()),
+        error: z.string().nullable(),
+        interrupts: z.array(z.unknown()),
+        checkpoint: JsonObject.nullable(),
+        state: z.unknown().nullable(),
+        result: z.unknown(),
+      }),
+    ),
+    metadata: JsonObject,
+    created_at: z.string().nullable(),
+    checkpoint: CheckpointRefSchema.nullable(),
+    parent_checkpoint: CheckpointRefSchema.nullable(),
+    checkpoint_id: z.string().nullable(),
+    parent_checkpoint_id: z.string().nullable(),
+    interrupts: z.array(z.unknown()),
+  })
+  .openapi("ThreadState");
+
+export const ThreadCreateSchema = z
+  .object({
+    thread_id: z.uuid().optional().describe("Generated when absent"),
+    metadata: JsonObject.default({}),
+    if_exists: z.enum(["raise", "do_nothing"]).default("raise"),
+    graph_id: z.string().min(1).optional().describe("Kept in metadata.graph_id"),
+    supersteps: z
+      .array(
+        z.object({
+          updates: z
+            .array(
+              z.object({
+                values: z.unknown().optional(),
+                command: z.object({ update: z.unknown().optional(), goto: z.unknown().optional(), resume: z.unknown().optional() }).nullish(),
+                as_node: z.string().min(1),
+              }),
+            )
+            .min(1),
+        }),
+      )
+      .optional()
+      .describe("State updates applied in order to prepopulate the thread; needs a graph"),
+    ttl: TtlInput.optional(),
+  })
+  .openapi("ThreadCreate");
+
+export const ThreadPatchSchema = z
+  .object({
+    metadata: JsonObject.optional().describe("Merged into the thread's metadata"),
+    ttl: TtlInput.nullish().describe("A new TTL, or null to remove it"),
+  })
+  .openapi("ThreadPatch");
+
+const filterNote = `Containment: every key must match (nested objects recursively); at most ${MAX_FILTER_CONDITIONS} values`;
+
+export const ThreadCountSchema = z
+  .object({
+    metadata: JsonObject.optional().describe(filterNote),
+    values: JsonObject.optional().describe(filterNote),
+    status: ThreadStatus.optional(),
+  })
+  .openapi("ThreadCountRequest");
+
+export const THREAD_FIELDS = ThreadSchema.keyof().options;
+
+export const ThreadSearchSchema = ThreadCountSchema.extend({
+  ids: z.array(z.uuid()).max(80).optional(),
+  limit: z.number().int().min(1).max(1000).default(10),
+  offset: z.number().int().min(0).default(0),
+  sort_by: z.enum(["thread_id", "status", "created_at", "updated_at", "state_updated_at"]).default("created_at"),
+  sort_order: z.enum(["asc", "desc"]).default("desc"),
+  select: z.array(z.enum(THREAD_FIELDS)).min(1).optional().describe("Only these fields in each thread"),
+}).openapi("ThreadSearchRequest");
+
+export const ThreadPruneSchema = z
+  .object({
+    thread_ids: z.array(z.uuid()).min(1).max(1000),
+    strategy: z.enum(["delete", "keep_latest"]).default("delete"),
+  })
+  .openapi("ThreadPruneRequest");
+
+export const StateUpdateSchema = z
+  .object({
+    values: z.unknown().optional(),
+    as_node: z.string().min(1).optional(),
+    checkpoint_id: z.string().optional(),
+    checkpoint: CheckpointSelectorSchema.optional(),
+  })
+  .openapi("ThreadStateUpdate");
+
+export const StateCheckpointSchema = z
+  .object({ checkpoint: CheckpointSelectorSchema, subgraphs: z.boolean().default(false) })
+  .openapi("ThreadStateCheckpointRequest");
+
+/** The SDK sends `before` as a config object; older clients as a bare checkpoint id. */
+const BeforeInput = z
+  .union([
+    z.string().min(1),
+    z.object({ configurable: z.object({ checkpoint_id: z.string().min(1) }).loose() }).loose(),
+    z.object({ checkpoint_id: z.string().min(1) }).loose(),
+  ])
+  .transform((before): string => {
+    if (typeof before === "string") return before;
+    const holder = ("configurable" in before ? before.configurable : before) as { checkpoint_id: string };
+    return holder.checkpoint_id;
+  });
+
+export const HistoryRequestSchema = z
+  .object({
+    limit: z.number().int().min(1).max(1000).default(10),
+    before: BeforeInput.nullish(),
+    metadata: JsonObject.nullish().describe("Only checkpoints whose metadata contains these keys"),
+    checkpoint: CheckpointSelectorSchema.nullish().describe("History of this checkpoint namespace (subgraph)"),
+  })
+  .openapi("ThreadHistoryRequest");
+
+export const HistoryQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(10),
+  before: z.string().min(1).optional(),
+});
+
+export const BoolQuery = z
+  .enum(["true", "false", "1", "0"])
+  .optional()
+  .transform((v) => v === "true" || v === "1");

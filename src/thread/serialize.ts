@@ -1,0 +1,52 @@
+/**
+ * Graph state → JSON for the wire, in the Python Agent Server's shapes: LangChain messages become
+ * `{type, content, id, name, additional_kwargs, response_metadata, ...}` objects, everything else
+ * plain JSON. Keys whose value is undefined are dropped.
+ */
+
+interface Dictable {
+  toDict(): { type: string; data: Record<string, unknown> };
+}
+
+const isDictable = (value: object): value is Dictable =>
+  typeof (value as Partial<Dictable>).toDict === "function" && "lc_kwargs" in value;
+
+/** Fields the Python server always sends for these message types, with their empty values. */
+const MESSAGE_DEFAULTS: Record<string, Record<string, unknown>> = {
+  human: { name: null, id: null, example: false },
+  ai: { name: null, id: null, example: false, tool_calls: [], invalid_tool_calls: [], usage_metadata: null },
+  system: { name: null, id: null },
+  tool: { name: null, id: null, artifact: null, status: "success" },
+};
+
+function messageToJson(message: Dictable): Record<string, unknown> {
+  const { type, data } = message.toDict();
+  const json: Record<string, unknown> = { ...(MESSAGE_DEFAULTS[type] ?? {}) };
+  for (const [key, value] of Object.entries(data)) {
+    if (value !== undefined) json[key] = toJson(value);
+  }
+  json.type = type;
+  return json;
+}
+
+export function toJson(value: unknown): unknown {
+  if (value === null || value === undefined) return value ?? null;
+  if (typeof value !== "object") return typeof value === "bigint" ? Number(value) : value;
+  if (Array.isArray(value)) return value.map((item) => (item === undefined ? null : toJson(item)));
+  if (value instanceof Date) return value.toISOString();
+  if (value instanceof Uint8Array || value instanceof ArrayBuffer) return null;
+  if (isDictable(value)) return messageToJson(value);
+  if (value instanceof Map) return toJson(Object.fromEntries(value));
+  if (value instanceof Set) return toJson([...value]);
+  const json: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (item !== undefined && typeof item !== "function") json[key] = toJson(item);
+  }
+  return json;
+}
+
+/** `toJson` for values known to be objects (state values, metadata). */
+export function toJsonObject(value: unknown): Record<string, unknown> {
+  const json = toJson(value);
+  return json && typeof json === "object" && !Array.isArray(json) ? (json as Record<string, unknown>) : {};
+}

@@ -1,0 +1,178 @@
+import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { Database } from "../db/client.ts";
+import { threadIndex, type ThreadIndexRow } from "../db/schema.ts";
+import type { ThreadRecord } from "./thread-record.ts";
+import type { ThreadJson, ThreadStatus } from "./types.ts";
+
+/** State larger than this is not copied into D1 (its row limit is 2 MB); such values are not searchable. */
+const MAX_INDEXED_VALUES_BYTES = 1_000_000;
+/** Leaf conditions per filter: each binds parameters, and D1 allows 100 per statement. */
+export const MAX_FILTER_CONDITIONS = 40;
+
+export async function upsertThreadIndex(db: Database, record: ThreadRecord): Promise<void> {
+  const valuesJson = record.values === null ? null : JSON.stringify(record.values);
+  const indexed = valuesJson === null || valuesJson.length <= MAX_INDEXED_VALUES_BYTES;
+  const row = {
+    workspaceId: record.workspaceId,
+    threadId: record.threadId,
+    status: record.status,
+    metadata: record.metadata,
+    values: indexed ? record.values : null,
+    valuesIndexed: indexed,
+    config: record.config,
+    interrupts: record.interrupts,
+    error: record.error,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+    stateUpdatedAt: record.stateUpdatedAt,
+  };
+  await db
+    .insert(threadIndex)
+    .values(row)
+    .onConflictDoUpdate({ target: [threadIndex.workspaceId, threadIndex.threadId], set: row })
+    .run();
+}
+
+export async function deleteThreadIndex(db: Database, workspaceId: string, threadId: string): Promise<void> {
+  await db
+    .delete(threadIndex)
+    .where(and(eq(threadIndex.workspaceId, workspaceId), eq(threadIndex.threadId, threadId)))
+    .run();
+}
+
+export interface ThreadFilter {
+  metadata?: Record<string, unknown>;
+  values?: Record<string, unknown>;
+  status?: ThreadStatus;
+  ids?: string[];
+}
+
+export interface ThreadSearch extends ThreadFilter {
+  limit: number;
+  offset: number;
+  sortBy: "thread_id" | "status" | "created_at" | "updated_at" | "state_updated_at";
+  sortOrder: "asc" | "desc";
+}
+
+export class FilterTooLargeError extends Error {}
+
+/**
+ * JSONB-style containment (`stored @> filter`) as SQLite JSON conditions: every key of the filter
+ * must exist with an equal value, nested objects recursively, and every element of a filter array
+ * must appear in the stored array. Types are compared too, so "1" never matches 1.
+ */
+export function containment(column: SQLiteColumn, filter: Record<string, unknown>, path = "$"): SQL[] {
+  const conditions: SQL[] = [];
+  for (const [key, expected] of Object.entries(filter)) {
+    const at = `${path}."${key.replace(/"/g, '""')}"`;
+    if (expected !== null && typeof expected === "object" && !Array.isArray(expected)) {
+      const nested = containment(column, expected as Record<string, unknown>, at);
+      conditions.push(...(nested.length ? nested : [sql`json_type(${column}, ${at}) = 'object'`]));
+    } else if (Array.isArray(expected)) {
+      conditions.push(sql`json_type(${column}, ${at}) = 'array'`);
+      for (const element of expected) {
+        conditions.push(
+          element !== null && typeof element === "object"
+            ? sql`EXISTS (SELECT 1 FROM json_each(${column}, ${at}) AS e WHERE json(e.value) = json(${JSON.stringify(element)}))`
+            : sql`EXISTS (SELECT 1 FROM json_each(${column}, ${at}) AS e WHERE e.type = ${jsonType(element)} AND e.value IS ${element})`,
+        );
+      }
+    } else {
+      conditions.push(scalarEquals(column, at, expected));
+    }
+  }
+  if (conditions.length > MAX_FILTER_CONDITIONS) {
+    throw new FilterTooLargeError(`filters may hold at most ${MAX_FILTER_CONDITIONS} values`);
+  }
+  return conditions;
+}
+
+function jsonType(value: unknown): string {
+  if (value === null) return "null";
+  if (value === true) return "true";
+  if (value === false) return "false";
+  if (typeof value === "number") return Number.isInteger(value) ? "integer" : "real";
+  return "text";
+}
+
+function scalarEquals(column: SQLiteColumn, at: string, expected: unknown): SQL {
+  if (expected === null || typeof expected === "boolean") return sql`json_type(${column}, ${at}) = ${jsonType(expected)}`;
+  if (typeof expected === "number") {
+    return sql`json_type(${column}, ${at}) IN ('integer', 'real') AND json_extract(${column}, ${at}) = ${expected}`;
+  }
+  return sql`json_type(${column}, ${at}) = 'text' AND json_extract(${column}, ${at}) = ${String(expected)}`;
+}
+
+function whereClause(workspaceId: string, filter: ThreadFilter): SQL | undefined {
+  const conditions: SQL[] = [eq(threadIndex.workspaceId, workspaceId)];
+  if (filter.status) conditions.push(eq(threadIndex.status, filter.status));
+  if (filter.ids?.length) conditions.push(inArray(threadIndex.threadId, filter.ids));
+  if (filter.metadata) conditions.push(...containment(threadIndex.metadata, filter.metadata));
+  if (filter.values && Object.keys(filter.values).length) {
+    conditions.push(eq(threadIndex.valuesIndexed, true), ...containment(threadIndex.values, filter.values));
+  }
+  return and(...conditions);
+}
+
+const SORT_COLUMNS = {
+  thread_id: threadIndex.threadId,
+  status: threadIndex.status,
+  created_at: threadIndex.createdAt,
+  updated_at: threadIndex.updatedAt,
+  state_updated_at: threadIndex.stateUpdatedAt,
+} as const;
+
+/** One page of matching threads plus the total number of matches, in one D1 round trip. */
+export async function searchThreadIndex(
+  db: Database,
+  workspaceId: string,
+  search: ThreadSearch,
+): Promise<{ rows: ThreadIndexRow[]; total: number }> {
+  const where = whereClause(workspaceId, search);
+  const order = search.sortOrder === "asc" ? asc : desc;
+  const [rows, totals] = await db.batch([
+    db
+      .select()
+      .from(threadIndex)
+      .where(where)
+      .orderBy(order(SORT_COLUMNS[search.sortBy]), order(threadIndex.threadId))
+      .limit(search.limit)
+      .offset(search.offset),
+    db.select({ total: count() }).from(threadIndex).where(where),
+  ]);
+  return { rows, total: totals[0]?.total ?? 0 };
+}
+
+export async function countThreadIndex(db: Database, workspaceId: string, filter: ThreadFilter): Promise<number> {
+  const [row] = await db.select({ total: count() }).from(threadIndex).where(whereClause(workspaceId, filter));
+  return row?.total ?? 0;
+}
+
+/** The ids among `threadIds` that exist in the workspace. */
+export async function existingThreadIds(db: Database, workspaceId: string, threadIds: string[]): Promise<string[]> {
+  const found: string[] = [];
+  for (let i = 0; i < threadIds.length; i += 90) {
+    const rows = await db
+      .select({ threadId: threadIndex.threadId })
+      .from(threadIndex)
+      .where(and(eq(threadIndex.workspaceId, workspaceId), inArray(threadIndex.threadId, threadIds.slice(i, i + 90))));
+    found.push(...rows.map((r) => r.threadId));
+  }
+  return found;
+}
+
+export function indexRowJson(row: ThreadIndexRow): ThreadJson {
+  return {
+    thread_id: row.threadId,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+    state_updated_at: row.stateUpdatedAt,
+    metadata: row.metadata,
+    status: row.status,
+    config: row.config,
+    values: (row.values as Record<string, unknown> | null) ?? {},
+    interrupts: row.interrupts as Record<string, unknown[]>,
+    error: row.error,
+  };
+}

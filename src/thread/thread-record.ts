@@ -1,0 +1,149 @@
+import type { SqlStore } from "./sql.ts";
+import type { ThreadJson, ThreadStatus, TtlSetting, TtlStrategy } from "./types.ts";
+
+/** The thread row a ThreadDO keeps about itself (one row: a DO holds exactly one thread). */
+export interface ThreadRecord {
+  threadId: string;
+  workspaceId: string;
+  createdAt: string;
+  updatedAt: string;
+  stateUpdatedAt: string;
+  metadata: Record<string, unknown>;
+  status: ThreadStatus;
+  config: Record<string, unknown>;
+  /** null until the thread has state. */
+  values: Record<string, unknown> | null;
+  interrupts: Record<string, unknown[]>;
+  error: string | null;
+  ttl: TtlSetting | null;
+  /** The D1 index has not caught up with this row yet (the alarm retries). */
+  indexDirty: boolean;
+}
+
+interface ThreadRow {
+  thread_id: string;
+  workspace_id: string;
+  created_at: string;
+  updated_at: string;
+  state_updated_at: string;
+  metadata: string;
+  status: ThreadStatus;
+  config: string;
+  state_values: string | null;
+  interrupts: string;
+  error: string | null;
+  ttl_minutes: number | null;
+  ttl_strategy: TtlStrategy | null;
+  index_dirty: number;
+  [column: string]: string | number | null;
+}
+
+const SCHEMA = `CREATE TABLE IF NOT EXISTS thread (
+  singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+  thread_id TEXT NOT NULL,
+  workspace_id TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  state_updated_at TEXT NOT NULL,
+  metadata TEXT NOT NULL,
+  status TEXT NOT NULL,
+  config TEXT NOT NULL,
+  state_values TEXT,
+  interrupts TEXT NOT NULL,
+  error TEXT,
+  ttl_minutes REAL,
+  ttl_strategy TEXT,
+  index_dirty INTEGER NOT NULL DEFAULT 0
+)`;
+
+export class ThreadRecords {
+  #schemaReady = false;
+
+  constructor(private readonly sql: SqlStore) {}
+
+  /** Reads never create tables: a lookup of a thread that does not exist leaves the DO empty. */
+  read(): ThreadRecord | null {
+    if (!this.#schemaReady) {
+      const exists = this.sql.all("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'thread'");
+      if (exists.length === 0) return null;
+      this.#schemaReady = true;
+    }
+    const row = this.sql.all<ThreadRow>("SELECT * FROM thread WHERE singleton = 1")[0];
+    return row ? fromRow(row) : null;
+  }
+
+  write(record: ThreadRecord): void {
+    if (!this.#schemaReady) {
+      this.sql.run(SCHEMA);
+      this.#schemaReady = true;
+    }
+    this.sql.run(
+      `INSERT OR REPLACE INTO thread (singleton, thread_id, workspace_id, created_at, updated_at, state_updated_at,
+         metadata, status, config, state_values, interrupts, error, ttl_minutes, ttl_strategy, index_dirty)
+       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      record.threadId,
+      record.workspaceId,
+      record.createdAt,
+      record.updatedAt,
+      record.stateUpdatedAt,
+      JSON.stringify(record.metadata),
+      record.status,
+      JSON.stringify(record.config),
+      record.values === null ? null : JSON.stringify(record.values),
+      JSON.stringify(record.interrupts),
+      record.error,
+      record.ttl?.ttl ?? null,
+      record.ttl?.strategy ?? null,
+      record.indexDirty ? 1 : 0,
+    );
+  }
+
+  /** Forgets the schema check after the DO's storage was wiped. */
+  reset(): void {
+    this.#schemaReady = false;
+  }
+}
+
+function fromRow(row: ThreadRow): ThreadRecord {
+  return {
+    threadId: row.thread_id,
+    workspaceId: row.workspace_id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    stateUpdatedAt: row.state_updated_at,
+    metadata: JSON.parse(row.metadata),
+    status: row.status,
+    config: JSON.parse(row.config),
+    values: row.state_values === null ? null : JSON.parse(row.state_values),
+    interrupts: JSON.parse(row.interrupts),
+    error: row.error,
+    ttl: row.ttl_minutes === null ? null : { ttl: row.ttl_minutes, strategy: row.ttl_strategy ?? "delete" },
+    indexDirty: row.index_dirty === 1,
+  };
+}
+
+export function ttlExpiry(record: ThreadRecord): number | null {
+  return record.ttl ? Date.parse(record.updatedAt) + record.ttl.ttl * 60_000 : null;
+}
+
+export function threadJson(record: ThreadRecord, options: { includeTtl?: boolean } = {}): ThreadJson {
+  const json: ThreadJson = {
+    thread_id: record.threadId,
+    created_at: record.createdAt,
+    updated_at: record.updatedAt,
+    state_updated_at: record.stateUpdatedAt,
+    metadata: record.metadata,
+    status: record.status,
+    config: record.config,
+    values: record.values ?? {},
+    interrupts: record.interrupts,
+    error: record.error,
+  };
+  if (options.includeTtl) {
+    const expiry = ttlExpiry(record);
+    json.ttl = record.ttl && expiry !== null
+      ? { strategy: record.ttl.strategy, ttl_minutes: record.ttl.ttl, expires_at: new Date(expiry).toISOString() }
+      : null;
+  }
+  return json;
+}

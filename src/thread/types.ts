@@ -1,0 +1,71 @@
+/** Wire shapes shared by the ThreadDO (which produces them) and the thread routes (which send them). */
+
+export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
+export type TtlStrategy = "delete" | "keep_latest";
+
+export interface TtlSetting {
+  /** Minutes after the last update. */
+  ttl: number;
+  strategy: TtlStrategy;
+}
+
+export interface ThreadJson {
+  thread_id: string;
+  created_at: string;
+  updated_at: string;
+  state_updated_at: string;
+  metadata: Record<string, unknown>;
+  status: ThreadStatus;
+  config: Record<string, unknown>;
+  values: Record<string, unknown>;
+  interrupts: Record<string, unknown[]>;
+  error: string | null;
+  ttl?: { strategy: TtlStrategy; ttl_minutes: number; expires_at: string } | null;
+}
+
+export interface CheckpointRef {
+  thread_id: string;
+  checkpoint_ns: string;
+  checkpoint_id: string | null;
+  checkpoint_map: Record<string, unknown> | null;
+}
+
+export interface ThreadTaskJson {
+  id: string;
+  name: string;
+  path: unknown[];
+  error: string | null;
+  interrupts: unknown[];
+  checkpoint: Record<string, unknown> | null;
+  state: ThreadStateJson | null;
+  result: unknown;
+}
+
+export interface ThreadStateJson {
+  values: unknown;
+  next: string[];
+  tasks: ThreadTaskJson[];
+  metadata: Record<string, unknown>;
+  created_at: string | null;
+  checkpoint: CheckpointRef | null;
+  parent_checkpoint: CheckpointRef | null;
+  checkpoint_id: string | null;
+  parent_checkpoint_id: string | null;
+  interrupts: unknown[];
+}
+
+/** Which checkpoint an operation targets: the latest when `checkpoint_id` is absent. */
+export interface CheckpointSelector {
+  checkpoint_id?: string | null;
+  checkpoint_ns?: string;
+  checkpoint_map?: Record<string, unknown> | null;
+}
+
+/**
+ * Durable Object RPC drops error classes, so thread operations return their failures as values and
+ * the Worker turns them into HTTP errors.
+ */
+export type Outcome<T> = { ok: true; value: T } | { ok: false; status: 404 | 409 | 422; detail: string };
+
+export const ok = <T>(value: T): Outcome<T> => ({ ok: true, value });
+export const fail = (status: 404 | 409 | 422, detail: string): Outcome<never> => ({ ok: false, status, detail });
