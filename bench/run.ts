@@ -41,6 +41,8 @@ interface Options {
   durationMs: number;
   warmupMs: number;
   concurrency: number;
+  /** --concurrency was given: it then overrides each scenario's own concurrency. */
+  concurrencyForced: boolean;
   maxOps: number;
   scenarios: Scenario[];
   json: boolean;
@@ -100,6 +102,7 @@ function parseOptions(argv: string[]): Options | "help" | "list" {
     durationMs: numberOption(values.duration, "duration", 5, (n) => n > 0 && n <= 3600) * 1000,
     warmupMs: numberOption(values.warmup, "warmup", 1, (n) => n >= 0 && n <= 600) * 1000,
     concurrency: numberOption(values.concurrency, "concurrency", 8, (n) => Number.isInteger(n) && n >= 1 && n <= 1024),
+    concurrencyForced: values.concurrency !== undefined,
     maxOps: numberOption(values["max-ops"], "max-ops", 200_000, (n) => Number.isInteger(n) && n >= 1 && n <= 10_000_000),
     scenarios,
     json: values.json ?? false,
@@ -195,7 +198,7 @@ async function main(): Promise<number> {
       // A fresh state object per scenario so setups cannot leak into each other.
       const ctx: BenchContext = { baseUrl: url, apiKey: options.apiKey, client, timeoutMs: OP_TIMEOUT_MS, state: {}, request };
       const result = await runScenario(scenario, ctx, {
-        concurrency: options.concurrency,
+        concurrency: options.concurrencyForced ? options.concurrency : (scenario.concurrency ?? options.concurrency),
         durationMs: options.durationMs,
         warmupMs: options.warmupMs,
         maxOps: options.maxOps,

@@ -12,6 +12,7 @@
  *   },
  */
 import type { Client } from "@langchain/langgraph-sdk";
+import { THREAD_SCENARIOS } from "./scenarios-threads.ts";
 
 export interface BenchContext {
   /** The target server, without a trailing slash. Every request goes here and nowhere else. */
@@ -30,6 +31,8 @@ export interface BenchContext {
 export interface Scenario {
   name: string;
   description: string;
+  /** Concurrent workers for this scenario (default: --concurrency, 8); --concurrency overrides it. */
+  concurrency?: number;
   /** Runs once before warm-up (not measured); e.g. creates the assistant or thread `run` uses. */
   setup?(ctx: BenchContext): Promise<void>;
   /** One operation. Resolve on success; throw (or reject) on failure. */
@@ -82,8 +85,7 @@ export const SCENARIOS: readonly Scenario[] = [
     description: "GET /api/v1/workspaces with X-Api-Key: API-key middleware plus a D1 query",
     run: async (ctx) => void (await ctx.request("/api/v1/workspaces", { auth: true })),
   },
-  // No SDK scenario yet: every SDK call targets an Agent Server resource (assistants, threads, runs,
-  // store, crons) that the server does not implement so far. Add them here as the resources land.
+  ...THREAD_SCENARIOS,
 ];
 
 export function findScenario(name: string): Scenario | undefined {

@@ -121,12 +121,35 @@ type Scope = { threadId: string; checkpointNs: string };
 const CHECKPOINT_COLUMNS =
   "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, channel_versions, metadata";
 
+/** Told which checkpoint just changed (a re-put or new pending writes), so derived caches can drop it. */
+export type CheckpointChangeListener = (checkpointNs: string, checkpointId: string) => void;
+
 export class SqliteCheckpointSaver extends BaseCheckpointSaver {
   readonly #sql: SqlStore;
+  readonly #onChange?: CheckpointChangeListener;
 
-  constructor(sql: SqlStore, serde?: SerializerProtocol) {
+  constructor(sql: SqlStore, serde?: SerializerProtocol, onChange?: CheckpointChangeListener) {
     super(serde);
     this.#sql = sql;
+    this.#onChange = onChange;
+  }
+
+  /**
+   * The ids `list` would yield for the same arguments, without loading any checkpoint: lets callers
+   * serve what they already derived from a checkpoint without deserializing it again.
+   */
+  checkpointIds(config: RunnableConfig, options: CheckpointListOptions = {}): string[] {
+    if (!hasCheckpointSchema(this.#sql)) return [];
+    const { where, params } = listConditions(config, options);
+    const limit = options.limit === undefined ? -1 : Math.max(0, Math.trunc(Number(options.limit)));
+    return this.#sql
+      .all<{ checkpoint_id: string }>(
+        `SELECT checkpoint_id FROM checkpoints ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+         ORDER BY checkpoint_id DESC, checkpoint_ns DESC, thread_id DESC LIMIT ?`,
+        ...params,
+        limit,
+      )
+      .map((row) => row.checkpoint_id);
   }
 
   // ---- reads: they never create the schema, so reading a fresh thread writes nothing ----
@@ -235,6 +258,7 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
         isoTimestamp(checkpoint.ts),
       );
     });
+    this.#onChange?.(checkpoint_ns, checkpoint.id);
     return { configurable: { thread_id: threadId, checkpoint_ns, checkpoint_id: checkpoint.id } };
   }
 
@@ -280,6 +304,7 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
         rows,
       );
     });
+    this.#onChange?.(checkpoint_ns, String(checkpoint_id));
   }
 
   async deleteThread(threadId: string): Promise<void> {

@@ -5,6 +5,7 @@ import type { LoadedGraph } from "../deployment/graphs.ts";
 import { log } from "../observability/log.ts";
 import { SqliteCheckpointSaver } from "./checkpointer.ts";
 import { durableObjectSql, type SqlRow } from "./sql.ts";
+import { StateCache } from "./state-cache.ts";
 import {
   bindGraph,
   checkpointConfig,
@@ -82,7 +83,8 @@ export const THREAD_NOT_FOUND = "Thread not found";
 export class ThreadDO extends DurableObject<Env> {
   readonly #sql = durableObjectSql(this.ctx.storage);
   readonly #records = new ThreadRecords(this.#sql);
-  #saver = new SqliteCheckpointSaver(this.#sql);
+  readonly #states = new StateCache();
+  #saver = this.#newSaver();
 
   // ---- thread resource ----
 
@@ -161,23 +163,31 @@ export class ThreadDO extends DurableObject<Env> {
     if (!record) return this.#notFound();
     if (strategy === "delete") return this.delete();
     this.#saver.deleteAllExceptLatest(record.threadId);
+    this.#states.clear();
     return ok(true);
   }
 
   // ---- state ----
 
-  async getState(input: { checkpoint?: CheckpointSelector; subgraphs?: boolean }): Promise<Outcome<ThreadStateJson>> {
+  /** The state as JSON text (see StateCache). */
+  async getState(input: { checkpoint?: CheckpointSelector; subgraphs?: boolean }): Promise<Outcome<string>> {
     const record = this.#records.read();
     if (!record) return this.#notFound();
     const graph = await this.#graph(record);
-    if (!graph) return ok(EMPTY_STATE);
+    if (!graph) return ok(JSON.stringify(EMPTY_STATE));
     const config = checkpointConfig(record.threadId, input.checkpoint);
-    if (!(await this.#saver.getTuple(config))) {
+    const [checkpointId] = this.#saver.checkpointIds(config, { limit: 1 });
+    if (!checkpointId) {
       return input.checkpoint?.checkpoint_id
         ? fail(404, `Checkpoint ${input.checkpoint.checkpoint_id} not found in thread ${record.threadId}`)
-        : ok(EMPTY_STATE);
+        : ok(JSON.stringify(EMPTY_STATE));
     }
-    return ok(stateJson(await graph.getState(config, { subgraphs: input.subgraphs ?? false })));
+    const cacheable = !input.subgraphs && !input.checkpoint?.checkpoint_ns;
+    const cached = cacheable ? this.#states.get(checkpointId) : undefined;
+    if (cached) return ok(cached);
+    const json = JSON.stringify(stateJson(await graph.getState(config, { subgraphs: input.subgraphs ?? false })));
+    if (cacheable) this.#states.set(checkpointId, json);
+    return ok(json);
   }
 
   updateState(input: UpdateStateInput): Promise<Outcome<{ checkpoint: CheckpointRef | null }>> {
@@ -206,19 +216,42 @@ export class ThreadDO extends DurableObject<Env> {
     });
   }
 
-  async history(input: HistoryInput): Promise<Outcome<ThreadStateJson[]>> {
+  /** History as a JSON array text, newest first (see StateCache). */
+  async history(input: HistoryInput): Promise<Outcome<string>> {
     const record = this.#records.read();
     if (!record) return this.#notFound();
     const graph = await this.#graph(record);
-    if (!graph) return ok([]);
-    const states: ThreadStateJson[] = [];
-    const history = graph.getStateHistory(checkpointConfig(record.threadId, input.checkpoint), {
+    if (!graph) return ok("[]");
+    const config = checkpointConfig(record.threadId, input.checkpoint);
+    const options = {
       limit: input.limit,
       before: input.before ? { configurable: { checkpoint_id: input.before } } : undefined,
       filter: input.metadata,
-    });
-    for await (const snapshot of history) states.push(stateJson(snapshot));
-    return ok(states);
+    };
+    if (input.checkpoint?.checkpoint_ns) {
+      const states: ThreadStateJson[] = [];
+      for await (const snapshot of graph.getStateHistory(config, options)) states.push(stateJson(snapshot));
+      return ok(JSON.stringify(states));
+    }
+    // Root history: reuse the states already built; rebuild only the checkpoints not seen before.
+    const ids = this.#saver.checkpointIds(config, options);
+    const found = new Map<string, string>();
+    for (const id of ids) {
+      const cached = this.#states.get(id);
+      if (cached) found.set(id, cached);
+    }
+    const missing = ids.filter((id) => !found.has(id));
+    const remember = (state: ThreadStateJson) => {
+      const json = JSON.stringify(state);
+      found.set(state.checkpoint_id!, json);
+      this.#states.set(state.checkpoint_id!, json);
+    };
+    if (missing.length > 3) {
+      for await (const snapshot of graph.getStateHistory(config, options)) remember(stateJson(snapshot));
+    } else {
+      for (const id of missing) remember(stateJson(await graph.getState(checkpointConfig(record.threadId, { checkpoint_id: id }))));
+    }
+    return ok(`[${ids.flatMap((id) => found.get(id) ?? []).join(",")}]`);
   }
 
   // ---- copy ----
@@ -308,6 +341,7 @@ export class ThreadDO extends DurableObject<Env> {
         return;
       }
       this.#saver.deleteAllExceptLatest(record.threadId);
+      this.#states.clear();
     }
     if (record.indexDirty) await this.#save(record);
     else await this.#scheduleAlarm(record);
@@ -385,7 +419,14 @@ export class ThreadDO extends DurableObject<Env> {
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.#records.reset();
-    this.#saver = new SqliteCheckpointSaver(this.#sql);
+    this.#states.clear();
+    this.#saver = this.#newSaver();
+  }
+
+  #newSaver(): SqliteCheckpointSaver {
+    return new SqliteCheckpointSaver(this.#sql, undefined, (ns, checkpointId) => {
+      if (ns === "") this.#states.forget(checkpointId);
+    });
   }
 
   #notFound(): Outcome<never> {
