@@ -66,7 +66,10 @@ export const EMPTY_STATE: ThreadStateJson = {
 const isSnapshot = (value: unknown): value is StateSnapshot =>
   typeof value === "object" && value !== null && "values" in value && "next" in value;
 
-export function stateJson(snapshot: StateSnapshot): ThreadStateJson {
+/**
+ * `graphId` joins the metadata, as on the platform's states (LangGraph itself adds `thread_id`).
+ */
+export function stateJson(snapshot: StateSnapshot, graphId?: string): ThreadStateJson {
   const tasks: ThreadTaskJson[] = snapshot.tasks.map((task) => ({
     id: task.id,
     name: task.name,
@@ -74,7 +77,7 @@ export function stateJson(snapshot: StateSnapshot): ThreadStateJson {
     error: task.error ? errorText(task.error) : null,
     interrupts: (toJson(task.interrupts) as unknown[]) ?? [],
     checkpoint: task.state && !isSnapshot(task.state) ? toJsonObject(task.state.configurable) : null,
-    state: isSnapshot(task.state) ? stateJson(task.state) : null,
+    state: isSnapshot(task.state) ? stateJson(task.state, graphId) : null,
     result: task.result === undefined ? null : toJson(task.result),
   }));
   const checkpoint = checkpointRef(snapshot.config);
@@ -83,7 +86,7 @@ export function stateJson(snapshot: StateSnapshot): ThreadStateJson {
     values: toJson(snapshot.values) ?? {},
     next: [...snapshot.next],
     tasks,
-    metadata: toJsonObject(snapshot.metadata),
+    metadata: { ...(graphId ? { graph_id: graphId } : {}), ...toJsonObject(snapshot.metadata) },
     created_at: snapshot.createdAt ?? null,
     checkpoint,
     parent_checkpoint: parent,

@@ -185,7 +185,7 @@ export class ThreadDO extends DurableObject<Env> {
     const cacheable = !input.subgraphs && !input.checkpoint?.checkpoint_ns;
     const cached = cacheable ? this.#states.get(checkpointId) : undefined;
     if (cached) return ok(cached);
-    const json = JSON.stringify(stateJson(await graph.getState(config, { subgraphs: input.subgraphs ?? false })));
+    const json = JSON.stringify(stateJson(await graph.getState(config, { subgraphs: input.subgraphs ?? false }), graph.graphId));
     if (cacheable) this.#states.set(checkpointId, json);
     return ok(json);
   }
@@ -230,7 +230,7 @@ export class ThreadDO extends DurableObject<Env> {
     };
     if (input.checkpoint?.checkpoint_ns) {
       const states: ThreadStateJson[] = [];
-      for await (const snapshot of graph.getStateHistory(config, options)) states.push(stateJson(snapshot));
+      for await (const snapshot of graph.getStateHistory(config, options)) states.push(stateJson(snapshot, graph.graphId));
       return ok(JSON.stringify(states));
     }
     // Root history: reuse the states already built; rebuild only the checkpoints not seen before.
@@ -247,9 +247,9 @@ export class ThreadDO extends DurableObject<Env> {
       this.#states.set(state.checkpoint_id!, json);
     };
     if (missing.length > 3) {
-      for await (const snapshot of graph.getStateHistory(config, options)) remember(stateJson(snapshot));
+      for await (const snapshot of graph.getStateHistory(config, options)) remember(stateJson(snapshot, graph.graphId));
     } else {
-      for (const id of missing) remember(stateJson(await graph.getState(checkpointConfig(record.threadId, { checkpoint_id: id }))));
+      for (const id of missing) remember(stateJson(await graph.getState(checkpointConfig(record.threadId, { checkpoint_id: id })), graph.graphId));
     }
     return ok(`[${ids.flatMap((id) => found.get(id) ?? []).join(",")}]`);
   }
@@ -379,10 +379,11 @@ export class ThreadDO extends DurableObject<Env> {
     return ok(true);
   }
 
-  async #graph(record: ThreadRecord) {
+  async #graph(record: ThreadRecord): Promise<(LoadedGraph & { graphId: string }) | undefined> {
     const graphId = record.metadata.graph_id;
     if (typeof graphId !== "string") return undefined;
-    return bindGraph(graphId, this.#saver, checkpointConfig(record.threadId));
+    const graph = await bindGraph(graphId, this.#saver, checkpointConfig(record.threadId));
+    return graph && Object.assign(graph, { graphId });
   }
 
   /** Copies the latest root state's values and pending interrupts onto the record. */

@@ -140,7 +140,9 @@ describe("POST /threads/{id}/copy", () => {
     const strip = (states: ThreadStateJson[]) => states.map((s) => ({ id: s.checkpoint_id, values: s.values, next: s.next, step: s.metadata.step }));
     const before = await history(source.thread_id);
     expect(strip(await history(copy.thread_id))).toEqual(strip(before));
-    expect((await history(copy.thread_id))[0].checkpoint?.thread_id).toBe(copy.thread_id);
+    const copied = await history(copy.thread_id);
+    expect(copied[0].checkpoint?.thread_id).toBe(copy.thread_id);
+    expect(copied.every((s) => s.metadata.thread_id === copy.thread_id)).toBe(true);
 
     // Later changes to one do not reach the other.
     const update = await post(`/threads/${copy.thread_id}/state`, { values: { messages: [{ role: "user", content: "only in copy" }] }, as_node: "respond" });
@@ -215,7 +217,7 @@ describe("state and history", () => {
     expect(latest.values).toEqual(thread.values);
     expect(latest.next).toEqual([]);
     expect(latest.checkpoint).toMatchObject({ thread_id: thread.thread_id, checkpoint_ns: "" });
-    expect(latest.metadata).toMatchObject({ source: "update", step: expect.any(Number) });
+    expect(latest.metadata).toMatchObject({ source: "update", step: expect.any(Number), graph_id: "echo", thread_id: thread.thread_id });
     expect(latest.parent_checkpoint_id).toEqual(expect.any(String));
 
     const parentId = latest.parent_checkpoint_id!;
