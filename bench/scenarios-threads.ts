@@ -21,6 +21,17 @@ async function longConversation(ctx: BenchContext): Promise<string> {
   return thread.thread_id;
 }
 
+/** 150 checkpoints of the `steps` graph, each adding one short item: a small state. */
+async function shortStateThread(ctx: BenchContext): Promise<string> {
+  const supersteps = [{ updates: [{ values: {}, asNode: "__input__" }] }];
+  const nodes = ["step1", "step2", "step3"];
+  for (let i = 0; i < 149; i++) {
+    supersteps.push({ updates: [{ values: { items: [`item ${i}`] }, asNode: i === 0 ? "__start__" : nodes[i % 3] }] });
+  }
+  const thread = await ctx.client.threads.create({ graphId: "steps", supersteps, metadata: { bench: "history-small" } });
+  return thread.thread_id;
+}
+
 export const THREAD_SCENARIOS: Scenario[] = [
   {
     name: "threads-create",
@@ -57,6 +68,15 @@ export const THREAD_SCENARIOS: Scenario[] = [
     concurrency: 1,
     setup: async (ctx) => {
       ctx.state.threadId = await longConversation(ctx);
+    },
+    run: async (ctx) => void (await ctx.client.threads.getHistory(ctx.state.threadId as string, { limit: 100 })),
+  },
+  {
+    name: "history-100-small",
+    description: "client.threads.getHistory(id, {limit: 100}) on a thread with 150 checkpoints of a small state",
+    concurrency: 1,
+    setup: async (ctx) => {
+      ctx.state.threadId = await shortStateThread(ctx);
     },
     run: async (ctx) => void (await ctx.client.threads.getHistory(ctx.state.threadId as string, { limit: 100 })),
   },
