@@ -11,6 +11,7 @@ import { onError, onNotFound } from "./http/error-handler.ts";
 import { httpMetrics } from "./observability/http-metrics.ts";
 import { tenancyRoutes } from "./tenancy/routes.ts";
 import { threadRoutes } from "./agent/threads/routes.ts";
+import { runRoutes } from "./agent/runs/routes.ts";
 
 /** Paths reachable without credentials. Everything else is declared with `secured(...)`. */
 export const PUBLIC_PATHS = ["/ok", "/info", "/docs", "/openapi.json"] as const;
@@ -28,6 +29,7 @@ export function createApp() {
   app.route("/", systemRoutes);
   app.route("/", tenancyRoutes);
   app.route("/", threadRoutes);
+  app.route("/", runRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {
     type: "apiKey",

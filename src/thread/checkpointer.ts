@@ -1,5 +1,6 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
+  EXCLUDED_METADATA_KEYS,
   BaseCheckpointSaver,
   type ChannelVersions,
   type Checkpoint,
@@ -121,6 +122,21 @@ type Scope = { threadId: string; checkpointNs: string };
 const CHECKPOINT_COLUMNS =
   "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, channel_versions, metadata";
 
+/**
+ * The run's own metadata (run_id, graph_id, assistant_id, ...) joins each checkpoint's metadata, as
+ * the Python savers do; LangGraph.js leaves it out. That makes a run's checkpoints findable (rollback,
+ * recovery, history filters). Framework keys stay out.
+ */
+function runMetadata(config: RunnableConfig): Record<string, unknown> {
+  const extra: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(config.metadata ?? {})) {
+    if (key.startsWith("__") || key.startsWith("ls_") || EXCLUDED_METADATA_KEYS.has(key) || value === undefined) continue;
+    if (typeof value === "function" || typeof value === "symbol") continue;
+    extra[key] = value;
+  }
+  return extra;
+}
+
 /** Told which checkpoint just changed (a re-put or new pending writes), so derived caches can drop it. */
 export type CheckpointChangeListener = (checkpointNs: string, checkpointId: string) => void;
 
@@ -217,7 +233,7 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
     const { channel_values: values, ...withoutValues } = checkpoint;
 
     const [type, bytes] = await this.serde.dumpsTyped(withoutValues);
-    const metadataJson = await this.#dumpMetadata(metadata);
+    const metadataJson = await this.#dumpMetadata({ ...runMetadata(config), ...metadata });
     const blobRows: SqlValue[][] = [];
     for (const [channel, version] of Object.entries(newVersions)) {
       const stored: Stored = Object.hasOwn(values, channel) ? await this.#dump(values[channel]) : { type: EMPTY, bytes: new Uint8Array() };
@@ -322,13 +338,29 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
    * Returns the number of checkpoints deleted.
    */
   deleteAllExceptLatest(threadId: string): number {
+    return this.#deleteWhere(
+      threadId,
+      `checkpoint_id < (SELECT MAX(latest.checkpoint_id) FROM checkpoints AS latest
+        WHERE latest.thread_id = checkpoints.thread_id AND latest.checkpoint_ns = checkpoints.checkpoint_ns)`,
+    );
+  }
+
+  /**
+   * Deletes every checkpoint a run wrote (its metadata names the run, see `runMetadata`), in every
+   * namespace, with writes and blobs no longer used: a rolled-back run leaves no trace. Returns how
+   * many checkpoints went.
+   */
+  deleteRunCheckpoints(threadId: string, runId: string): number {
+    return this.#deleteWhere(threadId, "json_extract(metadata, '$.run_id') = ?", runId);
+  }
+
+  /** Deletes the thread's checkpoints matching `condition`, then the writes and blobs left unused. */
+  #deleteWhere(threadId: string, condition: string, ...params: SqlValue[]): number {
     if (!hasCheckpointSchema(this.#sql)) return 0;
-    const superseded = `thread_id = ? AND checkpoint_id < (
-      SELECT MAX(latest.checkpoint_id) FROM checkpoints AS latest
-      WHERE latest.thread_id = checkpoints.thread_id AND latest.checkpoint_ns = checkpoints.checkpoint_ns)`;
+    const match = `thread_id = ? AND ${condition}`;
     return this.#sql.transaction(() => {
-      const [counted] = this.#sql.all<{ n: number }>(`SELECT COUNT(*) AS n FROM checkpoints WHERE ${superseded}`, threadId);
-      this.#sql.run(`DELETE FROM checkpoints WHERE ${superseded}`, threadId);
+      const [counted] = this.#sql.all<{ n: number }>(`SELECT COUNT(*) AS n FROM checkpoints WHERE ${match}`, threadId, ...params);
+      this.#sql.run(`DELETE FROM checkpoints WHERE ${match}`, threadId, ...params);
       this.#sql.run(
         `DELETE FROM checkpoint_writes WHERE thread_id = ? AND NOT EXISTS (
           SELECT 1 FROM checkpoints AS c WHERE c.thread_id = checkpoint_writes.thread_id

@@ -6,6 +6,9 @@ import { log } from "../observability/log.ts";
 import { SqliteCheckpointSaver } from "./checkpointer.ts";
 import { durableObjectSql, type SqlRow } from "./sql.ts";
 import { StateCache } from "./state-cache.ts";
+import { RunManager, type RunHost } from "../runs/run-manager.ts";
+import { waitingBody } from "../runs/waiting-body.ts";
+import type { CancelAction, CreateRunInput, RunJson, RunStatus } from "../runs/types.ts";
 import {
   bindGraph,
   checkpointConfig,
@@ -85,6 +88,7 @@ export class ThreadDO extends DurableObject<Env> {
   readonly #records = new ThreadRecords(this.#sql);
   readonly #states = new StateCache();
   #saver = this.#newSaver();
+  readonly #runs = new RunManager(this.#runHost(), this.#sql);
 
   // ---- thread resource ----
 
@@ -151,8 +155,9 @@ export class ThreadDO extends DurableObject<Env> {
   async delete(): Promise<Outcome<true>> {
     const record = this.#records.read();
     if (!record) return this.#notFound();
+    await this.#runs.shutdown();
     // Index first: if D1 fails the thread stays whole and the caller can retry.
-    await deleteThreadIndex(database(this.env), record.workspaceId, record.threadId);
+    if (!record.temporary) await deleteThreadIndex(database(this.env), record.workspaceId, record.threadId);
     await this.#wipe();
     return ok(true);
   }
@@ -254,6 +259,76 @@ export class ThreadDO extends DurableObject<Env> {
     return ok(`[${ids.flatMap((id) => found.get(id) ?? []).join(",")}]`);
   }
 
+  // ---- runs ----
+
+  createRun(input: CreateRunInput): Promise<Outcome<{ run: RunJson }>> {
+    return this.#runs.create(input);
+  }
+
+  /** Creates the run with a reader attached before it starts; `cancelOnDisconnect` for on_disconnect=cancel. */
+  async createRunStream(
+    input: CreateRunInput,
+    cancelOnDisconnect: boolean,
+  ): Promise<Outcome<{ run: RunJson; stream?: ReadableStream<Uint8Array> }>> {
+    const onDisconnect = cancelOnDisconnect
+      ? () => void this.#runs.cancel({ runIds: [input.runId], action: "interrupt" })
+      : undefined;
+    return this.#runs.create(input, { onDisconnect });
+  }
+
+  /**
+   * Creates the run and returns its `/wait` body: keep-alive newlines, then the result. One call, so
+   * the result survives a stateless run's thread being deleted as soon as the run ends.
+   */
+  async createRunWait(input: CreateRunInput): Promise<Outcome<{ run: RunJson; body: ReadableStream<Uint8Array> }>> {
+    const created = await this.#runs.create(input);
+    if (!created.ok) return created;
+    const result = this.#runs.join(input.runId).then((outcome) =>
+      outcome.ok ? outcome.value : JSON.stringify({ __error__: { error: "RunNotFound", message: outcome.detail } }),
+    );
+    return ok({ run: created.value.run, body: waitingBody(result) });
+  }
+
+  joinRun(runId: string): Promise<Outcome<string>> {
+    return this.#runs.join(runId);
+  }
+
+  streamRun(runId: string, options: { lastEventId?: number; cancelOnDisconnect?: boolean }): Outcome<ReadableStream<Uint8Array>> {
+    if (!this.#records.read()) return this.#notFound();
+    return this.#runs.stream(runId, options);
+  }
+
+  /** Every event of every run of the thread, from now (or after `lastEventId`) until the client leaves. */
+  streamThread(lastEventId?: number): Outcome<ReadableStream<Uint8Array>> {
+    if (!this.#records.read()) return this.#notFound();
+    return ok(this.#runs.streams.subscribeThread(lastEventId));
+  }
+
+  listRuns(options: { limit: number; offset: number; status?: RunStatus }): Outcome<RunJson[]> {
+    if (!this.#records.read()) return this.#notFound();
+    return ok(this.#runs.list(options));
+  }
+
+  getRun(runId: string): Outcome<RunJson> {
+    if (!this.#records.read()) return this.#notFound();
+    return this.#runs.get(runId);
+  }
+
+  async deleteRun(runId: string): Promise<Outcome<true>> {
+    if (!this.#records.read()) return this.#notFound();
+    return this.#runs.delete(runId);
+  }
+
+  async cancelRuns(request: {
+    runIds?: string[];
+    status?: "pending" | "running" | "all";
+    action: CancelAction;
+    wait?: boolean;
+  }): Promise<Outcome<RunJson[]>> {
+    if (!this.#records.read()) return this.#notFound();
+    return this.#runs.cancel(request);
+  }
+
   // ---- copy ----
 
   /** Copies this thread, every checkpoint included, to a new thread in the same workspace. */
@@ -333,8 +408,9 @@ export class ThreadDO extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     const record = this.#records.read();
     if (!record) return;
+    this.#runs.onAlarm();
     const expiry = ttlExpiry(record);
-    if (record.ttl && expiry !== null && expiry <= Date.now()) {
+    if (record.ttl && expiry !== null && expiry <= Date.now() && !this.#runs.store.hasActive()) {
       log.info("thread ttl expired", { thread_id: record.threadId, strategy: record.ttl.strategy });
       if (record.ttl.strategy === "delete") {
         await this.delete();
@@ -395,6 +471,10 @@ export class ThreadDO extends DurableObject<Env> {
 
   /** Persists the record, then brings the D1 index up to date (the alarm retries when D1 fails). */
   async #save(record: ThreadRecord): Promise<void> {
+    if (record.temporary) {
+      this.#records.write(record);
+      return this.#scheduleAlarm(record);
+    }
     record.indexDirty = true;
     this.#records.write(record);
     try {
@@ -412,6 +492,8 @@ export class ThreadDO extends DurableObject<Env> {
     const expiry = ttlExpiry(record);
     if (expiry !== null && (expiry > Date.now() || record.ttl?.strategy === "delete")) times.push(expiry);
     if (record.indexDirty) times.push(Date.now() + INDEX_RETRY_MS);
+    const runs = this.#runs.nextWakeup();
+    if (runs !== null) times.push(runs);
     if (times.length) await this.ctx.storage.setAlarm(Math.min(...times));
     else await this.ctx.storage.deleteAlarm();
   }
@@ -420,8 +502,28 @@ export class ThreadDO extends DurableObject<Env> {
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.#records.reset();
+    this.#runs.store.reset();
     this.#states.clear();
     this.#saver = this.#newSaver();
+  }
+
+  #runHost(): RunHost {
+    return {
+      saver: () => this.#saver,
+      readThread: () => this.#records.read(),
+      writeThread: (record) => this.#records.write(record),
+      saveThread: (record) => this.#save(record),
+      deleteThread: async () => {
+        const record = this.#records.read();
+        if (record && !record.temporary) await deleteThreadIndex(database(this.env), record.workspaceId, record.threadId);
+        await this.#wipe();
+      },
+      scheduleAlarm: async () => {
+        const record = this.#records.read();
+        if (record) await this.#scheduleAlarm(record);
+      },
+      bindGraph: (graphId, config) => bindGraph(graphId, this.#saver, config),
+    };
   }
 
   #newSaver(): SqliteCheckpointSaver {

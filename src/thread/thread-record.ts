@@ -18,6 +18,8 @@ export interface ThreadRecord {
   ttl: TtlSetting | null;
   /** The D1 index has not caught up with this row yet (the alarm retries). */
   indexDirty: boolean;
+  /** The short-lived thread of a stateless run: never indexed, deleted when its run ends. */
+  temporary?: boolean;
 }
 
 interface ThreadRow {
@@ -35,6 +37,7 @@ interface ThreadRow {
   ttl_minutes: number | null;
   ttl_strategy: TtlStrategy | null;
   index_dirty: number;
+  temporary: number;
   [column: string]: string | number | null;
 }
 
@@ -53,7 +56,8 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS thread (
   error TEXT,
   ttl_minutes REAL,
   ttl_strategy TEXT,
-  index_dirty INTEGER NOT NULL DEFAULT 0
+  index_dirty INTEGER NOT NULL DEFAULT 0,
+  temporary INTEGER NOT NULL DEFAULT 0
 )`;
 
 export class ThreadRecords {
@@ -79,8 +83,8 @@ export class ThreadRecords {
     }
     this.sql.run(
       `INSERT OR REPLACE INTO thread (singleton, thread_id, workspace_id, created_at, updated_at, state_updated_at,
-         metadata, status, config, state_values, interrupts, error, ttl_minutes, ttl_strategy, index_dirty)
-       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         metadata, status, config, state_values, interrupts, error, ttl_minutes, ttl_strategy, index_dirty, temporary)
+       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       record.threadId,
       record.workspaceId,
       record.createdAt,
@@ -95,6 +99,7 @@ export class ThreadRecords {
       record.ttl?.ttl ?? null,
       record.ttl?.strategy ?? null,
       record.indexDirty ? 1 : 0,
+      record.temporary ? 1 : 0,
     );
   }
 
@@ -119,6 +124,7 @@ function fromRow(row: ThreadRow): ThreadRecord {
     error: row.error,
     ttl: row.ttl_minutes === null ? null : { ttl: row.ttl_minutes, strategy: row.ttl_strategy ?? "delete" },
     indexDirty: row.index_dirty === 1,
+    temporary: row.temporary === 1,
   };
 }
 

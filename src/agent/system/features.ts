@@ -5,7 +5,7 @@
 export const FEATURES = {
   assistants: false,
   threads: true,
-  runs: false,
+  runs: true,
   crons: false,
   store: false,
   a2a: false,

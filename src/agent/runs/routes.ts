@@ -1,0 +1,192 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../http/app-env.ts";
+import { createRouter } from "../../http/router.ts";
+import { authErrors, conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
+import { secured } from "../../http/secured.ts";
+import { ThreadIdParam } from "../threads/schemas.ts";
+import { threadStub, unwrap } from "../threads/service.ts";
+import {
+  BulkCancelSchema,
+  CancelQuery,
+  JoinStreamQuery,
+  RunCreateSchema,
+  RunIdParams,
+  RunListQuery,
+  RunSchema,
+  StatelessRunIdParams,
+} from "./schemas.ts";
+import { lastEventId, runInput, sseHeaders } from "./service.ts";
+import { waitingBody } from "../../runs/waiting-body.ts";
+import type { Outcome } from "../../thread/types.ts";
+import type { RunJson } from "../../runs/types.ts";
+
+// Durable Object RPC results lose their generic types; these name them again.
+type Created = Outcome<{ run: RunJson; stream?: ReadableStream<Uint8Array> }>;
+
+const tags = ["Thread Runs"];
+const statelessTags = ["Stateless Runs"];
+const errors = { ...authErrors, ...notFoundError };
+const sse = { description: "Server-sent events (see the streaming reference)", content: { "text/event-stream": { schema: z.string() } } };
+const waited = jsonContent(z.unknown(), "The run's final values, or {__error__: {error, message}}");
+
+const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute(config));
+const threadRunRequest = { params: ThreadIdParam, body: jsonBody(RunCreateSchema) };
+const statelessRunRequest = { body: jsonBody(RunCreateSchema) };
+
+const routes = {
+  create: route({ method: "post", path: "/threads/{thread_id}/runs", tags, summary: "Create a background run", request: threadRunRequest, responses: { 200: jsonContent(RunSchema, "The pending run; Content-Location names it"), ...errors, ...conflictError } }),
+  stream: route({ method: "post", path: "/threads/{thread_id}/runs/stream", tags, summary: "Create a run and stream its output", request: threadRunRequest, responses: { 200: sse, ...errors, ...conflictError } }),
+  wait: route({ method: "post", path: "/threads/{thread_id}/runs/wait", tags, summary: "Create a run and wait for its final values", request: threadRunRequest, responses: { 200: waited, ...errors, ...conflictError } }),
+  list: route({ method: "get", path: "/threads/{thread_id}/runs", tags, summary: "List a thread's runs, newest first", request: { params: ThreadIdParam, query: RunListQuery }, responses: { 200: jsonContent(z.array(RunSchema), "Runs"), ...errors } }),
+  get: route({ method: "get", path: "/threads/{thread_id}/runs/{run_id}", tags, summary: "Get a run", request: { params: RunIdParams }, responses: { 200: jsonContent(RunSchema, "The run"), ...errors } }),
+  delete: route({ method: "delete", path: "/threads/{thread_id}/runs/{run_id}", tags, summary: "Delete a run (an active one is cancelled first)", request: { params: RunIdParams }, responses: { 200: jsonContent(z.object({}), "Deleted"), ...errors } }),
+  cancel: route({ method: "post", path: "/threads/{thread_id}/runs/{run_id}/cancel", tags, summary: "Cancel a run", request: { params: RunIdParams, query: CancelQuery }, responses: { 200: jsonContent(RunSchema, "The run after cancellation"), ...errors } }),
+  join: route({ method: "get", path: "/threads/{thread_id}/runs/{run_id}/join", tags, summary: "Wait for a run and return its final values", request: { params: RunIdParams }, responses: { 200: waited, ...errors } }),
+  joinStream: route({ method: "get", path: "/threads/{thread_id}/runs/{run_id}/stream", tags, summary: "Join a run's event stream (Last-Event-ID replays a resumable run)", request: { params: RunIdParams, query: JoinStreamQuery }, responses: { 200: sse, ...errors } }),
+  threadStream: route({ method: "get", path: "/threads/{thread_id}/stream", tags, summary: "Stream the events of every run of a thread", request: { params: ThreadIdParam, query: z.object({ stream_mode: z.union([z.string(), z.array(z.string())]).optional(), stream_modes: z.union([z.string(), z.array(z.string())]).optional() }) }, responses: { 200: sse, ...errors } }),
+  statelessCreate: route({ method: "post", path: "/runs", tags: statelessTags, summary: "Create a background run without a thread", request: statelessRunRequest, responses: { 200: jsonContent(RunSchema, "The pending run"), ...errors } }),
+  statelessStream: route({ method: "post", path: "/runs/stream", tags: statelessTags, summary: "Run without a thread and stream its output", request: statelessRunRequest, responses: { 200: sse, ...errors } }),
+  statelessWait: route({ method: "post", path: "/runs/wait", tags: statelessTags, summary: "Run without a thread and wait for its final values", request: statelessRunRequest, responses: { 200: waited, ...errors } }),
+  batch: route({ method: "post", path: "/runs/batch", tags: statelessTags, summary: "Create many background runs without threads", request: { body: jsonBody(z.array(RunCreateSchema).min(1).max(100)) }, responses: { 200: jsonContent(z.array(RunSchema), "The pending runs"), ...errors } }),
+  bulkCancel: route({ method: "post", path: "/runs/cancel", tags: statelessTags, summary: "Cancel runs of a thread, or stateless runs by id", request: { query: z.object({ action: z.enum(["interrupt", "rollback"]).default("interrupt") }), body: jsonBody(BulkCancelSchema) }, responses: { 204: { description: "Cancelled" }, ...errors } }),
+  statelessJoinStream: route({ method: "get", path: "/runs/{run_id}/stream", tags: statelessTags, summary: "Join the event stream of a stateless run", request: { params: StatelessRunIdParams, query: JoinStreamQuery }, responses: { 200: sse, ...errors } }),
+};
+
+type Ctx = Context<AppEnv>;
+const threadLocation = (threadId: string, runId: string) => `/threads/${threadId}/runs/${runId}`;
+const statelessLocation = (runId: string) => `/runs/${runId}`;
+
+async function createRun(c: Ctx, body: z.infer<typeof RunCreateSchema>, threadId?: string) {
+  const input = await runInput(c.env, c.get("principal"), body, { threadId, headers: c.req.raw.headers });
+  const stub = threadStub(c.env, input.workspaceId, input.threadId);
+  return { input, stub };
+}
+
+async function createAndStream(c: Ctx, body: z.infer<typeof RunCreateSchema>, threadId?: string) {
+  const { input, stub } = await createRun(c, body, threadId);
+  const cancelOnDisconnect = body.on_disconnect === "cancel";
+  const { run, stream } = unwrap((await stub.createRunStream(input, cancelOnDisconnect)) as Created, input.threadId);
+  const location = threadId ? threadLocation(threadId, run.run_id) : statelessLocation(run.run_id);
+  return c.body(stream!, 200, sseHeaders(`${location}/stream`, location)) as never;
+}
+
+async function createAndWait(c: Ctx, body: z.infer<typeof RunCreateSchema>, threadId?: string) {
+  const { input, stub } = await createRun(c, body, threadId);
+  const created = (await stub.createRunWait(input)) as Outcome<{ run: RunJson; body: ReadableStream<Uint8Array> }>;
+  const { run, body: result } = unwrap(created, input.threadId);
+  const location = threadId ? threadLocation(threadId, run.run_id) : statelessLocation(run.run_id);
+  return c.body(result, 200, { "Content-Type": "application/json", "Content-Location": location }) as never;
+}
+
+export const runRoutes = createRouter()
+  .openapi(routes.create, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    const { input, stub } = await createRun(c, c.req.valid("json"), thread_id);
+    const { run } = unwrap((await stub.createRun(input)) as Created, thread_id);
+    c.header("Content-Location", threadLocation(thread_id, run.run_id));
+    return c.json(run as z.infer<typeof RunSchema>, 200);
+  })
+  .openapi(routes.stream, (c) => createAndStream(c, c.req.valid("json"), c.req.valid("param").thread_id))
+  .openapi(routes.wait, (c) => createAndWait(c, c.req.valid("json"), c.req.valid("param").thread_id))
+  .openapi(routes.list, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    const runs = unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).listRuns(c.req.valid("query")), thread_id);
+    return c.json(runs as z.infer<typeof RunSchema>[], 200);
+  })
+  .openapi(routes.get, async (c) => {
+    const { thread_id, run_id } = c.req.valid("param");
+    const run = unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).getRun(run_id), thread_id);
+    return c.json(run as z.infer<typeof RunSchema>, 200);
+  })
+  .openapi(routes.delete, async (c) => {
+    const { thread_id, run_id } = c.req.valid("param");
+    unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).deleteRun(run_id), thread_id);
+    return c.json({}, 200);
+  })
+  .openapi(routes.cancel, async (c) => {
+    const { thread_id, run_id } = c.req.valid("param");
+    const { wait, action } = c.req.valid("query");
+    const runs = unwrap(
+      (await threadStub(c.env, c.get("principal").workspaceId, thread_id).cancelRuns({ runIds: [run_id], action, wait })) as Outcome<RunJson[]>,
+      thread_id,
+    );
+    return c.json(runs[0] as z.infer<typeof RunSchema>, 200);
+  })
+  .openapi(routes.join, async (c) => {
+    const { thread_id, run_id } = c.req.valid("param");
+    const stub = threadStub(c.env, c.get("principal").workspaceId, thread_id);
+    unwrap(await stub.getRun(run_id), thread_id);
+    const result = stub.joinRun(run_id).then((outcome) => unwrap(outcome as Outcome<string>, thread_id));
+    return c.body(waitingBody(result), 200, { "Content-Type": "application/json" }) as never;
+  })
+  .openapi(routes.joinStream, async (c) => {
+    const { thread_id, run_id } = c.req.valid("param");
+    const { cancel_on_disconnect } = c.req.valid("query");
+    const stream = unwrap(
+      await threadStub(c.env, c.get("principal").workspaceId, thread_id).streamRun(run_id, {
+        lastEventId: lastEventId(c.req.header("last-event-id")),
+        cancelOnDisconnect: cancel_on_disconnect,
+      }),
+      thread_id,
+    );
+    return c.body(stream, 200, sseHeaders()) as never;
+  })
+  .openapi(routes.threadStream, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    const stream = unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).streamThread(lastEventId(c.req.header("last-event-id"))), thread_id);
+    return c.body(stream, 200, sseHeaders()) as never;
+  })
+  .openapi(routes.statelessCreate, async (c) => {
+    const { input, stub } = await createRun(c, c.req.valid("json"));
+    const { run } = unwrap((await stub.createRun(input)) as Created, input.threadId);
+    c.header("Content-Location", statelessLocation(run.run_id));
+    return c.json(run as z.infer<typeof RunSchema>, 200);
+  })
+  .openapi(routes.statelessStream, (c) => createAndStream(c, c.req.valid("json")))
+  .openapi(routes.statelessWait, (c) => createAndWait(c, c.req.valid("json")))
+  .openapi(routes.batch, async (c) => {
+    const runs = [];
+    // Each run is its own thread; create them a few at a time (a Worker has 6 open connections).
+    const bodies = c.req.valid("json");
+    for (let i = 0; i < bodies.length; i += 6) {
+      runs.push(
+        ...(await Promise.all(
+          bodies.slice(i, i + 6).map(async (body) => {
+            const { input, stub } = await createRun(c, body);
+            return unwrap((await stub.createRun(input)) as Created, input.threadId).run;
+          }),
+        )),
+      );
+    }
+    return c.json(runs as z.infer<typeof RunSchema>[], 200);
+  })
+  .openapi(routes.bulkCancel, async (c) => {
+    const { action } = c.req.valid("query");
+    const body = c.req.valid("json");
+    const workspaceId = c.get("principal").workspaceId;
+    if (body.thread_id) {
+      unwrap(
+        await threadStub(c.env, workspaceId, body.thread_id).cancelRuns({ runIds: body.run_ids ?? undefined, status: body.status ?? "all", action }),
+        body.thread_id,
+      );
+    } else {
+      // A stateless run lives in the thread named by its own id.
+      for (const runId of body.run_ids ?? []) {
+        const outcome = await threadStub(c.env, workspaceId, runId).cancelRuns({ runIds: [runId], action });
+        if (!outcome.ok) unwrap({ ok: false, status: 404, detail: `Run ${runId} not found` }, runId);
+      }
+    }
+    return c.body(null, 204) as never;
+  })
+  .openapi(routes.statelessJoinStream, async (c) => {
+    const { run_id } = c.req.valid("param");
+    const { cancel_on_disconnect } = c.req.valid("query");
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, run_id).streamRun(run_id, {
+      lastEventId: lastEventId(c.req.header("last-event-id")),
+      cancelOnDisconnect: cancel_on_disconnect,
+    });
+    // A finished stateless run's thread is gone: an empty stream, as the JS server answers.
+    const stream = outcome.ok ? outcome.value : new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
+    return c.body(stream, 200, sseHeaders(undefined, statelessLocation(run_id))) as never;
+  });

@@ -1,0 +1,110 @@
+import { z } from "@hono/zod-openapi";
+import { RUN_STATUSES, STREAM_MODES } from "../../runs/types.ts";
+import { CheckpointSelectorSchema } from "../threads/schemas.ts";
+
+const JsonObject = z.record(z.string(), z.unknown());
+const StreamModeSchema = z.enum(STREAM_MODES);
+const Breakpoints = z.union([z.literal("*"), z.array(z.string())]);
+
+/** Fields shared by every run-creating endpoint (reference §2). */
+export const RunCreateSchema = z
+  .object({
+    assistant_id: z.string().min(1).describe("Assistant id or graph id"),
+    input: z.unknown().optional(),
+    command: z
+      .object({ resume: z.unknown().optional(), update: z.unknown().optional(), goto: z.unknown().optional() })
+      .nullish(),
+    metadata: JsonObject.nullish(),
+    config: z
+      .object({
+        tags: z.array(z.string()).optional(),
+        recursion_limit: z.number().int().positive().optional(),
+        configurable: JsonObject.optional(),
+      })
+      .loose()
+      .nullish(),
+    context: z.unknown().optional(),
+    checkpoint_id: z.string().min(1).nullish(),
+    checkpoint: CheckpointSelectorSchema.nullish(),
+    stream_mode: z.union([StreamModeSchema, z.array(StreamModeSchema)]).nullish(),
+    stream_subgraphs: z.boolean().nullish(),
+    stream_resumable: z.boolean().nullish(),
+    interrupt_before: Breakpoints.nullish(),
+    interrupt_after: Breakpoints.nullish(),
+    webhook: z.url({ protocol: /^https?$/ }).nullish(),
+    multitask_strategy: z.enum(["reject", "enqueue", "interrupt", "rollback"]).nullish(),
+    if_not_exists: z.enum(["create", "reject"]).nullish(),
+    after_seconds: z.number().min(0).max(7 * 24 * 3600).nullish(),
+    on_disconnect: z.enum(["cancel", "continue"]).nullish(),
+    on_completion: z.enum(["delete", "keep"]).nullish(),
+    durability: z.enum(["sync", "async", "exit"]).nullish(),
+    feedback_keys: z.array(z.string()).nullish(),
+    langsmith_tracer: z.unknown().optional(),
+    checkpoint_during: z.boolean().nullish(),
+  })
+  .openapi("RunCreate");
+
+export type RunCreateBody = z.infer<typeof RunCreateSchema>;
+
+export const RunSchema = z
+  .object({
+    run_id: z.uuid(),
+    thread_id: z.uuid(),
+    assistant_id: z.string(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    status: z.enum(RUN_STATUSES),
+    metadata: JsonObject,
+    kwargs: z
+      .object({
+        input: z.unknown(),
+        command: z.object({ resume: z.unknown().optional(), update: z.unknown().optional(), goto: z.unknown().optional() }).nullable(),
+        config: JsonObject,
+        context: JsonObject,
+        stream_mode: z.array(StreamModeSchema),
+        subgraphs: z.boolean(),
+        resumable: z.boolean(),
+        interrupt_before: Breakpoints.nullable(),
+        interrupt_after: Breakpoints.nullable(),
+        webhook: z.string().nullable(),
+        on_completion: z.enum(["delete", "keep"]).nullable(),
+        durability: z.enum(["sync", "async", "exit"]).nullable(),
+        headers: z.record(z.string(), z.string()),
+      })
+      .describe("What the run was created with"),
+    multitask_strategy: z.enum(["reject", "enqueue", "interrupt", "rollback"]),
+  })
+  .openapi("Run");
+
+export const RunIdParams = z.object({ thread_id: z.uuid(), run_id: z.uuid() });
+export const StatelessRunIdParams = z.object({ run_id: z.uuid() });
+
+export const Truthy = z
+  .enum(["true", "false", "1", "0", "yes", "no"])
+  .optional()
+  .transform((v) => v === "true" || v === "1" || v === "yes");
+
+export const RunListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(10),
+  offset: z.coerce.number().int().min(0).default(0),
+  status: z.enum(RUN_STATUSES).optional(),
+});
+
+export const CancelQuery = z.object({
+  wait: Truthy,
+  action: z.enum(["interrupt", "rollback"]).default("interrupt"),
+});
+
+export const JoinStreamQuery = z.object({
+  cancel_on_disconnect: Truthy,
+  stream_mode: z.union([z.string(), z.array(z.string())]).optional(),
+});
+
+export const BulkCancelSchema = z
+  .object({
+    thread_id: z.uuid().nullish(),
+    run_ids: z.array(z.uuid()).min(1).max(100).nullish(),
+    status: z.enum(["pending", "running", "all"]).nullish(),
+  })
+  .refine((body) => body.thread_id || body.run_ids, { message: "Give thread_id, run_ids, or both" })
+  .openapi("RunsCancel");

@@ -1,0 +1,85 @@
+import { v7 as uuidv7 } from "uuid";
+import type { Principal } from "../../auth/principal.ts";
+import { notFound } from "../../http/errors.ts";
+import type { CreateRunInput, StreamMode } from "../../runs/types.ts";
+import { assistantNotFound, resolveAssistant } from "../assistants/resolve.ts";
+import type { RunCreateBody } from "./schemas.ts";
+
+/** Request headers never copied into a run's config (credentials and tenancy). */
+const PRIVATE_HEADERS = new Set(["x-api-key", "x-tenant-id", "x-service-key"]);
+
+/** `x-*` headers and the user agent reach the graph in `config.configurable` (reference §1.3). */
+export function configurableHeaders(headers: Headers): Record<string, string> {
+  const copied: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    const key = name.toLowerCase();
+    if ((key.startsWith("x-") && !PRIVATE_HEADERS.has(key)) || key === "user-agent") copied[key] = value;
+  });
+  return copied;
+}
+
+/** Validates what needs the Worker's view (the assistant) and shapes the body for the thread. */
+export async function runInput(
+  env: Env,
+  principal: Principal,
+  body: RunCreateBody,
+  target: { threadId?: string; headers: Headers },
+): Promise<CreateRunInput> {
+  const assistant = await resolveAssistant(env, principal.workspaceId, body.assistant_id);
+  if (!assistant) throw notFound(assistantNotFound(body.assistant_id));
+  const runId = uuidv7();
+  const stateless = target.threadId === undefined;
+  const modes = [body.stream_mode ?? []].flat() as StreamMode[];
+  const checkpoint = body.checkpoint_id ? { ...(body.checkpoint ?? {}), checkpoint_id: body.checkpoint_id } : (body.checkpoint ?? null);
+  const requestConfig = (body.config ?? {}) as Record<string, unknown>;
+  return {
+    runId,
+    threadId: target.threadId ?? runId,
+    workspaceId: principal.workspaceId,
+    assistantId: assistant.assistantId,
+    graphId: assistant.graphId,
+    assistant: { config: assistant.config, context: assistant.context, metadata: assistant.metadata },
+    metadata: body.metadata ?? {},
+    kwargs: {
+      input: body.input ?? null,
+      command: body.command ?? null,
+      config: requestConfig,
+      context: (body.context ?? {}) as Record<string, unknown>,
+      stream_mode: modes.length ? [...new Set(modes)] : ["values"],
+      subgraphs: body.stream_subgraphs ?? false,
+      resumable: body.stream_resumable ?? false,
+      interrupt_before: body.interrupt_before ?? null,
+      interrupt_after: body.interrupt_after ?? null,
+      webhook: body.webhook ?? null,
+      on_completion: stateless ? (body.on_completion ?? "delete") : null,
+      durability: body.durability ?? null,
+      headers: configurableHeaders(target.headers),
+    },
+    checkpoint,
+    multitaskStrategy: body.multitask_strategy ?? "enqueue",
+    ifNotExists: body.if_not_exists ?? "reject",
+    afterSeconds: body.after_seconds ?? 0,
+    userId: (requestConfig.configurable as Record<string, unknown> | undefined)?.user_id as string | undefined ?? principal.keyId,
+    stateless,
+  };
+}
+
+/** SSE response headers; `Location` lets the SDK reconnect with Last-Event-ID. */
+export function sseHeaders(location?: string, contentLocation?: string): Record<string, string> {
+  return {
+    "Content-Type": "text/event-stream",
+    "Cache-Control": "no-cache",
+    Connection: "keep-alive",
+    "X-Accel-Buffering": "no",
+    ...(location ? { Location: location } : {}),
+    ...(contentLocation ? { "Content-Location": contentLocation } : {}),
+  };
+}
+
+/** `Last-Event-ID`: a run event sequence number; `-1` (or `-`) means from the start. */
+export function lastEventId(header: string | undefined): number | undefined {
+  if (header === undefined || header === "") return undefined;
+  if (header === "-") return -1;
+  const id = Number.parseInt(header, 10);
+  return Number.isFinite(id) ? id : undefined;
+}
