@@ -277,16 +277,18 @@ export class RunManager {
     outcome: { kind: "success" } | { kind: "error"; error: { error: string; message: string } } | { kind: "cancelled"; action: CancelAction },
     graph?: LoadedGraph,
   ): Promise<void> {
-    const thread = this.host.readThread();
-    if (!thread) return; // The thread was deleted while the run was finishing.
-    const saver = this.host.saver();
+    if (!this.host.readThread()) return; // The thread was deleted while the run was finishing.
     let state = undefined;
     if (outcome.kind === "cancelled" && outcome.action === "rollback") {
-      saver.deleteRunCheckpoints(run.thread_id, run.run_id);
+      this.host.saver().deleteRunCheckpoints(run.thread_id, run.run_id);
       this.store.delete(run.run_id);
     } else if (graph) {
       state = stateJson(await graph.getState({ configurable: { thread_id: run.thread_id, checkpoint_ns: "" } }));
     }
+    // Read after the last await: the record may have changed meanwhile, and nothing else may slip
+    // in between this read and saveThread's (synchronous) write.
+    const thread = this.host.readThread();
+    if (!thread) return;
 
     const at = now();
     if (outcome.kind !== "cancelled" || outcome.action !== "rollback") {

@@ -6,6 +6,7 @@ import { log } from "../observability/log.ts";
 import { SqliteCheckpointSaver } from "./checkpointer.ts";
 import { durableObjectSql, type SqlRow } from "./sql.ts";
 import { StateCache } from "./state-cache.ts";
+import { toJsonObject } from "./serialize.ts";
 import { RunManager, type RunHost } from "../runs/run-manager.ts";
 import { waitingBody } from "../runs/waiting-body.ts";
 import type { CancelAction, CreateRunInput, RunJson, RunStatus } from "../runs/types.ts";
@@ -93,8 +94,7 @@ export class ThreadDO extends DurableObject<Env> {
   // ---- thread resource ----
 
   create(input: CreateThreadInput): Promise<Outcome<ThreadJson>> {
-    // Supersteps await graph code; block other events so two creates of one id cannot interleave.
-    return this.ctx.blockConcurrencyWhile(async () => {
+    return this.#exclusive(async () => {
       const existing = this.#records.read();
       if (existing) {
         return input.ifExists === "do_nothing" ? ok(threadJson(existing)) : fail(409, `Thread ${input.threadId} already exists`);
@@ -137,12 +137,33 @@ export class ThreadDO extends DurableObject<Env> {
     });
   }
 
-  get(options: { includeTtl?: boolean } = {}): Outcome<ThreadJson> {
+  async get(options: { includeTtl?: boolean } = {}): Promise<Outcome<ThreadJson>> {
     const record = this.#records.read();
-    return record ? ok(threadJson(record, options)) : this.#notFound();
+    if (!record) return this.#notFound();
+    if (record.valuesOversize) await this.#loadOversizeValues(record);
+    return ok(threadJson(record, options));
   }
 
-  async patch(input: { metadata?: Record<string, unknown>; ttl?: TtlSetting | null }): Promise<Outcome<ThreadJson>> {
+  /** Values too large for the thread row come from the latest checkpoint. */
+  async #loadOversizeValues(record: ThreadRecord): Promise<void> {
+    const graph = await this.#graph(record);
+    if (graph) record.values = toJsonObject((await graph.getState(checkpointConfig(record.threadId))).values);
+  }
+
+  patch(input: { metadata?: Record<string, unknown>; ttl?: TtlSetting | null }): Promise<Outcome<ThreadJson>> {
+    return this.#exclusive(() => this.#patch(input));
+  }
+
+  delete(): Promise<Outcome<true>> {
+    return this.#exclusive(() => this.#delete());
+  }
+
+  /** `delete` removes the thread; `keep_latest` keeps only the newest checkpoint of each namespace. */
+  prune(strategy: TtlStrategy): Promise<Outcome<true>> {
+    return this.#exclusive(() => this.#prune(strategy));
+  }
+
+  async #patch(input: { metadata?: Record<string, unknown>; ttl?: TtlSetting | null }): Promise<Outcome<ThreadJson>> {
     const record = this.#records.read();
     if (!record) return this.#notFound();
     if (input.metadata) record.metadata = { ...record.metadata, ...input.metadata };
@@ -152,7 +173,7 @@ export class ThreadDO extends DurableObject<Env> {
     return ok(threadJson(record));
   }
 
-  async delete(): Promise<Outcome<true>> {
+  async #delete(): Promise<Outcome<true>> {
     const record = this.#records.read();
     if (!record) return this.#notFound();
     await this.#runs.shutdown();
@@ -162,11 +183,10 @@ export class ThreadDO extends DurableObject<Env> {
     return ok(true);
   }
 
-  /** `delete` removes the thread; `keep_latest` keeps only the newest checkpoint of each namespace. */
-  async prune(strategy: TtlStrategy): Promise<Outcome<true>> {
+  async #prune(strategy: TtlStrategy): Promise<Outcome<true>> {
     const record = this.#records.read();
     if (!record) return this.#notFound();
-    if (strategy === "delete") return this.delete();
+    if (strategy === "delete") return this.#delete();
     this.#saver.deleteAllExceptLatest(record.threadId);
     this.#states.clear();
     return ok(true);
@@ -188,15 +208,18 @@ export class ThreadDO extends DurableObject<Env> {
         : ok(JSON.stringify(EMPTY_STATE));
     }
     const cacheable = !input.subgraphs && !input.checkpoint?.checkpoint_ns;
-    const cached = cacheable ? this.#states.get(checkpointId) : undefined;
+    // The latest state applies the checkpoint's pending writes; a state read by id (and history)
+    // does not. Both renderings are cached, apart.
+    const key = input.checkpoint?.checkpoint_id ? checkpointId : `latest:${checkpointId}`;
+    const cached = cacheable ? this.#states.get(key) : undefined;
     if (cached) return ok(cached);
     const json = JSON.stringify(stateJson(await graph.getState(config, { subgraphs: input.subgraphs ?? false }), graph.graphId));
-    if (cacheable) this.#states.set(checkpointId, json);
+    if (cacheable) this.#states.set(key, json);
     return ok(json);
   }
 
   updateState(input: UpdateStateInput): Promise<Outcome<{ checkpoint: CheckpointRef | null }>> {
-    return this.ctx.blockConcurrencyWhile(async () => {
+    return this.#exclusive(async () => {
       const record = this.#records.read();
       if (!record) return this.#notFound();
       if (record.status === "busy") return fail(409, "Thread is busy");
@@ -239,7 +262,13 @@ export class ThreadDO extends DurableObject<Env> {
       return ok(JSON.stringify(states));
     }
     // Root history: reuse the states already built; rebuild only the checkpoints not seen before.
-    const ids = this.#saver.checkpointIds(config, options);
+    let ids: string[];
+    try {
+      ids = this.#saver.checkpointIds(config, options);
+    } catch (error) {
+      if (error instanceof RangeError) return fail(422, `Invalid history filter: ${error.message}`);
+      throw error;
+    }
     const found = new Map<string, string>();
     for (const id of ids) {
       const cached = this.#states.get(id);
@@ -262,7 +291,7 @@ export class ThreadDO extends DurableObject<Env> {
   // ---- runs ----
 
   createRun(input: CreateRunInput): Promise<Outcome<{ run: RunJson }>> {
-    return this.#runs.create(input);
+    return this.#exclusive(() => this.#runs.create(input));
   }
 
   /** Creates the run with a reader attached before it starts; `cancelOnDisconnect` for on_disconnect=cancel. */
@@ -273,7 +302,7 @@ export class ThreadDO extends DurableObject<Env> {
     const onDisconnect = cancelOnDisconnect
       ? () => void this.#runs.cancel({ runIds: [input.runId], action: "interrupt" })
       : undefined;
-    return this.#runs.create(input, { onDisconnect });
+    return this.#exclusive(() => this.#runs.create(input, { onDisconnect }));
   }
 
   /**
@@ -281,7 +310,7 @@ export class ThreadDO extends DurableObject<Env> {
    * the result survives a stateless run's thread being deleted as soon as the run ends.
    */
   async createRunWait(input: CreateRunInput): Promise<Outcome<{ run: RunJson; body: ReadableStream<Uint8Array> }>> {
-    const created = await this.#runs.create(input);
+    const created = await this.#exclusive(() => this.#runs.create(input));
     if (!created.ok) return created;
     const result = this.#runs.join(input.runId).then((outcome) =>
       outcome.ok ? outcome.value : JSON.stringify({ __error__: { error: "RunNotFound", message: outcome.detail } }),
@@ -314,9 +343,8 @@ export class ThreadDO extends DurableObject<Env> {
     return this.#runs.get(runId);
   }
 
-  async deleteRun(runId: string): Promise<Outcome<true>> {
-    if (!this.#records.read()) return this.#notFound();
-    return this.#runs.delete(runId);
+  deleteRun(runId: string): Promise<Outcome<true>> {
+    return this.#exclusive(async () => (this.#records.read() ? this.#runs.delete(runId) : this.#notFound()));
   }
 
   async cancelRuns(request: {
@@ -325,23 +353,35 @@ export class ThreadDO extends DurableObject<Env> {
     action: CancelAction;
     wait?: boolean;
   }): Promise<Outcome<RunJson[]>> {
-    if (!this.#records.read()) return this.#notFound();
-    return this.#runs.cancel(request);
+    return this.#exclusive(async () => (this.#records.read() ? this.#runs.cancel(request) : this.#notFound()));
   }
 
   // ---- copy ----
 
   /** Copies this thread, every checkpoint included, to a new thread in the same workspace. */
-  async copyTo(newThreadId: string): Promise<Outcome<ThreadJson>> {
-    const record = this.#records.read();
-    if (!record) return this.#notFound();
-    const target = this.env.THREAD.get(this.env.THREAD.idFromName(`${record.workspaceId}:${newThreadId}`));
-    const at = now();
-    const copy: ThreadRecord = { ...record, threadId: newThreadId, createdAt: at, updatedAt: at, status: "idle", config: {}, error: null, indexDirty: false };
-    const begun = await target.importBegin(copy);
-    if (!begun.ok) return begun;
-    for (const page of this.#exportPages(record.threadId, newThreadId)) await target.importPage(page);
-    return target.importFinish();
+  copyTo(newThreadId: string): Promise<Outcome<ThreadJson>> {
+    // Exclusive: no prune, update or delete of this thread interleaves with the export.
+    return this.#exclusive(async () => {
+      const record = this.#records.read();
+      if (!record) return this.#notFound();
+      const target = this.env.THREAD.get(this.env.THREAD.idFromName(`${record.workspaceId}:${newThreadId}`));
+      const at = now();
+      const copy: ThreadRecord = { ...record, threadId: newThreadId, createdAt: at, updatedAt: at, status: "idle", config: {}, error: null, indexDirty: false };
+      const begun = await target.importBegin(copy);
+      if (!begun.ok) return begun;
+      try {
+        for (const page of this.#exportPages(record.threadId, newThreadId)) await target.importPage(page);
+        return (await target.importFinish()) as Outcome<ThreadJson>;
+      } catch (error) {
+        await target.importAbort();
+        throw error;
+      }
+    });
+  }
+
+  /** Undoes a copy that failed half way: the target holds nothing afterwards. */
+  async importAbort(): Promise<void> {
+    await this.#wipe();
   }
 
   async importBegin(record: ThreadRecord): Promise<Outcome<true>> {
@@ -366,14 +406,16 @@ export class ThreadDO extends DurableObject<Env> {
   async importFinish(): Promise<Outcome<ThreadJson>> {
     const record = this.#records.read();
     if (!record) return this.#notFound();
+    if (record.valuesOversize) await this.#loadOversizeValues(record);
     await this.#save(record);
     return ok(threadJson(record));
   }
 
   /** Rows of every storage table but the thread record, rewritten to the new thread id, in pages. */
   *#exportPages(threadId: string, newThreadId: string): Generator<TablePage> {
+    // Checkpoint storage only: runs and their events belong to the original thread.
     const tables = this.#sql.all<{ name: string; sql: string }>(
-      "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT IN ('thread') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'",
+      "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name IN ('checkpoints', 'checkpoint_blobs', 'checkpoint_writes')",
     );
     for (const { name, sql } of tables) {
       const indexes = this.#sql
@@ -382,7 +424,8 @@ export class ThreadDO extends DurableObject<Env> {
       const schema = [sql, ...indexes];
       let lastRowId = 0;
       for (;;) {
-        const rows = this.#sql.all(`SELECT rowid AS __rowid, * FROM "${name}" WHERE rowid > ? ORDER BY rowid LIMIT 200`, lastRowId);
+        // Few rows per read: a blob row holds up to 1 MiB, and the isolate has 128 MB.
+        const rows = this.#sql.all(`SELECT rowid AS __rowid, * FROM "${name}" WHERE rowid > ? ORDER BY rowid LIMIT 16`, lastRowId);
         if (rows.length === 0) break;
         let page: SqlRow[] = [];
         let bytes = 0;
@@ -405,7 +448,11 @@ export class ThreadDO extends DurableObject<Env> {
 
   // ---- alarm: TTL and index retries ----
 
-  override async alarm(): Promise<void> {
+  override alarm(): Promise<void> {
+    return this.#exclusive(() => this.#onAlarm());
+  }
+
+  async #onAlarm(): Promise<void> {
     const record = this.#records.read();
     if (!record) return;
     this.#runs.onAlarm();
@@ -413,7 +460,12 @@ export class ThreadDO extends DurableObject<Env> {
     if (record.ttl && expiry !== null && expiry <= Date.now() && !this.#runs.store.hasActive()) {
       log.info("thread ttl expired", { thread_id: record.threadId, strategy: record.ttl.strategy });
       if (record.ttl.strategy === "delete") {
-        await this.delete();
+        try {
+          await this.#delete();
+        } catch (error) {
+          log.warn("thread ttl delete failed; will retry", { thread_id: record.threadId, error: String(error) });
+          await this.ctx.storage.setAlarm(Date.now() + INDEX_RETRY_MS);
+        }
         return;
       }
       this.#saver.deleteAllExceptLatest(record.threadId);
@@ -424,6 +476,19 @@ export class ThreadDO extends DurableObject<Env> {
   }
 
   // ---- internals ----
+
+  #lock: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Runs thread mutations one at a time. Input gates do not serialize across awaits, and a mutation
+   * awaits D1 and graph code; without this a delete could interleave with a patch and the patch would
+   * write the deleted thread back.
+   */
+  #exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.#lock.then(work, work);
+    this.#lock = result.catch(() => undefined);
+    return result;
+  }
 
   async #applySupersteps(record: ThreadRecord, supersteps: { updates: SuperstepUpdate[] }[]): Promise<Outcome<true>> {
     const graphId = record.metadata.graph_id;
@@ -480,7 +545,8 @@ export class ThreadDO extends DurableObject<Env> {
     try {
       await upsertThreadIndex(database(this.env), record);
       record.indexDirty = false;
-      this.#records.write(record);
+      // Only the flag, and only if no newer write (or a delete) happened meanwhile.
+      this.#records.markIndexed(record.updatedAt);
     } catch (error) {
       log.warn("thread index update failed; will retry", { thread_id: record.threadId, error: String(error) });
     }
@@ -528,7 +594,9 @@ export class ThreadDO extends DurableObject<Env> {
 
   #newSaver(): SqliteCheckpointSaver {
     return new SqliteCheckpointSaver(this.#sql, undefined, (ns, checkpointId) => {
-      if (ns === "") this.#states.forget(checkpointId);
+      if (ns !== "") return;
+      this.#states.forget(checkpointId);
+      this.#states.forget(`latest:${checkpointId}`);
     });
   }
 

@@ -7,12 +7,16 @@ import type { ThreadJson, ThreadStatus } from "./types.ts";
 
 /** State larger than this is not copied into D1 (its row limit is 2 MB); such values are not searchable. */
 const MAX_INDEXED_VALUES_BYTES = 1_000_000;
-/** Leaf conditions per filter: each binds parameters, and D1 allows 100 per statement. */
-export const MAX_FILTER_CONDITIONS = 40;
+/**
+ * Leaf conditions per search (metadata and values together). Each binds at most 3 parameters, and
+ * D1 allows 100 per statement, with a few more needed for workspace, status, ids and paging.
+ */
+export const MAX_FILTER_CONDITIONS = 28;
 
 export async function upsertThreadIndex(db: Database, record: ThreadRecord): Promise<void> {
   const valuesJson = record.values === null ? null : JSON.stringify(record.values);
-  const indexed = valuesJson === null || valuesJson.length <= MAX_INDEXED_VALUES_BYTES;
+  const indexed =
+    !record.valuesOversize && (valuesJson === null || new TextEncoder().encode(valuesJson).byteLength <= MAX_INDEXED_VALUES_BYTES);
   const row = {
     workspaceId: record.workspaceId,
     threadId: record.threadId,
@@ -30,7 +34,8 @@ export async function upsertThreadIndex(db: Database, record: ThreadRecord): Pro
   await db
     .insert(threadIndex)
     .values(row)
-    .onConflictDoUpdate({ target: [threadIndex.workspaceId, threadIndex.threadId], set: row })
+    // An older write arriving late must not overwrite a newer one.
+    .onConflictDoUpdate({ target: [threadIndex.workspaceId, threadIndex.threadId], set: row, setWhere: sql`excluded.updated_at >= ${threadIndex.updatedAt}` })
     .run();
 }
 
@@ -65,7 +70,8 @@ export class FilterTooLargeError extends Error {}
 export function containment(column: SQLiteColumn, filter: Record<string, unknown>, path = "$"): SQL[] {
   const conditions: SQL[] = [];
   for (const [key, expected] of Object.entries(filter)) {
-    const at = `${path}."${key.replace(/"/g, '""')}"`;
+    // SQLite JSON paths escape with backslashes inside a quoted key.
+    const at = `${path}."${key.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
     if (expected !== null && typeof expected === "object" && !Array.isArray(expected)) {
       const nested = containment(column, expected as Record<string, unknown>, at);
       conditions.push(...(nested.length ? nested : [sql`json_type(${column}, ${at}) = 'object'`]));
@@ -81,9 +87,6 @@ export function containment(column: SQLiteColumn, filter: Record<string, unknown
     } else {
       conditions.push(scalarEquals(column, at, expected));
     }
-  }
-  if (conditions.length > MAX_FILTER_CONDITIONS) {
-    throw new FilterTooLargeError(`filters may hold at most ${MAX_FILTER_CONDITIONS} values`);
   }
   return conditions;
 }
@@ -107,12 +110,16 @@ function scalarEquals(column: SQLiteColumn, at: string, expected: unknown): SQL 
 function whereClause(workspaceId: string, filter: ThreadFilter): SQL | undefined {
   const conditions: SQL[] = [eq(threadIndex.workspaceId, workspaceId)];
   if (filter.status) conditions.push(eq(threadIndex.status, filter.status));
-  if (filter.ids?.length) conditions.push(inArray(threadIndex.threadId, filter.ids));
-  if (filter.metadata) conditions.push(...containment(threadIndex.metadata, filter.metadata));
-  if (filter.values && Object.keys(filter.values).length) {
-    conditions.push(eq(threadIndex.valuesIndexed, true), ...containment(threadIndex.values, filter.values));
+  // One JSON parameter for any number of ids.
+  if (filter.ids?.length) conditions.push(sql`${threadIndex.threadId} IN (SELECT value FROM json_each(${JSON.stringify(filter.ids)}))`);
+  const filters = [
+    ...(filter.metadata ? containment(threadIndex.metadata, filter.metadata) : []),
+    ...(filter.values && Object.keys(filter.values).length ? [eq(threadIndex.valuesIndexed, true), ...containment(threadIndex.values, filter.values)] : []),
+  ];
+  if (filters.length > MAX_FILTER_CONDITIONS) {
+    throw new FilterTooLargeError(`metadata and values filters may hold at most ${MAX_FILTER_CONDITIONS} values together`);
   }
-  return and(...conditions);
+  return and(...conditions, ...filters);
 }
 
 const SORT_COLUMNS = {

@@ -20,7 +20,13 @@ export interface ThreadRecord {
   indexDirty: boolean;
   /** The short-lived thread of a stateless run: never indexed, deleted when its run ends. */
   temporary?: boolean;
+  /** `values` were too large for the row and live only in the latest checkpoint. */
+  valuesOversize?: boolean;
 }
+
+/** Rows are capped at 2 MB in production; larger state stays in the (chunked) checkpoints only. */
+const MAX_ROW_VALUES_BYTES = 1024 * 1024;
+const utf8 = new TextEncoder();
 
 interface ThreadRow {
   thread_id: string;
@@ -38,6 +44,7 @@ interface ThreadRow {
   ttl_strategy: TtlStrategy | null;
   index_dirty: number;
   temporary: number;
+  values_oversize: number;
   [column: string]: string | number | null;
 }
 
@@ -57,7 +64,8 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS thread (
   ttl_minutes REAL,
   ttl_strategy TEXT,
   index_dirty INTEGER NOT NULL DEFAULT 0,
-  temporary INTEGER NOT NULL DEFAULT 0
+  temporary INTEGER NOT NULL DEFAULT 0,
+  values_oversize INTEGER NOT NULL DEFAULT 0
 )`;
 
 export class ThreadRecords {
@@ -81,10 +89,19 @@ export class ThreadRecords {
       this.sql.run(SCHEMA);
       this.#schemaReady = true;
     }
+    let values = record.values === null ? null : JSON.stringify(record.values);
+    // A record read back with oversize values holds null for them: keep it flagged.
+    const oversize =
+      values === null
+        ? (record.valuesOversize ?? false)
+        : values.length > MAX_ROW_VALUES_BYTES || utf8.encode(values).byteLength > MAX_ROW_VALUES_BYTES;
+    if (oversize) values = null;
+    record.valuesOversize = oversize;
     this.sql.run(
       `INSERT OR REPLACE INTO thread (singleton, thread_id, workspace_id, created_at, updated_at, state_updated_at,
-         metadata, status, config, state_values, interrupts, error, ttl_minutes, ttl_strategy, index_dirty, temporary)
-       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         metadata, status, config, state_values, interrupts, error, ttl_minutes, ttl_strategy, index_dirty, temporary,
+         values_oversize)
+       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       record.threadId,
       record.workspaceId,
       record.createdAt,
@@ -93,14 +110,21 @@ export class ThreadRecords {
       JSON.stringify(record.metadata),
       record.status,
       JSON.stringify(record.config),
-      record.values === null ? null : JSON.stringify(record.values),
+      values,
       JSON.stringify(record.interrupts),
       record.error,
       record.ttl?.ttl ?? null,
       record.ttl?.strategy ?? null,
       record.indexDirty ? 1 : 0,
       record.temporary ? 1 : 0,
+      oversize ? 1 : 0,
     );
+  }
+
+  /** Clears the index flag, unless the record changed (or was deleted) since `updatedAt`. */
+  markIndexed(updatedAt: string): void {
+    if (!this.read()) return;
+    this.sql.run("UPDATE thread SET index_dirty = 0 WHERE singleton = 1 AND updated_at = ?", updatedAt);
   }
 
   /** Forgets the schema check after the DO's storage was wiped. */
@@ -125,6 +149,7 @@ function fromRow(row: ThreadRow): ThreadRecord {
     ttl: row.ttl_minutes === null ? null : { ttl: row.ttl_minutes, strategy: row.ttl_strategy ?? "delete" },
     indexDirty: row.index_dirty === 1,
     temporary: row.temporary === 1,
+    valuesOversize: row.values_oversize === 1,
   };
 }
 

@@ -343,3 +343,55 @@ describe("TTL", () => {
     expect((await call(`/threads/${thread.thread_id}`)).status).toBe(200);
   });
 });
+
+describe("robustness (review findings)", () => {
+  const stubFor = (threadId: string) => env.THREAD.get(env.THREAD.idFromName(`${DEFAULT_WORKSPACE_ID}:${threadId}`));
+
+  it("a delete racing a patch never brings the thread back", async () => {
+    for (let i = 0; i < 5; i++) {
+      const thread = await createThread({ metadata: { race: i } });
+      const stub = stubFor(thread.thread_id);
+      await Promise.all([stub.delete(), stub.patch({ metadata: { b: 2 } })]);
+      expect((await call(`/threads/${thread.thread_id}`)).status).toBe(404);
+      expect(await json(await post("/threads/count", { metadata: { race: i } }))).toBe(0);
+    }
+  });
+
+  it("refuses TTLs beyond a century with 422 and leaves the thread usable", async () => {
+    expect((await post("/threads", { ttl: 1e9 })).status).toBe(422);
+    const thread = await createThread();
+    expect((await call(`/threads/${thread.thread_id}`, { method: "PATCH", json: { ttl: 1e12 } })).status).toBe(422);
+    expect((await call(`/threads/${thread.thread_id}?include=ttl`)).status).toBe(200);
+  });
+
+  it("answers over-large filters with 422, and takes many ids", async () => {
+    const metadata = Object.fromEntries(Array.from({ length: 34 }, (_, i) => [`k${i}`, `v${i}`]));
+    const tooMany = await post("/threads/search", { metadata });
+    expect(tooMany.status).toBe(422);
+    expect((await post("/threads/count", { metadata })).status).toBe(422);
+    const thread = await createThread({ metadata: { many: true } });
+    const ids = [...Array.from({ length: 300 }, () => crypto.randomUUID()), thread.thread_id];
+    const found = await json<ThreadJson[]>(await post("/threads/search", { ids, metadata: { many: true, a: undefined } }));
+    expect(found.map((t) => t.thread_id)).toEqual([thread.thread_id]);
+  });
+
+  it("matches metadata keys holding quotes and backslashes", async () => {
+    const tag = crypto.randomUUID();
+    await createThread({ metadata: { tag, 'a"b': 1, "c\\d": "x" } });
+    expect(await json(await post("/threads/count", { metadata: { tag, 'a"b': 1 } }))).toBe(1);
+    expect(await json(await post("/threads/count", { metadata: { tag, "c\\d": "x" } }))).toBe(1);
+  });
+
+  it("answers an unusable history filter with 422, not 500", async () => {
+    const thread = await createThread({ graph_id: "echo", supersteps: echoSupersteps("h") });
+    const response = await post(`/threads/${thread.thread_id}/history`, { metadata: { 'a"b': 1 } });
+    expect(response.status).toBe(422);
+  });
+
+  it("treats an upper-case id as the same thread", async () => {
+    const thread = await createThread();
+    const upper = await call(`/threads/${thread.thread_id.toUpperCase()}`);
+    expect(upper.status).toBe(200);
+    expect((await json<ThreadJson>(upper)).thread_id).toBe(thread.thread_id);
+  });
+});

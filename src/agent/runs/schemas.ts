@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { RUN_STATUSES, STREAM_MODES } from "../../runs/types.ts";
-import { CheckpointSelectorSchema } from "../threads/schemas.ts";
+import { CheckpointSelectorSchema, Id } from "../threads/schemas.ts";
 
 const JsonObject = z.record(z.string(), z.unknown());
 const StreamModeSchema = z.enum(STREAM_MODES);
@@ -76,8 +76,8 @@ export const RunSchema = z
   })
   .openapi("Run");
 
-export const RunIdParams = z.object({ thread_id: z.uuid(), run_id: z.uuid() });
-export const StatelessRunIdParams = z.object({ run_id: z.uuid() });
+export const RunIdParams = z.object({ thread_id: Id, run_id: Id });
+export const StatelessRunIdParams = z.object({ run_id: Id });
 
 export const Truthy = z
   .enum(["true", "false", "1", "0", "yes", "no"])
@@ -102,8 +102,8 @@ export const JoinStreamQuery = z.object({
 
 export const BulkCancelSchema = z
   .object({
-    thread_id: z.uuid().nullish(),
-    run_ids: z.array(z.uuid()).min(1).max(100).nullish(),
+    thread_id: Id.nullish(),
+    run_ids: z.array(Id).min(1).max(100).nullish(),
     status: z.enum(["pending", "running", "all"]).nullish(),
   })
   .refine((body) => body.thread_id || body.run_ids, { message: "Give thread_id, run_ids, or both" })

@@ -4,14 +4,23 @@ import { MAX_FILTER_CONDITIONS } from "../../thread/thread-index.ts";
 const JsonObject = z.record(z.string(), z.unknown());
 const ThreadStatus = z.enum(["idle", "busy", "interrupted", "error"]);
 
-export const ThreadIdParam = z.object({ thread_id: z.uuid() });
+/**
+ * A thread, run or assistant id: any GUID (as the Python server accepts), lower-cased so that one id
+ * always names the same Durable Object and index row.
+ */
+export const Id = z.guid().transform((id) => id.toLowerCase());
+
+export const ThreadIdParam = z.object({ thread_id: Id });
 export const CheckpointIdParam = ThreadIdParam.extend({ checkpoint_id: z.string().min(1) });
+
+/** A century: longer TTLs are indistinguishable from none, and overflow timestamps. */
+const MAX_TTL_MINUTES = 100 * 365 * 24 * 60;
 
 /** `ttl` as the SDK sends it (`{ttl, strategy}`) or as a bare number of minutes. */
 export const TtlInput = z
   .union([
-    z.number().positive(),
-    z.object({ ttl: z.number().positive().describe("minutes after the last update"), strategy: z.enum(["delete", "keep_latest"]).default("delete") }),
+    z.number().positive().max(MAX_TTL_MINUTES),
+    z.object({ ttl: z.number().positive().max(MAX_TTL_MINUTES).describe("minutes after the last update"), strategy: z.enum(["delete", "keep_latest"]).default("delete") }),
   ])
   .transform((ttl) => (typeof ttl === "number" ? { ttl, strategy: "delete" as const } : ttl));
 
@@ -71,7 +80,7 @@ export const ThreadStateSchema = z
 
 export const ThreadCreateSchema = z
   .object({
-    thread_id: z.uuid().optional().describe("Generated when absent"),
+    thread_id: Id.optional().describe("Generated when absent"),
     metadata: JsonObject.default({}),
     if_exists: z.enum(["raise", "do_nothing"]).default("raise"),
     graph_id: z.string().min(1).optional().describe("Kept in metadata.graph_id"),
@@ -115,7 +124,7 @@ export const ThreadCountSchema = z
 export const THREAD_FIELDS = ThreadSchema.keyof().options;
 
 export const ThreadSearchSchema = ThreadCountSchema.extend({
-  ids: z.array(z.uuid()).max(80).optional(),
+  ids: z.array(Id).max(1000).optional(),
   limit: z.number().int().min(1).max(1000).default(10),
   offset: z.number().int().min(0).default(0),
   sort_by: z.enum(["thread_id", "status", "created_at", "updated_at", "state_updated_at"]).default("created_at"),
@@ -125,7 +134,7 @@ export const ThreadSearchSchema = ThreadCountSchema.extend({
 
 export const ThreadPruneSchema = z
   .object({
-    thread_ids: z.array(z.uuid()).min(1).max(1000),
+    thread_ids: z.array(Id).min(1).max(1000),
     strategy: z.enum(["delete", "keep_latest"]).default("delete"),
   })
   .openapi("ThreadPruneRequest");
