@@ -1,7 +1,7 @@
 import { AIMessageChunk, BaseMessageChunk } from "@langchain/core/messages";
 import { Command, Send } from "@langchain/langgraph";
 import type { LoadedGraph } from "../deployment/graphs.ts";
-import { toJson } from "../thread/serialize.ts";
+import { streamedMessageJson, toJson } from "../thread/serialize.ts";
 import type { RunCommand, StreamMode } from "./types.ts";
 
 /** Where a run's events go: the run's event stream, by SSE event name. */
@@ -70,7 +70,7 @@ export async function executeRun(options: ExecuteOptions): Promise<void> {
     const suffix = namespace.length ? `|${namespace.join("|")}` : "";
     if (mode === "messages") {
       const [message, metadata] = chunk as [BaseMessageChunk, Record<string, unknown>];
-      if (requested.has("messages-tuple")) options.publish(`messages${suffix}`, [toJson(message), toJson(metadata)]);
+      if (requested.has("messages-tuple")) options.publish(`messages${suffix}`, [streamedMessageJson(message), toJson(metadata)]);
       if (requested.has("messages") && namespace.length === 0) {
         const id = messageId(message);
         if (!id) return;
@@ -78,7 +78,7 @@ export async function executeRun(options: ExecuteOptions): Promise<void> {
         if (!previous) options.publish("messages/metadata", { [id]: { metadata: toJson(metadata) } });
         const merged = previous && AIMessageChunk.isInstance(previous) && AIMessageChunk.isInstance(message) ? previous.concat(message) : message;
         partials.set(id, merged);
-        options.publish("messages/partial", [toJson(merged)]);
+        options.publish("messages/partial", [streamedMessageJson(merged)]);
       }
       return;
     }

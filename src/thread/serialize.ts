@@ -19,9 +19,22 @@ const MESSAGE_DEFAULTS: Record<string, Record<string, unknown>> = {
   tool: { name: null, id: null, artifact: null, status: "success" },
 };
 
-function messageToJson(message: Dictable): Record<string, unknown> {
-  const { type, data } = message.toDict();
-  const json: Record<string, unknown> = { ...(MESSAGE_DEFAULTS[type] ?? {}) };
+/** Streamed chunks carry Python's class-style type names (`AIMessageChunk`), as the platform sends. */
+const CHUNK_TYPES: Record<string, string> = {
+  ai: "AIMessageChunk",
+  human: "HumanMessageChunk",
+  tool: "ToolMessageChunk",
+  system: "SystemMessageChunk",
+  function: "FunctionMessageChunk",
+  generic: "ChatMessageChunk",
+};
+
+const isChunk = (message: Dictable) => typeof (message as { concat?: unknown }).concat === "function";
+
+function messageToJson(message: Dictable, asChunk = false): Record<string, unknown> {
+  const { type: baseType, data } = message.toDict();
+  const type = asChunk && isChunk(message) ? (CHUNK_TYPES[baseType] ?? baseType) : baseType;
+  const json: Record<string, unknown> = { ...(MESSAGE_DEFAULTS[baseType] ?? {}) };
   for (const [key, value] of Object.entries(data)) {
     if (value !== undefined) json[key] = toJson(value);
   }
@@ -43,6 +56,14 @@ export function toJson(value: unknown): unknown {
     if (item !== undefined && typeof item !== "function") json[key] = toJson(item);
   }
   return json;
+}
+
+/**
+ * A message as the token streams send it: a chunk keeps its chunk type name. (In state, a model's
+ * reply may also be a chunk instance; there it is shown by its plain type.)
+ */
+export function streamedMessageJson(message: unknown): unknown {
+  return message !== null && typeof message === "object" && isDictable(message) ? messageToJson(message, true) : toJson(message);
 }
 
 /** `toJson` for values known to be objects (state values, metadata). */

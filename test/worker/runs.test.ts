@@ -1,0 +1,277 @@
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
+import type { ThreadDO } from "../../src/thread/thread-do.ts";
+import type { ThreadJson, ThreadStateJson } from "../../src/thread/types.ts";
+import type { RunJson } from "../../src/runs/types.ts";
+import { call, json } from "./helpers.ts";
+import { parseSse } from "./sse.ts";
+
+const post = (path: string, body: unknown) => call(path, { method: "POST", json: body });
+const human = (content: string) => ({ messages: [{ role: "user", content }] });
+
+async function newThread(): Promise<string> {
+  return (await json<ThreadJson>(await post("/threads", {}))).thread_id;
+}
+
+async function stream(path: string, body: Record<string, unknown>) {
+  const response = await post(path, body);
+  expect(response.status, await response.clone().text()).toBe(200);
+  return { response, events: parseSse(await response.text()) };
+}
+
+/** Polls a run until it leaves pending/running. */
+async function settled(threadId: string, runId: string): Promise<RunJson> {
+  for (let i = 0; i < 200; i++) {
+    const run = await json<RunJson>(await call(`/threads/${threadId}/runs/${runId}`));
+    if (run.status !== "pending" && run.status !== "running") return run;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`run ${runId} did not finish`);
+}
+
+describe("wait", () => {
+  it("runs a graph on a thread and answers its final values", async () => {
+    const threadId = await newThread();
+    const response = await post(`/threads/${threadId}/runs/wait`, { assistant_id: "echo", input: human("hello") });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-location")).toMatch(new RegExp(`^/threads/${threadId}/runs/[0-9a-f-]{36}$`));
+    const result = await json<{ messages: { type: string; content: string }[] }>(response);
+    expect(result.messages.map((m) => [m.type, m.content])).toEqual([["human", "hello"], ["ai", "hello"]]);
+    const thread = await json<ThreadJson>(await call(`/threads/${threadId}`));
+    expect(thread.status).toBe("idle");
+    expect(thread.values).toEqual(result);
+    expect(thread.metadata).toMatchObject({ graph_id: "echo", assistant_id: expect.any(String) });
+    const [run] = await json<RunJson[]>(await call(`/threads/${threadId}/runs`));
+    expect(run).toMatchObject({ status: "success", thread_id: threadId, multitask_strategy: "enqueue" });
+    // The run's metadata reached its checkpoints.
+    const history = await json<ThreadStateJson[]>(await post(`/threads/${threadId}/history`, { metadata: { run_id: run.run_id } }));
+    expect(history.length).toBeGreaterThan(1);
+  });
+
+  it("stops at interrupt(): the run succeeds, the thread is interrupted, a resume command finishes it", async () => {
+    const threadId = await newThread();
+    const paused = await json<Record<string, unknown>>(await post(`/threads/${threadId}/runs/wait`, { assistant_id: "steps", input: { ask_human: true } }));
+    expect(paused.items).toEqual(["step1", "step2", "step3"]);
+    expect(paused.__interrupt__).toEqual([{ id: expect.any(String), value: { question: "approve?", items: ["step1", "step2", "step3"] } }]);
+    const thread = await json<ThreadJson>(await call(`/threads/${threadId}`));
+    expect(thread.status).toBe("interrupted");
+    expect(Object.values(thread.interrupts).flat()).toEqual(paused.__interrupt__);
+    const state = await json<ThreadStateJson>(await call(`/threads/${threadId}/state`));
+    expect(state.next).toEqual(["review"]);
+
+    const resumed = await json<Record<string, unknown>>(await post(`/threads/${threadId}/runs/wait`, { assistant_id: "steps", command: { resume: { ok: true } } }));
+    expect(resumed).toMatchObject({ items: ["step1", "step2", "step3", "review"], answer: { ok: true } });
+    expect((await json<ThreadJson>(await call(`/threads/${threadId}`))).status).toBe("idle");
+    expect((await json<RunJson[]>(await call(`/threads/${threadId}/runs`))).map((r) => r.status)).toEqual(["success", "success"]);
+  });
+
+  it("reports a graph failure as __error__, the run and thread as error", async () => {
+    const threadId = await newThread();
+    const response = await post(`/threads/${threadId}/runs/wait`, { assistant_id: "steps", input: {}, config: { recursion_limit: 2 } });
+    const result = await json<{ __error__: { error: string; message: string } }>(response);
+    expect(result.__error__.error).toBe("GraphRecursionError");
+    expect(result.__error__.message).toContain("Recursion limit");
+    const [run] = await json<RunJson[]>(await call(`/threads/${threadId}/runs`));
+    expect(run.status).toBe("error");
+    expect((await json<ThreadJson>(await call(`/threads/${threadId}`))).status).toBe("error");
+  });
+});
+
+describe("stream", () => {
+  it("sends metadata first, numbered events, Location and Content-Location", async () => {
+    const threadId = await newThread();
+    const { response, events } = await stream(`/threads/${threadId}/runs/stream`, { assistant_id: "steps", input: {}, stream_mode: ["values", "updates"] });
+    expect(response.headers.get("content-type")).toBe("text/event-stream");
+    const location = response.headers.get("content-location")!;
+    expect(response.headers.get("location")).toBe(`${location}/stream`);
+    expect(events[0]).toEqual({ event: "metadata", data: { run_id: location.split("/").pop(), attempt: 1 }, id: "0" });
+    expect(events.map((e) => e.id)).toEqual(events.map((_, i) => String(i)));
+    expect(events.filter((e) => e.event === "updates").map((e) => Object.keys(e.data as object)[0])).toEqual(["step1", "step2", "step3", "review"]);
+    const values = events.filter((e) => e.event === "values").map((e) => (e.data as { items: string[] }).items);
+    expect(values.at(-1)).toEqual(["step1", "step2", "step3", "review"]);
+  });
+
+  it("streams tokens as messages-tuple and as the legacy messages events", async () => {
+    const threadId = await newThread();
+    const { events } = await stream(`/threads/${threadId}/runs/stream`, { assistant_id: "agent", input: human("what is cloudflare?"), stream_mode: ["messages-tuple", "messages"] });
+    const tuples = events.filter((e) => e.event === "messages").map((e) => e.data as [{ content: string; type: string }, Record<string, unknown>]);
+    const answer = tuples.filter(([m]) => m.type === "AIMessageChunk" && m.content).map(([m]) => m.content).join("");
+    expect(answer).toBe("Here is what I found: Cloudflare Workers run JavaScript at the edge in V8 isolates.");
+    expect(tuples[0][1]).toMatchObject({ langgraph_node: "agent" });
+    expect(events.some((e) => e.event === "messages/metadata")).toBe(true);
+    const partials = events.filter((e) => e.event === "messages/partial").map((e) => (e.data as { content: string }[])[0].content);
+    expect(partials.at(-1)).toBe(answer);
+    const complete = events.filter((e) => e.event === "messages/complete").flatMap((e) => e.data as { type: string }[]);
+    expect(complete.map((m) => m.type)).toEqual(["human", "ai", "tool", "ai"]);
+  });
+
+  it("streams debug, tasks, checkpoints and events modes", async () => {
+    const threadId = await newThread();
+    const { events } = await stream(`/threads/${threadId}/runs/stream`, { assistant_id: "echo", input: human("x"), stream_mode: ["debug", "tasks", "checkpoints", "events"] });
+    const names = new Set(events.map((e) => e.event));
+    for (const name of ["metadata", "debug", "tasks", "checkpoints", "events"]) expect(names, name).toContain(name);
+    expect(names).not.toContain("values");
+    const debugTypes = new Set(events.filter((e) => e.event === "debug").map((e) => (e.data as { type: string }).type));
+    expect(debugTypes).toContain("checkpoint");
+    expect(events.filter((e) => e.event === "events").map((e) => (e.data as { event: string }).event)).toContain("on_chain_start");
+  });
+
+  it("reports a failure as an error event", async () => {
+    const threadId = await newThread();
+    const { events } = await stream(`/threads/${threadId}/runs/stream`, { assistant_id: "steps", input: {}, config: { recursion_limit: 2 } });
+    const error = events.at(-1)!;
+    expect(error.event).toBe("error");
+    expect(error.data).toMatchObject({ error: "GraphRecursionError" });
+  });
+
+  it("replays a resumable run from Last-Event-ID with the same ids", async () => {
+    const threadId = await newThread();
+    const { response, events } = await stream(`/threads/${threadId}/runs/stream`, { assistant_id: "steps", input: {}, stream_mode: ["updates"], stream_resumable: true });
+    const runPath = response.headers.get("content-location")!;
+    const replay = parseSse(await (await call(`${runPath}/stream`, { headers: { "Last-Event-ID": "1" } })).text());
+    expect(replay).toEqual(events.slice(2));
+    const all = parseSse(await (await call(`${runPath}/stream`, { headers: { "Last-Event-ID": "-1" } })).text());
+    expect(all).toEqual(events);
+  });
+});
+
+describe("background runs, listing, cancel and delete", () => {
+  it("creates a pending run, lists runs newest first, joins it", async () => {
+    const threadId = await newThread();
+    const first = await json<RunJson>(await post(`/threads/${threadId}/runs`, { assistant_id: "echo", input: human("1") }));
+    expect(first.status).toBe("pending");
+    const second = await json<RunJson>(await post(`/threads/${threadId}/runs`, { assistant_id: "echo", input: human("2") }));
+    const joined = await json<{ messages: unknown[] }>(await call(`/threads/${threadId}/runs/${second.run_id}/join`));
+    expect(joined.messages).toHaveLength(4);
+    const runs = await json<RunJson[]>(await call(`/threads/${threadId}/runs`));
+    expect(runs.map((r) => r.run_id)).toEqual([second.run_id, first.run_id]);
+    expect(await json<RunJson[]>(await call(`/threads/${threadId}/runs?limit=1&offset=1`))).toHaveLength(1);
+    expect(await json<RunJson[]>(await call(`/threads/${threadId}/runs?status=error`))).toEqual([]);
+    expect((await call(`/threads/${threadId}/runs/${first.run_id}`, { method: "DELETE" })).status).toBe(200);
+    expect((await call(`/threads/${threadId}/runs/${first.run_id}`)).status).toBe(404);
+  });
+
+  it("cancels a running run with interrupt, keeping its finished steps", async () => {
+    const threadId = await newThread();
+    const run = await json<RunJson>(await post(`/threads/${threadId}/runs`, { assistant_id: "steps", input: { delay_ms: 150 } }));
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const cancelled = await call(`/threads/${threadId}/runs/${run.run_id}/cancel?wait=1&action=interrupt`, { method: "POST" });
+    expect(cancelled.status).toBe(200);
+    expect((await json<RunJson>(cancelled)).status).toBe("interrupted");
+    const state = await json<ThreadStateJson>(await call(`/threads/${threadId}/state`));
+    expect((state.values as { items: string[] }).items.length).toBeLessThan(4);
+    expect((await json<ThreadJson>(await call(`/threads/${threadId}`))).status).toBe("idle");
+  });
+
+  it("rolls back a running run: the run and its checkpoints are gone", async () => {
+    const threadId = await newThread();
+    await post(`/threads/${threadId}/runs/wait`, { assistant_id: "steps", input: {} });
+    const before = await json<ThreadStateJson[]>(await post(`/threads/${threadId}/history`, { limit: 100 }));
+    const run = await json<RunJson>(await post(`/threads/${threadId}/runs`, { assistant_id: "steps", input: { delay_ms: 150 } }));
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect((await call(`/threads/${threadId}/runs/${run.run_id}/cancel?wait=1&action=rollback`, { method: "POST" })).status).toBe(200);
+    expect((await call(`/threads/${threadId}/runs/${run.run_id}`)).status).toBe(404);
+    const after = await json<ThreadStateJson[]>(await post(`/threads/${threadId}/history`, { limit: 100 }));
+    expect(after.map((s) => s.checkpoint_id)).toEqual(before.map((s) => s.checkpoint_id));
+  });
+
+  it("applies multitask strategies: reject, enqueue, interrupt, rollback", async () => {
+    const threadId = await newThread();
+    const slow = { assistant_id: "steps", input: { delay_ms: 100 } };
+    const first = await json<RunJson>(await post(`/threads/${threadId}/runs`, slow));
+    const rejected = await post(`/threads/${threadId}/runs`, { ...slow, multitask_strategy: "reject" });
+    expect(rejected.status).toBe(409);
+    expect(await rejected.json()).toEqual({ detail: "Thread is already running a task. Wait for it to finish or choose a different multitask strategy." });
+    const queued = await json<RunJson>(await post(`/threads/${threadId}/runs`, { assistant_id: "echo", input: human("queued"), multitask_strategy: "enqueue" }));
+    expect((await settled(threadId, first.run_id)).status).toBe("success");
+    expect((await settled(threadId, queued.run_id)).status).toBe("success");
+
+    const running = await json<RunJson>(await post(`/threads/${threadId}/runs`, slow));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const interrupter = await json<RunJson>(await post(`/threads/${threadId}/runs`, { ...slow, input: {}, multitask_strategy: "interrupt" }));
+    expect((await settled(threadId, running.run_id)).status).toBe("interrupted");
+    expect((await settled(threadId, interrupter.run_id)).status).toBe("success");
+
+    const doomed = await json<RunJson>(await post(`/threads/${threadId}/runs`, slow));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const roller = await json<RunJson>(await post(`/threads/${threadId}/runs`, { ...slow, input: {}, multitask_strategy: "rollback" }));
+    expect((await settled(threadId, roller.run_id)).status).toBe("success");
+    expect((await call(`/threads/${threadId}/runs/${doomed.run_id}`)).status).toBe(404);
+  });
+
+  it("delays a run with after_seconds", async () => {
+    const threadId = await newThread();
+    const run = await json<RunJson>(await post(`/threads/${threadId}/runs`, { assistant_id: "echo", input: human("later"), after_seconds: 30 }));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await json<RunJson>(await call(`/threads/${threadId}/runs/${run.run_id}`))).status).toBe("pending");
+    expect((await json<ThreadJson>(await call(`/threads/${threadId}`))).status).toBe("busy");
+  });
+});
+
+describe("errors", () => {
+  it("rejects unknown assistants, unknown threads, bad stream modes and unknown runs", async () => {
+    const threadId = await newThread();
+    const unknown = await post(`/threads/${threadId}/runs`, { assistant_id: "nope" });
+    expect(unknown.status).toBe(404);
+    expect((await json(unknown)).detail).toBe('No assistant found for "nope". Make sure the assistant ID is for a valid assistant or a valid graph ID.');
+    const missing = crypto.randomUUID();
+    expect((await post(`/threads/${missing}/runs`, { assistant_id: "echo" })).status).toBe(404);
+    const created = await post(`/threads/${missing}/runs/wait`, { assistant_id: "echo", input: human("made"), if_not_exists: "create" });
+    expect(created.status).toBe(200);
+    expect((await call(`/threads/${missing}`)).status).toBe(200);
+    expect((await post(`/threads/${threadId}/runs`, { assistant_id: "echo", stream_mode: ["colors"] })).status).toBe(422);
+    expect((await post(`/threads/${threadId}/runs`, { assistant_id: "echo", multitask_strategy: "shout" })).status).toBe(422);
+    expect((await call(`/threads/${threadId}/runs/${crypto.randomUUID()}/cancel`, { method: "POST" })).status).toBe(404);
+    expect((await call(`/threads/${threadId}/runs/${crypto.randomUUID()}`)).status).toBe(404);
+  });
+});
+
+describe("stateless runs", () => {
+  it("waits on a temporary thread that is gone afterwards", async () => {
+    const response = await post("/runs/wait", { assistant_id: "echo", input: human("no thread") });
+    const location = response.headers.get("content-location")!;
+    expect(location).toMatch(/^\/runs\/[0-9a-f-]{36}$/);
+    expect(((await json<{ messages: { content: string }[] }>(response)).messages)[1].content).toBe("no thread");
+    const runId = location.split("/").pop()!;
+    expect((await call(`/threads/${runId}`)).status).toBe(404);
+  });
+
+  it("streams, keeps the thread with on_completion keep, and batches", async () => {
+    const { events, response } = await stream("/runs/stream", { assistant_id: "echo", input: human("kept"), on_completion: "keep" });
+    expect(events[0].event).toBe("metadata");
+    const runId = response.headers.get("content-location")!.split("/").pop()!;
+    expect((await call(`/threads/${runId}`)).status).toBe(200);
+    const batch = await json<RunJson[]>(await post("/runs/batch", [{ assistant_id: "echo", input: human("a") }, { assistant_id: "steps", input: {} }]));
+    expect(batch.map((r) => r.status)).toEqual(["pending", "pending"]);
+  });
+});
+
+describe("recovery after a restart", () => {
+  it("resumes a run that a restart left running", async () => {
+    const threadId = await newThread();
+    const run = await json<RunJson>(await post(`/threads/${threadId}/runs`, { assistant_id: "echo", input: human("again"), after_seconds: 3600 }));
+    const stub = env.THREAD.get(env.THREAD.idFromName(`${DEFAULT_WORKSPACE_ID}:${threadId}`));
+    // What a crash mid-run leaves behind: a row marked running that no instance executes.
+    await runInDurableObject(stub, (_instance: ThreadDO, state) => {
+      state.storage.sql.exec("UPDATE runs SET status = 'running', attempt = 1, not_before = 0 WHERE run_id = ?", run.run_id);
+    });
+    await runDurableObjectAlarm(stub);
+    const done = await settled(threadId, run.run_id);
+    expect(done.status).toBe("success");
+    expect((await json<ThreadJson>(await call(`/threads/${threadId}`))).status).toBe("idle");
+  });
+
+  it("fails a run cut off too often, with a clear message", async () => {
+    const threadId = await newThread();
+    const run = await json<RunJson>(await post(`/threads/${threadId}/runs`, { assistant_id: "echo", input: human("x"), after_seconds: 3600 }));
+    const stub = env.THREAD.get(env.THREAD.idFromName(`${DEFAULT_WORKSPACE_ID}:${threadId}`));
+    await runInDurableObject(stub, (_instance: ThreadDO, state) => {
+      state.storage.sql.exec("UPDATE runs SET status = 'running', attempt = 3, not_before = 0 WHERE run_id = ?", run.run_id);
+    });
+    await runDurableObjectAlarm(stub);
+    expect((await settled(threadId, run.run_id)).status).toBe("error");
+    const result = await json<{ __error__: { message: string } }>(await call(`/threads/${threadId}/runs/${run.run_id}/join`));
+    expect(result.__error__.message).toContain("exceeded max attempts");
+  });
+});
