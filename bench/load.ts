@@ -36,7 +36,7 @@ async function loop(
   ctx: BenchContext,
   options: LoadOptions,
   until: number,
-  record?: { latencies: Float64Array; count: number; errors: number; firstError?: string },
+  record?: { latencies: Float64Array; count: number; errors: number; firstError?: string; marks: Record<string, number[]> },
 ): Promise<void> {
   let issued = 0;
   const worker = async () => {
@@ -44,8 +44,11 @@ async function loop(
       issued++;
       const start = performance.now();
       try {
-        await scenario.run(ctx);
-        if (record) record.latencies[record.count++] = performance.now() - start;
+        const marks = await scenario.run(ctx);
+        if (record) {
+          record.latencies[record.count++] = performance.now() - start;
+          for (const [name, ms] of Object.entries(marks ?? {})) (record.marks[name] ??= []).push(ms);
+        }
       } catch (error) {
         if (record) {
           record.errors++;
@@ -57,7 +60,11 @@ async function loop(
   await Promise.all(Array.from({ length: options.concurrency }, worker));
 }
 
-export async function runScenario(scenario: Scenario, ctx: BenchContext, options: LoadOptions): Promise<ScenarioResult> {
+/**
+ * Runs a scenario under load. Returns its own row, plus one row per mark its operations reported
+ * (e.g. `stream:first-event`, time from request to the first event).
+ */
+export async function runScenario(scenario: Scenario, ctx: BenchContext, options: LoadOptions): Promise<ScenarioResult[]> {
   const base = { scenario: scenario.name, description: scenario.description, concurrency: options.concurrency };
   // One unmeasured operation first: a scenario that cannot succeed at all is reported as failed
   // instead of spinning through its whole budget of fast errors.
@@ -65,16 +72,29 @@ export async function runScenario(scenario: Scenario, ctx: BenchContext, options
     await scenario.setup?.(ctx);
     await scenario.run(ctx);
   } catch (error) {
-    return { ...base, ...summarize([], 0, 0), elapsedS: 0, failed: describeError(error) };
+    return [{ ...base, ...summarize([], 0, 0), elapsedS: 0, failed: describeError(error) }];
   }
 
   if (options.warmupMs > 0) await loop(scenario, ctx, options, performance.now() + options.warmupMs);
 
-  const record = { latencies: new Float64Array(options.maxOps), count: 0, errors: 0, firstError: undefined as string | undefined };
+  const record = {
+    latencies: new Float64Array(options.maxOps),
+    count: 0,
+    errors: 0,
+    firstError: undefined as string | undefined,
+    marks: {} as Record<string, number[]>,
+  };
   const start = performance.now();
   await loop(scenario, ctx, options, start + options.durationMs, record);
   const elapsedMs = performance.now() - start;
 
   const summary = summarize(record.latencies.subarray(0, record.count), record.errors, elapsedMs);
-  return { ...base, ...summary, elapsedS: elapsedMs / 1000, ...(record.firstError ? { firstError: record.firstError } : {}) };
+  const main = { ...base, ...summary, elapsedS: elapsedMs / 1000, ...(record.firstError ? { firstError: record.firstError } : {}) };
+  const marks = Object.entries(record.marks).map(([name, values]) => ({
+    ...base,
+    scenario: `${scenario.name}:${name}`,
+    ...summarize(Float64Array.from(values), 0, elapsedMs),
+    elapsedS: elapsedMs / 1000,
+  }));
+  return [main, ...marks];
 }

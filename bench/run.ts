@@ -204,7 +204,7 @@ async function main(): Promise<number> {
         maxOps: options.maxOps,
         signal: controller.signal,
       });
-      results.push(result);
+      results.push(...result);
     }
 
     const notes = ["Latencies and ops/s cover successful operations; errors are non-2xx responses or exceptions."];

@@ -13,6 +13,7 @@
  */
 import type { Client } from "@langchain/langgraph-sdk";
 import { THREAD_SCENARIOS } from "./scenarios-threads.ts";
+import { RUN_SCENARIOS } from "./scenarios-runs.ts";
 
 export interface BenchContext {
   /** The target server, without a trailing slash. Every request goes here and nowhere else. */
@@ -35,8 +36,11 @@ export interface Scenario {
   concurrency?: number;
   /** Runs once before warm-up (not measured); e.g. creates the assistant or thread `run` uses. */
   setup?(ctx: BenchContext): Promise<void>;
-  /** One operation. Resolve on success; throw (or reject) on failure. */
-  run(ctx: BenchContext): Promise<void>;
+  /**
+   * One operation. Resolve on success; throw (or reject) on failure. It may resolve with named
+   * marks in ms (e.g. `{"first-event": 4.2}`), reported as extra rows.
+   */
+  run(ctx: BenchContext): Promise<void | Record<string, number>>;
 }
 
 export class HttpError extends Error {
@@ -86,6 +90,7 @@ export const SCENARIOS: readonly Scenario[] = [
     run: async (ctx) => void (await ctx.request("/api/v1/workspaces", { auth: true })),
   },
   ...THREAD_SCENARIOS,
+  ...RUN_SCENARIOS,
 ];
 
 export function findScenario(name: string): Scenario | undefined {

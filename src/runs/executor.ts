@@ -92,6 +92,7 @@ export async function executeRun(options: ExecuteOptions): Promise<void> {
         if (fresh.length) options.publish("messages/complete", toJson(fresh));
       }
     }
+    // `values` is always streamed from the graph (it tracks progress) but only serialized when asked for.
     if (requested.has(mode as StreamMode)) options.publish(`${mode}${suffix}`, toJson(chunk));
   };
 

@@ -26,7 +26,10 @@ export interface RunHost {
   readThread(): ThreadRecord | null;
   /** Synchronous write of the record only. */
   writeThread(record: ThreadRecord): void;
-  /** Record, search index and alarm. */
+  /**
+   * Record, search index and alarm. The record is written before the returned promise first waits,
+   * so callers may let the index update finish after answering.
+   */
   saveThread(record: ThreadRecord): Promise<void>;
   /** Removes the whole thread (temporary threads of stateless runs). */
   deleteThread(): Promise<void>;
@@ -147,7 +150,8 @@ export class RunManager {
     if (input.multitaskStrategy === "interrupt" || input.multitaskStrategy === "rollback") {
       this.#cancel(active, input.multitaskStrategy, thread);
     }
-    await this.host.saveThread(thread);
+    // The record is written now; the search index (status busy) catches up without holding the reply.
+    this.#background(this.host.saveThread(thread), "thread index after run create");
     this.kick();
     return ok({ run: runJson(run), stream });
   }
@@ -207,7 +211,7 @@ export class RunManager {
     run.updated_at = now();
     this.store.update(run);
     this.streams.open(run.run_id, run.kwargs.resumable);
-    await this.host.scheduleAlarm();
+    this.#background(this.host.scheduleAlarm(), "heartbeat alarm");
     const publish = (event: string, data: unknown) => this.streams.publish(run.run_id, event, data);
     publish("metadata", { run_id: run.run_id, attempt: run.attempt });
 
@@ -314,10 +318,11 @@ export class RunManager {
     thread.status = this.#threadStatusAfter(outcome.kind, state?.next.length ?? 0);
     thread.error = outcome.kind === "error" ? outcome.error.message : null;
     thread.updatedAt = at;
-    await this.host.saveThread(thread);
-
+    // The record is written synchronously here; waiters and readers learn the end before the index.
+    const saved = this.host.saveThread(thread);
     this.streams.finish(run.run_id);
     this.#resolveWaiters(run.run_id, outcome.kind === "cancelled" && outcome.action === "rollback" ? fail(404, RUN_NOT_FOUND) : ok(run.result ?? "null"));
+    await saved;
     if (run.kwargs.webhook) this.#sendWebhook(run, state?.values);
     if (thread.temporary && !this.store.hasActive()) await this.host.deleteThread();
   }
@@ -342,6 +347,11 @@ export class RunManager {
       this.#pendingWebhooks -= 1;
       void this.host.scheduleAlarm();
     });
+  }
+
+  /** Work whose failure is logged, not thrown (the alarm retries what matters). */
+  #background(work: Promise<unknown>, what: string): void {
+    work.catch((error) => log.warn(`${what} failed`, { error: String(error) }));
   }
 
   // ---- reads, joins, streams ----

@@ -3,8 +3,8 @@ import type { RunStore } from "./run-store.ts";
 const encoder = new TextEncoder();
 /** Idle streams get an SSE comment this often, so proxies keep them open and the SDK can detect drops. */
 const HEARTBEAT_MS = 5_000;
-/** Events kept for `Last-Event-ID` on the thread-wide stream. */
-const THREAD_BACKLOG = 500;
+/** Events kept for `Last-Event-ID` on the thread-wide stream (only while someone follows it). */
+const THREAD_BACKLOG = 100;
 
 export function sseFrame(event: string, data: string, id?: number | string): Uint8Array {
   return encoder.encode(`event: ${event}\ndata: ${data}\n${id === undefined ? "" : `id: ${id}\n`}\n`);
@@ -87,8 +87,10 @@ export class RunStreams {
   publish(runId: string, event: string, data: unknown): void {
     const run = this.#live.get(runId);
     if (!run) return;
-    const json = JSON.stringify(data ?? null);
     const seq = run.seq++;
+    // Nobody to tell and nothing to keep: skip serializing (a `/wait` run has no readers at all).
+    if (!run.resumable && run.subscribers.size === 0 && this.#threadSubscribers.size === 0) return;
+    const json = JSON.stringify(data ?? null);
     if (run.resumable) this.store.appendEvent(runId, seq, event, json);
     const frame = sseFrame(event, json, seq);
     for (const subscriber of run.subscribers) subscriber.write(frame);
@@ -141,6 +143,10 @@ export class RunStreams {
 
   #toThread(event: string, json: string): void {
     const id = this.#threadSeq++;
+    if (this.#threadSubscribers.size === 0) {
+      this.#threadBacklog.length = 0;
+      return;
+    }
     this.#threadBacklog.push({ id, event, data: json });
     if (this.#threadBacklog.length > THREAD_BACKLOG) this.#threadBacklog.shift();
     const frame = sseFrame(event, json, id);

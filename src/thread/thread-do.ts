@@ -453,6 +453,7 @@ export class ThreadDO extends DurableObject<Env> {
   }
 
   async #onAlarm(): Promise<void> {
+    this.#alarmAt = null; // This alarm has fired.
     const record = this.#records.read();
     if (!record) return;
     this.#runs.onAlarm();
@@ -534,7 +535,11 @@ export class ThreadDO extends DurableObject<Env> {
     record.interrupts = pendingInterrupts(state);
   }
 
-  /** Persists the record, then brings the D1 index up to date (the alarm retries when D1 fails). */
+  /**
+   * Persists the record, then brings the D1 index up to date (the alarm retries when D1 fails). The
+   * record write happens before the first await: a caller may answer its client as soon as this
+   * returns its promise, and let the index catch up.
+   */
   async #save(record: ThreadRecord): Promise<void> {
     if (record.temporary) {
       this.#records.write(record);
@@ -553,6 +558,9 @@ export class ThreadDO extends DurableObject<Env> {
     await this.#scheduleAlarm(record);
   }
 
+  /** The alarm time last set (null: none), so a run's many reschedules cost no storage writes. */
+  #alarmAt: number | null | undefined;
+
   async #scheduleAlarm(record: ThreadRecord): Promise<void> {
     const times: number[] = [];
     const expiry = ttlExpiry(record);
@@ -560,11 +568,20 @@ export class ThreadDO extends DurableObject<Env> {
     if (record.indexDirty) times.push(Date.now() + INDEX_RETRY_MS);
     const runs = this.#runs.nextWakeup();
     if (runs !== null) times.push(runs);
-    if (times.length) await this.ctx.storage.setAlarm(Math.min(...times));
-    else await this.ctx.storage.deleteAlarm();
+    const wanted = times.length ? Math.min(...times) : null;
+    if (wanted === null) {
+      if (this.#alarmAt !== null) await this.ctx.storage.deleteAlarm();
+      this.#alarmAt = null;
+      return;
+    }
+    // An earlier pending alarm already covers it: when it fires, the alarm handler schedules again.
+    if (typeof this.#alarmAt === "number" && this.#alarmAt <= wanted && this.#alarmAt > Date.now()) return;
+    this.#alarmAt = wanted;
+    await this.ctx.storage.setAlarm(wanted);
   }
 
   async #wipe(): Promise<void> {
+    this.#alarmAt = null;
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.#records.reset();
