@@ -110,7 +110,8 @@ export async function startLocalServer(options: {
   const url = `http://127.0.0.1:${port}`;
   const stop = () =>
     new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
+      // A child ended by a signal has a signalCode and a null exitCode.
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
       child.once("exit", () => resolve());
       try {
         process.kill(-child.pid!, "SIGTERM");

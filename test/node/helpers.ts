@@ -10,9 +10,25 @@ export function scratchDir(prefix: string): string {
   return mkdtempSync(join(root, `${prefix}-`));
 }
 
-/** `wrangler dev` on a free port with fresh local state and the documented development key. */
-export async function startTestServer(): Promise<LocalServer & { apiKey: string }> {
-  const persistTo = scratchDir("e2e-state");
+export interface TestServer extends LocalServer {
+  apiKey: string;
+  /** The wrangler state directory (`--persist-to`). */
+  persistTo: string;
+  /** The last 20 kB of wrangler's output. */
+  output(): string;
+  /** SIGKILLs wrangler and workerd (the whole process group), as a crash would; keeps the state. */
+  kill(): Promise<void>;
+}
+
+/**
+ * `wrangler dev` on a free port with the documented development key, on fresh local state — or on
+ * `persistTo` (e.g. a killed server's, to restart it). `stop()` removes the state unless `keep`.
+ */
+export async function startTestServer(options: { persistTo?: string; keep?: boolean } = {}): Promise<TestServer> {
+  const persistTo = options.persistTo ?? scratchDir("e2e-state");
+  const cleanup = () => {
+    if (!options.keep) rmSync(persistTo, { recursive: true, force: true });
+  };
   let output = "";
   try {
     const server = await startLocalServer({
@@ -20,16 +36,31 @@ export async function startTestServer(): Promise<LocalServer & { apiKey: string 
       vars: { BOOTSTRAP_API_KEY: DEV_API_KEY },
       log: (chunk) => (output = (output + chunk).slice(-20_000)),
     });
+    const exited = () => server.child.exitCode !== null || server.child.signalCode !== null;
+    const kill = () =>
+      new Promise<void>((resolve) => {
+        if (exited()) return resolve();
+        server.child.once("exit", () => resolve());
+        try {
+          process.kill(-server.child.pid!, "SIGKILL");
+        } catch {
+          server.child.kill("SIGKILL");
+        }
+      });
     return {
       ...server,
       apiKey: DEV_API_KEY,
+      persistTo,
+      output: () => output,
+      kill,
       stop: async () => {
-        await server.stop();
-        rmSync(persistTo, { recursive: true, force: true });
+        // LocalServer.stop() waits for an exit that already happened when a signal ended the process.
+        if (!exited()) await server.stop();
+        cleanup();
       },
     };
   } catch (error) {
-    rmSync(persistTo, { recursive: true, force: true });
+    cleanup();
     throw new Error(`${(error as Error).message}\n--- wrangler output ---\n${output}`);
   }
 }

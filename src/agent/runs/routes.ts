@@ -117,7 +117,12 @@ export const runRoutes = createRouter()
     const { thread_id, run_id } = c.req.valid("param");
     const stub = threadStub(c.env, c.get("principal").workspaceId, thread_id);
     unwrap(await stub.getRun(run_id), thread_id);
-    const result = stub.joinRun(run_id).then((outcome) => unwrap(outcome as Outcome<string>, thread_id));
+    // The 200 is sent before the run ends, so a run that vanishes meanwhile (rolled back) is reported
+    // in the body, as /wait does.
+    const result = stub.joinRun(run_id).then((settled) => {
+      const outcome = settled as Outcome<string>;
+      return outcome.ok ? outcome.value : JSON.stringify({ __error__: { error: "RunNotFound", message: outcome.detail } });
+    });
     return c.body(waitingBody(result), 200, { "Content-Type": "application/json" }) as never;
   })
   .openapi(routes.joinStream, async (c) => {
