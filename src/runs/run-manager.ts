@@ -30,7 +30,7 @@ export interface RunHost {
    * Record, search index and alarm. The record is written before the returned promise first waits,
    * so callers may let the index update finish after answering.
    */
-  saveThread(record: ThreadRecord): Promise<void>;
+  saveThread(record: ThreadRecord, options?: { deferIndex?: boolean }): Promise<void>;
   /** Removes the whole thread (temporary threads of stateless runs). */
   deleteThread(): Promise<void>;
   scheduleAlarm(): Promise<void>;
@@ -151,7 +151,7 @@ export class RunManager {
       this.#cancel(active, input.multitaskStrategy, thread);
     }
     // The record is written now; the search index (status busy) catches up without holding the reply.
-    this.#background(this.host.saveThread(thread), "thread index after run create");
+    this.#background(this.host.saveThread(thread, { deferIndex: true }), "thread index after run create");
     this.kick();
     return ok({ run: runJson(run), stream });
   }
@@ -319,7 +319,7 @@ export class RunManager {
     thread.error = outcome.kind === "error" ? outcome.error.message : null;
     thread.updatedAt = at;
     // The record is written synchronously here; waiters and readers learn the end before the index.
-    const saved = this.host.saveThread(thread);
+    const saved = this.host.saveThread(thread, { deferIndex: true });
     this.streams.finish(run.run_id);
     this.#resolveWaiters(run.run_id, outcome.kind === "cancelled" && outcome.action === "rollback" ? fail(404, RUN_NOT_FOUND) : ok(run.result ?? "null"));
     await saved;

@@ -73,6 +73,8 @@ export interface TablePage {
 /** Keeps a copy's RPC messages well under the 32 MiB limit. */
 const COPY_PAGE_BYTES = 8 * 1024 * 1024;
 const INDEX_RETRY_MS = 5_000;
+/** How long run-driven index updates wait, so a quick run's start and end make one D1 write. */
+const DEFERRED_INDEX_MS = 25;
 
 const now = () => new Date().toISOString();
 
@@ -177,6 +179,9 @@ export class ThreadDO extends DurableObject<Env> {
     const record = this.#records.read();
     if (!record) return this.#notFound();
     await this.#runs.shutdown();
+    // No index write of this thread may land after the delete below.
+    await this.#pendingSync;
+    await this.#activeSync;
     // Index first: if D1 fails the thread stays whole and the caller can retry.
     if (!record.temporary) await deleteThreadIndex(database(this.env), record.workspaceId, record.threadId);
     await this.#wipe();
@@ -540,22 +545,46 @@ export class ThreadDO extends DurableObject<Env> {
    * record write happens before the first await: a caller may answer its client as soon as this
    * returns its promise, and let the index catch up.
    */
-  async #save(record: ThreadRecord): Promise<void> {
+  async #save(record: ThreadRecord, options: { deferIndex?: boolean } = {}): Promise<void> {
     if (record.temporary) {
       this.#records.write(record);
       return this.#scheduleAlarm(record);
     }
     record.indexDirty = true;
     this.#records.write(record);
-    try {
-      await upsertThreadIndex(database(this.env), record);
-      record.indexDirty = false;
-      // Only the flag, and only if no newer write (or a delete) happened meanwhile.
-      this.#records.markIndexed(record.updatedAt);
-    } catch (error) {
-      log.warn("thread index update failed; will retry", { thread_id: record.threadId, error: String(error) });
-    }
-    await this.#scheduleAlarm(record);
+    await this.#syncIndex(options.deferIndex ? DEFERRED_INDEX_MS : 0);
+    const latest = this.#records.read();
+    if (latest) await this.#scheduleAlarm(latest);
+  }
+
+  #pendingSync: Promise<void> | null = null;
+  #activeSync: Promise<void> = Promise.resolve();
+
+  /**
+   * Brings the D1 index up to the current record. A sync that has not started yet is shared by later
+   * saves, so a quick run's busy → idle reaches D1 as one write; syncs run one at a time, in order.
+   */
+  #syncIndex(delayMs: number): Promise<void> {
+    if (this.#pendingSync) return this.#pendingSync;
+    const pending = (async () => {
+      if (delayMs) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      await this.#activeSync;
+      this.#pendingSync = null;
+      const record = this.#records.read();
+      if (!record || record.temporary || !record.indexDirty) return;
+      const write = upsertThreadIndex(database(this.env), record).then(() => {
+        // Only the flag, and only if no newer write (or a delete) happened meanwhile.
+        this.#records.markIndexed(record.updatedAt);
+      });
+      this.#activeSync = write.catch(() => undefined);
+      try {
+        await write;
+      } catch (error) {
+        log.warn("thread index update failed; will retry", { thread_id: record.threadId, error: String(error) });
+      }
+    })();
+    this.#pendingSync = pending;
+    return pending;
   }
 
   /** The alarm time last set (null: none), so a run's many reschedules cost no storage writes. */
@@ -595,7 +624,7 @@ export class ThreadDO extends DurableObject<Env> {
       saver: () => this.#saver,
       readThread: () => this.#records.read(),
       writeThread: (record) => this.#records.write(record),
-      saveThread: (record) => this.#save(record),
+      saveThread: (record, options) => this.#save(record, options),
       deleteThread: async () => {
         const record = this.#records.read();
         if (record && !record.temporary) await deleteThreadIndex(database(this.env), record.workspaceId, record.threadId);
