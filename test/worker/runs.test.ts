@@ -209,6 +209,44 @@ describe("background runs, listing, cancel and delete", () => {
   });
 });
 
+describe("subgraphs and the config nodes see", () => {
+  it("names subgraph events <mode>|<node>:<task id> with stream_subgraphs", async () => {
+    const threadId = await newThread();
+    const { events } = await stream(`/threads/${threadId}/runs/stream`, { assistant_id: "nested", input: {}, stream_mode: ["updates", "values"], stream_subgraphs: true });
+    const sub = events.filter((e) => e.event.includes("|"));
+    expect(sub.length).toBeGreaterThan(0);
+    for (const e of sub) expect(e.event).toMatch(/^(updates|values)\|child:[0-9a-f-]+$/);
+    expect(sub.some((e) => e.event.startsWith("updates|") && (e.data as Record<string, unknown>).inner)).toBe(true);
+    // Root events keep their plain names; without stream_subgraphs no subgraph event is sent.
+    expect(events.filter((e) => e.event === "updates").map((e) => Object.keys(e.data as object)[0])).toEqual(["observe", "child"]);
+    const { events: plain } = await stream(`/threads/${threadId}/runs/stream`, { assistant_id: "nested", input: {}, stream_mode: ["updates"] });
+    expect(plain.some((e) => e.event.includes("|"))).toBe(false);
+  });
+
+  it("gives nodes the thread, run, assistant, graph, user and x- headers in config.configurable", async () => {
+    const threadId = await newThread();
+    const response = await call(`/threads/${threadId}/runs/wait`, {
+      method: "POST",
+      json: { assistant_id: "nested", input: {}, metadata: { origin: "test" } },
+      headers: { "X-Customer-Id": "c-42", "X-Api-Key-Not": "copied" },
+    });
+    const runId = response.headers.get("content-location")!.split("/").pop();
+    const { seen } = await json<{ seen: Record<string, unknown> }>(response);
+    expect(seen).toMatchObject({
+      thread_id: threadId,
+      run_id: runId,
+      graph_id: "nested",
+      assistant_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      user_id: "bootstrap",
+      "x-customer-id": "c-42",
+      metadata_run_id: runId,
+    });
+    expect(seen).not.toHaveProperty("x-api-key");
+    const [run] = await json<RunJson[]>(await call(`/threads/${threadId}/runs`));
+    expect(run.metadata).toMatchObject({ origin: "test", created_by: "system" });
+  });
+});
+
 describe("errors", () => {
   it("rejects unknown assistants, unknown threads, bad stream modes and unknown runs", async () => {
     const threadId = await newThread();

@@ -1,0 +1,34 @@
+import { Annotation, StateGraph, type LangGraphRunnableConfig } from "@langchain/langgraph";
+
+/**
+ * A graph with a subgraph, for `stream_subgraphs` (events named `<mode>|child:<task id>`), and a node
+ * that records what the platform put in its config (`seen`), so clients can check both.
+ */
+const State = Annotation.Root({
+  trail: Annotation<string[]>({ reducer: (left, right) => left.concat(right), default: () => [] }),
+  seen: Annotation<Record<string, unknown>>(),
+});
+
+const child = new StateGraph(State)
+  .addNode("inner", () => ({ trail: ["inner"] }))
+  .addEdge("__start__", "inner")
+  .addEdge("inner", "__end__")
+  .compile();
+
+/** The configurable keys a run provides, plus any `x-` request headers copied into it. */
+function observe(_state: typeof State.State, config: LangGraphRunnableConfig) {
+  const configurable = config.configurable ?? {};
+  const keys = ["thread_id", "run_id", "assistant_id", "graph_id", "user_id"];
+  const seen = Object.fromEntries(
+    Object.entries(configurable).filter(([key]) => keys.includes(key) || key.startsWith("x-")),
+  );
+  return { seen: { ...seen, metadata_run_id: config.metadata?.run_id ?? null }, trail: ["observe"] };
+}
+
+export const graph = new StateGraph(State)
+  .addNode("observe", observe)
+  .addNode("child", child)
+  .addEdge("__start__", "observe")
+  .addEdge("observe", "child")
+  .addEdge("child", "__end__")
+  .compile();
