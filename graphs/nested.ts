@@ -15,12 +15,13 @@ const child = new StateGraph(State)
   .addEdge("inner", "__end__")
   .compile();
 
-/** The configurable keys a run provides, plus any `x-` request headers copied into it. */
+/** Every configurable value the run provides (ids, assistant settings, copied `x-` headers). */
 function observe(_state: typeof State.State, config: LangGraphRunnableConfig) {
   const configurable = config.configurable ?? {};
-  const keys = ["thread_id", "run_id", "assistant_id", "graph_id", "user_id"];
   const seen = Object.fromEntries(
-    Object.entries(configurable).filter(([key]) => keys.includes(key) || key.startsWith("x-")),
+    Object.entries(configurable).filter(
+      ([key, value]) => !key.startsWith("__") && !key.startsWith("checkpoint_") && typeof value !== "object",
+    ),
   );
   return { seen: { ...seen, metadata_run_id: config.metadata?.run_id ?? null }, trail: ["observe"] };
 }

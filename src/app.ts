@@ -12,6 +12,7 @@ import { httpMetrics } from "./observability/http-metrics.ts";
 import { tenancyRoutes } from "./tenancy/routes.ts";
 import { threadRoutes } from "./agent/threads/routes.ts";
 import { runRoutes } from "./agent/runs/routes.ts";
+import { assistantRoutes } from "./agent/assistants/routes.ts";
 
 /** Paths reachable without credentials. Everything else is declared with `secured(...)`. */
 export const PUBLIC_PATHS = ["/ok", "/info", "/docs", "/openapi.json"] as const;
@@ -30,6 +31,7 @@ export function createApp() {
   app.route("/", tenancyRoutes);
   app.route("/", threadRoutes);
   app.route("/", runRoutes);
+  app.route("/", assistantRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {
     type: "apiKey",

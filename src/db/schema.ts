@@ -92,3 +92,50 @@ export const threadIndex = sqliteTable(
 );
 
 export type ThreadIndexRow = typeof threadIndex.$inferSelect;
+
+/**
+ * Assistants: configured instances of the deployed graphs, per workspace. Every workspace has its
+ * own copy of each graph's system assistant (same id everywhere), so a patch stays in its workspace.
+ */
+export const assistants = sqliteTable(
+  "assistants",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    assistantId: text("assistant_id").notNull(),
+    graphId: text("graph_id").notNull(),
+    config: text("config", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    context: text("context", { mode: "json" }).notNull().$type<unknown>(),
+    metadata: text("metadata", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    version: integer("version").notNull(),
+    name: text("name").notNull(),
+    description: text("description"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.assistantId] }),
+    index("assistants_workspace_created_idx").on(t.workspaceId, t.createdAt),
+    index("assistants_workspace_graph_idx").on(t.workspaceId, t.graphId),
+  ],
+);
+
+/** Every version an assistant has had; the assistant row mirrors its current one. */
+export const assistantVersions = sqliteTable(
+  "assistant_versions",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    assistantId: text("assistant_id").notNull(),
+    version: integer("version").notNull(),
+    graphId: text("graph_id").notNull(),
+    config: text("config", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    context: text("context", { mode: "json" }).notNull().$type<unknown>(),
+    metadata: text("metadata", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    name: text("name").notNull(),
+    description: text("description"),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.assistantId, t.version] })],
+);
+
+export type AssistantRow = typeof assistants.$inferSelect;
+export type AssistantVersionRow = typeof assistantVersions.$inferSelect;

@@ -141,17 +141,22 @@ export class RunManager {
     this.streams.open(run.run_id, run.kwargs.resumable);
     const stream = subscribe ? this.streams.subscribe(run.run_id, subscribe) : undefined;
 
+    let metadataChanged = false;
     if (thread.status !== "busy") {
+      metadataChanged = thread.metadata.graph_id !== input.graphId || thread.metadata.assistant_id !== input.assistantId;
       thread.metadata = { ...thread.metadata, graph_id: input.graphId, assistant_id: input.assistantId };
-      thread.config = config;
+      // The thread keeps what requests set, not the assistant's values: a patched assistant must
+      // win over what an earlier run copied.
+      thread.config = mergeConfigs(thread.config, requestConfig);
     }
     thread.status = "busy";
     thread.updatedAt = at;
     if (input.multitaskStrategy === "interrupt" || input.multitaskStrategy === "rollback") {
       this.#cancel(active, input.multitaskStrategy, thread);
     }
-    // The record is written now; the search index (status busy) catches up without holding the reply.
-    this.#background(this.host.saveThread(thread, { deferIndex: true }), "thread index after run create");
+    // The record is written now; the search index catches up without holding the reply. A status
+    // flip may wait to merge with the run's end; new metadata (searchable) goes at once.
+    this.#background(this.host.saveThread(thread, { deferIndex: !metadataChanged }), "thread index after run create");
     this.kick();
     return ok({ run: runJson(run), stream });
   }

@@ -1,17 +1,12 @@
 import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
-import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "../db/client.ts";
+import { containment, FilterTooLargeError, MAX_FILTER_CONDITIONS } from "../db/json-filter.ts";
 import { threadIndex, type ThreadIndexRow } from "../db/schema.ts";
 import type { ThreadRecord } from "./thread-record.ts";
 import type { ThreadJson, ThreadStatus } from "./types.ts";
 
 /** State larger than this is not copied into D1 (its row limit is 2 MB); such values are not searchable. */
 const MAX_INDEXED_VALUES_BYTES = 1_000_000;
-/**
- * Leaf conditions per search (metadata and values together). Each binds at most 3 parameters, and
- * D1 allows 100 per statement, with a few more needed for workspace, status, ids and paging.
- */
-export const MAX_FILTER_CONDITIONS = 28;
 
 export async function upsertThreadIndex(db: Database, record: ThreadRecord): Promise<void> {
   const valuesJson = record.values === null ? null : JSON.stringify(record.values);
@@ -58,53 +53,6 @@ export interface ThreadSearch extends ThreadFilter {
   offset: number;
   sortBy: "thread_id" | "status" | "created_at" | "updated_at" | "state_updated_at";
   sortOrder: "asc" | "desc";
-}
-
-export class FilterTooLargeError extends Error {}
-
-/**
- * JSONB-style containment (`stored @> filter`) as SQLite JSON conditions: every key of the filter
- * must exist with an equal value, nested objects recursively, and every element of a filter array
- * must appear in the stored array. Types are compared too, so "1" never matches 1.
- */
-export function containment(column: SQLiteColumn, filter: Record<string, unknown>, path = "$"): SQL[] {
-  const conditions: SQL[] = [];
-  for (const [key, expected] of Object.entries(filter)) {
-    // SQLite JSON paths escape with backslashes inside a quoted key.
-    const at = `${path}."${key.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
-    if (expected !== null && typeof expected === "object" && !Array.isArray(expected)) {
-      const nested = containment(column, expected as Record<string, unknown>, at);
-      conditions.push(...(nested.length ? nested : [sql`json_type(${column}, ${at}) = 'object'`]));
-    } else if (Array.isArray(expected)) {
-      conditions.push(sql`json_type(${column}, ${at}) = 'array'`);
-      for (const element of expected) {
-        conditions.push(
-          element !== null && typeof element === "object"
-            ? sql`EXISTS (SELECT 1 FROM json_each(${column}, ${at}) AS e WHERE json(e.value) = json(${JSON.stringify(element)}))`
-            : sql`EXISTS (SELECT 1 FROM json_each(${column}, ${at}) AS e WHERE e.type = ${jsonType(element)} AND e.value IS ${element})`,
-        );
-      }
-    } else {
-      conditions.push(scalarEquals(column, at, expected));
-    }
-  }
-  return conditions;
-}
-
-function jsonType(value: unknown): string {
-  if (value === null) return "null";
-  if (value === true) return "true";
-  if (value === false) return "false";
-  if (typeof value === "number") return Number.isInteger(value) ? "integer" : "real";
-  return "text";
-}
-
-function scalarEquals(column: SQLiteColumn, at: string, expected: unknown): SQL {
-  if (expected === null || typeof expected === "boolean") return sql`json_type(${column}, ${at}) = ${jsonType(expected)}`;
-  if (typeof expected === "number") {
-    return sql`json_type(${column}, ${at}) IN ('integer', 'real') AND json_extract(${column}, ${at}) = ${expected}`;
-  }
-  return sql`json_type(${column}, ${at}) = 'text' AND json_extract(${column}, ${at}) = ${String(expected)}`;
 }
 
 function whereClause(workspaceId: string, filter: ThreadFilter): SQL | undefined {

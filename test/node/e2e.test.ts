@@ -136,3 +136,38 @@ describe("client.threads against wrangler dev", () => {
     expect(await sdk.threads.count({ metadata: { tag } })).toBe(2);
   });
 });
+
+describe("client.assistants against wrangler dev", () => {
+  const client = () => new Client({ apiUrl: server.url, apiKey: server.apiKey });
+
+  it("creates, reads, versions, searches, counts and deletes", async () => {
+    const sdk = client();
+    const system = await sdk.assistants.search({ metadata: { created_by: "system" }, sortBy: "name", sortOrder: "asc" });
+    expect(system.map((a) => a.name)).toEqual(["agent", "echo", "nested", "steps"]);
+    const made = await sdk.assistants.create({ graphId: "nested", name: "Dry", config: { configurable: { tone: "dry" } }, metadata: { suite: "e2e" } });
+    expect(await sdk.assistants.get(made.assistant_id)).toMatchObject({ name: "Dry", version: 1 });
+    const updated = await sdk.assistants.update(made.assistant_id, { config: { configurable: { tone: "wet" } }, metadata: { round: 2 } });
+    expect(updated).toMatchObject({ version: 2, metadata: { suite: "e2e", round: 2 } });
+    expect((await sdk.assistants.getVersions(made.assistant_id)).map((v) => v.version)).toEqual([2, 1]);
+    expect((await sdk.assistants.setLatest(made.assistant_id, 1)).config).toEqual({ configurable: { tone: "dry" } });
+    expect((await sdk.assistants.getVersions(made.assistant_id)).map((v) => v.version)).toEqual([2, 1]);
+    const page = await sdk.assistants.search({ metadata: { suite: "e2e" }, select: ["assistant_id", "name"], limit: 5 });
+    expect(page).toEqual([{ assistant_id: made.assistant_id, name: "Dry" }]);
+    expect(await sdk.assistants.count({ metadata: { suite: "e2e" } })).toBe(1);
+
+    const graph = await sdk.assistants.getGraph(made.assistant_id);
+    expect(graph.nodes.map((n) => n.id)).toEqual(["__start__", "observe", "child", "__end__"]);
+    const schemas = await sdk.assistants.getSchemas(made.assistant_id);
+    expect(schemas.graph_id).toBe("nested");
+    expect(Object.keys((schemas.state_schema as { properties: object }).properties)).toEqual(["trail", "seen"]);
+    expect(Object.keys(await sdk.assistants.getSubgraphs(made.assistant_id))).toEqual(["child"]);
+
+    // A run on the assistant's id sees its configurable values in its nodes.
+    const thread = await sdk.threads.create();
+    const result = (await sdk.runs.wait(thread.thread_id, made.assistant_id, { input: {} })) as { seen: Record<string, unknown> };
+    expect(result.seen).toMatchObject({ tone: "dry", assistant_id: made.assistant_id, graph_id: "nested" });
+
+    await sdk.assistants.delete(made.assistant_id);
+    await expect(sdk.assistants.get(made.assistant_id)).rejects.toMatchObject({ status: 404 });
+  });
+});

@@ -1,11 +1,61 @@
 import { v5 as uuidv5 } from "uuid";
+import { database } from "../../db/client.ts";
+import type { AssistantRow } from "../../db/schema.ts";
 import { deployment } from "../../deployment/index.ts";
+import { log } from "../../observability/log.ts";
+import { ensureSystemAssistants, getAssistant, type AssistantFields } from "./store.ts";
 
 /** The namespace the official server derives system assistant ids from (RFC 4122's URL namespace). */
 const SYSTEM_ASSISTANT_NAMESPACE = "6ba7b821-9dad-11d1-80b4-00c04fd430c8";
 
 export function systemAssistantId(graphId: string): string {
   return uuidv5(graphId, SYSTEM_ASSISTANT_NAMESPACE);
+}
+
+/**
+ * The system assistants of this deployment: one per graph, named after it. Their config and context
+ * come from `LANGGRAPH_CONFIG` (a JSON object keyed by graph id, as the official server reads it).
+ */
+function systemAssistants(): ({ assistantId: string } & AssistantFields)[] {
+  let overrides: Record<string, Record<string, unknown>> = {};
+  try {
+    overrides = process.env.LANGGRAPH_CONFIG ? JSON.parse(process.env.LANGGRAPH_CONFIG) : {};
+  } catch (error) {
+    log.error("LANGGRAPH_CONFIG is not valid JSON; system assistants use empty configs", { error: String(error) });
+  }
+  return deployment.graphs.map((graph) => {
+    const { context = {}, ...config } = overrides[graph.id] ?? {};
+    return {
+      assistantId: systemAssistantId(graph.id),
+      graphId: graph.id,
+      config,
+      context,
+      metadata: { created_by: "system" },
+      name: graph.id,
+      description: graph.description,
+    };
+  });
+}
+
+/** Workspaces whose system assistants this isolate has already ensured. */
+const ensured = new Set<string>();
+
+/** Makes sure the workspace has this deployment's system assistants: the first request does it. */
+export async function ensureWorkspaceAssistants(env: Env, workspaceId: string): Promise<void> {
+  if (ensured.has(workspaceId)) return;
+  await ensureSystemAssistants(database(env), workspaceId, systemAssistants(), new Date().toISOString());
+  ensured.add(workspaceId);
+}
+
+/** A graph id names its system assistant; anything else is taken as an assistant id. */
+export function assistantIdOf(idOrGraphId: string): string {
+  return deployment.graphs.some((graph) => graph.id === idOrGraphId) ? systemAssistantId(idOrGraphId) : idOrGraphId.toLowerCase();
+}
+
+/** The workspace's assistant named by an assistant id or a graph id, or undefined. */
+export async function findAssistant(env: Env, workspaceId: string, idOrGraphId: string): Promise<AssistantRow | undefined> {
+  await ensureWorkspaceAssistants(env, workspaceId);
+  return getAssistant(database(env), workspaceId, assistantIdOf(idOrGraphId));
 }
 
 /** What a run needs from its assistant. */
@@ -17,21 +67,16 @@ export interface ResolvedAssistant {
   metadata: Record<string, unknown>;
 }
 
-const systemAssistants = new Map(
-  deployment.graphs.map((graph) => [
-    systemAssistantId(graph.id),
-    { assistantId: systemAssistantId(graph.id), graphId: graph.id, config: {}, context: {}, metadata: { created_by: "system" } },
-  ]),
-);
-
-/**
- * A run's `assistant_id` may be a graph id (its system assistant) or an assistant id. Undefined when
- * neither names anything in this deployment.
- */
-export async function resolveAssistant(_env: Env, _workspaceId: string, assistantIdOrGraphId: string): Promise<ResolvedAssistant | undefined> {
-  const byGraph = deployment.graphs.find((graph) => graph.id === assistantIdOrGraphId);
-  if (byGraph) return systemAssistants.get(systemAssistantId(byGraph.id));
-  return systemAssistants.get(assistantIdOrGraphId);
+export async function resolveAssistant(env: Env, workspaceId: string, idOrGraphId: string): Promise<ResolvedAssistant | undefined> {
+  const row = await findAssistant(env, workspaceId, idOrGraphId);
+  if (!row) return undefined;
+  return {
+    assistantId: row.assistantId,
+    graphId: row.graphId,
+    config: row.config,
+    context: (row.context ?? {}) as Record<string, unknown>,
+    metadata: row.metadata,
+  };
 }
 
 export const assistantNotFound = (id: string) =>

@@ -3,7 +3,7 @@
  * endpoints exist, so clients (Studio, the SDK) never call what is not there.
  */
 export const FEATURES = {
-  assistants: false,
+  assistants: true,
   threads: true,
   runs: true,
   crons: false,

@@ -5,7 +5,8 @@ import { ApiError } from "../../http/errors.ts";
 import { createRouter } from "../../http/router.ts";
 import { authErrors, conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
-import { countThreadIndex, FilterTooLargeError } from "../../thread/thread-index.ts";
+import { withFilterLimit } from "../../http/filter-limit.ts";
+import { countThreadIndex } from "../../thread/thread-index.ts";
 import type { ThreadJson } from "../../thread/types.ts";
 import {
   BoolQuery,
@@ -134,16 +135,6 @@ const routes = {
     responses: { 200: jsonContent(z.array(ThreadStateSchema), "States"), ...errors },
   }),
 };
-
-/** Filters that would exceed D1's bound-parameter limit are a client error, not a 500. */
-async function withFilterLimit<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof FilterTooLargeError) throw new ApiError(422, [{ type: "too_long", loc: ["body"], msg: error.message }]);
-    throw error;
-  }
-}
 
 /** States arrive from the thread as ready JSON text; parsing them only to re-serialize would be waste. */
 const jsonText = (c: Context, text: string) => c.body(text, 200, { "Content-Type": "application/json" }) as never;

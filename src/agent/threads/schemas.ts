@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_FILTER_CONDITIONS } from "../../thread/thread-index.ts";
+import { MAX_FILTER_CONDITIONS } from "../../db/json-filter.ts";
 
 const JsonObject = z.record(z.string(), z.unknown());
 const ThreadStatus = z.enum(["idle", "busy", "interrupted", "error"]);

@@ -1,0 +1,55 @@
+import { sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+
+/**
+ * Leaf conditions per search (all JSON filters together). Each binds at most 3 parameters, and D1
+ * allows 100 per statement, with a few more needed for workspace, status, ids and paging.
+ */
+export const MAX_FILTER_CONDITIONS = 28;
+
+export class FilterTooLargeError extends Error {}
+
+/**
+ * JSONB-style containment (`stored @> filter`) as SQLite JSON conditions: every key of the filter
+ * must exist with an equal value, nested objects recursively, and every element of a filter array
+ * must appear in the stored array. Types are compared too, so "1" never matches 1.
+ */
+export function containment(column: SQLiteColumn, filter: Record<string, unknown>, path = "$"): SQL[] {
+  const conditions: SQL[] = [];
+  for (const [key, expected] of Object.entries(filter)) {
+    // SQLite JSON paths escape with backslashes inside a quoted key.
+    const at = `${path}."${key.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+    if (expected !== null && typeof expected === "object" && !Array.isArray(expected)) {
+      const nested = containment(column, expected as Record<string, unknown>, at);
+      conditions.push(...(nested.length ? nested : [sql`json_type(${column}, ${at}) = 'object'`]));
+    } else if (Array.isArray(expected)) {
+      conditions.push(sql`json_type(${column}, ${at}) = 'array'`);
+      for (const element of expected) {
+        conditions.push(
+          element !== null && typeof element === "object"
+            ? sql`EXISTS (SELECT 1 FROM json_each(${column}, ${at}) AS e WHERE json(e.value) = json(${JSON.stringify(element)}))`
+            : sql`EXISTS (SELECT 1 FROM json_each(${column}, ${at}) AS e WHERE e.type = ${jsonType(element)} AND e.value IS ${element})`,
+        );
+      }
+    } else {
+      conditions.push(scalarEquals(column, at, expected));
+    }
+  }
+  return conditions;
+}
+
+function jsonType(value: unknown): string {
+  if (value === null) return "null";
+  if (value === true) return "true";
+  if (value === false) return "false";
+  if (typeof value === "number") return Number.isInteger(value) ? "integer" : "real";
+  return "text";
+}
+
+function scalarEquals(column: SQLiteColumn, at: string, expected: unknown): SQL {
+  if (expected === null || typeof expected === "boolean") return sql`json_type(${column}, ${at}) = ${jsonType(expected)}`;
+  if (typeof expected === "number") {
+    return sql`json_type(${column}, ${at}) IN ('integer', 'real') AND json_extract(${column}, ${at}) = ${expected}`;
+  }
+  return sql`json_type(${column}, ${at}) = 'text' AND json_extract(${column}, ${at}) = ${String(expected)}`;
+}

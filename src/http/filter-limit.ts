@@ -1,0 +1,12 @@
+import { FilterTooLargeError } from "../db/json-filter.ts";
+import { ApiError } from "./errors.ts";
+
+/** Filters that would exceed D1's bound-parameter limit are a client error, not a 500. */
+export async function withFilterLimit<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof FilterTooLargeError) throw new ApiError(422, [{ type: "too_long", loc: ["body"], msg: error.message }]);
+    throw error;
+  }
+}
