@@ -58,21 +58,6 @@ const routes = {
   subgraphsAt: route({ method: "get", path: "/assistants/{assistant_id}/subgraphs/{namespace}", summary: "Schemas of the subgraphs under a namespace", request: { params: AssistantIdParam.extend({ namespace: z.string().min(1) }), query: RecurseQuery }, responses: { 200: jsonContent(z.record(z.string(), z.unknown()), "By namespace"), ...errors } }),
 };
 
-function assistantJson(row: AssistantRow): Assistant {
-  return {
-    assistant_id: row.assistantId,
-    graph_id: row.graphId,
-    config: row.config,
-    context: row.context ?? {},
-    metadata: row.metadata,
-    version: row.version,
-    name: row.name,
-    description: row.description,
-    created_at: row.createdAt,
-    updated_at: row.updatedAt,
-  };
-}
-
 function versionJson(row: AssistantVersionRow): z.infer<typeof AssistantVersionSchema> {
   return {
     assistant_id: row.assistantId,
@@ -86,6 +71,9 @@ function versionJson(row: AssistantVersionRow): z.infer<typeof AssistantVersionS
     created_at: row.createdAt,
   };
 }
+
+/** An assistant is its current version plus when it last changed. */
+const assistantJson = (row: AssistantRow): Assistant => ({ ...versionJson(row), updated_at: row.updatedAt });
 
 function requireGraph(graphId: string): void {
   if (!graphs.has(graphId)) {
