@@ -13,6 +13,7 @@ import { tenancyRoutes } from "./tenancy/routes.ts";
 import { threadRoutes } from "./agent/threads/routes.ts";
 import { runRoutes } from "./agent/runs/routes.ts";
 import { assistantRoutes } from "./agent/assistants/routes.ts";
+import { storeRoutes } from "./agent/store/routes.ts";
 
 /** Paths reachable without credentials. Everything else is declared with `secured(...)`. */
 export const PUBLIC_PATHS = ["/ok", "/info", "/docs", "/openapi.json"] as const;
@@ -32,6 +33,7 @@ export function createApp() {
   app.route("/", threadRoutes);
   app.route("/", runRoutes);
   app.route("/", assistantRoutes);
+  app.route("/", storeRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {
     type: "apiKey",

@@ -4,6 +4,8 @@ import { createApp } from "./app.ts";
 import { runTick, type TickJob } from "./background/cron.ts";
 import { dispatchQueueBatch, type WorkHandler } from "./background/queue.ts";
 import { applyDeploymentEnv } from "./deployment/index.ts";
+import { database } from "./db/client.ts";
+import { sweepExpiredItems } from "./store/items.ts";
 
 // Wrangler bundles LangGraph's web build, which never registers AsyncLocalStorage; without this,
 // interrupt(), getStore() and getWriter() fail with "Called interrupt() outside the context of a graph".
@@ -15,8 +17,10 @@ export { MetricsDO } from "./observability/metrics-do.ts";
 
 const app = createApp();
 
-/** Work done on every minute tick; later capabilities (crons, scheduled exports) register here. */
-export const tickJobs: Record<string, TickJob> = {};
+/** Work done on every minute tick. */
+export const tickJobs: Record<string, TickJob> = {
+  "store-ttl-sweep": async (env) => void (await sweepExpiredItems(database(env))),
+};
 /** Handlers of the work queue, by message kind. */
 export const queueHandlers: Record<string, WorkHandler> = {};
 

@@ -139,3 +139,28 @@ export const assistantVersions = sqliteTable(
 
 export type AssistantRow = typeof assistants.$inferSelect;
 export type AssistantVersionRow = typeof assistantVersions.$inferSelect;
+
+/**
+ * The long-term memory store. `namespace` is the labels joined with "." (labels may not contain a
+ * period, so the join is unambiguous). Items with a TTL expire at `expires_at`; reads ignore expired
+ * items and the minute tick deletes them.
+ */
+export const storeItems = sqliteTable(
+  "store_items",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    namespace: text("namespace").notNull(),
+    key: text("key").notNull(),
+    value: text("value", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    ttlMinutes: integer("ttl_minutes"),
+    expiresAt: text("expires_at"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.namespace, t.key] }),
+    index("store_items_expires_idx").on(t.expiresAt),
+  ],
+);
+
+export type StoreItemRow = typeof storeItems.$inferSelect;

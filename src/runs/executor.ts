@@ -167,7 +167,9 @@ function dispatch(chunk: unknown, subgraphs: boolean, handle: (namespace: string
 export function errorPayload(error: unknown): { error: string; message: string } {
   if (error instanceof Error) {
     const name = error.constructor?.name && error.constructor.name !== "Error" ? error.constructor.name : error.name;
-    return { error: name || "Error", message: error.message };
+    // Wrapping errors (a failed query, a failed tool) keep the useful part in their cause.
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
+    return { error: name || "Error", message: `${error.message}${cause}` };
   }
   return { error: "Error", message: typeof error === "string" ? error : JSON.stringify(error) };
 }

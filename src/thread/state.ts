@@ -1,6 +1,6 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { StateSnapshot } from "@langchain/langgraph";
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkpoint";
 import { graphs } from "../deployment/index.ts";
 import type { LoadedGraph } from "../deployment/graphs.ts";
 import { toJson, toJsonObject } from "./serialize.ts";
@@ -17,11 +17,13 @@ export async function bindGraph(
   graphId: string,
   checkpointer: BaseCheckpointSaver,
   config: RunnableConfig,
+  store?: BaseStore,
 ): Promise<LoadedGraph | undefined> {
   const graph = await graphs.load(graphId, config);
   if (!graph) return undefined;
   const bound = graph.withConfig({}) as LoadedGraph;
   bound.checkpointer = checkpointer;
+  if (store) bound.store = store;
   return bound;
 }
 

@@ -6,6 +6,7 @@ import { log } from "../observability/log.ts";
 import { SqliteCheckpointSaver } from "./checkpointer.ts";
 import { durableObjectSql, type SqlRow } from "./sql.ts";
 import { StateCache } from "./state-cache.ts";
+import { D1Store } from "../store/d1-store.ts";
 import { toJsonObject } from "./serialize.ts";
 import { RunManager, type RunHost } from "../runs/run-manager.ts";
 import { waitingBody } from "../runs/waiting-body.ts";
@@ -526,10 +527,16 @@ export class ThreadDO extends DurableObject<Env> {
     return ok(true);
   }
 
+  /** The workspace's long-term memory store, for the graph's nodes. */
+  #store(): D1Store | undefined {
+    const record = this.#records.read();
+    return record ? new D1Store(this.env, record.workspaceId) : undefined;
+  }
+
   async #graph(record: ThreadRecord): Promise<(LoadedGraph & { graphId: string }) | undefined> {
     const graphId = record.metadata.graph_id;
     if (typeof graphId !== "string") return undefined;
-    const graph = await bindGraph(graphId, this.#saver, checkpointConfig(record.threadId));
+    const graph = await bindGraph(graphId, this.#saver, checkpointConfig(record.threadId), new D1Store(this.env, record.workspaceId));
     return graph && Object.assign(graph, { graphId });
   }
 
@@ -634,7 +641,7 @@ export class ThreadDO extends DurableObject<Env> {
         const record = this.#records.read();
         if (record) await this.#scheduleAlarm(record);
       },
-      bindGraph: (graphId, config) => bindGraph(graphId, this.#saver, config),
+      bindGraph: (graphId, config) => bindGraph(graphId, this.#saver, config, this.#store()),
     };
   }
 

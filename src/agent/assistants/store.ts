@@ -142,8 +142,8 @@ function limited(conditions: SQL[]): SQL[] {
 function filterClause(workspaceId: string, filter: AssistantFilter): SQL | undefined {
   const conditions: (SQL | undefined)[] = [eq(assistants.workspaceId, workspaceId)];
   if (filter.graphId) conditions.push(eq(assistants.graphId, filter.graphId));
-  // Case-insensitive substring; LIKE wildcards in the name are matched literally.
-  if (filter.name) conditions.push(sql`${assistants.name} LIKE ${`%${filter.name.replace(/[\\%_]/g, (c) => `\\${c}`)}%`} ESCAPE '\\'`);
+  // Case-insensitive substring (instr, not LIKE: D1 caps LIKE patterns at 50 bytes).
+  if (filter.name) conditions.push(sql`instr(lower(${assistants.name}), ${filter.name.toLowerCase()}) > 0`);
   if (filter.metadata) conditions.push(...limited(containment(assistants.metadata, filter.metadata)));
   return and(...conditions);
 }

@@ -7,7 +7,7 @@ export const FEATURES = {
   threads: true,
   runs: true,
   crons: false,
-  store: false,
+  store: true,
   a2a: false,
   mcp: false,
   custom_auth: false,

@@ -1,0 +1,123 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import worker from "../../src/index.ts";
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import type { ThreadJson } from "../../src/thread/types.ts";
+import { call, json } from "./helpers.ts";
+
+interface Item {
+  namespace: string[];
+  key: string;
+  value: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+const put = (body: unknown, key?: string) => call("/store/items", { method: "PUT", json: body, key });
+const get = (namespace: string[], itemKey: string, key?: string) =>
+  call(`/store/items?namespace=${encodeURIComponent(namespace.join("."))}&key=${encodeURIComponent(itemKey)}`, { key });
+const post = (path: string, body: unknown, key?: string) => call(path, { method: "POST", json: body, key });
+
+describe("store items", () => {
+  it("puts, gets, replaces and deletes", async () => {
+    const ns = ["users", crypto.randomUUID()];
+    expect((await put({ namespace: ns, key: "profile", value: { name: "Ada" } })).status).toBe(204);
+    const item = await json<Item>(await get(ns, "profile"));
+    expect(item).toMatchObject({ namespace: ns, key: "profile", value: { name: "Ada" } });
+    await put({ namespace: ns, key: "profile", value: { name: "Ada", lang: "en" } });
+    const replaced = await json<Item>(await get(ns, "profile"));
+    expect(replaced.value).toEqual({ name: "Ada", lang: "en" });
+    expect(replaced.created_at).toBe(item.created_at);
+    expect((await call("/store/items", { method: "DELETE", json: { namespace: ns, key: "profile" } })).status).toBe(204);
+    const gone = await get(ns, "profile");
+    expect(gone.status).toBe(200);
+    expect(await gone.json()).toBeNull();
+  });
+
+  it("searches by prefix, value filter and text, with paging", async () => {
+    const root = crypto.randomUUID();
+    await put({ namespace: [root, "a"], key: "1", value: { kind: "note", text: "Buy milk" } });
+    await put({ namespace: [root, "a", "deep"], key: "2", value: { kind: "note", text: "Call Bob" } });
+    await put({ namespace: [root, "b"], key: "3", value: { kind: "todo", text: "buy bread" } });
+    await put({ namespace: [`${root}x`], key: "4", value: { kind: "note" } });
+    const search = async (body: Record<string, unknown>) => (await json<{ items: Item[] }>(await post("/store/items/search", body))).items.map((i) => i.key);
+    expect(await search({ namespace_prefix: [root] })).toEqual(["1", "2", "3"]);
+    expect(await search({ namespace_prefix: [root, "a"] })).toEqual(["1", "2"]);
+    expect(await search({ namespace_prefix: [root], filter: { kind: "note" } })).toEqual(["1", "2"]);
+    expect(await search({ namespace_prefix: [root], query: "BUY" })).toEqual(["1", "3"]);
+    expect(await search({ namespace_prefix: [root], limit: 1, offset: 1 })).toEqual(["2"]);
+  });
+
+  it("lists namespaces with prefix, suffix and max_depth", async () => {
+    const root = crypto.randomUUID();
+    for (const ns of [[root, "u1", "notes"], [root, "u2", "notes"], [root, "u2", "todos"]]) await put({ namespace: ns, key: "k", value: {} });
+    const list = async (body: Record<string, unknown>) => (await json<{ namespaces: string[][] }>(await post("/store/namespaces", body))).namespaces;
+    expect(await list({ prefix: [root] })).toEqual([[root, "u1", "notes"], [root, "u2", "notes"], [root, "u2", "todos"]]);
+    expect(await list({ prefix: [root], suffix: ["notes"] })).toEqual([[root, "u1", "notes"], [root, "u2", "notes"]]);
+    expect(await list({ prefix: [root], max_depth: 2 })).toEqual([[root, "u1"], [root, "u2"]]);
+    expect(await list({ prefix: [root], limit: 1, offset: 2 })).toEqual([[root, "u2", "todos"]]);
+  });
+
+  it("rejects bad namespaces and values with 422", async () => {
+    expect((await put({ namespace: [], key: "k", value: {} })).status).toBe(422);
+    expect((await put({ namespace: ["a.b"], key: "k", value: {} })).status).toBe(422);
+    const empty = await put({ namespace: ["a", ""], key: "k", value: {} });
+    expect(empty.status).toBe(422);
+    expect((await json<{ detail: { msg: string }[] }>(empty)).detail[0].msg).toContain("Namespace labels cannot be empty or contain periods");
+    expect((await put({ namespace: ["a"], key: "k", value: "text" })).status).toBe(422);
+    expect((await put({ namespace: ["a"], key: "k", value: [1, 2] })).status).toBe(422);
+    expect((await get(["a", ""], "k")).status).toBe(422);
+  });
+});
+
+describe("TTL", () => {
+  it("hides expired items and the minute tick deletes them; reads refresh the TTL", async () => {
+    const ns = ["ttl", crypto.randomUUID()];
+    await put({ namespace: ns, key: "short", value: { v: 1 }, ttl: 5 });
+    await put({ namespace: ns, key: "kept", value: { v: 2 } });
+    await env.DB.prepare("UPDATE store_items SET expires_at = ? WHERE key = 'short' AND namespace = ?").bind("2000-01-01T00:00:00.000Z", ns.join(".")).run();
+    expect(await (await get(ns, "short")).json()).toBeNull();
+    expect((await json<{ items: Item[] }>(await post("/store/items/search", { namespace_prefix: ns }))).items.map((i) => i.key)).toEqual(["kept"]);
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ scheduledTime: new Date(), cron: "* * * * *" }), env, ctx);
+    await waitOnExecutionContext(ctx);
+    const left = await env.DB.prepare("SELECT key FROM store_items WHERE namespace = ?").bind(ns.join(".")).all();
+    expect(left.results.map((r) => r.key)).toEqual(["kept"]);
+
+    await put({ namespace: ns, key: "refresh", value: {}, ttl: 10 });
+    await env.DB.prepare("UPDATE store_items SET expires_at = ? WHERE key = 'refresh'").bind(new Date(Date.now() + 60_000).toISOString()).run();
+    await get(ns, "refresh");
+    const row = await env.DB.prepare("SELECT expires_at FROM store_items WHERE key = 'refresh'").first<{ expires_at: string }>();
+    expect(Date.parse(row!.expires_at) - Date.now()).toBeGreaterThan(9 * 60_000);
+  });
+});
+
+describe("the store inside graphs", () => {
+  it("a node's writes are visible through the API and API writes reach the node", async () => {
+    const userId = `user-${crypto.randomUUID()}`;
+    const ns = ["memories", userId];
+    await put({ namespace: ns, key: "from-api", value: { text: "put through the API" } });
+    const thread = await json<ThreadJson>(await post("/threads", {}));
+    const result = await json<{ messages: { content: string }[] }>(
+      await post(`/threads/${thread.thread_id}/runs/wait`, { assistant_id: "memory", input: { messages: [{ role: "user", content: "I like tea" }] }, config: { configurable: { user_id: userId } } }),
+    );
+    expect(result, JSON.stringify(result)).toHaveProperty("messages");
+    expect(result.messages.at(-1)!.content).toBe("I have 2 memories for you.");
+    const items = (await json<{ items: Item[] }>(await post("/store/items/search", { namespace_prefix: ns }))).items;
+    expect(items.map((i) => i.value.text).sort()).toEqual(["I like tea", "put through the API"]);
+  });
+});
+
+describe("tenancy", () => {
+  it("keeps items in their workspace", async () => {
+    const workspace = await json<{ id: string }>(await post("/api/v1/workspaces", { display_name: "Store tenants" }));
+    const { key } = await json<{ key: string }>(await post("/api/v1/api-key", { workspace_id: workspace.id }));
+    const ns = ["secret", crypto.randomUUID()];
+    await put({ namespace: ns, key: "k", value: { mine: true } });
+    expect(await (await get(ns, "k", key)).json()).toBeNull();
+    expect((await json<{ items: Item[] }>(await post("/store/items/search", { namespace_prefix: ns }, key))).items).toEqual([]);
+    expect((await json<{ namespaces: string[][] }>(await post("/store/namespaces", { prefix: ns }, key))).namespaces).toEqual([]);
+    await call("/store/items", { method: "DELETE", json: { namespace: ns, key: "k" }, key });
+    expect((await json<Item>(await get(ns, "k"))).value).toEqual({ mine: true });
+  });
+});
