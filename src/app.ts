@@ -14,6 +14,7 @@ import { threadRoutes } from "./agent/threads/routes.ts";
 import { runRoutes } from "./agent/runs/routes.ts";
 import { assistantRoutes } from "./agent/assistants/routes.ts";
 import { storeRoutes } from "./agent/store/routes.ts";
+import { cronRoutes } from "./agent/crons/routes.ts";
 
 /** Paths reachable without credentials. Everything else is declared with `secured(...)`. */
 export const PUBLIC_PATHS = ["/ok", "/info", "/docs", "/openapi.json"] as const;
@@ -34,6 +35,7 @@ export function createApp() {
   app.route("/", runRoutes);
   app.route("/", assistantRoutes);
   app.route("/", storeRoutes);
+  app.route("/", cronRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {
     type: "apiKey",

@@ -6,6 +6,7 @@ import { dispatchQueueBatch, type WorkHandler } from "./background/queue.ts";
 import { applyDeploymentEnv } from "./deployment/index.ts";
 import { database } from "./db/client.ts";
 import { sweepExpiredItems } from "./store/items.ts";
+import { fireDueCrons } from "./crons/fire.ts";
 
 // Wrangler bundles LangGraph's web build, which never registers AsyncLocalStorage; without this,
 // interrupt(), getStore() and getWriter() fail with "Called interrupt() outside the context of a graph".
@@ -20,6 +21,7 @@ const app = createApp();
 /** Work done on every minute tick. */
 export const tickJobs: Record<string, TickJob> = {
   "store-ttl-sweep": async (env) => void (await sweepExpiredItems(database(env))),
+  crons: async (env, at) => void (await fireDueCrons(env, at)),
 };
 /** Handlers of the work queue, by message kind. */
 export const queueHandlers: Record<string, WorkHandler> = {};

@@ -164,3 +164,35 @@ export const storeItems = sqliteTable(
 );
 
 export type StoreItemRow = typeof storeItems.$inferSelect;
+
+/**
+ * Periodic runs. `next_run_date` is both the schedule and the claim: the tick fires a cron by moving
+ * it forward with a compare-and-set, so overlapping or retried ticks start each run exactly once.
+ */
+export const crons = sqliteTable(
+  "crons",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    cronId: text("cron_id").primaryKey(),
+    assistantId: text("assistant_id").notNull(),
+    threadId: text("thread_id"),
+    schedule: text("schedule").notNull(),
+    timezone: text("timezone").notNull(),
+    payload: text("payload", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    metadata: text("metadata", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    enabled: integer("enabled", { mode: "boolean" }).notNull(),
+    onRunCompleted: text("on_run_completed", { enum: ["delete", "keep"] }),
+    endTime: text("end_time"),
+    userId: text("user_id"),
+    nextRunDate: text("next_run_date"),
+    disabledReason: text("disabled_reason"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [
+    index("crons_due_idx").on(t.enabled, t.nextRunDate),
+    index("crons_workspace_created_idx").on(t.workspaceId, t.createdAt),
+  ],
+);
+
+export type CronRow = typeof crons.$inferSelect;

@@ -171,3 +171,48 @@ describe("client.assistants against wrangler dev", () => {
     await expect(sdk.assistants.get(made.assistant_id)).rejects.toMatchObject({ status: 404 });
   });
 });
+
+describe("client.crons and client.store against wrangler dev", () => {
+  const client = () => new Client({ apiUrl: server.url, apiKey: server.apiKey });
+  const fireTick = () => get("/cdn-cgi/handler/scheduled?cron=*+*+*+*+*");
+
+  it("a * * * * * cron makes one run per tick on its thread, through the scheduled-event URL", async () => {
+    const sdk = client();
+    const thread = await sdk.threads.create();
+    const cron = await sdk.crons.createForThread(thread.thread_id, "echo", { schedule: "* * * * *", input: { messages: [{ role: "user", content: "cron" }] } });
+    expect(cron).toMatchObject({ thread_id: thread.thread_id, enabled: true });
+    expect((await fireTick()).status).toBe(200);
+    expect((await fireTick()).status).toBe(200);
+    const runs = await sdk.runs.list(thread.thread_id);
+    expect(runs).toHaveLength(1);
+    const found = await sdk.crons.search({ threadId: thread.thread_id });
+    expect(found.map((c) => c.cron_id)).toEqual([cron.cron_id]);
+    expect(await sdk.crons.count({ threadId: thread.thread_id })).toBe(1);
+    await sdk.crons.delete(cron.cron_id);
+    expect(await sdk.crons.count({ threadId: thread.thread_id })).toBe(0);
+  });
+
+  it("rejects an invalid schedule with 422", async () => {
+    await expect(client().crons.create("echo", { schedule: "every minute" })).rejects.toMatchObject({ status: 422 });
+  });
+
+  it("store put/get/search/list/delete round-trip, with items written by a graph node", async () => {
+    const sdk = client();
+    const user = `e2e-${crypto.randomUUID()}`;
+    await sdk.store.putItem(["memories", user], "seed", { text: "from the SDK" });
+    const thread = await sdk.threads.create();
+    const result = (await sdk.runs.wait(thread.thread_id, "memory", {
+      input: { messages: [{ role: "user", content: "remember me" }] },
+      config: { configurable: { user_id: user } },
+    })) as { messages: { content: string }[] };
+    expect(result.messages.at(-1)?.content).toBe("I have 2 memories for you.");
+    const { items } = await sdk.store.searchItems(["memories", user]);
+    expect(items.map((i) => i.value.text).sort()).toEqual(["from the SDK", "remember me"]);
+    expect((await sdk.store.getItem(["memories", user], "seed"))?.value).toEqual({ text: "from the SDK" });
+    const { namespaces } = await sdk.store.listNamespaces({ prefix: ["memories", user] });
+    expect(namespaces).toEqual([["memories", user]]);
+    await sdk.store.deleteItem(["memories", user], "seed");
+    expect(await sdk.store.getItem(["memories", user], "seed")).toBeNull();
+    await expect(sdk.store.putItem(["memories", ""], "k", {})).rejects.toMatchObject({ status: 422 });
+  });
+});

@@ -6,7 +6,7 @@ export const FEATURES = {
   assistants: true,
   threads: true,
   runs: true,
-  crons: false,
+  crons: true,
   store: true,
   a2a: false,
   mcp: false,

@@ -1,0 +1,96 @@
+import { and, asc, count, desc, eq, lt, type SQL } from "drizzle-orm";
+import type { Database } from "../db/client.ts";
+import { containment } from "../db/json-filter.ts";
+import { crons, type CronRow } from "../db/schema.ts";
+
+/** D1 storage of crons. Queries are scoped to a workspace, except the tick's due-cron scan. */
+
+export type NewCron = typeof crons.$inferInsert;
+
+export async function insertCron(db: Database, row: NewCron): Promise<CronRow> {
+  return db.insert(crons).values(row).returning().get();
+}
+
+export async function getCron(db: Database, workspaceId: string, cronId: string): Promise<CronRow | undefined> {
+  return db.select().from(crons).where(and(eq(crons.workspaceId, workspaceId), eq(crons.cronId, cronId))).get();
+}
+
+export async function updateCron(db: Database, workspaceId: string, cronId: string, set: Partial<NewCron>): Promise<CronRow | undefined> {
+  return db.update(crons).set(set).where(and(eq(crons.workspaceId, workspaceId), eq(crons.cronId, cronId))).returning().get();
+}
+
+export async function deleteCron(db: Database, workspaceId: string, cronId: string): Promise<boolean> {
+  const deleted = await db.delete(crons).where(and(eq(crons.workspaceId, workspaceId), eq(crons.cronId, cronId))).returning({ id: crons.cronId });
+  return deleted.length > 0;
+}
+
+export interface CronFilter {
+  assistantId?: string;
+  threadId?: string;
+  enabled?: boolean;
+  metadata?: Record<string, unknown>;
+}
+
+export interface CronSearch extends CronFilter {
+  limit: number;
+  offset: number;
+  sortBy: "cron_id" | "assistant_id" | "thread_id" | "next_run_date" | "end_time" | "created_at" | "updated_at";
+  sortOrder: "asc" | "desc";
+}
+
+function filterClause(workspaceId: string, filter: CronFilter): SQL | undefined {
+  return and(
+    eq(crons.workspaceId, workspaceId),
+    filter.assistantId ? eq(crons.assistantId, filter.assistantId) : undefined,
+    filter.threadId ? eq(crons.threadId, filter.threadId) : undefined,
+    filter.enabled === undefined ? undefined : eq(crons.enabled, filter.enabled),
+    ...(filter.metadata ? containment(crons.metadata, filter.metadata) : []),
+  );
+}
+
+const SORT = {
+  cron_id: crons.cronId,
+  assistant_id: crons.assistantId,
+  thread_id: crons.threadId,
+  next_run_date: crons.nextRunDate,
+  end_time: crons.endTime,
+  created_at: crons.createdAt,
+  updated_at: crons.updatedAt,
+} as const;
+
+export async function searchCrons(db: Database, workspaceId: string, search: CronSearch): Promise<{ rows: CronRow[]; total: number }> {
+  const clause = filterClause(workspaceId, search);
+  const order = search.sortOrder === "asc" ? asc : desc;
+  const [rows, totals] = await db.batch([
+    db.select().from(crons).where(clause).orderBy(order(SORT[search.sortBy]), order(crons.cronId)).limit(search.limit).offset(search.offset),
+    db.select({ total: count() }).from(crons).where(clause),
+  ]);
+  return { rows, total: totals[0]?.total ?? 0 };
+}
+
+export async function countCrons(db: Database, workspaceId: string, filter: CronFilter): Promise<number> {
+  const [row] = await db.select({ total: count() }).from(crons).where(filterClause(workspaceId, filter));
+  return row?.total ?? 0;
+}
+
+/** Enabled crons whose next run falls before `before`, soonest first (every workspace: the tick). */
+export async function dueCrons(db: Database, before: string, limit: number): Promise<CronRow[]> {
+  return db.select().from(crons).where(and(eq(crons.enabled, true), lt(crons.nextRunDate, before))).orderBy(asc(crons.nextRunDate)).limit(limit).all();
+}
+
+/**
+ * Moves a cron's next run from `expected` to `next`; true when this caller won. Concurrent ticks see
+ * the same due row, but only one of them can make this update.
+ */
+export async function claimCron(db: Database, cronId: string, expected: string, next: string | null, at: string): Promise<boolean> {
+  const claimed = await db
+    .update(crons)
+    .set({ nextRunDate: next, updatedAt: at })
+    .where(and(eq(crons.cronId, cronId), eq(crons.nextRunDate, expected), eq(crons.enabled, true)))
+    .returning({ id: crons.cronId });
+  return claimed.length > 0;
+}
+
+export async function disableCron(db: Database, cronId: string, reason: string, at: string): Promise<void> {
+  await db.update(crons).set({ enabled: false, disabledReason: reason, nextRunDate: null, updatedAt: at }).where(eq(crons.cronId, cronId)).run();
+}

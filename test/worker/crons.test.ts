@@ -1,0 +1,148 @@
+import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import worker from "../../src/index.ts";
+import type { RunJson } from "../../src/runs/types.ts";
+import type { ThreadJson } from "../../src/thread/types.ts";
+import { call, json } from "./helpers.ts";
+
+interface Cron {
+  cron_id: string;
+  assistant_id: string;
+  thread_id: string | null;
+  schedule: string;
+  timezone: string;
+  enabled: boolean;
+  next_run_date: string | null;
+  disabled_reason: string | null;
+  payload: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  on_run_completed: string | null;
+  end_time: string | null;
+}
+
+const post = (path: string, body: unknown, key?: string) => call(path, { method: "POST", json: body, key });
+
+async function tick(at = new Date()): Promise<void> {
+  const ctx = createExecutionContext();
+  await worker.scheduled(createScheduledController({ scheduledTime: at, cron: "* * * * *" }), env, ctx);
+  await waitOnExecutionContext(ctx);
+}
+
+async function runsOf(threadId: string): Promise<RunJson[]> {
+  return json<RunJson[]>(await call(`/threads/${threadId}/runs`));
+}
+
+async function newThread(): Promise<string> {
+  return (await json<ThreadJson>(await post("/threads", {}))).thread_id;
+}
+
+describe("creating crons", () => {
+  it("creates a thread cron with its next run at the next minute", async () => {
+    const threadId = await newThread();
+    const response = await post(`/threads/${threadId}/runs/crons`, { assistant_id: "echo", schedule: "* * * * *", input: { messages: [{ role: "user", content: "tick" }] }, metadata: { team: "ops" } });
+    expect(response.status, await response.clone().text()).toBe(200);
+    const cron = await json<Cron>(response);
+    expect(cron).toMatchObject({ thread_id: threadId, schedule: "* * * * *", timezone: "UTC", enabled: true, metadata: { team: "ops" }, on_run_completed: null });
+    expect(cron.payload).toMatchObject({ input: { messages: [{ role: "user", content: "tick" }] } });
+    const next = Date.parse(cron.next_run_date!);
+    expect(next).toBeGreaterThan(Date.now());
+    expect(next - Date.now()).toBeLessThanOrEqual(60_000);
+    expect(new Date(next).getUTCSeconds()).toBe(0);
+    expect(await json<Cron>(await call(`/runs/crons/${cron.cron_id}`))).toEqual(cron);
+  });
+
+  it("rejects bad schedules, time zones, assistants and threads", async () => {
+    const threadId = await newThread();
+    const bad = async (body: Record<string, unknown>) => json<{ detail: { loc: string[]; msg: string }[] }>(await post("/runs/crons", { assistant_id: "echo", ...body }));
+    const over = await post("/runs/crons", { assistant_id: "echo", schedule: "61 * * * *" });
+    expect(over.status).toBe(422);
+    expect((await bad({ schedule: "61 * * * *" })).detail[0]).toMatchObject({ loc: ["body", "schedule"], msg: expect.stringContaining("61") });
+    expect((await bad({ schedule: "* * * *" })).detail[0].msg).toContain("5 fields");
+    expect((await bad({ schedule: "* * * * *", timezone: "Mars/Base" })).detail[0]).toMatchObject({ loc: ["body", "timezone"] });
+    expect((await post("/runs/crons", { assistant_id: "nope", schedule: "* * * * *" })).status).toBe(404);
+    expect((await post(`/threads/${crypto.randomUUID()}/runs/crons`, { assistant_id: "echo", schedule: "* * * * *" })).status).toBe(404);
+    expect((await post(`/threads/${threadId}/runs/crons`, { schedule: "* * * * *" })).status).toBe(422);
+  });
+});
+
+describe("firing", () => {
+  it("starts exactly one run per occurrence, on the cron's thread", async () => {
+    const threadId = await newThread();
+    const cron = await json<Cron>(await post(`/threads/${threadId}/runs/crons`, { assistant_id: "echo", schedule: "* * * * *", input: { messages: [{ role: "user", content: "tick" }] } }));
+    await Promise.all([tick(), tick()]); // overlapping ticks
+    await tick();
+    const runs = await runsOf(threadId);
+    expect(runs).toHaveLength(1);
+    expect(runs[0].metadata).toMatchObject({ cron_id: cron.cron_id });
+    const after = await json<Cron>(await call(`/runs/crons/${cron.cron_id}`));
+    expect(Date.parse(after.next_run_date!) - Date.parse(cron.next_run_date!)).toBe(60_000);
+    // The next minute's tick starts the next run.
+    await tick(new Date(Date.parse(cron.next_run_date!) + 1_000));
+    expect(await runsOf(threadId)).toHaveLength(2);
+  });
+
+  it("runs stateless crons on fresh threads, deleted or kept per on_run_completed", async () => {
+    const tag = crypto.randomUUID();
+    await post("/runs/crons", { assistant_id: "echo", schedule: "* * * * *", input: { messages: [{ role: "user", content: "gone" }] }, metadata: { tag } });
+    const keep = await json<Cron>(await post("/runs/crons", { assistant_id: "echo", schedule: "* * * * *", input: { messages: [{ role: "user", content: "kept" }] }, on_run_completed: "keep", metadata: { tag } }));
+    expect(keep.on_run_completed).toBe("keep");
+    await tick();
+    // Kept runs leave their thread (indexed with the run's assistant); deleted ones leave nothing.
+    let kept: ThreadJson[] = [];
+    for (let i = 0; i < 80 && kept.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      kept = await json<ThreadJson[]>(await post("/threads/search", { metadata: { cron_id: keep.cron_id } }));
+    }
+    expect(kept).toHaveLength(1);
+    expect((kept[0].values as { messages: { content: string }[] }).messages[1].content).toBe("kept");
+  });
+
+  it("disables crons past their end_time, or whose assistant or thread is gone", async () => {
+    const ended = await json<Cron>(await post("/runs/crons", { assistant_id: "echo", schedule: "* * * * *", end_time: new Date(Date.now() + 1_000).toISOString() }));
+    const assistant = await json<{ assistant_id: string }>(await post("/assistants", { graph_id: "echo" }));
+    const orphan = await json<Cron>(await post("/runs/crons", { assistant_id: assistant.assistant_id, schedule: "* * * * *" }));
+    await call(`/assistants/${assistant.assistant_id}`, { method: "DELETE" });
+    const threadId = await newThread();
+    const threadless = await json<Cron>(await post(`/threads/${threadId}/runs/crons`, { assistant_id: "echo", schedule: "* * * * *" }));
+    await call(`/threads/${threadId}`, { method: "DELETE" });
+    await tick();
+    const state = async (id: string) => json<Cron>(await call(`/runs/crons/${id}`));
+    expect(await state(ended.cron_id)).toMatchObject({ enabled: false, disabled_reason: expect.stringContaining("end_time") });
+    expect(await state(orphan.cron_id)).toMatchObject({ enabled: false, disabled_reason: expect.stringContaining("assistant") });
+    expect(await state(threadless.cron_id)).toMatchObject({ enabled: false, disabled_reason: expect.stringContaining("thread") });
+  });
+});
+
+describe("managing crons", () => {
+  it("searches, counts, patches and deletes", async () => {
+    const threadId = await newThread();
+    const a = await json<Cron>(await post(`/threads/${threadId}/runs/crons`, { assistant_id: "echo", schedule: "0 9 * * *", timezone: "Europe/Paris" }));
+    const b = await json<Cron>(await post(`/threads/${threadId}/runs/crons`, { assistant_id: "steps", schedule: "*/5 * * * *" }));
+    const found = await json<Cron[]>(await post("/runs/crons/search", { thread_id: threadId, sort_by: "created_at", sort_order: "asc" }));
+    expect(found.map((c) => c.cron_id)).toEqual([a.cron_id, b.cron_id]);
+    expect((await json<Cron[]>(await post("/runs/crons/search", { thread_id: threadId, assistant_id: "steps" }))).map((c) => c.cron_id)).toEqual([b.cron_id]);
+    expect(await json(await post("/runs/crons/count", { thread_id: threadId }))).toBe(2);
+    const selected = await json<Record<string, unknown>[]>(await post("/runs/crons/search", { thread_id: threadId, select: ["cron_id", "schedule"], limit: 1 }));
+    expect(Object.keys(selected[0]).sort()).toEqual(["cron_id", "schedule"]);
+    expect(new Date(a.next_run_date!).getUTCHours()).toBe(new Date(a.next_run_date!).getUTCMonth() >= 3 && new Date(a.next_run_date!).getUTCMonth() <= 9 ? 7 : 8);
+
+    const paused = await json<Cron>(await call(`/runs/crons/${b.cron_id}`, { method: "PATCH", json: { enabled: false, metadata: { why: "maintenance" } } }));
+    expect(paused).toMatchObject({ enabled: false, next_run_date: null, metadata: { why: "maintenance" } });
+    const resumed = await json<Cron>(await call(`/runs/crons/${b.cron_id}`, { method: "PATCH", json: { enabled: true, schedule: "*/10 * * * *" } }));
+    expect(resumed).toMatchObject({ enabled: true, schedule: "*/10 * * * *" });
+    expect(new Date(resumed.next_run_date!).getUTCMinutes() % 10).toBe(0);
+    expect((await call(`/runs/crons/${b.cron_id}`, { method: "PATCH", json: { schedule: "bad" } })).status).toBe(422);
+    expect((await call(`/runs/crons/${a.cron_id}`, { method: "DELETE" })).status).toBe(200);
+    expect((await call(`/runs/crons/${a.cron_id}`)).status).toBe(404);
+  });
+
+  it("keeps crons in their workspace", async () => {
+    const workspace = await json<{ id: string }>(await post("/api/v1/workspaces", { display_name: "Cron tenants" }));
+    const { key } = await json<{ key: string }>(await post("/api/v1/api-key", { workspace_id: workspace.id }));
+    const cron = await json<Cron>(await post("/runs/crons", { assistant_id: "echo", schedule: "0 0 1 1 *", metadata: { private: true } }));
+    expect((await call(`/runs/crons/${cron.cron_id}`, { key })).status).toBe(404);
+    expect((await call(`/runs/crons/${cron.cron_id}`, { key, method: "DELETE" })).status).toBe(404);
+    expect(await json(await post("/runs/crons/search", { metadata: { private: true } }, key))).toEqual([]);
+    expect(await json(await post("/runs/crons/count", { metadata: { private: true } }, key))).toBe(0);
+  });
+});
