@@ -1,7 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { requestId } from "hono/request-id";
 import { systemRoutes } from "./agent/system/routes.ts";
-import { authenticateApiKey } from "./auth/api-key-auth.ts";
+import { authenticate } from "./auth/api-key-auth.ts";
 import { deployment } from "./deployment/index.ts";
 import type { AppEnv } from "./http/app-env.ts";
 import { limitBodySize } from "./http/body-limit.ts";
@@ -27,7 +27,7 @@ export function createApp() {
   app.use("*", httpMetrics);
   app.use("*", corsMiddleware(deployment.http.cors));
   app.use("*", limitBodySize);
-  app.use("*", authenticateApiKey(isPublic));
+  app.use("*", authenticate(isPublic));
 
   app.route("/", systemRoutes);
   app.route("/", tenancyRoutes);

@@ -47,12 +47,6 @@ export function readConfig(configPath: string): LanggraphConfig {
   if (Object.keys(parsed.data.graphs).length === 0) {
     throw new BuildError(`Deployment config ${configPath} declares no graphs`);
   }
-  if (parsed.data.auth?.path) {
-    // Refuse rather than silently serve a deployment without the auth its author asked for.
-    throw new BuildError(
-      `Deployment config ${configPath} sets auth.path (${parsed.data.auth.path}), but custom auth is not available in this version of the platform`,
-    );
-  }
   return parsed.data;
 }
 
@@ -64,22 +58,16 @@ interface ResolvedGraph {
   description: string | null;
 }
 
-/** Bundles the graph module for Node, imports it and checks that the named export is a graph. */
-async function checkGraph(graph: ResolvedGraph): Promise<void> {
-  const where = `graph "${graph.id}" (${graph.source})`;
-  if (!existsSync(graph.file)) throw new BuildError(`Cannot build ${where}: file ${graph.file} does not exist`);
+/**
+ * Bundles a deployment module (a graph or the auth handler) for Node and imports it, returning the
+ * named export; every failure names `where`.
+ */
+async function loadExport(file: string, exportName: string, where: string, label: string): Promise<unknown> {
+  if (!existsSync(file)) throw new BuildError(`Cannot build ${where}: file ${file} does not exist`);
   mkdirSync(CHECK_DIR, { recursive: true });
-  const outfile = join(CHECK_DIR, `${graph.id}-${process.pid}-${Date.now()}.mjs`);
+  const outfile = join(CHECK_DIR, `${label}-${process.pid}-${Date.now()}.mjs`);
   try {
-    await build({
-      entryPoints: [graph.file],
-      outfile,
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      packages: "external",
-      logLevel: "silent",
-    });
+    await build({ entryPoints: [file], outfile, bundle: true, platform: "node", format: "esm", packages: "external", logLevel: "silent" });
   } catch (error) {
     throw new BuildError(`Cannot build ${where}: ${(error as Error).message}`);
   }
@@ -91,18 +79,38 @@ async function checkGraph(graph: ResolvedGraph): Promise<void> {
   } finally {
     rmSync(outfile, { force: true });
   }
-  if (!(graph.exportName in module)) {
+  if (!(exportName in module)) {
     const available = Object.keys(module).join(", ") || "none";
-    throw new BuildError(
-      `Cannot load ${where}: ${graph.file} has no export named "${graph.exportName}" (exports: ${available})`,
-    );
+    throw new BuildError(`Cannot load ${where}: ${file} has no export named "${exportName}" (exports: ${available})`);
   }
-  let value = module[graph.exportName];
-  if (value && typeof (value as PromiseLike<unknown>).then === "function") value = await value;
+  const value = module[exportName];
+  return value && typeof (value as PromiseLike<unknown>).then === "function" ? await value : value;
+}
+
+/** Loads the graph module and checks that the named export is a graph. */
+async function checkGraph(graph: ResolvedGraph): Promise<void> {
+  const where = `graph "${graph.id}" (${graph.source})`;
+  const value = await loadExport(graph.file, graph.exportName, where, graph.id);
   if (!graphExportKind(value)) {
     throw new BuildError(
       `Export "${graph.exportName}" of ${where} is not a graph: expected a compiled graph, a StateGraph or a factory function, got ${describeValue(value)}`,
     );
+  }
+}
+
+interface ResolvedAuth {
+  file: string;
+  exportName: string;
+  source: string;
+  disableStudioAuth: boolean;
+}
+
+/** Loads `auth.path` and checks that it is an `Auth` from @langchain/langgraph-sdk/auth. */
+async function checkAuth(auth: ResolvedAuth): Promise<void> {
+  const where = `auth.path (${auth.source})`;
+  const value = await loadExport(auth.file, auth.exportName, where, "auth");
+  if (!value || typeof value !== "object" || !("~handlerCache" in value)) {
+    throw new BuildError(`Export "${auth.exportName}" of ${where} is not an Auth: export an instance of Auth from @langchain/langgraph-sdk/auth, got ${describeValue(value)}`);
   }
 }
 
@@ -127,8 +135,13 @@ export function renderRegistry(
   graphs: ResolvedGraph[],
   config: LanggraphConfig,
   env: Record<string, string>,
+  auth: ResolvedAuth | null,
 ): string {
   const imports = graphs.map((g, i) => `import * as graph${i} from ${JSON.stringify(importPath(outFile, g.file))};`);
+  if (auth) imports.push(`import * as authModule from ${JSON.stringify(importPath(outFile, auth.file))};`);
+  const authEntry = auth
+    ? `{ module: authModule, exportName: ${JSON.stringify(auth.exportName)}, source: ${JSON.stringify(auth.source)}, disableStudioAuth: ${auth.disableStudioAuth} }`
+    : "null";
   const entries = graphs.map(
     (g, i) =>
       `    { id: ${JSON.stringify(g.id)}, module: graph${i}, exportName: ${JSON.stringify(g.exportName)}, source: ${JSON.stringify(g.source)}, description: ${JSON.stringify(g.description)} },`,
@@ -146,6 +159,7 @@ export function renderRegistry(
     `  env: ${JSON.stringify(env)},`,
     `  http: ${JSON.stringify(config.http ?? {})},`,
     `  versions: ${JSON.stringify(packageVersions())},`,
+    `  auth: ${authEntry},`,
     "};",
     "",
   ].join("\n");
@@ -190,8 +204,14 @@ export async function buildDeployment(
     return { id, file: resolve(configDir, file), exportName, description, source: typeof spec === "string" ? spec : spec.path };
   });
   for (const graph of graphs) await checkGraph(graph);
+  let auth: ResolvedAuth | null = null;
+  if (config.auth?.path) {
+    const { file, exportName } = parseGraphSpec(config.auth.path);
+    auth = { file: resolve(configDir, file), exportName, source: config.auth.path, disableStudioAuth: config.auth.disable_studio_auth ?? false };
+    await checkAuth(auth);
+  }
   const env = resolveEnv(config, configDir);
-  const changed = writeIfChanged(outFile, renderRegistry(outFile, configPath, graphs, config, env));
+  const changed = writeIfChanged(outFile, renderRegistry(outFile, configPath, graphs, config, env, auth));
   if (stageAssets) await stageDocsAssets();
   return { graphs: graphs.map((g) => g.id), env, changed };
 }

@@ -1,10 +1,13 @@
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import { authenticateUser, customAuthEnabled, STUDIO_USER, studioAuthDisabled } from "./custom-auth.ts";
 import { database, type Database } from "../db/client.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { forbidden, unauthorized } from "../http/errors.ts";
 import { hashApiKey } from "../tenancy/keys.ts";
 import {
   DEFAULT_ORGANIZATION_ID,
+  DEFAULT_WORKSPACE_ID,
   defaultWorkspace,
   ensureDefaultTenancy,
   findApiKeyByHash,
@@ -32,33 +35,60 @@ export function clearApiKeyCache(): void {
   cache.clear();
 }
 
+/** The principal of an API key (cached for CACHE_TTL_MS); throws 401/403 for a bad key or tenant. */
+async function principalForKey(c: Context<AppEnv>, key: string): Promise<Principal> {
+  const tenant = c.req.header("x-tenant-id") ?? "";
+  const keyHash = await hashApiKey(key);
+  const cacheKey = `${keyHash}:${tenant}`;
+  const now = Date.now();
+  const cached = cache.get(cacheKey);
+  if (cached && cached.expiresAt > now) return cached.principal;
+  const principal = await verify(database(c.env), c.env, key, keyHash, tenant, c.executionCtx);
+  if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
+  cache.set(cacheKey, { principal, expiresAt: now + CACHE_TTL_MS });
+  return principal;
+}
+
 /**
- * Verifies an `X-Api-Key` wherever one is sent (a wrong key is 401 on any path, known or not) and
- * resolves the tenant: a workspace-scoped key acts in its workspace; an organization-scoped key acts in
- * the workspace named by `X-Tenant-Id`, or its organization's oldest workspace.
+ * Authenticates every non-public request.
+ * - API keys: verified wherever one is sent (a wrong key is 401 on any path, known or not); the
+ *   tenant is the key's workspace, or the one named by `X-Tenant-Id` for an organization key.
+ * - With custom auth (`auth.path`), the deployment's handler authenticates the Agent Server routes
+ *   instead, acting in the default workspace; the administration and tracing API (/api/v1) keeps
+ *   API keys. A studio request (`x-auth-scheme: langsmith`) needs a valid key as well.
  */
-export function authenticateApiKey(isPublic: (path: string) => boolean) {
+export function authenticate(isPublic: (path: string) => boolean) {
   return createMiddleware<AppEnv>(async (c, next) => {
+    if (isPublic(c.req.path)) return next();
     const key = c.req.header("x-api-key");
-    if (!key || isPublic(c.req.path)) return next();
-    const tenant = c.req.header("x-tenant-id") ?? "";
-    const keyHash = await hashApiKey(key);
-    const cacheKey = `${keyHash}:${tenant}`;
-    const now = Date.now();
-    const cached = cache.get(cacheKey);
-    if (cached && cached.expiresAt > now) {
-      c.set("principal", cached.principal);
+    if (!customAuthEnabled || c.req.path.startsWith("/api/v1/")) {
+      if (key) c.set("principal", await principalForKey(c, key));
       return next();
     }
-    const principal = await verify(database(c.env), c.env, key, keyHash, tenant, c.executionCtx);
-    if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
-    cache.set(cacheKey, { principal, expiresAt: now + CACHE_TTL_MS });
-    c.set("principal", principal);
+    if (c.req.header("x-auth-scheme") === "langsmith" && !studioAuthDisabled) {
+      if (!key) throw unauthorized("Studio access needs a valid X-Api-Key header");
+      c.set("principal", await principalForKey(c, key));
+      c.set("user", STUDIO_USER);
+      return next();
+    }
+    const user = await authenticateUser(c.req.raw);
+    if (!defaultTenancyReady) {
+      await ensureDefaultTenancy(database(c.env));
+      defaultTenancyReady = true;
+    }
+    c.set("user", user);
+    c.set("principal", {
+      keyId: user.identity,
+      organizationId: DEFAULT_ORGANIZATION_ID,
+      workspaceId: DEFAULT_WORKSPACE_ID,
+      keyWorkspaceId: DEFAULT_WORKSPACE_ID,
+      role: "member",
+    });
     return next();
   });
 }
 
-/** Route guard: the request must carry a key that `authenticateApiKey` accepted. */
+/** Route guard: the request must have been authenticated by `authenticate`. */
 export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
   if (!c.get("principal")) throw unauthorized("Missing API key: send it in the X-Api-Key header");
   return next();

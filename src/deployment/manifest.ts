@@ -19,4 +19,12 @@ export interface DeploymentManifest {
   env: Record<string, string>;
   http: HttpConfig;
   versions: { platform: string; langgraph_js: string };
+  /** Custom authentication from langgraph.json `auth.path`, or null for API-key auth. */
+  auth: {
+    module: Record<string, unknown>;
+    exportName: string;
+    source: string;
+    /** `auth.disable_studio_auth`: no studio user, even with a valid key. */
+    disableStudioAuth: boolean;
+  } | null;
 }

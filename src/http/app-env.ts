@@ -1,3 +1,4 @@
+import type { AuthUser } from "../auth/custom-auth.ts";
 import type { Principal } from "../auth/principal.ts";
 
 /** Hono environment shared by every route: Worker bindings plus per-request variables. */
@@ -5,7 +6,9 @@ export interface AppEnv {
   Bindings: Env;
   Variables: {
     requestId: string;
-    /** Set by the API-key middleware on every authenticated route. */
+    /** Set by the authentication middleware on every authenticated route. */
     principal: Principal;
+    /** The custom-auth user (absent for API-key requests). Authorization handlers run for it. */
+    user?: AuthUser;
   };
 }

@@ -127,6 +127,9 @@ export async function executeRun(options: ExecuteOptions): Promise<void> {
   for await (const chunk of await options.graph.stream(input, streamOptions)) dispatch(chunk, options.subgraphs, handle);
 }
 
+/** The auth user may carry secrets (tokens): it never appears in events. */
+const AUTH_KEYS = new Set(["langgraph_auth_user", "platform_auth_user", "langgraph_auth_permissions"]);
+
 /**
  * A run config as events show it: plain fields only. The live config carries callback handlers and
  * `__`-prefixed internals that must not leave the server (and grow with every message).
@@ -135,7 +138,7 @@ function publicConfig(config: unknown): unknown {
   if (!config || typeof config !== "object") return config ?? null;
   const { configurable = {}, metadata, tags, recursionLimit } = config as Record<string, unknown> & { configurable?: Record<string, unknown> };
   return toJson({
-    configurable: Object.fromEntries(Object.entries(configurable).filter(([key]) => !key.startsWith("__"))),
+    configurable: Object.fromEntries(Object.entries(configurable).filter(([key]) => !key.startsWith("__") && !AUTH_KEYS.has(key))),
     ...(metadata ? { metadata } : {}),
     ...(tags ? { tags } : {}),
     ...(recursionLimit !== undefined ? { recursion_limit: recursionLimit } : {}),

@@ -127,6 +127,7 @@ export class RunManager {
       endedAt: null,
       result: null,
       error: null,
+      authUser: input.authUser,
     };
     // The user the run acts for, and the checkpoint it forks from, ride in the config it stores.
     run.kwargs.config = {
@@ -269,12 +270,21 @@ export class RunManager {
       tags?: string[];
     };
     const server = { thread_id: run.thread_id, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: run.graphId };
+    // The custom-auth user, under LangGraph's key and the spec's; never stored in graph state.
+    const auth = run.authUser
+      ? {
+          langgraph_auth_user: run.authUser,
+          platform_auth_user: run.authUser,
+          langgraph_auth_user_id: run.authUser.identity,
+          langgraph_auth_permissions: run.authUser.permissions ?? [],
+        }
+      : {};
     return {
       ...rest,
       ...(recursion_limit !== undefined ? { recursionLimit: recursion_limit } : {}),
       ...(max_concurrency !== undefined ? { maxConcurrency: max_concurrency } : {}),
       ...(tags ? { tags } : {}),
-      configurable: { ...configurable, ...run.kwargs.headers, ...server, checkpoint_ns: (configurable.checkpoint_ns as string | undefined) ?? "" },
+      configurable: { ...configurable, ...run.kwargs.headers, ...auth, ...server, checkpoint_ns: (configurable.checkpoint_ns as string | undefined) ?? "" },
       metadata: { ...run.metadata, ...server, user_id: configurable.user_id ?? null, run_attempt: run.attempt },
       context: run.kwargs.context,
     };

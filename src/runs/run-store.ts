@@ -12,6 +12,8 @@ export interface RunRecord extends RunJson {
   /** `/wait` and `/join` answer: the final values, or `{__error__}`; JSON text. */
   result: string | null;
   error: string | null;
+  /** The custom-auth user (JSON); never part of the API's view of the run. */
+  authUser: Record<string, unknown> | null;
 }
 
 interface RunRow {
@@ -31,6 +33,7 @@ interface RunRow {
   ended_at: string | null;
   result: string | null;
   error: string | null;
+  auth_user: string | null;
   [column: string]: string | number | null;
 }
 
@@ -51,7 +54,8 @@ const SCHEMA = [
     started_at TEXT,
     ended_at TEXT,
     result TEXT,
-    error TEXT
+    error TEXT,
+    auth_user TEXT
   )`,
   "CREATE INDEX IF NOT EXISTS runs_status_idx ON runs (status, not_before, created_at)",
   "CREATE INDEX IF NOT EXISTS runs_created_idx ON runs (created_at)",
@@ -92,8 +96,8 @@ export class RunStore {
     this.#ensure();
     this.sql.run(
       `INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, created_at, updated_at, status, metadata, kwargs,
-         multitask_strategy, attempt, not_before, started_at, ended_at, result, error)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         multitask_strategy, attempt, not_before, started_at, ended_at, result, error, auth_user)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       run.run_id,
       run.thread_id,
       run.assistant_id,
@@ -110,6 +114,7 @@ export class RunStore {
       run.endedAt,
       run.result,
       run.error,
+      run.authUser ? JSON.stringify(run.authUser) : null,
     );
   }
 
@@ -231,5 +236,6 @@ function fromRow(row: RunRow): RunRecord {
     endedAt: row.ended_at,
     result: row.result,
     error: row.error,
+    authUser: row.auth_user ? JSON.parse(row.auth_user) : null,
   };
 }

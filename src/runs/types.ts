@@ -72,6 +72,11 @@ export interface CreateRunInput {
   ifNotExists: "create" | "reject";
   afterSeconds: number;
   userId: string | null;
+  /**
+   * The custom-auth user the run acts for. Nodes see it in `config.configurable`; it is stored apart
+   * from the run's API-visible fields, since it may hold the user's secrets.
+   */
+  authUser: Record<string, unknown> | null;
   /** A temporary thread for a stateless run (its id is the run id). */
   stateless: boolean;
 }

@@ -43,6 +43,8 @@ export async function deleteThreadIndex(db: Database, workspaceId: string, threa
 
 export interface ThreadFilter {
   metadata?: Record<string, unknown>;
+  /** An authorization handler's filter, as containment: applied on top of `metadata`. */
+  authMetadata?: Record<string, unknown>;
   values?: Record<string, unknown>;
   status?: ThreadStatus;
   ids?: string[];
@@ -62,6 +64,7 @@ function whereClause(workspaceId: string, filter: ThreadFilter): SQL | undefined
   if (filter.ids?.length) conditions.push(sql`${threadIndex.threadId} IN (SELECT value FROM json_each(${JSON.stringify(filter.ids)}))`);
   const filters = [
     ...(filter.metadata ? containment(threadIndex.metadata, filter.metadata) : []),
+    ...(filter.authMetadata ? containment(threadIndex.metadata, filter.authMetadata) : []),
     ...(filter.values && Object.keys(filter.values).length ? [eq(threadIndex.valuesIndexed, true), ...containment(threadIndex.values, filter.values)] : []),
   ];
   if (filters.length > MAX_FILTER_CONDITIONS) {
@@ -104,14 +107,15 @@ export async function countThreadIndex(db: Database, workspaceId: string, filter
   return row?.total ?? 0;
 }
 
-/** The ids among `threadIds` that exist in the workspace. */
-export async function existingThreadIds(db: Database, workspaceId: string, threadIds: string[]): Promise<string[]> {
+/** The ids among `threadIds` that exist in the workspace (and whose metadata contains `metadata`). */
+export async function existingThreadIds(db: Database, workspaceId: string, threadIds: string[], metadata?: Record<string, unknown>): Promise<string[]> {
   const found: string[] = [];
-  for (let i = 0; i < threadIds.length; i += 90) {
+  const filter = metadata ? containment(threadIndex.metadata, metadata) : [];
+  for (let i = 0; i < threadIds.length; i += 60) {
     const rows = await db
       .select({ threadId: threadIndex.threadId })
       .from(threadIndex)
-      .where(and(eq(threadIndex.workspaceId, workspaceId), inArray(threadIndex.threadId, threadIds.slice(i, i + 90))));
+      .where(and(eq(threadIndex.workspaceId, workspaceId), inArray(threadIndex.threadId, threadIds.slice(i, i + 60)), ...filter));
     found.push(...rows.map((r) => r.threadId));
   }
   return found;

@@ -4,6 +4,7 @@ import type { AppEnv } from "../../http/app-env.ts";
 import { createRouter } from "../../http/router.ts";
 import { authErrors, conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
+import { authFilter, guardThread } from "../../auth/guards.ts";
 import { ThreadIdParam } from "../threads/schemas.ts";
 import { threadStub, unwrap } from "../threads/service.ts";
 import {
@@ -58,7 +59,12 @@ const threadLocation = (threadId: string, runId: string) => `/threads/${threadId
 const statelessLocation = (runId: string) => `/runs/${runId}`;
 
 async function createRun(c: Ctx, body: z.infer<typeof RunCreateSchema>, threadId?: string) {
-  const input = await runInput(c.env, c.get("principal"), body, { threadId, headers: c.req.raw.headers });
+  // The handler sees the run about to be created and may stamp its metadata; on an existing thread
+  // its filter must match the thread (a hidden thread is a 404).
+  const value = { ...body, thread_id: threadId ?? null, metadata: body.metadata ?? {} };
+  if (threadId) await guardThread(c, threadId, "threads:create_run", value, { allowMissing: body.if_not_exists === "create" });
+  else await authFilter(c, "threads:create_run", value);
+  const input = await runInput(c.env, c.get("principal"), { ...body, metadata: value.metadata }, { threadId, headers: c.req.raw.headers, user: c.get("user") });
   const stub = threadStub(c.env, input.workspaceId, input.threadId);
   return { input, stub };
 }
@@ -91,22 +97,26 @@ export const runRoutes = createRouter()
   .openapi(routes.wait, (c) => createAndWait(c, c.req.valid("json"), c.req.valid("param").thread_id))
   .openapi(routes.list, async (c) => {
     const { thread_id } = c.req.valid("param");
+    await guardThread(c, thread_id, "threads:read");
     const runs = unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).listRuns(c.req.valid("query")), thread_id);
     return c.json(runs as z.infer<typeof RunSchema>[], 200);
   })
   .openapi(routes.get, async (c) => {
     const { thread_id, run_id } = c.req.valid("param");
+    await guardThread(c, thread_id, "threads:read");
     const run = unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).getRun(run_id), thread_id);
     return c.json(run as z.infer<typeof RunSchema>, 200);
   })
   .openapi(routes.delete, async (c) => {
     const { thread_id, run_id } = c.req.valid("param");
+    await guardThread(c, thread_id, "threads:delete", { run_id });
     unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).deleteRun(run_id), thread_id);
     return c.json({}, 200);
   })
   .openapi(routes.cancel, async (c) => {
     const { thread_id, run_id } = c.req.valid("param");
     const { wait, action } = c.req.valid("query");
+    await guardThread(c, thread_id, "threads:update", { action, run_ids: [run_id] });
     const runs = unwrap(
       (await threadStub(c.env, c.get("principal").workspaceId, thread_id).cancelRuns({ runIds: [run_id], action, wait })) as Outcome<RunJson[]>,
       thread_id,
@@ -115,6 +125,7 @@ export const runRoutes = createRouter()
   })
   .openapi(routes.join, async (c) => {
     const { thread_id, run_id } = c.req.valid("param");
+    await guardThread(c, thread_id, "threads:read");
     const stub = threadStub(c.env, c.get("principal").workspaceId, thread_id);
     unwrap(await stub.getRun(run_id), thread_id);
     // The 200 is sent before the run ends, so a run that vanishes meanwhile (rolled back) is reported
@@ -128,6 +139,7 @@ export const runRoutes = createRouter()
   .openapi(routes.joinStream, async (c) => {
     const { thread_id, run_id } = c.req.valid("param");
     const { cancel_on_disconnect } = c.req.valid("query");
+    await guardThread(c, thread_id, "threads:read");
     const stream = unwrap(
       await threadStub(c.env, c.get("principal").workspaceId, thread_id).streamRun(run_id, {
         lastEventId: lastEventId(c.req.header("last-event-id")),
@@ -139,6 +151,7 @@ export const runRoutes = createRouter()
   })
   .openapi(routes.threadStream, async (c) => {
     const { thread_id } = c.req.valid("param");
+    await guardThread(c, thread_id, "threads:read");
     const stream = unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).streamThread(lastEventId(c.req.header("last-event-id"))), thread_id);
     return c.body(stream, 200, sseHeaders()) as never;
   })
@@ -171,6 +184,7 @@ export const runRoutes = createRouter()
     const body = c.req.valid("json");
     const workspaceId = c.get("principal").workspaceId;
     if (body.thread_id) {
+      await guardThread(c, body.thread_id, "threads:update", { action, run_ids: body.run_ids ?? null });
       unwrap(
         await threadStub(c.env, workspaceId, body.thread_id).cancelRuns({ runIds: body.run_ids ?? undefined, status: body.status ?? "all", action }),
         body.thread_id,
@@ -178,6 +192,7 @@ export const runRoutes = createRouter()
     } else {
       // A stateless run lives in the thread named by its own id.
       for (const runId of body.run_ids ?? []) {
+        await guardThread(c, runId, "threads:update", { action, run_ids: [runId] });
         const outcome = await threadStub(c.env, workspaceId, runId).cancelRuns({ runIds: [runId], action });
         if (!outcome.ok) unwrap({ ok: false, status: 404, detail: `Run ${runId} not found` }, runId);
       }
@@ -187,6 +202,7 @@ export const runRoutes = createRouter()
   .openapi(routes.statelessJoinStream, async (c) => {
     const { run_id } = c.req.valid("param");
     const { cancel_on_disconnect } = c.req.valid("query");
+    await guardThread(c, run_id, "threads:read");
     const outcome = await threadStub(c.env, c.get("principal").workspaceId, run_id).streamRun(run_id, {
       lastEventId: lastEventId(c.req.header("last-event-id")),
       cancelOnDisconnect: cancel_on_disconnect,

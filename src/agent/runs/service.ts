@@ -1,4 +1,5 @@
 import { v7 as uuidv7 } from "uuid";
+import type { AuthUser } from "../../auth/custom-auth.ts";
 import type { Principal } from "../../auth/principal.ts";
 import { notFound } from "../../http/errors.ts";
 import type { CreateRunInput, StreamMode } from "../../runs/types.ts";
@@ -23,7 +24,7 @@ export async function runInput(
   env: Env,
   principal: Principal,
   body: RunCreateBody,
-  target: { threadId?: string; headers: Headers },
+  target: { threadId?: string; headers: Headers; user?: AuthUser },
 ): Promise<CreateRunInput> {
   const assistant = await resolveAssistant(env, principal.workspaceId, body.assistant_id);
   if (!assistant) throw notFound(assistantNotFound(body.assistant_id));
@@ -59,7 +60,8 @@ export async function runInput(
     multitaskStrategy: body.multitask_strategy ?? "enqueue",
     ifNotExists: body.if_not_exists ?? "reject",
     afterSeconds: body.after_seconds ?? 0,
-    userId: (requestConfig.configurable as Record<string, unknown> | undefined)?.user_id as string | undefined ?? principal.keyId,
+    userId: ((requestConfig.configurable as Record<string, unknown> | undefined)?.user_id as string | undefined) ?? principal.keyId,
+    authUser: target.user ?? null,
     stateless,
   };
 }

@@ -7,7 +7,9 @@ import { authErrors, conflictError, jsonBody, jsonContent, notFoundError } from 
 import { secured } from "../../http/secured.ts";
 import { withFilterLimit } from "../../http/filter-limit.ts";
 import { countThreadIndex } from "../../thread/thread-index.ts";
-import type { ThreadJson } from "../../thread/types.ts";
+import type { Outcome, ThreadJson } from "../../thread/types.ts";
+import { filterAsContainment } from "../../auth/custom-auth.ts";
+import { authFilter, guardThread } from "../../auth/guards.ts";
 import {
   BoolQuery,
   CheckpointIdParam,
@@ -147,10 +149,12 @@ export const threadRoutes = createRouter()
     const body = c.req.valid("json");
     const { workspaceId } = c.get("principal");
     const threadId = body.thread_id ?? crypto.randomUUID();
+    const value = { thread_id: threadId, metadata: body.metadata, if_exists: body.if_exists };
+    await authFilter(c, "threads:create", value);
     const outcome = await threadStub(c.env, workspaceId, threadId).create({
       threadId,
       workspaceId,
-      metadata: body.metadata,
+      metadata: value.metadata,
       ifExists: body.if_exists,
       graphId: body.graph_id,
       supersteps: body.supersteps?.map((s) => ({ updates: s.updates.map((u) => ({ ...u, command: u.command ?? undefined })) })),
@@ -160,8 +164,10 @@ export const threadRoutes = createRouter()
   })
   .openapi(routes.search, async (c) => {
     const body = c.req.valid("json");
+    const filter = await authFilter(c, "threads:search", { ...body });
     const { threads, total } = await withFilterLimit(() =>
       searchThreads(c.env, c.get("principal").workspaceId, {
+        authMetadata: filterAsContainment(filter),
         metadata: body.metadata,
         values: body.values,
         status: body.status,
@@ -179,43 +185,60 @@ export const threadRoutes = createRouter()
   })
   .openapi(routes.count, async (c) => {
     const body = c.req.valid("json");
-    const total = await withFilterLimit(() => countThreadIndex(database(c.env), c.get("principal").workspaceId, body));
+    const filter = await authFilter(c, "threads:search", { ...body });
+    const total = await withFilterLimit(() =>
+      countThreadIndex(database(c.env), c.get("principal").workspaceId, { ...body, authMetadata: filterAsContainment(filter) }),
+    );
     return c.json(total, 200);
   })
   .openapi(routes.prune, async (c) => {
     const { thread_ids, strategy } = c.req.valid("json");
-    return c.json({ pruned_count: await pruneThreads(c.env, c.get("principal").workspaceId, thread_ids, strategy) }, 200);
+    const filter = await authFilter(c, "threads:delete", { thread_ids, strategy });
+    return c.json({ pruned_count: await pruneThreads(c.env, c.get("principal").workspaceId, thread_ids, strategy, filterAsContainment(filter)) }, 200);
   })
   .openapi(routes.get, async (c) => {
     const { thread_id } = c.req.valid("param");
+    await guardThread(c, thread_id, "threads:read");
     const include = [c.req.valid("query").include ?? []].flat().flatMap((v) => v.split(","));
     const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).get({ includeTtl: include.includes("ttl") });
     return c.json(unwrap(outcome, thread_id) as z.infer<typeof ThreadSchema>, 200);
   })
   .openapi(routes.patch, async (c) => {
     const { thread_id } = c.req.valid("param");
-    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).patch(c.req.valid("json"));
+    const body = c.req.valid("json");
+    const value = await guardThread(c, thread_id, "threads:update", { metadata: body.metadata });
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).patch({ ...body, metadata: value.metadata });
     return c.json(unwrap(outcome, thread_id) as z.infer<typeof ThreadSchema>, 200);
   })
   .openapi(routes.delete, async (c) => {
     const { thread_id } = c.req.valid("param");
+    await guardThread(c, thread_id, "threads:delete");
     unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).delete(), thread_id);
     return c.json({}, 200);
   })
   .openapi(routes.copy, async (c) => {
     const { thread_id } = c.req.valid("param");
-    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).copyTo(crypto.randomUUID());
-    return c.json(unwrap(outcome, thread_id) as z.infer<typeof ThreadSchema>, 200);
+    await guardThread(c, thread_id, "threads:read");
+    const workspaceId = c.get("principal").workspaceId;
+    const copy = unwrap((await threadStub(c.env, workspaceId, thread_id).copyTo(crypto.randomUUID())) as Outcome<ThreadJson>, thread_id);
+    // The copy is a thread created by this user: the create handler may stamp its metadata.
+    const value = { thread_id: copy.thread_id, metadata: { ...copy.metadata } };
+    await authFilter(c, "threads:create", value);
+    if (JSON.stringify(value.metadata) === JSON.stringify(copy.metadata)) return c.json(copy as z.infer<typeof ThreadSchema>, 200);
+    const stamped = await threadStub(c.env, workspaceId, copy.thread_id).patch({ metadata: value.metadata });
+    return c.json(unwrap(stamped, copy.thread_id) as z.infer<typeof ThreadSchema>, 200);
   })
   .openapi(routes.getState, async (c) => {
     const { thread_id } = c.req.valid("param");
     const { subgraphs } = c.req.valid("query");
+    await guardThread(c, thread_id, "threads:read");
     const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getState({ subgraphs });
     return jsonText(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.updateState, async (c) => {
     const { thread_id } = c.req.valid("param");
     const body = c.req.valid("json");
+    await guardThread(c, thread_id, "threads:update", { values: body.values, as_node: body.as_node });
     const checkpoint = body.checkpoint_id ? { ...body.checkpoint, checkpoint_id: body.checkpoint_id } : body.checkpoint;
     const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).updateState({
       values: body.values ?? null,
@@ -227,24 +250,28 @@ export const threadRoutes = createRouter()
   .openapi(routes.getStateAt, async (c) => {
     const { thread_id, checkpoint_id } = c.req.valid("param");
     const { subgraphs } = c.req.valid("query");
+    await guardThread(c, thread_id, "threads:read");
     const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getState({ checkpoint: { checkpoint_id }, subgraphs });
     return jsonText(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.getStateAtCheckpoint, async (c) => {
     const { thread_id } = c.req.valid("param");
     const { checkpoint, subgraphs } = c.req.valid("json");
+    await guardThread(c, thread_id, "threads:read");
     const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getState({ checkpoint, subgraphs });
     return jsonText(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.historyGet, async (c) => {
     const { thread_id } = c.req.valid("param");
     const { limit, before } = c.req.valid("query");
+    await guardThread(c, thread_id, "threads:read");
     const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).history({ limit, before });
     return jsonText(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.history, async (c) => {
     const { thread_id } = c.req.valid("param");
     const body = c.req.valid("json");
+    await guardThread(c, thread_id, "threads:read");
     const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).history({
       limit: body.limit,
       before: body.before ?? undefined,

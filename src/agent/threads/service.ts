@@ -40,8 +40,14 @@ export async function searchThreads(
 }
 
 /** Deletes or compacts each thread that exists in the workspace; unknown ids are skipped. */
-export async function pruneThreads(env: Env, workspaceId: string, threadIds: string[], strategy: TtlStrategy): Promise<number> {
-  const existing = await existingThreadIds(database(env), workspaceId, [...new Set(threadIds)]);
+export async function pruneThreads(
+  env: Env,
+  workspaceId: string,
+  threadIds: string[],
+  strategy: TtlStrategy,
+  metadata?: Record<string, unknown>,
+): Promise<number> {
+  const existing = await existingThreadIds(database(env), workspaceId, [...new Set(threadIds)], metadata);
   let pruned = 0;
   // A few at a time: each is a DO call, and a Worker has 6 simultaneous connections.
   for (let i = 0; i < existing.length; i += 6) {

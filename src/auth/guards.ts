@@ -1,0 +1,48 @@
+import type { Context } from "hono";
+import { threadStub } from "../agent/threads/service.ts";
+import type { AppEnv } from "../http/app-env.ts";
+import { notFound } from "../http/errors.ts";
+import type { Outcome, ThreadJson } from "../thread/types.ts";
+import { authorize, matchesFilter, type AuthFilter } from "./custom-auth.ts";
+
+/**
+ * Authorization as routes use it. API-key requests have no user and pass; custom-auth users go
+ * through the deployment's handlers. A resource a filter hides is reported as not found, never 403.
+ */
+
+/** The handler's filter for `event` (undefined: no restriction). `value` may be changed by the handler. */
+export function authFilter(c: Context<AppEnv>, event: string, value: Record<string, unknown>): Promise<AuthFilter | undefined> {
+  const user = c.get("user");
+  return user ? authorize(user, event, value) : Promise.resolve(undefined);
+}
+
+/**
+ * Authorizes `event` on a thread and checks its metadata against the filter: a thread the filter
+ * hides is a 404. Returns the (possibly handler-changed) value.
+ */
+export async function guardThread<V extends Record<string, unknown>>(
+  c: Context<AppEnv>,
+  threadId: string,
+  event: string,
+  value: V = {} as V,
+  options: { allowMissing?: boolean } = {},
+): Promise<V> {
+  const filter = await authFilter(c, event, Object.assign(value, { thread_id: threadId }));
+  if (!filter) return value;
+  const thread = (await threadStub(c.env, c.get("principal").workspaceId, threadId).get()) as Outcome<ThreadJson>;
+  // A run may create its thread (`if_not_exists: create`); the thread then gets the run's metadata.
+  if (!thread.ok && options.allowMissing) return value;
+  if (!thread.ok || !matchesFilter(thread.value.metadata, filter)) throw notFound(`Thread with ID ${threadId} not found`);
+  return value;
+}
+
+/** Checks a loaded resource's metadata against the handler's filter for `event`; hidden → 404. */
+export async function guardMetadata(
+  c: Context<AppEnv>,
+  event: string,
+  value: Record<string, unknown>,
+  metadata: Record<string, unknown>,
+  hiddenDetail: string,
+): Promise<void> {
+  if (!matchesFilter(metadata, await authFilter(c, event, value))) throw notFound(hiddenDetail);
+}
