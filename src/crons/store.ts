@@ -25,6 +25,8 @@ export async function deleteCron(db: Database, workspaceId: string, cronId: stri
 }
 
 export interface CronFilter {
+  /** An authorization handler's filter, as containment on the cron's metadata. */
+  authMetadata?: Record<string, unknown>;
   assistantId?: string;
   threadId?: string;
   enabled?: boolean;
@@ -45,6 +47,7 @@ function filterClause(workspaceId: string, filter: CronFilter): SQL | undefined 
     filter.threadId ? eq(crons.threadId, filter.threadId) : undefined,
     filter.enabled === undefined ? undefined : eq(crons.enabled, filter.enabled),
     ...(filter.metadata ? containment(crons.metadata, filter.metadata) : []),
+    ...(filter.authMetadata ? containment(crons.metadata, filter.authMetadata) : []),
   );
 }
 

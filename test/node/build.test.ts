@@ -69,8 +69,23 @@ describe("build step: langgraph.json → generated registry", () => {
     expect(await buildError({ graphs: { g: "./graph.ts:graph" }, env: "./.env.missing" })).toContain(".env.missing");
   });
 
-  it("refuses auth.path instead of silently serving without custom auth", async () => {
-    expect(await buildError({ graphs: { g: "./graph.ts:graph" }, auth: { path: "./auth.ts:auth" } })).toContain("auth.path");
+  it("requires auth.path to name an Auth instance, and names the path when it does not", async () => {
+    const message = await buildError(
+      { graphs: { g: "./graph.ts:graph" }, auth: { path: "./auth.ts:auth" } },
+      { "graph.ts": GRAPH_SOURCE, "auth.ts": "export const auth = { authenticate() {} };" },
+    );
+    expect(message).toContain('Export "auth" of auth.path (./auth.ts:auth) is not an Auth');
+    expect(await buildError({ graphs: { g: "./graph.ts:graph" }, auth: { path: "./missing.ts:auth" } })).toContain("auth.path (./missing.ts:auth)");
+  });
+
+  it("builds the custom-auth example with its auth module in the registry", async () => {
+    const dir = scratchDir("build-auth");
+    dirs.push(dir);
+    const outFile = join(dir, "registry.generated.ts");
+    await buildDeployment(join(PROJECT_ROOT, "examples/custom-auth/langgraph.json"), { outFile, stageAssets: false });
+    const generated = readFileSync(outFile, "utf8");
+    expect(generated).toContain('import * as authModule from "../../examples/custom-auth/auth.ts";');
+    expect(generated).toContain('exportName: "auth", source: "./auth.ts:auth", disableStudioAuth: false');
   });
 
   it("builds another deployment config with paths relative to that file, its env file and graph kinds", async () => {

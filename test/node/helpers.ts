@@ -64,3 +64,45 @@ export async function startTestServer(options: { persistTo?: string; keep?: bool
     throw new Error(`${(error as Error).message}\n--- wrangler output ---\n${output}`);
   }
 }
+
+/**
+ * `npm start -- --config <configPath>` on a free port with fresh state: another deployment, served
+ * the way a user would. `stop()` ends it and rebuilds the root deployment for whatever runs next.
+ */
+export async function startDeployment(configPath: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const { spawn } = await import("node:child_process");
+  const { freePort, waitForOk } = await import("../../scripts/lib/wrangler.ts");
+  const { buildDeployment } = await import("../../scripts/lib/deployment.ts");
+  const state = scratchDir("deployment-state");
+  const port = await freePort();
+  const child = spawn(process.execPath, ["scripts/start.ts", "--config", configPath, "--port", String(port), "--persist-to", state], {
+    cwd: PROJECT_ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+    env: { ...process.env, CI: "true" },
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk) => (output = (output + chunk).slice(-20_000)));
+  child.stderr?.on("data", (chunk) => (output = (output + chunk).slice(-20_000)));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      try {
+        process.kill(-child.pid!, "SIGTERM");
+      } catch {
+        // already gone
+      }
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+    }
+    rmSync(state, { recursive: true, force: true });
+    await buildDeployment(join(PROJECT_ROOT, "langgraph.json"));
+  };
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitForOk(`${url}/ok`, 90_000, child);
+  } catch (error) {
+    await stop();
+    throw new Error(`${(error as Error).message}\n${output.slice(-5000)}`);
+  }
+  return { url, stop };
+}

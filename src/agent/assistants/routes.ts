@@ -9,6 +9,8 @@ import { withFilterLimit } from "../../http/filter-limit.ts";
 import { createRouter } from "../../http/router.ts";
 import { authErrors, conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
+import { filterAsContainment } from "../../auth/custom-auth.ts";
+import { authFilter, guardMetadata } from "../../auth/guards.ts";
 import { BoolQuery } from "../threads/schemas.ts";
 import { pruneThreads } from "../threads/service.ts";
 import { countThreadIndex, searchThreadIndex } from "../../thread/thread-index.ts";
@@ -81,9 +83,16 @@ function requireGraph(graphId: string): void {
   }
 }
 
-async function assistantOr404(c: Context<AppEnv>, id: string): Promise<AssistantRow> {
+/** The assistant, if it exists and the `event` handler's filter lets this user see it; else 404. */
+async function assistantOr404(
+  c: Context<AppEnv>,
+  id: string,
+  event = "assistants:read",
+  value: Record<string, unknown> = {},
+): Promise<AssistantRow> {
   const row = await findAssistant(c.env, c.get("principal").workspaceId, id);
   if (!row) throw notFound(`Assistant ${id} not found`);
+  await guardMetadata(c, event, Object.assign(value, { assistant_id: row.assistantId }), row.metadata, `Assistant ${id} not found`);
   return row;
 }
 
@@ -105,11 +114,13 @@ export const assistantRoutes = createRouter()
     await ensureWorkspaceAssistants(c.env, workspaceId);
     const db = database(c.env);
     const assistantId = body.assistant_id ?? crypto.randomUUID();
+    const value = { ...body, assistant_id: assistantId };
+    await authFilter(c, "assistants:create", value);
     const created = await insertAssistant(
       db,
       workspaceId,
       assistantId,
-      { graphId: body.graph_id, config: body.config, context: body.context ?? {}, metadata: body.metadata, name: body.name ?? "Untitled", description: body.description ?? null },
+      { graphId: body.graph_id, config: body.config, context: body.context ?? {}, metadata: value.metadata, name: body.name ?? "Untitled", description: body.description ?? null },
       new Date().toISOString(),
     );
     if (!created && body.if_exists === "raise") throw conflict(`Assistant ${assistantId} already exists`);
@@ -119,9 +130,11 @@ export const assistantRoutes = createRouter()
     const body = c.req.valid("json");
     const { workspaceId } = c.get("principal");
     await ensureWorkspaceAssistants(c.env, workspaceId);
+    const filter = filterAsContainment(await authFilter(c, "assistants:search", { ...body }));
     const { rows, total } = await withFilterLimit(() =>
       searchAssistants(database(c.env), workspaceId, {
         metadata: body.metadata,
+        authMetadata: filter,
         graphId: body.graph_id,
         name: body.name,
         limit: body.limit,
@@ -139,13 +152,17 @@ export const assistantRoutes = createRouter()
     const body = c.req.valid("json");
     const { workspaceId } = c.get("principal");
     await ensureWorkspaceAssistants(c.env, workspaceId);
-    const total = await withFilterLimit(() => countAssistants(database(c.env), workspaceId, { metadata: body.metadata, graphId: body.graph_id, name: body.name }));
+    const filter = filterAsContainment(await authFilter(c, "assistants:search", { ...body }));
+    const total = await withFilterLimit(() =>
+      countAssistants(database(c.env), workspaceId, { metadata: body.metadata, authMetadata: filter, graphId: body.graph_id, name: body.name }),
+    );
     return c.json(total, 200);
   })
   .openapi(routes.get, async (c) => c.json(assistantJson(await assistantOr404(c, c.req.valid("param").assistant_id)), 200))
   .openapi(routes.patch, async (c) => {
     const body = c.req.valid("json");
-    const current = await assistantOr404(c, c.req.valid("param").assistant_id);
+    const value = { ...body, metadata: body.metadata };
+    const current = await assistantOr404(c, c.req.valid("param").assistant_id, "assistants:update", value);
     if (body.graph_id) requireGraph(body.graph_id);
     const updated = await addVersion(
       database(c.env),
@@ -155,7 +172,7 @@ export const assistantRoutes = createRouter()
         graphId: body.graph_id ?? current.graphId,
         config: body.config ?? current.config,
         context: body.context === undefined ? current.context : body.context,
-        metadata: { ...current.metadata, ...(body.metadata ?? {}) },
+        metadata: { ...current.metadata, ...(value.metadata ?? {}) },
         name: body.name ?? current.name,
         description: body.description === undefined ? current.description : body.description,
       },
@@ -166,7 +183,7 @@ export const assistantRoutes = createRouter()
   })
   .openapi(routes.delete, async (c) => {
     const { workspaceId } = c.get("principal");
-    const row = await assistantOr404(c, c.req.valid("param").assistant_id);
+    const row = await assistantOr404(c, c.req.valid("param").assistant_id, "assistants:delete");
     if (c.req.valid("query").delete_threads) {
       // Threads whose runs used this assistant, found through the index, a page at a time.
       const db = database(c.env);
@@ -188,7 +205,7 @@ export const assistantRoutes = createRouter()
   .openapi(routes.latest, async (c) => {
     const number = c.req.valid("json").version ?? c.req.valid("query").version;
     if (number === undefined) throw new ApiError(422, [{ type: "missing", loc: ["body", "version"], msg: "Give the version to make current" }]);
-    const row = await assistantOr404(c, c.req.valid("param").assistant_id);
+    const row = await assistantOr404(c, c.req.valid("param").assistant_id, "assistants:update", { version: number });
     const db = database(c.env);
     const { workspaceId } = c.get("principal");
     const version = await getVersion(db, workspaceId, row.assistantId, number);

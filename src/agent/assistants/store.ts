@@ -16,6 +16,8 @@ export interface AssistantFields {
 
 export interface AssistantFilter {
   metadata?: Record<string, unknown>;
+  /** An authorization handler's filter, as containment. */
+  authMetadata?: Record<string, unknown>;
   graphId?: string;
   name?: string;
 }
@@ -144,7 +146,8 @@ function filterClause(workspaceId: string, filter: AssistantFilter): SQL | undef
   if (filter.graphId) conditions.push(eq(assistants.graphId, filter.graphId));
   // Case-insensitive substring (instr, not LIKE: D1 caps LIKE patterns at 50 bytes).
   if (filter.name) conditions.push(sql`instr(lower(${assistants.name}), ${filter.name.toLowerCase()}) > 0`);
-  if (filter.metadata) conditions.push(...limited(containment(assistants.metadata, filter.metadata)));
+  const metadata = [...(filter.metadata ? containment(assistants.metadata, filter.metadata) : []), ...(filter.authMetadata ? containment(assistants.metadata, filter.authMetadata) : [])];
+  conditions.push(...limited(metadata));
   return and(...conditions);
 }
 

@@ -13,6 +13,8 @@ import { secured } from "../../http/secured.ts";
 import type { Outcome, ThreadJson } from "../../thread/types.ts";
 import { assistantIdOf, assistantNotFound, findAssistant } from "../assistants/resolve.ts";
 import { RunCreateSchema } from "../runs/schemas.ts";
+import { filterAsContainment } from "../../auth/custom-auth.ts";
+import { authFilter, guardMetadata, guardThread } from "../../auth/guards.ts";
 import { Id, ThreadIdParam } from "../threads/schemas.ts";
 import { threadStub } from "../threads/service.ts";
 
@@ -132,6 +134,9 @@ function payloadOf(body: Record<string, unknown>): Record<string, unknown> {
 async function create(c: Context<AppEnv>, body: z.infer<typeof CronCreateSchema>, threadId: string | null) {
   const { workspaceId, keyId } = c.get("principal");
   checkSchedule(body.schedule, body.timezone);
+  if (threadId) await guardThread(c, threadId, "threads:read");
+  const value = { ...body, thread_id: threadId, metadata: body.metadata ?? {} };
+  await authFilter(c, "crons:create", value);
   const assistant = await findAssistant(c.env, workspaceId, body.assistant_id);
   if (!assistant) throw notFound(assistantNotFound(body.assistant_id));
   if (threadId) {
@@ -148,7 +153,7 @@ async function create(c: Context<AppEnv>, body: z.infer<typeof CronCreateSchema>
     schedule: body.schedule,
     timezone: body.timezone,
     payload: payloadOf(body),
-    metadata: body.metadata ?? {},
+    metadata: value.metadata,
     enabled: body.enabled,
     onRunCompleted: threadId ? null : (body.on_run_completed ?? "delete"),
     endTime: body.end_time ? new Date(body.end_time).toISOString() : null,
@@ -161,9 +166,11 @@ async function create(c: Context<AppEnv>, body: z.infer<typeof CronCreateSchema>
   return c.json(cronJson(row), 200);
 }
 
-async function cronOr404(c: Context<AppEnv>, cronId: string): Promise<CronRow> {
+/** The cron, if it exists and the `event` handler's filter lets this user see it; else 404. */
+async function cronOr404(c: Context<AppEnv>, cronId: string, event = "crons:read", value: Record<string, unknown> = {}): Promise<CronRow> {
   const row = await getCron(database(c.env), c.get("principal").workspaceId, cronId);
   if (!row) throw notFound(`Cron ${cronId} not found`);
+  await guardMetadata(c, event, Object.assign(value, { cron_id: cronId }), row.metadata, `Cron ${cronId} not found`);
   return row;
 }
 
@@ -174,12 +181,14 @@ export const cronRoutes = createRouter()
   .openapi(routes.create, (c) => create(c, c.req.valid("json"), null))
   .openapi(routes.search, async (c) => {
     const body = c.req.valid("json");
+    const filter = filterAsContainment(await authFilter(c, "crons:search", { ...body }));
     const { rows, total } = await withFilterLimit(() =>
       searchCrons(database(c.env), c.get("principal").workspaceId, {
         assistantId: body.assistant_id ? assistantIdOf(body.assistant_id) : undefined,
         threadId: body.thread_id ?? undefined,
         enabled: body.enabled ?? undefined,
         metadata: body.metadata ?? undefined,
+        authMetadata: filter,
         limit: body.limit,
         offset: body.offset,
         sortBy: body.sort_by,
@@ -193,12 +202,14 @@ export const cronRoutes = createRouter()
   })
   .openapi(routes.count, async (c) => {
     const body = c.req.valid("json");
+    const filter = filterAsContainment(await authFilter(c, "crons:search", { ...body }));
     const total = await withFilterLimit(() =>
       countCrons(database(c.env), c.get("principal").workspaceId, {
         assistantId: body.assistant_id ? assistantIdOf(body.assistant_id) : undefined,
         threadId: body.thread_id ?? undefined,
         enabled: body.enabled ?? undefined,
         metadata: body.metadata ?? undefined,
+        authMetadata: filter,
       }),
     );
     return c.json(total, 200);
@@ -206,7 +217,8 @@ export const cronRoutes = createRouter()
   .openapi(routes.get, async (c) => c.json(cronJson(await cronOr404(c, c.req.valid("param").cron_id)), 200))
   .openapi(routes.patch, async (c) => {
     const body = c.req.valid("json");
-    const current = await cronOr404(c, c.req.valid("param").cron_id);
+    const value = { ...body, metadata: body.metadata };
+    const current = await cronOr404(c, c.req.valid("param").cron_id, "crons:update", value);
     const schedule = body.schedule ?? current.schedule;
     const timezone = body.timezone ?? current.timezone;
     checkSchedule(schedule, timezone);
@@ -217,7 +229,7 @@ export const cronRoutes = createRouter()
       schedule,
       timezone,
       payload: { ...current.payload, ...payloadOf(body) },
-      metadata: body.metadata ? { ...current.metadata, ...body.metadata } : current.metadata,
+      metadata: value.metadata ? { ...current.metadata, ...value.metadata } : current.metadata,
       enabled,
       disabledReason: enabled ? null : current.disabledReason,
       endTime: body.end_time === undefined ? current.endTime : body.end_time ? new Date(body.end_time).toISOString() : null,
@@ -230,6 +242,7 @@ export const cronRoutes = createRouter()
   })
   .openapi(routes.delete, async (c) => {
     const { cron_id } = c.req.valid("param");
+    await cronOr404(c, cron_id, "crons:delete");
     if (!(await deleteCron(database(c.env), c.get("principal").workspaceId, cron_id))) throw notFound(`Cron ${cron_id} not found`);
     return c.json({}, 200);
   });

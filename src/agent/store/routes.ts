@@ -1,6 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../../db/client.ts";
-import { ApiError } from "../../http/errors.ts";
+import { matchesFilter } from "../../auth/custom-auth.ts";
+import { authFilter } from "../../auth/guards.ts";
+import { ApiError, notFound } from "../../http/errors.ts";
 import { withFilterLimit } from "../../http/filter-limit.ts";
 import { createRouter } from "../../http/router.ts";
 import { authErrors, jsonBody, jsonContent } from "../../http/schemas.ts";
@@ -62,6 +64,16 @@ const routes = {
   namespaces: route({ method: "post", path: "/store/namespaces", summary: "List namespaces", request: { body: jsonBody(NamespacesSchema) }, responses: { 200: jsonContent(z.object({ namespaces: z.array(Namespace) }), "Namespaces"), ...authErrors } }),
 };
 
+/** What authorization filters see of an item: its value's fields, plus its namespace and key. */
+const itemMetadata = (item: { namespace: string[]; key: string; value: Record<string, unknown> }) => ({
+  ...item.value,
+  namespace: item.namespace,
+  key: item.key,
+});
+
+const SCAN_PAGE = 1000;
+const MAX_SCANNED = 10_000;
+
 function checkNamespace(namespace: string[], field: string, allowEmpty = false): void {
   const problem = namespaceProblem(namespace, allowEmpty);
   if (problem) throw new ApiError(422, [{ type: "value_error", loc: ["body", field], msg: problem }]);
@@ -70,44 +82,78 @@ function checkNamespace(namespace: string[], field: string, allowEmpty = false):
 export const storeRoutes = createRouter()
   .openapi(routes.put, async (c) => {
     const body = c.req.valid("json");
-    checkNamespace(body.namespace, "namespace");
-    await putItem(database(c.env), c.get("principal").workspaceId, { namespace: body.namespace, key: body.key, value: body.value, ttlMinutes: body.ttl ?? null });
+    // The handler may rewrite where the item goes (e.g. prefix the namespace with the user).
+    const request = { namespace: body.namespace, key: body.key, value: body.value };
+    const filter = await authFilter(c, "store:put", request);
+    checkNamespace(request.namespace, "namespace");
+    const db = database(c.env);
+    const workspaceId = c.get("principal").workspaceId;
+    if (filter) {
+      const existing = await getItem(db, workspaceId, request.namespace, request.key, false);
+      if (existing && !matchesFilter(itemMetadata(existing), filter)) throw notFound("Item not found");
+      if (!existing && !matchesFilter(itemMetadata(request), filter)) throw new ApiError(403, "Not authorized");
+    }
+    await putItem(db, workspaceId, { namespace: request.namespace, key: request.key, value: request.value, ttlMinutes: body.ttl ?? null });
     return c.body(null, 204) as never;
   })
   .openapi(routes.get, async (c) => {
     const { namespace, key, refresh_ttl } = c.req.valid("query");
-    const labels = namespace === "" ? [] : namespace.split(".");
-    const problem = namespaceProblem(labels);
+    const request = { namespace: namespace === "" ? [] : namespace.split("."), key };
+    const filter = await authFilter(c, "store:get", request);
+    const problem = namespaceProblem(request.namespace);
     if (problem) throw new ApiError(422, [{ type: "value_error", loc: ["query", "namespace"], msg: problem }]);
-    const item = await getItem(database(c.env), c.get("principal").workspaceId, labels, key, refresh_ttl !== "false" && refresh_ttl !== "0");
+    const item = await getItem(database(c.env), c.get("principal").workspaceId, request.namespace, request.key, refresh_ttl !== "false" && refresh_ttl !== "0");
+    if (item && !matchesFilter(itemMetadata(item), filter)) throw notFound("Item not found");
     return c.json(item, 200);
   })
   .openapi(routes.delete, async (c) => {
     const body = c.req.valid("json");
-    checkNamespace(body.namespace, "namespace");
-    await deleteItem(database(c.env), c.get("principal").workspaceId, body.namespace, body.key);
+    const request = { namespace: body.namespace, key: body.key };
+    const filter = await authFilter(c, "store:delete", request);
+    checkNamespace(request.namespace, "namespace");
+    const db = database(c.env);
+    const workspaceId = c.get("principal").workspaceId;
+    if (filter) {
+      const existing = await getItem(db, workspaceId, request.namespace, request.key, false);
+      if (existing && !matchesFilter(itemMetadata(existing), filter)) throw notFound("Item not found");
+    }
+    await deleteItem(db, workspaceId, request.namespace, request.key);
     return c.body(null, 204) as never;
   })
   .openapi(routes.search, async (c) => {
     const body = c.req.valid("json");
-    checkNamespace(body.namespace_prefix, "namespace_prefix", true);
-    const items = await withFilterLimit(() =>
-      searchItems(database(c.env), c.get("principal").workspaceId, {
-        namespacePrefix: body.namespace_prefix,
-        filter: body.filter ?? undefined,
-        query: body.query ?? undefined,
-        limit: body.limit,
-        offset: body.offset,
-        refreshTtl: body.refresh_ttl ?? false,
-      }),
-    );
-    return c.json({ items }, 200);
+    const request = { namespace: body.namespace_prefix, filter: body.filter, limit: body.limit, offset: body.offset, query: body.query };
+    const authorization = await authFilter(c, "store:search", request);
+    checkNamespace(request.namespace, "namespace_prefix", true);
+    const search = (limit: number, offset: number) =>
+      withFilterLimit(() =>
+        searchItems(database(c.env), c.get("principal").workspaceId, {
+          namespacePrefix: request.namespace,
+          filter: body.filter ?? undefined,
+          query: body.query ?? undefined,
+          limit,
+          offset,
+          refreshTtl: body.refresh_ttl ?? false,
+        }),
+      );
+    if (!authorization) return c.json({ items: await search(body.limit, body.offset) }, 200);
+    // A handler filter can test the namespace and key as well as the value: applied while scanning.
+    const visible = [];
+    for (let scanned = 0; visible.length < body.offset + body.limit; scanned += SCAN_PAGE) {
+      if (scanned >= MAX_SCANNED) throw new ApiError(400, "Authenticated store query exceeded maximum scan limit. Narrow the namespace or filters.");
+      const page = await search(SCAN_PAGE, scanned);
+      visible.push(...page.filter((item) => matchesFilter(itemMetadata(item), authorization)));
+      if (page.length < SCAN_PAGE) break;
+    }
+    return c.json({ items: visible.slice(body.offset, body.offset + body.limit) }, 200);
   })
   .openapi(routes.namespaces, async (c) => {
     const body = c.req.valid("json");
-    checkNamespace(body.prefix ?? [], "prefix", true);
+    const request = { namespace: body.prefix ?? [], suffix: body.suffix, max_depth: body.max_depth, limit: body.limit, offset: body.offset };
+    await authFilter(c, "store:list_namespaces", request);
+    checkNamespace(request.namespace, "prefix", true);
     const namespaces = await listNamespaces(database(c.env), c.get("principal").workspaceId, {
-      prefix: body.prefix ?? undefined,
+      prefix: request.namespace,
       suffix: body.suffix ?? undefined,
       maxDepth: body.max_depth ?? undefined,
       limit: body.limit,

@@ -1,0 +1,105 @@
+import { Client } from "@langchain/langgraph-sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEV_API_KEY } from "../../scripts/lib/wrangler.ts";
+import { startDeployment } from "./helpers.ts";
+
+let deployment: Awaited<ReturnType<typeof startDeployment>>;
+beforeAll(async () => {
+  deployment = await startDeployment("examples/custom-auth/langgraph.json");
+}, 120_000);
+afterAll(async () => {
+  await deployment?.stop();
+}, 60_000);
+
+const as = (token: string) => new Client({ apiUrl: deployment.url, apiKey: null, defaultHeaders: { Authorization: `Bearer ${token}` } });
+const alice = () => as("token-alice");
+const bob = () => as("token-bob");
+const status = (promise: Promise<unknown>) => promise.then(() => 200, (error: { status?: number }) => error.status);
+
+describe("custom auth: examples/custom-auth", () => {
+  it("refuses a missing or bad token with 401 and a detail; keeps /ok and /info open", async () => {
+    const none = await fetch(`${deployment.url}/threads`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
+    expect(none.status).toBe(401);
+    expect(await none.json()).toEqual({ detail: "Missing bearer token: send Authorization: Bearer <token>" });
+    const bad = await fetch(`${deployment.url}/threads/search`, { method: "POST", headers: { Authorization: "Bearer nope", "Content-Type": "application/json" }, body: "{}" });
+    expect(bad.status).toBe(401);
+    expect(await bad.json()).toEqual({ detail: "Invalid bearer token" });
+    expect((await fetch(`${deployment.url}/ok`)).status).toBe(200);
+    expect((await fetch(`${deployment.url}/info`)).status).toBe(200);
+  });
+
+  it("stamps the owner and hides every thread operation from other users (404)", async () => {
+    const thread = await alice().threads.create({ metadata: { topic: "private" } });
+    expect(thread.metadata).toMatchObject({ topic: "private", owner: "alice" });
+    const run = await alice().runs.create(thread.thread_id, "steps", { input: {} });
+    await alice().runs.join(thread.thread_id, run.run_id);
+
+    const other = bob();
+    const id = thread.thread_id;
+    expect(await status(other.threads.get(id))).toBe(404);
+    expect(await status(other.threads.update(id, { metadata: { taken: true } }))).toBe(404);
+    expect(await status(other.threads.copy(id))).toBe(404);
+    expect(await status(other.threads.getState(id))).toBe(404);
+    expect(await status(other.threads.updateState(id, { values: { items: ["x"] }, asNode: "step1" }))).toBe(404);
+    expect(await status(other.threads.getHistory(id))).toBe(404);
+    expect(await status(other.runs.create(id, "steps", { input: {} }))).toBe(404);
+    expect(await status(other.runs.list(id))).toBe(404);
+    expect(await status(other.runs.get(id, run.run_id))).toBe(404);
+    expect(await status(other.runs.join(id, run.run_id))).toBe(404);
+    expect(await status(other.runs.cancel(id, run.run_id))).toBe(404);
+    expect(await status(other.threads.delete(id))).toBe(404);
+    const streamed = await fetch(`${deployment.url}/threads/${id}/runs/${run.run_id}/stream`, { headers: { Authorization: "Bearer token-bob" } });
+    expect(streamed.status).toBe(404);
+    expect(await other.threads.search({ metadata: { topic: "private" } })).toEqual([]);
+    expect(await other.threads.count({ metadata: { topic: "private" } })).toBe(0);
+
+    // Alice still has everything, untouched.
+    expect((await alice().threads.get(id)).metadata).toEqual({ topic: "private", owner: "alice", graph_id: "steps", assistant_id: expect.any(String) });
+    expect((await alice().threads.search({ metadata: { topic: "private" } })).map((t) => t.thread_id)).toEqual([id]);
+  });
+
+  it("keeps assistants and store items to their owner", async () => {
+    const assistant = await alice().assistants.create({ graphId: "echo", name: "Alice's echo" });
+    expect(assistant.metadata).toMatchObject({ owner: "alice" });
+    expect(await status(bob().assistants.get(assistant.assistant_id))).toBe(404);
+    expect(await status(bob().assistants.update(assistant.assistant_id, { name: "mine now" }))).toBe(404);
+    expect((await bob().assistants.search()).map((a) => a.assistant_id)).not.toContain(assistant.assistant_id);
+    expect((await alice().assistants.search()).map((a) => a.assistant_id)).toContain(assistant.assistant_id);
+
+    await alice().store.putItem(["notes"], "n1", { text: "alice's note" });
+    expect((await alice().store.getItem(["notes"], "n1"))?.value).toEqual({ text: "alice's note" });
+    expect(await bob().store.getItem(["notes"], "n1")).toBeNull();
+    expect((await bob().store.searchItems(["notes"])).items).toEqual([]);
+    expect((await alice().store.searchItems(["notes"])).items.map((i) => i.key)).toEqual(["n1"]);
+  });
+
+  it("shows the user to graph nodes under both keys, without putting the secret in state", async () => {
+    const thread = await alice().threads.create();
+    const result = (await alice().runs.wait(thread.thread_id, "whoami", { input: {} })) as { seen: Record<string, unknown> };
+    expect(result.seen).toEqual({
+      identity: "alice",
+      display_name: "Alice",
+      permissions: ["threads:write"],
+      platform_identity: "alice",
+      same_object: true,
+      has_secret: true,
+      user_id: "alice",
+      langgraph_auth_user_id: "alice",
+    });
+    const [run] = await alice().runs.list(thread.thread_id);
+    expect(JSON.stringify(run)).not.toContain("ghp_alice_secret");
+    const history = await alice().threads.getHistory(thread.thread_id);
+    expect(JSON.stringify(history)).not.toContain("ghp_alice_secret");
+  });
+
+  it("treats a studio request as the studio user only with a valid API key", async () => {
+    const forged = await fetch(`${deployment.url}/threads/search`, { method: "POST", headers: { "x-auth-scheme": "langsmith", "Content-Type": "application/json" }, body: "{}" });
+    expect(forged.status).toBe(401);
+    const wrongKey = await fetch(`${deployment.url}/threads/search`, { method: "POST", headers: { "x-auth-scheme": "langsmith", "x-api-key": "lgp_wrong", "Content-Type": "application/json" }, body: "{}" });
+    expect(wrongKey.status).toBe(401);
+    const studio = new Client({ apiUrl: deployment.url, apiKey: DEV_API_KEY, defaultHeaders: { "x-auth-scheme": "langsmith" } });
+    const thread = await studio.threads.create();
+    expect(thread.metadata).toMatchObject({ owner: "langgraph-studio-user" });
+    expect(await status(alice().threads.get(thread.thread_id))).toBe(404);
+  });
+});
