@@ -10,6 +10,7 @@ export const FEATURES = {
   store: true,
   a2a: false,
   mcp: false,
+  /** Set per deployment from langgraph.json `auth.path` (see system/routes.ts). */
   custom_auth: false,
   langsmith: false,
   tracing: false,

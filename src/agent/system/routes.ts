@@ -6,6 +6,7 @@ import { secured } from "../../http/secured.ts";
 import { collectMetrics } from "../../observability/http-metrics.ts";
 import { renderPrometheus } from "../../observability/metrics.ts";
 import { FEATURES } from "./features.ts";
+import { customAuthEnabled } from "../../auth/custom-auth.ts";
 
 const tags = ["System"];
 
@@ -56,7 +57,7 @@ export const systemRoutes = createRouter()
         version: deployment.versions.platform,
         langgraph_js_version: deployment.versions.langgraph_js,
         context: "js" as const,
-        flags: { ...FEATURES },
+        flags: { ...FEATURES, custom_auth: customAuthEnabled },
         metadata: { graphs: deployment.graphs.map((g) => g.id), config_path: deployment.configPath },
       },
       200,
