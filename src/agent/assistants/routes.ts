@@ -6,6 +6,7 @@ import { deployment, graphs } from "../../deployment/index.ts";
 import type { AppEnv } from "../../http/app-env.ts";
 import { ApiError, conflict, notFound } from "../../http/errors.ts";
 import { withFilterLimit } from "../../http/filter-limit.ts";
+import { page } from "../../http/pagination.ts";
 import { createRouter } from "../../http/router.ts";
 import { authErrors, conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
@@ -103,8 +104,6 @@ async function loadGraph(row: AssistantRow) {
   return graph;
 }
 
-const pick = (assistant: Assistant, fields: readonly string[]) =>
-  Object.fromEntries(fields.filter((f) => f in assistant).map((f) => [f, assistant[f as keyof Assistant]]));
 
 export const assistantRoutes = createRouter()
   .openapi(routes.create, async (c) => {
@@ -143,10 +142,7 @@ export const assistantRoutes = createRouter()
         sortOrder: body.sort_order,
       }),
     );
-    c.header("X-Pagination-Total", String(total));
-    if (body.offset + rows.length < total) c.header("X-Pagination-Next", String(body.offset + rows.length));
-    const found = rows.map(assistantJson);
-    return c.json((body.select ? found.map((a) => pick(a, body.select!)) : found) as Assistant[], 200);
+    return c.json(page(c, rows.map(assistantJson), total, body.offset, body.select), 200);
   })
   .openapi(routes.count, async (c) => {
     const body = c.req.valid("json");

@@ -7,6 +7,7 @@ import type { CronRow } from "../../db/schema.ts";
 import type { AppEnv } from "../../http/app-env.ts";
 import { ApiError, notFound } from "../../http/errors.ts";
 import { withFilterLimit } from "../../http/filter-limit.ts";
+import { page } from "../../http/pagination.ts";
 import { createRouter } from "../../http/router.ts";
 import { authErrors, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
@@ -174,7 +175,6 @@ async function cronOr404(c: Context<AppEnv>, cronId: string, event = "crons:read
   return row;
 }
 
-const pick = (cron: Cron, fields: readonly string[]) => Object.fromEntries(fields.filter((f) => f in cron).map((f) => [f, cron[f as keyof Cron]]));
 
 export const cronRoutes = createRouter()
   .openapi(routes.createForThread, (c) => create(c, c.req.valid("json"), c.req.valid("param").thread_id))
@@ -195,10 +195,7 @@ export const cronRoutes = createRouter()
         sortOrder: body.sort_order,
       }),
     );
-    c.header("X-Pagination-Total", String(total));
-    if (body.offset + rows.length < total) c.header("X-Pagination-Next", String(body.offset + rows.length));
-    const found = rows.map(cronJson);
-    return c.json((body.select ? found.map((cron) => pick(cron, body.select!)) : found) as Cron[], 200);
+    return c.json(page(c, rows.map(cronJson), total, body.offset, body.select), 200);
   })
   .openapi(routes.count, async (c) => {
     const body = c.req.valid("json");

@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { database } from "../../db/client.ts";
 import { ApiError } from "../../http/errors.ts";
+import { page } from "../../http/pagination.ts";
 import { createRouter } from "../../http/router.ts";
 import { authErrors, conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
@@ -141,8 +142,6 @@ const routes = {
 /** States arrive from the thread as ready JSON text; parsing them only to re-serialize would be waste. */
 const jsonText = (c: Context, text: string) => c.body(text, 200, { "Content-Type": "application/json" }) as never;
 
-const pick = (thread: ThreadJson, fields: readonly string[]) =>
-  Object.fromEntries(fields.filter((f) => f in thread).map((f) => [f, thread[f as keyof ThreadJson]]));
 
 export const threadRoutes = createRouter()
   .openapi(routes.create, async (c) => {
@@ -178,10 +177,7 @@ export const threadRoutes = createRouter()
         sortOrder: body.sort_order,
       }),
     );
-    c.header("X-Pagination-Total", String(total));
-    if (body.offset + threads.length < total) c.header("X-Pagination-Next", String(body.offset + threads.length));
-    const page = body.select ? threads.map((t) => pick(t, body.select!)) : threads;
-    return c.json(page as z.infer<typeof ThreadSchema>[], 200);
+    return c.json(page(c, threads, total, body.offset, body.select) as z.infer<typeof ThreadSchema>[], 200);
   })
   .openapi(routes.count, async (c) => {
     const body = c.req.valid("json");
