@@ -98,7 +98,8 @@ describe("firing", () => {
   });
 
   it("disables crons past their end_time, or whose assistant or thread is gone", async () => {
-    const ended = await json<Cron>(await post("/runs/crons", { assistant_id: "echo", schedule: "* * * * *", end_time: new Date(Date.now() + 1_000).toISOString() }));
+    // An end_time that has passed (one a second ahead could still precede the next occurrence).
+    const ended = await json<Cron>(await post("/runs/crons", { assistant_id: "echo", schedule: "* * * * *", end_time: new Date(Date.now() - 1_000).toISOString() }));
     const assistant = await json<{ assistant_id: string }>(await post("/assistants", { graph_id: "echo" }));
     const orphan = await json<Cron>(await post("/runs/crons", { assistant_id: assistant.assistant_id, schedule: "* * * * *" }));
     await call(`/assistants/${assistant.assistant_id}`, { method: "DELETE" });
