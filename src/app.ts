@@ -15,6 +15,7 @@ import { runRoutes } from "./agent/runs/routes.ts";
 import { assistantRoutes } from "./agent/assistants/routes.ts";
 import { storeRoutes } from "./agent/store/routes.ts";
 import { cronRoutes } from "./agent/crons/routes.ts";
+import { mcpRoutes } from "./agent/mcp/routes.ts";
 
 /** Paths reachable without credentials. Everything else is declared with `secured(...)`. */
 export const PUBLIC_PATHS = ["/ok", "/info", "/docs", "/openapi.json"] as const;
@@ -36,6 +37,7 @@ export function createApp() {
   app.route("/", assistantRoutes);
   app.route("/", storeRoutes);
   app.route("/", cronRoutes);
+  app.route("/", mcpRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {
     type: "apiKey",

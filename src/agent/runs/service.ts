@@ -2,7 +2,9 @@ import { v7 as uuidv7 } from "uuid";
 import type { AuthUser } from "../../auth/custom-auth.ts";
 import type { Principal } from "../../auth/principal.ts";
 import { notFound } from "../../http/errors.ts";
-import type { CreateRunInput, StreamMode } from "../../runs/types.ts";
+import type { CreateRunInput, RunJson, StreamMode } from "../../runs/types.ts";
+import type { Outcome } from "../../thread/types.ts";
+import { threadStub, unwrap } from "../threads/service.ts";
 import { assistantNotFound, resolveAssistant } from "../assistants/resolve.ts";
 import type { RunCreateBody } from "./schemas.ts";
 
@@ -84,4 +86,23 @@ export function lastEventId(header: string | undefined): number | undefined {
   if (header === "-") return -1;
   const id = Number.parseInt(header, 10);
   return Number.isFinite(id) ? id : undefined;
+}
+
+/**
+ * Creates a run the way `/runs/wait` does and reads its result: the final values, or `{__error__}`.
+ * For protocols that sit on top of runs (MCP tools, A2A tasks). Without `threadId` the run is
+ * stateless.
+ */
+export async function runToCompletion(
+  env: Env,
+  principal: Principal,
+  user: AuthUser | undefined,
+  body: RunCreateBody,
+  threadId?: string,
+): Promise<{ run: RunJson; result: Record<string, unknown> | null }> {
+  const input = await runInput(env, principal, body, { threadId, headers: new Headers(), user });
+  const created = (await threadStub(env, principal.workspaceId, input.threadId).createRunWait(input)) as Outcome<{ run: RunJson; body: ReadableStream<Uint8Array> }>;
+  const { run, body: stream } = unwrap(created, input.threadId);
+  const result = JSON.parse(await new Response(stream).text()) as Record<string, unknown> | null;
+  return { run, result };
 }
