@@ -16,6 +16,7 @@ import { assistantRoutes } from "./agent/assistants/routes.ts";
 import { storeRoutes } from "./agent/store/routes.ts";
 import { cronRoutes } from "./agent/crons/routes.ts";
 import { mcpRoutes } from "./agent/mcp/routes.ts";
+import { a2aRoutes } from "./agent/a2a/routes.ts";
 
 /** Paths reachable without credentials. Everything else is declared with `secured(...)`. */
 export const PUBLIC_PATHS = ["/ok", "/info", "/docs", "/openapi.json"] as const;
@@ -38,6 +39,7 @@ export function createApp() {
   app.route("/", storeRoutes);
   app.route("/", cronRoutes);
   app.route("/", mcpRoutes);
+  app.route("/", a2aRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {
     type: "apiKey",

@@ -196,3 +196,12 @@ export const crons = sqliteTable(
 );
 
 export type CronRow = typeof crons.$inferSelect;
+
+/** A2A tasks are runs; this maps a task to the thread (A2A context) its run lives in. */
+export const a2aTasks = sqliteTable("a2a_tasks", {
+  taskId: text("task_id").primaryKey(),
+  workspaceId: text("workspace_id").notNull(),
+  threadId: text("thread_id").notNull(),
+  assistantId: text("assistant_id").notNull(),
+  createdAt: text("created_at").notNull(),
+});

@@ -8,8 +8,8 @@ export const FEATURES = {
   runs: true,
   crons: true,
   store: true,
-  a2a: false,
-  mcp: false,
+  a2a: true,
+  mcp: true,
   /** Set per deployment from langgraph.json `auth.path` (see system/routes.ts). */
   custom_auth: false,
   langsmith: false,

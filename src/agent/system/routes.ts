@@ -57,7 +57,12 @@ export const systemRoutes = createRouter()
         version: deployment.versions.platform,
         langgraph_js_version: deployment.versions.langgraph_js,
         context: "js" as const,
-        flags: { ...FEATURES, custom_auth: customAuthEnabled },
+        flags: {
+          ...FEATURES,
+          custom_auth: customAuthEnabled,
+          a2a: FEATURES.a2a && !deployment.http.disable_a2a,
+          mcp: FEATURES.mcp && !deployment.http.disable_mcp,
+        },
         metadata: { graphs: deployment.graphs.map((g) => g.id), config_path: deployment.configPath },
       },
       200,
