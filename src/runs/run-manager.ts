@@ -87,7 +87,8 @@ export class RunManager {
         createdAt: at,
         updatedAt: at,
         stateUpdatedAt: at,
-        metadata: { graph_id: input.graphId, assistant_id: input.assistantId, ...(input.stateless ? input.metadata : {}) },
+        // A thread a run creates takes the run's metadata (so an owner stamped on the run owns it).
+        metadata: { graph_id: input.graphId, assistant_id: input.assistantId, ...input.metadata },
         status: "idle",
         config: {},
         values: null,

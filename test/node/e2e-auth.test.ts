@@ -92,6 +92,30 @@ describe("custom auth: examples/custom-auth", () => {
     expect(JSON.stringify(history)).not.toContain("ghp_alice_secret");
   });
 
+  it("serves A2A behind the custom auth, per user, and honours http.disable_mcp", async () => {
+    const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+    const mine = await alice().assistants.create({ graphId: "echo", name: "alice-agent" });
+    const card = await fetch(`${deployment.url}/.well-known/agent-card.json?assistant_id=${mine.assistant_id}`, { headers: auth("token-alice") });
+    expect(card.status).toBe(200);
+    expect(((await card.json()) as { name: string }).name).toBe("alice-agent");
+    expect((await fetch(`${deployment.url}/.well-known/agent-card.json?assistant_id=${mine.assistant_id}`, { headers: auth("token-bob") })).status).toBe(404);
+    expect((await fetch(`${deployment.url}/.well-known/agent-card.json?assistant_id=${mine.assistant_id}`)).status).toBe(401);
+    const sent = await fetch(`${deployment.url}/a2a/${mine.assistant_id}`, {
+      method: "POST",
+      headers: { ...auth("token-alice"), "Content-Type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "message/send", params: { message: { messageId: "m1", role: "user", parts: [{ kind: "text", text: "hi" }] } } }),
+    });
+    const task = ((await sent.json()) as { result: { contextId: string; status: { state: string } } }).result;
+    expect(task.status.state).toBe("completed");
+    // The A2A context is alice's thread, stamped and hidden from bob.
+    expect((await alice().threads.get(task.contextId)).metadata).toMatchObject({ owner: "alice" });
+    expect(await status(bob().threads.get(task.contextId))).toBe(404);
+    const mcp = await fetch(`${deployment.url}/mcp`, { method: "POST", headers: { ...auth("token-alice"), "Content-Type": "application/json" }, body: "{}" });
+    expect(mcp.status).toBe(404);
+    const info = (await (await fetch(`${deployment.url}/info`)).json()) as { flags: Record<string, boolean> };
+    expect(info.flags).toMatchObject({ mcp: false, a2a: true, custom_auth: true });
+  });
+
   it("treats a studio request as the studio user only with a valid API key", async () => {
     const forged = await fetch(`${deployment.url}/threads/search`, { method: "POST", headers: { "x-auth-scheme": "langsmith", "Content-Type": "application/json" }, body: "{}" });
     expect(forged.status).toBe(401);
