@@ -1,13 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../../db/client.ts";
-import { matchesFilter } from "../../auth/custom-auth.ts";
+import { matchesFilter, type AuthFilter } from "../../auth/custom-auth.ts";
 import { authFilter } from "../../auth/guards.ts";
 import { ApiError, notFound } from "../../http/errors.ts";
 import { withFilterLimit } from "../../http/filter-limit.ts";
 import { createRouter } from "../../http/router.ts";
 import { authErrors, jsonBody, jsonContent } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
-import { deleteItem, getItem, listNamespaces, namespaceProblem, putItem, searchItems } from "../../store/items.ts";
+import { deleteItem, getItem, listNamespaces, namespaceProblem, putItem, searchItems, type StoreItem } from "../../store/items.ts";
 
 const tags = ["Store"];
 const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute({ tags, ...config }));
@@ -71,6 +71,22 @@ const itemMetadata = (item: { namespace: string[]; key: string; value: Record<st
   key: item.key,
 });
 
+/**
+ * With a handler filter, the item already at `namespace`/`key` must pass it (else 404, as if it were
+ * not there). Returns that item, if any.
+ */
+async function guardExistingItem(
+  db: ReturnType<typeof database>,
+  workspaceId: string,
+  request: { namespace: string[]; key: string },
+  filter: AuthFilter | undefined,
+): Promise<StoreItem | null> {
+  if (!filter) return null;
+  const existing = await getItem(db, workspaceId, request.namespace, request.key, false);
+  if (existing && !matchesFilter(itemMetadata(existing), filter)) throw notFound("Item not found");
+  return existing;
+}
+
 const SCAN_PAGE = 1000;
 const MAX_SCANNED = 10_000;
 
@@ -88,11 +104,8 @@ export const storeRoutes = createRouter()
     checkNamespace(request.namespace, "namespace");
     const db = database(c.env);
     const workspaceId = c.get("principal").workspaceId;
-    if (filter) {
-      const existing = await getItem(db, workspaceId, request.namespace, request.key, false);
-      if (existing && !matchesFilter(itemMetadata(existing), filter)) throw notFound("Item not found");
-      if (!existing && !matchesFilter(itemMetadata(request), filter)) throw new ApiError(403, "Not authorized");
-    }
+    const existing = await guardExistingItem(db, workspaceId, request, filter);
+    if (filter && !existing && !matchesFilter(itemMetadata(request), filter)) throw new ApiError(403, "Not authorized");
     await putItem(db, workspaceId, { namespace: request.namespace, key: request.key, value: request.value, ttlMinutes: body.ttl ?? null });
     return c.body(null, 204) as never;
   })
@@ -113,10 +126,7 @@ export const storeRoutes = createRouter()
     checkNamespace(request.namespace, "namespace");
     const db = database(c.env);
     const workspaceId = c.get("principal").workspaceId;
-    if (filter) {
-      const existing = await getItem(db, workspaceId, request.namespace, request.key, false);
-      if (existing && !matchesFilter(itemMetadata(existing), filter)) throw notFound("Item not found");
-    }
+    await guardExistingItem(db, workspaceId, request, filter);
     await deleteItem(db, workspaceId, request.namespace, request.key);
     return c.body(null, 204) as never;
   })
