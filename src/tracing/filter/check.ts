@@ -24,7 +24,6 @@ export const ATTRIBUTES = {
   input_value: "string",
   output_key: "string",
   output_value: "string",
-  feedback_key: "string",
   start_time: "time",
   end_time: "time",
   latency: "number",
@@ -32,7 +31,6 @@ export const ATTRIBUTES = {
   prompt_tokens: "number",
   completion_tokens: "number",
   total_cost: "number",
-  feedback_score: "number",
   execution_order: "number",
   is_root: "boolean",
 } as const satisfies Record<string, ValueKind>;

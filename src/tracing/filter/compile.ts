@@ -1,0 +1,161 @@
+import type { Attribute, Comparison, Filter, Scalar } from "./check.ts";
+import { FilterError } from "./parse.ts";
+
+/**
+ * Compiles a checked filter into a SQLite WHERE clause over the trace shard's `runs` table
+ * (see ../shard-schema.ts). Values are always bound, never spliced into the text.
+ *
+ * Times compare as text: the shard stores every time as `Date#toISOString()`, the same form the
+ * checker normalises filter times to, so text order is time order.
+ */
+
+export type CompiledFilter = { sql: string; params: (string | number | null)[] };
+
+/** SQLite in Durable Objects binds at most 100 parameters per statement; leave room for paging. */
+export const MAX_FILTER_PARAMS = 90;
+
+const COLUMN_ATTRIBUTES = new Set<Attribute>([
+  "id", "trace_id", "parent_run_id", "reference_example_id", "name", "run_type", "status", "error", "thread_id",
+  "start_time", "end_time", "latency", "total_tokens", "prompt_tokens", "completion_tokens", "total_cost",
+  "execution_order", "is_root",
+]);
+
+/** Key/value attributes and the JSON map column each one searches. */
+const KEY_VALUE: Partial<Record<Attribute, { column: string; part: "key" | "value" }>> = {
+  metadata_key: { column: "metadata", part: "key" },
+  metadata_value: { column: "metadata", part: "value" },
+  input_key: { column: "input_kv", part: "key" },
+  input_value: { column: "input_kv", part: "value" },
+  output_key: { column: "output_kv", part: "key" },
+  output_value: { column: "output_kv", part: "value" },
+};
+
+/** What `search(text)` without an attribute looks through. */
+const SEARCHED_COLUMNS = ["name", "run_type", "error", "inputs", "outputs", "metadata", "tags"];
+
+const SQL_OPERATOR: Record<Comparison, string> = { eq: "=", neq: "IS NOT", gt: ">", gte: ">=", lt: "<", lte: "<=", like: "LIKE" };
+
+type Leaf = Extract<Filter, { attribute: Attribute }> & { op: Comparison | "in" };
+
+class Compiler {
+  readonly params: (string | number | null)[] = [];
+
+  bind(value: Scalar): string {
+    this.params.push(typeof value === "boolean" ? (value ? 1 : 0) : value);
+    if (this.params.length > MAX_FILTER_PARAMS) {
+      throw new FilterError(0, `a filter with at most ${MAX_FILTER_PARAMS} values`, "more");
+    }
+    return "?";
+  }
+
+  /** `<target> <op> <value>` for one comparison, with SQL NULL handled as the filter means it. */
+  compare(target: string, leaf: Leaf): string {
+    if (leaf.op === "in") return `${target} IN (${leaf.values.map((v) => this.bind(v)).join(", ")})`;
+    if (leaf.value === null) return leaf.op === "eq" ? `${target} IS NULL` : `${target} IS NOT NULL`;
+    if (leaf.op === "like") return `${target} LIKE ${this.bind(leaf.value)}`;
+    // neq keeps runs where the attribute is absent: "not equal to x" is true of a missing value.
+    return `${target} ${SQL_OPERATOR[leaf.op]} ${this.bind(leaf.value)}`;
+  }
+
+  /**
+   * A key condition and a value condition on the same map (`and(eq(metadata_key, "a"),
+   * eq(metadata_value, "b"))`) must match the same entry, so they compile into one EXISTS.
+   */
+  keyValue(column: string, key: Leaf | null, value: Leaf | null): string {
+    const conditions: string[] = [];
+    if (key) conditions.push(this.compare("kv.key", key));
+    if (value) {
+      // metadata maps keys to JSON values; input/output maps map each path to a list of scalars.
+      conditions.push(
+        column === "metadata"
+          ? this.compare("CAST(kv.value AS TEXT)", value)
+          : `EXISTS (SELECT 1 FROM json_each(kv.value) AS v WHERE ${this.compare("CAST(v.value AS TEXT)", value)})`,
+      );
+    }
+    return `EXISTS (SELECT 1 FROM json_each(runs.${column}) AS kv WHERE ${conditions.join(" AND ")})`;
+  }
+
+  node(filter: Filter): string {
+    switch (filter.op) {
+      case "and":
+        return this.and(filter.args);
+      case "or":
+        return `(${filter.args.map((arg) => this.node(arg)).join(" OR ")})`;
+      case "not":
+        // A NULL comparison is "unknown"; NOT of unknown must be true, or not(eq(error, "x")) would drop runs without an error.
+        return `(NOT coalesce(${this.node(filter.arg)}, 0))`;
+      case "has":
+        if (filter.attribute === "tags") return `EXISTS (SELECT 1 FROM json_each(runs.tags) WHERE value = ${this.bind(filter.value)})`;
+        return this.metadataContains(filter.value);
+      case "exists":
+        return `json_type(runs.metadata, ${this.bind(jsonPath(filter.key))}) IS NOT NULL`;
+      case "search": {
+        const needle = `lower(${this.bind(filter.text)})`;
+        if (filter.attribute) return `instr(lower(${this.target(filter.attribute)}), ${needle}) > 0`;
+        const haystack = SEARCHED_COLUMNS.map((c) => `coalesce(runs.${c}, '')`).join(" || ' ' || ");
+        return `instr(lower(${haystack}), ${needle}) > 0`;
+      }
+      default:
+        return this.leaf(filter);
+    }
+  }
+
+  leaf(leaf: Leaf): string {
+    const keyValue = KEY_VALUE[leaf.attribute];
+    if (keyValue) return this.keyValue(keyValue.column, keyValue.part === "key" ? leaf : null, keyValue.part === "value" ? leaf : null);
+    return this.compare(this.target(leaf.attribute), leaf);
+  }
+
+  target(attribute: Attribute): string {
+    if (COLUMN_ATTRIBUTES.has(attribute)) return `runs.${attribute}`;
+    const keyValue = KEY_VALUE[attribute];
+    // search(metadata_key, "x") and friends look at the whole map's text.
+    if (keyValue) return `runs.${keyValue.column}`;
+    throw new Error(`no column for ${attribute}`);
+  }
+
+  and(args: Filter[]): string {
+    const parts: string[] = [];
+    const rest = [...args];
+    // Pair each key condition with the first value condition on the same map.
+    for (const [index, arg] of rest.entries()) {
+      if (!isLeaf(arg) || KEY_VALUE[arg.attribute]?.part !== "key") continue;
+      const column = KEY_VALUE[arg.attribute]!.column;
+      const partner = rest.findIndex((other, i) => i !== index && isLeaf(other) && KEY_VALUE[other.attribute]?.column === column && KEY_VALUE[other.attribute]?.part === "value");
+      if (partner < 0) continue;
+      parts.push(this.keyValue(column, arg, rest[partner] as Leaf));
+      rest[index] = rest[partner] = PAIRED;
+    }
+    for (const arg of rest) if (arg !== PAIRED) parts.push(this.node(arg));
+    return `(${parts.join(" AND ")})`;
+  }
+
+  metadataContains(expected: Record<string, unknown>): string {
+    const conditions = Object.entries(expected).map(([key, value]) => {
+      const path = this.bind(jsonPath(key));
+      if (value === null) return `json_type(runs.metadata, ${path}) = 'null'`;
+      if (typeof value === "object") return `json(json_extract(runs.metadata, ${path})) = json(${this.bind(JSON.stringify(value))})`;
+      if (typeof value === "boolean") return `json_type(runs.metadata, ${path}) = ${this.bind(value ? "true" : "false")}`;
+      return `json_extract(runs.metadata, ${path}) = ${this.bind(value as string | number)}`;
+    });
+    return conditions.length ? `(${conditions.join(" AND ")})` : "1";
+  }
+}
+
+const PAIRED: Filter = { op: "and", args: [] };
+
+function isLeaf(filter: Filter): filter is Leaf {
+  return "attribute" in filter && filter.attribute !== null && filter.op !== "has" && filter.op !== "exists" && filter.op !== "search";
+}
+
+/** A JSON path naming one top-level key, quoted so dots and brackets in keys stay part of the key. */
+function jsonPath(key: string): string {
+  return `$."${key.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+}
+
+/** Compiles one checked filter; the caller ANDs the result into its own WHERE clause. */
+export function compileFilter(filter: Filter): CompiledFilter {
+  const compiler = new Compiler();
+  const sql = compiler.node(filter);
+  return { sql, params: compiler.params };
+}

@@ -1,0 +1,55 @@
+/**
+ * The run table of a trace shard (one SQLite Durable Object per workspace, project and UTC day).
+ * Filters compile against these columns (see filter/compile.ts).
+ */
+export const RUNS_TABLE = `CREATE TABLE IF NOT EXISTS runs (
+  id TEXT PRIMARY KEY,
+  trace_id TEXT NOT NULL,
+  parent_run_id TEXT,
+  dotted_order TEXT,
+  session_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  run_type TEXT NOT NULL,
+  status TEXT NOT NULL,
+  error TEXT,
+  start_time TEXT NOT NULL,
+  end_time TEXT,
+  latency REAL,
+  inputs TEXT,
+  outputs TEXT,
+  extra TEXT,
+  metadata TEXT NOT NULL DEFAULT '{}',
+  tags TEXT NOT NULL DEFAULT '[]',
+  input_kv TEXT NOT NULL DEFAULT '{}',
+  output_kv TEXT NOT NULL DEFAULT '{}',
+  thread_id TEXT,
+  reference_example_id TEXT,
+  total_tokens INTEGER,
+  prompt_tokens INTEGER,
+  completion_tokens INTEGER,
+  total_cost REAL,
+  is_root INTEGER NOT NULL,
+  execution_order INTEGER
+)`;
+
+type Scalar = string | number | boolean | null;
+
+/**
+ * Inputs or outputs flattened for `input_key` / `input_value` filters: every dot-path to a scalar
+ * (array indices dropped, as the UI's key filters name them) with the values found there, e.g.
+ * `{"messages.content": ["hi", "hello"]}`.
+ */
+export function flattenForFilters(value: unknown): Record<string, Scalar[]> {
+  const flat: Record<string, Scalar[]> = {};
+  const walk = (node: unknown, path: string) => {
+    if (Array.isArray(node)) {
+      for (const item of node) walk(item, path);
+    } else if (node !== null && typeof node === "object") {
+      for (const [key, child] of Object.entries(node)) walk(child, path ? `${path}.${key}` : key);
+    } else if (path) {
+      (flat[path] ??= []).push(node as Scalar);
+    }
+  };
+  walk(value, "");
+  return flat;
+}
