@@ -18,10 +18,12 @@ export const RUNS_TABLE = `CREATE TABLE IF NOT EXISTS runs (
   inputs TEXT,
   outputs TEXT,
   extra TEXT,
+  events TEXT,
   metadata TEXT NOT NULL DEFAULT '{}',
   tags TEXT NOT NULL DEFAULT '[]',
   input_kv TEXT NOT NULL DEFAULT '{}',
   output_kv TEXT NOT NULL DEFAULT '{}',
+  parent_run_ids TEXT NOT NULL DEFAULT '[]',
   thread_id TEXT,
   reference_example_id TEXT,
   total_tokens INTEGER,
@@ -29,7 +31,21 @@ export const RUNS_TABLE = `CREATE TABLE IF NOT EXISTS runs (
   completion_tokens INTEGER,
   total_cost REAL,
   is_root INTEGER NOT NULL,
-  execution_order INTEGER
+  execution_order INTEGER,
+  updated_at TEXT NOT NULL
+)`;
+
+/** Pages walk (start_time, id) in either direction. */
+export const RUNS_INDEXES = [
+  "CREATE INDEX IF NOT EXISTS runs_by_start ON runs (start_time, id)",
+  "CREATE INDEX IF NOT EXISTS runs_by_trace ON runs (trace_id, dotted_order)",
+  "CREATE INDEX IF NOT EXISTS runs_by_updated ON runs (updated_at, id)",
+];
+
+/** Patches that arrived before their post; merged into it when the post lands. */
+export const PENDING_PATCHES_TABLE = `CREATE TABLE IF NOT EXISTS pending_patches (
+  id TEXT PRIMARY KEY,
+  patch TEXT NOT NULL
 )`;
 
 type Scalar = string | number | boolean | null;

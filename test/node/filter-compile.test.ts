@@ -36,8 +36,8 @@ beforeAll(() => {
   db = new DatabaseSync(":memory:");
   db.exec(RUNS_TABLE);
   const insert = db.prepare(
-    `INSERT INTO runs (id, trace_id, session_id, name, run_type, status, error, start_time, latency, total_tokens, is_root, tags, metadata, inputs, outputs, input_kv, output_kv)
-     VALUES (?, ?, 's', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO runs (id, trace_id, session_id, name, run_type, status, error, start_time, latency, total_tokens, is_root, tags, metadata, inputs, outputs, input_kv, output_kv, updated_at)
+     VALUES (?, ?, 's', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '2026-11-21T00:00:00.000Z')`,
   );
   for (const run of RUNS) {
     insert.run(

@@ -1,0 +1,109 @@
+import { z } from "zod";
+
+/**
+ * Runs as the `langsmith` SDKs send them (reference §1–2): validated, times normalised to ISO
+ * strings, and the `dotted_order` invariants checked against `id`, `trace_id` and `parent_run_id`.
+ */
+
+/** ISO-8601 text (the JS SDK sends 6 fractional digits) or epoch milliseconds (the JS SDK's `end_time`). */
+const time = z.union([z.string(), z.number()]).transform((value, ctx) => {
+  const date = typeof value === "number" ? new Date(value) : new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`);
+  if (Number.isNaN(date.getTime())) {
+    ctx.addIssue({ code: "custom", message: `not an ISO-8601 time or epoch milliseconds: ${JSON.stringify(value)}` });
+    return z.NEVER;
+  }
+  return date.toISOString();
+});
+
+const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID").transform((s) => s.toLowerCase());
+const json = z.record(z.string(), z.unknown());
+
+/** Fields a post or a patch may carry; a post additionally needs `name`, `run_type` and `start_time`. */
+const runFields = {
+  id: uuid,
+  name: z.string().min(1).optional(),
+  run_type: z.string().min(1).optional(),
+  start_time: time.optional(),
+  end_time: time.nullish(),
+  inputs: json.nullish(),
+  outputs: json.nullish(),
+  error: z.string().nullish(),
+  extra: json.nullish(),
+  serialized: z.unknown().optional(),
+  events: z.array(json).nullish(),
+  tags: z.array(z.string()).nullish(),
+  parent_run_id: uuid.nullish(),
+  trace_id: uuid.optional(),
+  dotted_order: z.string().optional(),
+  session_id: uuid.nullish(),
+  session_name: z.string().min(1).nullish(),
+  reference_example_id: uuid.nullish(),
+  status: z.string().nullish(),
+};
+
+export const RunPostSchema = z.object({ ...runFields, name: z.string().min(1), run_type: z.string().min(1), start_time: time });
+export const RunPatchSchema = z.object(runFields);
+
+export type RunPost = z.output<typeof RunPostSchema>;
+export type RunPatch = z.output<typeof RunPatchSchema>;
+
+const SEGMENT = /^(\d{8}T\d{6})(\d{6})Z([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+
+/** The problem with a run's `dotted_order`, `trace_id` and `parent_run_id`, or null when they agree. */
+export function dottedOrderProblem(run: Pick<RunPatch, "id" | "dotted_order" | "trace_id" | "parent_run_id">): string | null {
+  if (run.dotted_order === undefined) return null;
+  const segments = run.dotted_order.split(".");
+  const ids: string[] = [];
+  for (const [index, segment] of segments.entries()) {
+    const match = SEGMENT.exec(segment);
+    if (!match) return `dotted_order segment ${index + 1} "${segment.slice(0, 60)}" is not <YYYYMMDDTHHMMSSffffff>Z<uuid>`;
+    ids.push(match[3]);
+  }
+  if (ids.at(-1) !== run.id) return `dotted_order must end with the run's id ${run.id}, found ${ids.at(-1)}`;
+  if (run.trace_id !== undefined && ids[0] !== run.trace_id) return `dotted_order must start with trace_id ${run.trace_id}, found ${ids[0]}`;
+  const parent = ids.length > 1 ? ids[ids.length - 2] : null;
+  if (run.parent_run_id !== undefined && (run.parent_run_id ?? null) !== parent) {
+    return `parent_run_id ${run.parent_run_id} does not match dotted_order, whose parent is ${parent ?? "none (a root run)"}`;
+  }
+  return null;
+}
+
+/** The ancestors named by a dotted_order, root first (`parent_run_ids`). */
+export function ancestorIds(dottedOrder: string): string[] {
+  return dottedOrder.split(".").slice(0, -1).map((segment) => segment.slice(-36));
+}
+
+/** One zod error as a sentence naming the field. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.join(".") || "body"}: ${issue.message}`).join("; ");
+}
+
+export type Usage = { prompt_tokens: number | null; completion_tokens: number | null; total_tokens: number | null };
+
+const count = (value: unknown): number | null => (typeof value === "number" && Number.isFinite(value) ? value : null);
+
+/**
+ * Token counts from where LangChain and the SDK put them: `outputs.usage_metadata` (chat models),
+ * `outputs.llm_output.token_usage` (OpenAI-style), or `extra.metadata.usage_metadata` (traceable).
+ */
+export function usageOf(outputs: Record<string, unknown> | null | undefined, extra: Record<string, unknown> | null | undefined): Usage {
+  const candidates: unknown[] = [];
+  const generations = outputs?.generations;
+  if (Array.isArray(generations)) {
+    for (const group of generations.flat()) {
+      const message = (group as { message?: { kwargs?: { usage_metadata?: unknown }; usage_metadata?: unknown } } | null)?.message;
+      candidates.push(message?.kwargs?.usage_metadata, message?.usage_metadata);
+    }
+  }
+  candidates.push(outputs?.usage_metadata, (outputs?.llm_output as { token_usage?: unknown } | undefined)?.token_usage);
+  candidates.push((extra?.metadata as { usage_metadata?: unknown } | undefined)?.usage_metadata);
+  for (const candidate of candidates) {
+    if (!candidate || typeof candidate !== "object") continue;
+    const usage = candidate as Record<string, unknown>;
+    const prompt = count(usage.input_tokens) ?? count(usage.prompt_tokens);
+    const completion = count(usage.output_tokens) ?? count(usage.completion_tokens);
+    const total = count(usage.total_tokens) ?? (prompt !== null || completion !== null ? (prompt ?? 0) + (completion ?? 0) : null);
+    if (total !== null) return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
+  }
+  return { prompt_tokens: null, completion_tokens: null, total_tokens: null };
+}

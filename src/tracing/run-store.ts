@@ -1,0 +1,289 @@
+import type { SqlStore } from "../thread/sql.ts";
+import type { CompiledFilter } from "./filter/compile.ts";
+import { ancestorIds, type RunPatch, type RunPost, usageOf } from "./run-input.ts";
+import { flattenForFilters, PENDING_PATCHES_TABLE, RUNS_INDEXES, RUNS_TABLE } from "./shard-schema.ts";
+
+/**
+ * The runs of one trace shard (workspace × project × UTC day): idempotent posts and patches in any
+ * order, derived fields computed on every write, and keyset-paged queries with compiled filters.
+ * Plain storage code over `SqlStore`, so the TraceShardDO stays thin and Node tests run it as is.
+ */
+
+type Json = Record<string, unknown>;
+
+/** What the store keeps of a run; everything else is derived from it on write. */
+type RunRecord = {
+  id: string;
+  trace_id: string;
+  parent_run_id: string | null;
+  dotted_order: string | null;
+  session_id: string;
+  name: string;
+  run_type: string;
+  status: string | null;
+  error: string | null;
+  start_time: string;
+  end_time: string | null;
+  inputs: Json | null;
+  outputs: Json | null;
+  extra: Json | null;
+  events: Json[] | null;
+  tags: string[];
+  reference_example_id: string | null;
+};
+
+/** A run as `GET /runs/{id}` and `POST /runs/query` return it (LangSmith `RunSchema`). */
+export type StoredRun = RunRecord & {
+  status: string;
+  latency: number | null;
+  is_root: boolean;
+  parent_run_ids: string[];
+  thread_id: string | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  total_tokens: number | null;
+  total_cost: number | null;
+  execution_order: number;
+};
+
+type RunRow = {
+  id: string; trace_id: string; parent_run_id: string | null; dotted_order: string | null; session_id: string; name: string;
+  run_type: string; status: string; error: string | null; start_time: string; end_time: string | null; latency: number | null;
+  inputs: string | null; outputs: string | null; extra: string | null; events: string | null; metadata: string; tags: string;
+  parent_run_ids: string; thread_id: string | null; reference_example_id: string | null; total_tokens: number | null;
+  prompt_tokens: number | null; completion_tokens: number | null; total_cost: number | null; is_root: number;
+  execution_order: number | null; updated_at: string;
+};
+
+export type RunQuery = {
+  filters?: CompiledFilter[];
+  ids?: string[];
+  trace_id?: string;
+  parent_run_id?: string;
+  run_type?: string;
+  is_root?: boolean;
+  error?: boolean;
+  /** Runs that started at or after / at or before these ISO times. */
+  start_time?: string;
+  end_time?: string;
+  order?: "asc" | "desc";
+  limit: number;
+  /** The `(start_time, id)` of the last run of the previous page. */
+  after?: { start_time: string; id: string };
+};
+
+const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
+
+/** Keys the SDKs and LangGraph use for conversation threads (reference §1.1 `thread_id`). */
+const THREAD_KEYS = ["thread_id", "session_id", "conversation_id"];
+
+export class RunStore {
+  constructor(private readonly sql: SqlStore) {
+    sql.run(RUNS_TABLE);
+    for (const index of RUNS_INDEXES) sql.run(index);
+    sql.run(PENDING_PATCHES_TABLE);
+  }
+
+  /** Creates a run, or completes one already known: fields set by an earlier patch win. */
+  post(run: RunPost, sessionId: string): void {
+    this.sql.transaction(() => {
+      const existing = this.record(run.id);
+      const parentTrace = run.parent_run_id && !run.trace_id && !run.dotted_order ? (this.record(run.parent_run_id)?.trace_id ?? run.parent_run_id) : null;
+      const fresh = fromPost(run, sessionId, parentTrace);
+      const pending = this.sql.all<{ patch: string }>("SELECT patch FROM pending_patches WHERE id = ?", run.id)[0];
+      let merged = existing ? fillMissing(existing, fresh) : fresh;
+      if (pending) {
+        merged = applyPatch(merged, JSON.parse(pending.patch) as RunPatch);
+        this.sql.run("DELETE FROM pending_patches WHERE id = ?", run.id);
+      }
+      this.write(merged);
+    });
+  }
+
+  /** Updates a run; a patch for a run not posted yet waits for its post. */
+  patch(patch: RunPatch): void {
+    this.sql.transaction(() => {
+      const existing = this.record(patch.id);
+      if (existing) return this.write(applyPatch(existing, patch));
+      const pending = this.sql.all<{ patch: string }>("SELECT patch FROM pending_patches WHERE id = ?", patch.id)[0];
+      const merged = pending ? { ...(JSON.parse(pending.patch) as RunPatch), ...definedFields(patch) } : patch;
+      this.sql.run("INSERT OR REPLACE INTO pending_patches (id, patch) VALUES (?, ?)", patch.id, JSON.stringify(merged));
+    });
+  }
+
+  get(id: string): StoredRun | null {
+    const row = this.sql.all<RunRow>("SELECT * FROM runs WHERE id = ?", id)[0];
+    return row ? toStoredRun(row) : null;
+  }
+
+  /** One page of runs ordered by (start_time, id), newest first unless `order` is "asc". */
+  query(query: RunQuery): StoredRun[] {
+    const where: string[] = [];
+    const params: (string | number | null)[] = [];
+    const add = (sql: string, ...values: (string | number | null)[]) => {
+      where.push(sql);
+      params.push(...values);
+    };
+    if (query.ids?.length) add(`runs.id IN (${query.ids.map(() => "?").join(", ")})`, ...query.ids);
+    if (query.trace_id) add("runs.trace_id = ?", query.trace_id);
+    if (query.parent_run_id) add("runs.parent_run_id = ?", query.parent_run_id);
+    if (query.run_type) add("runs.run_type = ?", query.run_type);
+    if (query.is_root !== undefined) add("runs.is_root = ?", query.is_root ? 1 : 0);
+    if (query.error !== undefined) add(query.error ? "runs.error IS NOT NULL" : "runs.error IS NULL");
+    // Stored times are `toISOString()` text; bounds must have the same form to compare as text.
+    if (query.start_time) add("runs.start_time >= ?", new Date(query.start_time).toISOString());
+    if (query.end_time) add("runs.start_time <= ?", new Date(query.end_time).toISOString());
+    for (const filter of query.filters ?? []) add(filter.sql, ...filter.params);
+    const descending = query.order !== "asc";
+    if (query.after) {
+      add(`(runs.start_time, runs.id) ${descending ? "<" : ">"} (?, ?)`, query.after.start_time, query.after.id);
+    }
+    const direction = descending ? "DESC" : "ASC";
+    const sql = `SELECT * FROM runs${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY runs.start_time ${direction}, runs.id ${direction} LIMIT ?`;
+    return this.sql.all<RunRow>(sql, ...params, query.limit).map(toStoredRun);
+  }
+
+  /** A condition selecting runs whose trace's root matches `filter` (`trace_filter`). */
+  static traceFilter(filter: CompiledFilter): CompiledFilter {
+    // Inside the subquery `runs.` names the inner table, so the compiled filter applies to the root.
+    return { sql: `runs.trace_id IN (SELECT runs.id FROM runs WHERE runs.is_root = 1 AND ${filter.sql})`, params: filter.params };
+  }
+
+  /** A condition selecting runs whose trace holds any run matching `filter` (`tree_filter`). */
+  static treeFilter(filter: CompiledFilter): CompiledFilter {
+    return { sql: `runs.trace_id IN (SELECT runs.trace_id FROM runs WHERE ${filter.sql})`, params: filter.params };
+  }
+
+  private record(id: string): RunRecord | null {
+    const row = this.sql.all<RunRow>("SELECT * FROM runs WHERE id = ?", id)[0];
+    return row ? toRecord(row) : null;
+  }
+
+  private write(run: RunRecord): void {
+    const stored = derive(run);
+    const metadata = (run.extra?.metadata as Json | undefined) ?? {};
+    this.sql.run(
+      `INSERT OR REPLACE INTO runs (id, trace_id, parent_run_id, dotted_order, session_id, name, run_type, status, error,
+        start_time, end_time, latency, inputs, outputs, extra, events, metadata, tags, input_kv, output_kv, parent_run_ids,
+        thread_id, reference_example_id, total_tokens, prompt_tokens, completion_tokens, total_cost, is_root, execution_order, updated_at)
+       VALUES (${Array(30).fill("?").join(", ")})`,
+      stored.id, stored.trace_id, stored.parent_run_id, stored.dotted_order, stored.session_id, stored.name, stored.run_type,
+      stored.status, stored.error, stored.start_time, stored.end_time, stored.latency,
+      stringify(run.inputs), stringify(run.outputs), stringify(run.extra), stringify(run.events),
+      JSON.stringify(metadata), JSON.stringify(run.tags), JSON.stringify(flattenForFilters(run.inputs ?? {})),
+      JSON.stringify(flattenForFilters(run.outputs ?? {})), JSON.stringify(stored.parent_run_ids), stored.thread_id,
+      stored.reference_example_id, stored.total_tokens, stored.prompt_tokens, stored.completion_tokens, stored.total_cost,
+      stored.is_root ? 1 : 0, stored.execution_order, new Date().toISOString(),
+    );
+  }
+}
+
+const stringify = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
+
+/** `parentTraceId`: for old-style posts with only `parent_run_id`, the parent's trace (or the parent itself). */
+function fromPost(run: RunPost, sessionId: string, parentTraceId: string | null): RunRecord {
+  return {
+    id: run.id,
+    trace_id: run.trace_id ?? (run.dotted_order ? run.dotted_order.slice(22, 58) : (parentTraceId ?? run.id)),
+    parent_run_id: run.parent_run_id ?? (run.dotted_order ? (ancestorIds(run.dotted_order).at(-1) ?? null) : null),
+    dotted_order: run.dotted_order ?? null,
+    session_id: sessionId,
+    name: run.name,
+    run_type: run.run_type,
+    status: run.status ?? null,
+    error: run.error ?? null,
+    start_time: run.start_time,
+    end_time: run.end_time ?? null,
+    inputs: run.inputs ?? null,
+    outputs: run.outputs ?? null,
+    extra: run.extra ?? null,
+    events: run.events ?? null,
+    tags: run.tags ?? [],
+    reference_example_id: run.reference_example_id ?? null,
+  };
+}
+
+/** A repeated post only fills what the stored run lacks, so a retried create never undoes a patch. */
+function fillMissing(existing: RunRecord, fresh: RunRecord): RunRecord {
+  const merged: Record<string, unknown> = { ...existing };
+  for (const [key, value] of Object.entries(fresh)) {
+    const current = merged[key];
+    if (current === null || current === undefined || (Array.isArray(current) && current.length === 0)) merged[key] = value;
+  }
+  return merged as RunRecord;
+}
+
+function definedFields(patch: RunPatch): Partial<RunPatch> {
+  return Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
+}
+
+/** Patches set what they carry; `extra.metadata` merges so a patch adding usage keeps the post's keys. */
+function applyPatch(run: RunRecord, patch: RunPatch): RunRecord {
+  const next: RunRecord = { ...run };
+  const set = definedFields(patch);
+  for (const key of ["name", "run_type", "start_time", "end_time", "error", "inputs", "outputs", "events", "tags", "reference_example_id", "status", "dotted_order"] as const) {
+    if (key in set) (next as Record<string, unknown>)[key] = set[key] ?? (key === "tags" ? [] : null);
+  }
+  if (set.extra) {
+    const metadata = { ...((run.extra?.metadata as Json | undefined) ?? {}), ...((set.extra.metadata as Json | undefined) ?? {}) };
+    next.extra = { ...(run.extra ?? {}), ...set.extra, metadata };
+  }
+  return next;
+}
+
+function derive(run: RunRecord): StoredRun {
+  const metadata = (run.extra?.metadata as Json | undefined) ?? {};
+  const threadKey = THREAD_KEYS.find((key) => typeof metadata[key] === "string" || typeof metadata[key] === "number");
+  const usage = usageOf(run.outputs, run.extra);
+  const latency = run.end_time ? Math.max(0, (Date.parse(run.end_time) - Date.parse(run.start_time)) / 1000) : null;
+  return {
+    ...run,
+    status: run.status ?? (run.error ? "error" : run.end_time ? "success" : "pending"),
+    latency,
+    is_root: run.parent_run_id === null,
+    parent_run_ids: run.dotted_order ? ancestorIds(run.dotted_order) : run.parent_run_id ? [run.parent_run_id] : [],
+    thread_id: threadKey ? String(metadata[threadKey]) : null,
+    ...usage,
+    total_cost: null,
+    execution_order: run.dotted_order ? run.dotted_order.split(".").length : 1,
+  };
+}
+
+function toRecord(row: RunRow): RunRecord {
+  return {
+    id: row.id,
+    trace_id: row.trace_id,
+    parent_run_id: row.parent_run_id,
+    dotted_order: row.dotted_order,
+    session_id: row.session_id,
+    name: row.name,
+    run_type: row.run_type,
+    // Derived statuses are recomputed on the next write; only a client-set status is kept as given.
+    status: row.status === (row.error ? "error" : row.end_time ? "success" : "pending") ? null : row.status,
+    error: row.error,
+    start_time: row.start_time,
+    end_time: row.end_time,
+    inputs: parse<Json>(row.inputs),
+    outputs: parse<Json>(row.outputs),
+    extra: parse<Json>(row.extra),
+    events: parse<Json[]>(row.events),
+    tags: parse<string[]>(row.tags) ?? [],
+    reference_example_id: row.reference_example_id,
+  };
+}
+
+function toStoredRun(row: RunRow): StoredRun {
+  return {
+    ...toRecord(row),
+    status: row.status,
+    latency: row.latency,
+    is_root: row.is_root === 1,
+    parent_run_ids: parse<string[]>(row.parent_run_ids) ?? [],
+    thread_id: row.thread_id,
+    prompt_tokens: row.prompt_tokens,
+    completion_tokens: row.completion_tokens,
+    total_tokens: row.total_tokens,
+    total_cost: row.total_cost,
+    execution_order: row.execution_order ?? 1,
+  };
+}

@@ -1,0 +1,155 @@
+// The trace shard's run storage in node:sqlite: posts and patches in any order, derived fields,
+// paged queries and trace/tree filters, plus the ingest-side validation of runs.
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { parseFilter } from "../../src/tracing/filter/check.ts";
+import { compileFilter } from "../../src/tracing/filter/compile.ts";
+import { dottedOrderProblem, RunPatchSchema, RunPostSchema, usageOf } from "../../src/tracing/run-input.ts";
+import { RunStore } from "../../src/tracing/run-store.ts";
+import { nodeSql } from "./node-sqlite.ts";
+
+const SESSION = "00000000-0000-4000-8000-000000000001";
+
+function segment(time: string, id: string): string {
+  return `${time.replace(/[-:]/g, "").replace(".", "").replace("Z", "")}000Z${id}`;
+}
+
+/** A run the way the JS SDK posts it: ISO start time, dotted_order built from its ancestors. */
+function post(fields: { name: string; start: string; parent?: { id: string; dotted_order: string; trace_id: string } } & Record<string, unknown>) {
+  const id = randomUUID();
+  const dotted_order = fields.parent ? `${fields.parent.dotted_order}.${segment(fields.start, id)}` : segment(fields.start, id);
+  const { parent, start, ...rest } = fields;
+  return RunPostSchema.parse({
+    run_type: "chain",
+    ...rest,
+    id,
+    start_time: start,
+    dotted_order,
+    trace_id: parent?.trace_id ?? id,
+    parent_run_id: parent?.id,
+  });
+}
+
+describe("run input validation", () => {
+  it("normalises ISO strings and epoch milliseconds to ISO times", () => {
+    const run = RunPostSchema.parse({ id: randomUUID(), name: "a", run_type: "llm", start_time: "2026-11-20T10:00:00.123456Z", end_time: Date.UTC(2026, 10, 20, 10, 0, 2) });
+    expect(run.start_time).toBe("2026-11-20T10:00:00.123Z");
+    expect(run.end_time).toBe("2026-11-20T10:00:02.000Z");
+    const naive = RunPostSchema.parse({ id: randomUUID(), name: "a", run_type: "llm", start_time: "2026-11-20T10:00:00.5" });
+    expect(naive.start_time).toBe("2026-11-20T10:00:00.500Z");
+  });
+
+  it("names the field of a bad run", () => {
+    const result = RunPostSchema.safeParse({ id: "nope", name: "", run_type: "llm", start_time: "yesterday" });
+    expect(result.success).toBe(false);
+    const fields = result.error!.issues.map((issue) => issue.path.join("."));
+    expect(fields).toEqual(expect.arrayContaining(["id", "name", "start_time"]));
+    expect(RunPatchSchema.safeParse({ id: randomUUID(), tags: "x" }).success).toBe(false);
+  });
+
+  it("checks dotted_order against id, trace_id and parent_run_id", () => {
+    const root = post({ name: "root", start: "2026-11-20T10:00:00.000Z" });
+    const child = post({ name: "child", start: "2026-11-20T10:00:01.000Z", parent: { id: root.id, dotted_order: root.dotted_order!, trace_id: root.id } });
+    expect(dottedOrderProblem(root)).toBeNull();
+    expect(dottedOrderProblem(child)).toBeNull();
+    expect(dottedOrderProblem({ ...child, id: randomUUID() })).toMatch(/must end with the run's id/);
+    expect(dottedOrderProblem({ ...child, trace_id: randomUUID() })).toMatch(/must start with trace_id/);
+    expect(dottedOrderProblem({ ...child, parent_run_id: null })).toMatch(/parent_run_id null does not match/);
+    expect(dottedOrderProblem({ ...root, dotted_order: "20261120T1000Z" + root.id })).toMatch(/segment 1/);
+  });
+
+  it("finds token usage where LangChain and traceable put it", () => {
+    expect(usageOf({ usage_metadata: { input_tokens: 10, output_tokens: 5, total_tokens: 15 } }, null)).toEqual({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
+    expect(usageOf({ llm_output: { token_usage: { prompt_tokens: 3, completion_tokens: 4 } } }, null)).toEqual({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 });
+    expect(usageOf({ generations: [[{ message: { kwargs: { usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3 } } } }]] }, null).total_tokens).toBe(3);
+    expect(usageOf(null, { metadata: { usage_metadata: { input_tokens: 2, output_tokens: 2 } } }).total_tokens).toBe(4);
+    expect(usageOf({ text: "no usage" }, {})).toEqual({ prompt_tokens: null, completion_tokens: null, total_tokens: null });
+  });
+});
+
+describe("RunStore", () => {
+  it("derives status, latency, is_root, parent_run_ids, thread_id and tokens", () => {
+    const store = new RunStore(nodeSql());
+    const root = post({ name: "agent", start: "2026-11-20T10:00:00.000Z", extra: { metadata: { thread_id: "t-1" } } });
+    const llm = post({ name: "model", run_type: "llm", start: "2026-11-20T10:00:01.000Z", parent: { id: root.id, dotted_order: root.dotted_order!, trace_id: root.id } });
+    store.post(root, SESSION);
+    store.post(llm, SESSION);
+    expect(store.get(root.id)).toMatchObject({ status: "pending", latency: null, is_root: true, parent_run_ids: [], thread_id: "t-1", trace_id: root.id });
+    store.patch(RunPatchSchema.parse({ id: llm.id, end_time: "2026-11-20T10:00:03.500Z", outputs: { usage_metadata: { input_tokens: 7, output_tokens: 3, total_tokens: 10 } } }));
+    expect(store.get(llm.id)).toMatchObject({ status: "success", latency: 2.5, is_root: false, parent_run_ids: [root.id], parent_run_id: root.id, total_tokens: 10, prompt_tokens: 7, completion_tokens: 3, execution_order: 2 });
+    store.patch(RunPatchSchema.parse({ id: root.id, end_time: "2026-11-20T10:00:04Z", error: "boom" }));
+    expect(store.get(root.id)).toMatchObject({ status: "error", error: "boom", latency: 4 });
+  });
+
+  it("keeps a patch that arrives before its post and applies it when the post lands", () => {
+    const store = new RunStore(nodeSql());
+    const run = post({ name: "late", start: "2026-11-20T10:00:00.000Z", extra: { metadata: { a: 1 } } });
+    store.patch(RunPatchSchema.parse({ id: run.id, end_time: "2026-11-20T10:00:01Z", outputs: { answer: 42 } }));
+    store.patch(RunPatchSchema.parse({ id: run.id, extra: { metadata: { b: 2 } } }));
+    expect(store.get(run.id)).toBeNull();
+    store.post(run, SESSION);
+    const stored = store.get(run.id)!;
+    expect(stored).toMatchObject({ status: "success", latency: 1, outputs: { answer: 42 } });
+    expect(stored.extra).toMatchObject({ metadata: { a: 1, b: 2 } });
+  });
+
+  it("is idempotent per run id: a retried post does not undo a patch", () => {
+    const store = new RunStore(nodeSql());
+    const run = post({ name: "retried", start: "2026-11-20T10:00:00.000Z", inputs: { q: "x" } });
+    store.post(run, SESSION);
+    store.patch(RunPatchSchema.parse({ id: run.id, end_time: "2026-11-20T10:00:02Z", outputs: { a: "y" } }));
+    store.post(run, SESSION);
+    store.post(run, SESSION);
+    expect(store.query({ limit: 100 })).toHaveLength(1);
+    expect(store.get(run.id)).toMatchObject({ status: "success", outputs: { a: "y" }, inputs: { q: "x" } });
+  });
+
+  it("resolves the trace of an old-style post that names only its parent", () => {
+    const store = new RunStore(nodeSql());
+    const root = post({ name: "root", start: "2026-11-20T10:00:00.000Z" });
+    store.post(root, SESSION);
+    const child = RunPostSchema.parse({ id: randomUUID(), name: "child", run_type: "tool", start_time: "2026-11-20T10:00:01Z", parent_run_id: root.id });
+    store.post(child, SESSION);
+    expect(store.get(child.id)).toMatchObject({ trace_id: root.id, is_root: false, parent_run_ids: [root.id] });
+  });
+
+  it("pages by (start_time, id) in both orders and filters by fields and compiled filters", () => {
+    const store = new RunStore(nodeSql());
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const run = post({ name: `run-${i}`, run_type: i % 2 ? "llm" : "chain", start: `2026-11-20T10:00:0${i}.000Z`, tags: i < 3 ? ["early"] : [] });
+      store.post(run, SESSION);
+      ids.push(run.id);
+    }
+    const pages: string[][] = [];
+    let after: { start_time: string; id: string } | undefined;
+    for (;;) {
+      const page = store.query({ limit: 3, after });
+      if (page.length === 0) break;
+      pages.push(page.map((run) => run.id));
+      after = { start_time: page.at(-1)!.start_time, id: page.at(-1)!.id };
+    }
+    expect(pages.flat()).toEqual([...ids].reverse());
+    expect(pages.map((page) => page.length)).toEqual([3, 3, 1]);
+    expect(store.query({ limit: 2, order: "asc" }).map((run) => run.name)).toEqual(["run-0", "run-1"]);
+    expect(store.query({ limit: 100, run_type: "llm" }).map((run) => run.name)).toEqual(["run-5", "run-3", "run-1"]);
+    const early = compileFilter(parseFilter('has(tags, "early")'));
+    expect(store.query({ limit: 100, filters: [early], order: "asc" }).map((run) => run.name)).toEqual(["run-0", "run-1", "run-2"]);
+    expect(store.query({ limit: 100, start_time: "2026-11-20T10:00:05Z" }).map((run) => run.name)).toEqual(["run-6", "run-5"]);
+  });
+
+  it("applies trace_filter to the root and tree_filter to any run of the trace", () => {
+    const store = new RunStore(nodeSql());
+    const a = post({ name: "a-root", start: "2026-11-20T10:00:00.000Z", tags: ["vip"] });
+    const aChild = post({ name: "a-tool", run_type: "tool", start: "2026-11-20T10:00:01.000Z", parent: { id: a.id, dotted_order: a.dotted_order!, trace_id: a.id } });
+    const b = post({ name: "b-root", start: "2026-11-20T10:00:02.000Z" });
+    const bChild = post({ name: "b-llm", run_type: "llm", start: "2026-11-20T10:00:03.000Z", parent: { id: b.id, dotted_order: b.dotted_order!, trace_id: b.id } });
+    for (const run of [a, aChild, b, bChild]) store.post(run, SESSION);
+    const names = (query: Parameters<RunStore["query"]>[0]) => store.query({ ...query, order: "asc" }).map((run) => run.name);
+    expect(names({ limit: 100, filters: [RunStore.traceFilter(compileFilter(parseFilter('has(tags, "vip")')))] })).toEqual(["a-root", "a-tool"]);
+    expect(names({ limit: 100, filters: [RunStore.treeFilter(compileFilter(parseFilter('eq(run_type, "llm")')))] })).toEqual(["b-root", "b-llm"]);
+    expect(names({ limit: 100, is_root: true })).toEqual(["a-root", "b-root"]);
+    expect(names({ limit: 100, trace_id: b.id })).toEqual(["b-root", "b-llm"]);
+    expect(names({ limit: 100, parent_run_id: a.id })).toEqual(["a-tool"]);
+  });
+});
