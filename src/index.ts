@@ -15,6 +15,7 @@ applyDeploymentEnv();
 
 export { ThreadDO } from "./thread/thread-do.ts";
 export { MetricsDO } from "./observability/metrics-do.ts";
+export { TraceShardDO } from "./tracing/trace-shard-do.ts";
 
 const app = createApp();
 

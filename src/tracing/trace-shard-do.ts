@@ -1,0 +1,38 @@
+import { DurableObject } from "cloudflare:workers";
+import { durableObjectSql } from "../thread/sql.ts";
+import type { RunPatch, RunPost } from "./run-input.ts";
+import { type RunQuery, RunStore } from "./run-store.ts";
+
+/**
+ * One trace shard: the runs of one (workspace, project, UTC day of start_time). A shard is exactly
+ * one Hive partition of a bulk export. Storage and derivation live in RunStore; this class only
+ * owns the SQLite handle and exposes it over RPC.
+ */
+export class TraceShardDO extends DurableObject<Env> {
+  readonly #runs = new RunStore(durableObjectSql(this.ctx.storage));
+
+  /** Posts then patches of one ingest request, for runs of this shard's project. */
+  ingest(sessionId: string, posts: RunPost[], patches: RunPatch[]): void {
+    for (const post of posts) this.#runs.post(post, sessionId);
+    for (const patch of patches) this.#runs.patch(patch);
+  }
+
+  // Reads answer JSON text: runs hold arbitrary JSON, which RPC's types cannot express, and the
+  // routes send the text on without decoding it again.
+
+  /** The run as JSON (`StoredRun`), or null. */
+  get(id: string): string | null {
+    const run = this.#runs.get(id);
+    return run && JSON.stringify(run);
+  }
+
+  /** One page of runs as a JSON array of `StoredRun`. */
+  query(query: RunQuery): string {
+    return JSON.stringify(this.#runs.query(query));
+  }
+}
+
+/** The Durable Object name of a shard; `startTime` is the run's ISO start time. */
+export function traceShardName(workspaceId: string, projectId: string, startTime: string): string {
+  return `${workspaceId}/${projectId}/${startTime.slice(0, 10)}`;
+}

@@ -1,0 +1,36 @@
+// The TraceShardDO over RPC in workerd: the same RunStore as the Node tests, on Durable Object SQLite.
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { parseFilter } from "../../src/tracing/filter/check.ts";
+import { compileFilter } from "../../src/tracing/filter/compile.ts";
+import { RunPatchSchema, RunPostSchema } from "../../src/tracing/run-input.ts";
+import type { StoredRun } from "../../src/tracing/run-store.ts";
+import { traceShardName } from "../../src/tracing/trace-shard-do.ts";
+
+const SESSION = "00000000-0000-4000-8000-00000000000a";
+
+describe("TraceShardDO", () => {
+  it("names one shard per workspace, project and UTC day", () => {
+    expect(traceShardName("ws", "p", "2026-11-20T23:59:59.999Z")).toBe("ws/p/2026-11-20");
+    expect(traceShardName("ws", "p", "2026-11-21T00:00:00.000Z")).toBe("ws/p/2026-11-21");
+  });
+
+  it("stores, patches and queries runs through RPC", async () => {
+    const shard = env.TRACE_SHARD.getByName(traceShardName("ws", SESSION, "2026-11-20T10:00:00Z"));
+    const root = crypto.randomUUID();
+    const child = crypto.randomUUID();
+    const rootOrder = `20261120T100000000000Z${root}`;
+    const posts = [
+      RunPostSchema.parse({ id: root, trace_id: root, dotted_order: rootOrder, name: "agent", run_type: "chain", start_time: "2026-11-20T10:00:00Z", extra: { metadata: { thread_id: "t1" } } }),
+      RunPostSchema.parse({ id: child, trace_id: root, parent_run_id: root, dotted_order: `${rootOrder}.20261120T100001000000Z${child}`, name: "model", run_type: "llm", start_time: "2026-11-20T10:00:01Z" }),
+    ];
+    const patches = [RunPatchSchema.parse({ id: child, end_time: Date.UTC(2026, 10, 20, 10, 0, 3), outputs: { usage_metadata: { input_tokens: 4, output_tokens: 6, total_tokens: 10 } } })];
+    await shard.ingest(SESSION, posts, patches);
+    const runs = async (query: Parameters<typeof shard.query>[0]) => JSON.parse(await shard.query(query)) as StoredRun[];
+    expect(JSON.parse((await shard.get(child))!)).toMatchObject({ status: "success", latency: 2, total_tokens: 10, parent_run_ids: [root], session_id: SESSION });
+    const llm = compileFilter(parseFilter('and(eq(run_type, "llm"), gt(latency, "1s"))'));
+    expect((await runs({ limit: 10, filters: [llm] })).map((run) => run.id)).toEqual([child]);
+    expect((await runs({ limit: 10, is_root: true })).map((run) => run.thread_id)).toEqual(["t1"]);
+    expect(await shard.get(crypto.randomUUID())).toBeNull();
+  });
+});
