@@ -17,6 +17,7 @@ import { storeRoutes } from "./agent/store/routes.ts";
 import { cronRoutes } from "./agent/crons/routes.ts";
 import { mcpRoutes } from "./agent/mcp/routes.ts";
 import { a2aRoutes } from "./agent/a2a/routes.ts";
+import { sessionRoutes } from "./tracing/sessions-routes.ts";
 
 /** Paths reachable without credentials. Everything else is declared with `secured(...)`. */
 export const PUBLIC_PATHS = ["/ok", "/info", "/docs", "/openapi.json"] as const;
@@ -40,6 +41,7 @@ export function createApp() {
   app.route("/", cronRoutes);
   app.route("/", mcpRoutes);
   app.route("/", a2aRoutes);
+  app.route("/", sessionRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {
     type: "apiKey",

@@ -205,3 +205,24 @@ export const a2aTasks = sqliteTable("a2a_tasks", {
   assistantId: text("assistant_id").notNull(),
   createdAt: text("created_at").notNull(),
 });
+
+/** Tracing projects (LangSmith "sessions"): the runs themselves live in TraceShardDOs. */
+export const tracingProjects = sqliteTable(
+  "tracing_projects",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id").notNull(),
+    name: text("name").notNull(),
+    description: text("description"),
+    extra: text("extra", { mode: "json" }).$type<Record<string, unknown>>(),
+    referenceDatasetId: text("reference_dataset_id"),
+    defaultDatasetId: text("default_dataset_id"),
+    traceTier: text("trace_tier"),
+    startTime: text("start_time").notNull(),
+    endTime: text("end_time"),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("tracing_projects_name_idx").on(t.workspaceId, t.name)],
+);
+
+export type TracingProjectRow = typeof tracingProjects.$inferSelect;
