@@ -18,6 +18,7 @@ import { cronRoutes } from "./agent/crons/routes.ts";
 import { mcpRoutes } from "./agent/mcp/routes.ts";
 import { a2aRoutes } from "./agent/a2a/routes.ts";
 import { sessionRoutes } from "./tracing/sessions-routes.ts";
+import { tracingRunRoutes } from "./tracing/runs-routes.ts";
 
 /** Paths reachable without credentials. Everything else is declared with `secured(...)`. */
 export const PUBLIC_PATHS = ["/ok", "/info", "/docs", "/openapi.json"] as const;
@@ -42,6 +43,7 @@ export function createApp() {
   app.route("/", mcpRoutes);
   app.route("/", a2aRoutes);
   app.route("/", sessionRoutes);
+  app.route("/", tracingRunRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {
     type: "apiKey",

@@ -226,3 +226,26 @@ export const tracingProjects = sqliteTable(
 );
 
 export type TracingProjectRow = typeof tracingProjects.$inferSelect;
+
+/** Where each traced run lives, so a patch or read that names only the run id finds its shard. */
+export const traceRunLocations = sqliteTable(
+  "trace_run_locations",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    runId: text("run_id").notNull(),
+    projectId: text("project_id").notNull(),
+    day: text("day").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.runId] })],
+);
+
+/** The shards (project × UTC day) that hold runs: run queries fan out over these. */
+export const traceShards = sqliteTable(
+  "trace_shards",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    projectId: text("project_id").notNull(),
+    day: text("day").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.projectId, t.day] })],
+);

@@ -1,0 +1,146 @@
+import { and, eq } from "drizzle-orm";
+import type { Database } from "../db/client.ts";
+import { traceRunLocations, traceShards } from "../db/schema.ts";
+import { getProject, projectForName } from "./projects.ts";
+import { describeIssues, dottedOrderProblem, type RunPatch, RunPatchSchema, type RunPost, RunPostSchema } from "./run-input.ts";
+import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
+
+/**
+ * Ingestion: validates each run on its own (one bad run never sinks the rest), resolves its project
+ * (by `session_id`, else by `session_name`, created on first use, default "default"), and sends
+ * each shard its runs in one RPC. Run locations are indexed in D1 for patches and reads by id.
+ */
+
+/** `status` is 404 for a patch of an unknown run, 422 for an invalid run. */
+export type RunProblem = { run_id: string | null; operation: "post" | "patch"; status: 404 | 422; detail: string };
+export type IngestResult = { accepted: number; errors: RunProblem[] };
+
+export const DEFAULT_PROJECT = "default";
+
+type Located<T> = { run: T; projectId: string; day: string };
+type Shard = { projectId: string; day: string; posts: RunPost[]; patches: RunPatch[] };
+
+/** D1 binds at most 100 parameters per statement. */
+const LOCATION_ROWS_PER_STATEMENT = 25;
+
+const idOf = (raw: unknown): string | null => {
+  const id = (raw as { id?: unknown } | null)?.id;
+  return typeof id === "string" ? id : null;
+};
+
+/** The UTC day a run's own `dotted_order` segment names (its start time). */
+function dayFromDottedOrder(dottedOrder: string): string {
+  const own = dottedOrder.slice(dottedOrder.lastIndexOf(".") + 1);
+  return `${own.slice(0, 4)}-${own.slice(4, 6)}-${own.slice(6, 8)}`;
+}
+
+export class Ingestor {
+  readonly #projectsByName = new Map<string, Promise<string>>();
+  readonly #errors: RunProblem[] = [];
+
+  constructor(
+    private readonly db: Database,
+    private readonly shards: DurableObjectNamespace<TraceShardDO>,
+    private readonly workspaceId: string,
+  ) {}
+
+  async ingest(rawPosts: unknown[], rawPatches: unknown[]): Promise<IngestResult> {
+    const posts = (await Promise.all(rawPosts.map((raw) => this.#locatePost(raw)))).filter((p) => p !== null);
+    const patches = (await Promise.all(rawPatches.map((raw) => this.#locatePatch(raw, posts)))).filter((p) => p !== null);
+
+    const byShard = new Map<string, Shard>();
+    const shardFor = (projectId: string, day: string) => {
+      const name = traceShardName(this.workspaceId, projectId, day);
+      let shard = byShard.get(name);
+      if (!shard) byShard.set(name, (shard = { projectId, day, posts: [], patches: [] }));
+      return shard;
+    };
+    for (const { run, projectId, day } of posts) shardFor(projectId, day).posts.push(run);
+    for (const { run, projectId, day } of patches) shardFor(projectId, day).patches.push(run);
+
+    // Index first: a run is readable by id as soon as the request succeeds.
+    await this.#index(posts, [...byShard.values()]);
+    await Promise.all(
+      [...byShard.entries()].map(([name, shard]) => this.shards.getByName(name).ingest(shard.projectId, shard.posts, shard.patches)),
+    );
+    return { accepted: posts.length + patches.length, errors: this.#errors };
+  }
+
+  #problem(operation: "post" | "patch", runId: string | null, detail: string, status: 404 | 422 = 422): null {
+    this.#errors.push({ operation, run_id: runId, status, detail });
+    return null;
+  }
+
+  async #locatePost(raw: unknown): Promise<Located<RunPost> | null> {
+    const parsed = RunPostSchema.safeParse(raw);
+    if (!parsed.success) return this.#problem("post", idOf(raw), describeIssues(parsed.error));
+    const run = parsed.data;
+    const problem = dottedOrderProblem(run);
+    if (problem) return this.#problem("post", run.id, problem);
+    const projectId = await this.#project(run);
+    if (!projectId) return this.#problem("post", run.id, `session_id ${run.session_id} is not a tracing project of this workspace`);
+    return { run, projectId, day: run.start_time.slice(0, 10) };
+  }
+
+  async #locatePatch(raw: unknown, posts: Located<RunPost>[]): Promise<Located<RunPatch> | null> {
+    const parsed = RunPatchSchema.safeParse(raw);
+    if (!parsed.success) return this.#problem("patch", idOf(raw), describeIssues(parsed.error));
+    const run = parsed.data;
+    const problem = dottedOrderProblem(run);
+    if (problem) return this.#problem("patch", run.id, problem);
+    // Same request's post first, then what the patch says about itself, then the D1 index.
+    const post = posts.find((p) => p.run.id === run.id);
+    if (post) return { run, projectId: post.projectId, day: post.day };
+    const day = run.start_time?.slice(0, 10) ?? (run.dotted_order ? dayFromDottedOrder(run.dotted_order) : null);
+    if (day && (run.session_id || run.session_name)) {
+      const projectId = await this.#project(run);
+      if (!projectId) return this.#problem("patch", run.id, `session_id ${run.session_id} is not a tracing project of this workspace`);
+      return { run, projectId, day };
+    }
+    const location = await this.db
+      .select()
+      .from(traceRunLocations)
+      .where(and(eq(traceRunLocations.workspaceId, this.workspaceId), eq(traceRunLocations.runId, run.id)))
+      .get();
+    if (!location) return this.#problem("patch", run.id, `Run ${run.id} not found; a patch sent before its post must carry session_name (or session_id) and start_time or dotted_order`, 404);
+    return { run, projectId: location.projectId, day: location.day };
+  }
+
+  /** The project id for a run, or null when its `session_id` is not a project of this workspace. */
+  async #project(run: { session_id?: string | null; session_name?: string | null }): Promise<string | null> {
+    if (run.session_id) {
+      try {
+        return (await getProject(this.db, this.workspaceId, run.session_id)).id;
+      } catch {
+        return null;
+      }
+    }
+    const name = run.session_name ?? DEFAULT_PROJECT;
+    let id = this.#projectsByName.get(name);
+    if (!id) this.#projectsByName.set(name, (id = projectForName(this.db, this.workspaceId, name).then((p) => p.id)));
+    return id;
+  }
+
+  async #index(posts: Located<RunPost>[], shards: Shard[]): Promise<void> {
+    const locations = posts.map(({ run, projectId, day }) => ({ workspaceId: this.workspaceId, runId: run.id, projectId, day }));
+    const statements = [];
+    for (let i = 0; i < locations.length; i += LOCATION_ROWS_PER_STATEMENT) {
+      statements.push(this.db.insert(traceRunLocations).values(locations.slice(i, i + LOCATION_ROWS_PER_STATEMENT)).onConflictDoNothing());
+    }
+    for (const shard of shards) {
+      statements.push(this.db.insert(traceShards).values({ workspaceId: this.workspaceId, projectId: shard.projectId, day: shard.day }).onConflictDoNothing());
+    }
+    const [first, ...rest] = statements;
+    if (first) await this.db.batch([first, ...rest]);
+  }
+}
+
+/** Where a run lives, from the D1 index. */
+export async function locateRun(db: Database, workspaceId: string, runId: string): Promise<{ projectId: string; day: string } | null> {
+  const row = await db
+    .select({ projectId: traceRunLocations.projectId, day: traceRunLocations.day })
+    .from(traceRunLocations)
+    .where(and(eq(traceRunLocations.workspaceId, workspaceId), eq(traceRunLocations.runId, runId)))
+    .get();
+  return row ?? null;
+}

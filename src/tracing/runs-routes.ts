@@ -1,0 +1,86 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { database } from "../db/client.ts";
+import { ApiError, notFound } from "../http/errors.ts";
+import { createRouter } from "../http/router.ts";
+import { authErrors, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
+import { secured } from "../http/secured.ts";
+import { Ingestor, type IngestResult, locateRun } from "./ingest.ts";
+import { traceShardName } from "./trace-shard-do.ts";
+
+/** `/api/v1/runs`: ingestion as the `langsmith` SDKs send it, and reads of one run. */
+
+const tags = ["Tracing runs"];
+const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute({ tags, ...config }));
+
+// Runs are validated one by one in the ingestor, so one bad run in a batch is reported on its own.
+const RunBody = z.record(z.string(), z.unknown()).openapi("RunIngest");
+const RunId = z.object({ run_id: z.uuid().transform((id) => id.toLowerCase()) });
+const Problem = z.object({ run_id: z.string().nullable(), operation: z.enum(["post", "patch"]), status: z.number(), detail: z.string() });
+const Accepted = z.object({ accepted: z.number(), errors: z.array(Problem) }).openapi("IngestResult");
+
+const routes = {
+  create: route({
+    method: "post",
+    path: "/api/v1/runs",
+    summary: "Create a run",
+    request: { body: jsonBody(RunBody) },
+    responses: { 202: jsonContent(Accepted, "Stored"), ...authErrors },
+  }),
+  update: route({
+    method: "patch",
+    path: "/api/v1/runs/{run_id}",
+    summary: "Update a run (end_time, outputs, error, extra, events, tags…)",
+    request: { params: RunId, body: jsonBody(RunBody) },
+    responses: { 202: jsonContent(Accepted, "Stored"), ...notFoundError, ...authErrors },
+  }),
+  batch: route({
+    method: "post",
+    path: "/api/v1/runs/batch",
+    summary: "Create and update runs in one request; bad runs are reported in `errors` and the rest are stored",
+    request: { body: jsonBody(z.object({ post: z.array(RunBody).default([]), patch: z.array(RunBody).default([]) }).openapi("RunBatch")) },
+    responses: { 202: jsonContent(Accepted, "Stored (see errors)"), ...authErrors },
+  }),
+  get: route({
+    method: "get",
+    path: "/api/v1/runs/{run_id}",
+    summary: "Get a run",
+    request: { params: RunId },
+    responses: { 200: jsonContent(z.record(z.string(), z.unknown()).openapi("Run"), "The run"), ...notFoundError, ...authErrors },
+  }),
+};
+
+/** A single-run request fails as a whole when its run is refused. */
+function singleRun(result: IngestResult): IngestResult {
+  const [problem] = result.errors;
+  if (problem) throw new ApiError(problem.status, problem.detail);
+  return result;
+}
+
+export const tracingRunRoutes = createRouter()
+  .openapi(routes.create, async (c) => {
+    const ingestor = new Ingestor(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId);
+    return c.json(singleRun(await ingestor.ingest([c.req.valid("json")], [])), 202);
+  })
+  .openapi(routes.update, async (c) => {
+    const { run_id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    if (body.id !== undefined && String(body.id).toLowerCase() !== run_id) throw new ApiError(422, `Body id ${String(body.id)} does not match the run id ${run_id} in the path`);
+    const ingestor = new Ingestor(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId);
+    return c.json(singleRun(await ingestor.ingest([], [{ ...body, id: run_id }])), 202);
+  })
+  .openapi(routes.batch, async (c) => {
+    const { post, patch } = c.req.valid("json");
+    const ingestor = new Ingestor(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId);
+    const result = await ingestor.ingest(post, patch);
+    if (result.accepted === 0 && result.errors.length > 0) throw new ApiError(422, result.errors.map((e) => `${e.operation} ${e.run_id ?? "(no id)"}: ${e.detail}`).join("; "));
+    return c.json(result, 202);
+  })
+  .openapi(routes.get, async (c) => {
+    const { run_id } = c.req.valid("param");
+    const workspaceId = c.get("principal").workspaceId;
+    const location = await locateRun(database(c.env), workspaceId, run_id);
+    const text = location && (await c.env.TRACE_SHARD.getByName(traceShardName(workspaceId, location.projectId, location.day)).get(run_id));
+    if (!text) throw notFound(`Run ${run_id} not found`);
+    // The shard already answers JSON text; pass it on without decoding it.
+    return c.newResponse(text, 200, { "Content-Type": "application/json" }) as never;
+  });

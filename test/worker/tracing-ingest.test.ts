@@ -1,0 +1,96 @@
+// Ingestion through /api/v1/runs, /runs/{id} and /runs/batch, read back with GET /api/v1/runs/{id}.
+import { describe, expect, it } from "vitest";
+import { call, json } from "./helpers.ts";
+
+type Run = Record<string, unknown> & { id: string; status: string; session_id: string };
+
+/** A run as the JS SDK builds it: dotted_order from the parent's, start time with microseconds. */
+function sdkRun(name: string, start: Date, parent?: { id: string; dotted_order: string; trace_id: string }, extra: Record<string, unknown> = {}) {
+  const id = crypto.randomUUID();
+  const stamp = start.toISOString().replace(/[-:]/g, "").replace(".", "").replace("Z", "");
+  const segment = `${stamp}000Z${id}`;
+  return {
+    id,
+    name,
+    run_type: "chain",
+    start_time: start.toISOString().replace("Z", "000Z"),
+    dotted_order: parent ? `${parent.dotted_order}.${segment}` : segment,
+    trace_id: parent?.trace_id ?? id,
+    parent_run_id: parent?.id,
+    inputs: { question: name },
+    ...extra,
+  };
+}
+
+const getRun = async (id: string, key?: string) => call(`/api/v1/runs/${id}`, { key });
+
+describe("tracing ingestion", () => {
+  it("creates a run with POST /runs and completes it with PATCH /runs/{id} (epoch-ms end_time)", async () => {
+    const project = `ingest-${crypto.randomUUID()}`;
+    const run = sdkRun("root", new Date("2026-11-20T10:00:00Z"), undefined, { session_name: project });
+    expect((await call("/api/v1/runs", { method: "POST", json: run })).status).toBe(202);
+    const pending = await json<Run>(await getRun(run.id));
+    expect(pending).toMatchObject({ id: run.id, status: "pending", is_root: true, inputs: { question: "root" } });
+    // The project was created from session_name.
+    const [created] = await json<{ id: string }[]>(await call(`/api/v1/sessions?name=${project}`));
+    expect(pending.session_id).toBe(created.id);
+
+    const patch = await call(`/api/v1/runs/${run.id}`, { method: "PATCH", json: { end_time: Date.parse("2026-11-20T10:00:02.5Z"), outputs: { answer: 1 } } });
+    expect(patch.status).toBe(202);
+    expect(await json<Run>(await getRun(run.id))).toMatchObject({ status: "success", latency: 2.5, outputs: { answer: 1 }, end_time: "2026-11-20T10:00:02.500Z" });
+  });
+
+  it("stores the good runs of a batch and reports the bad ones", async () => {
+    const root = sdkRun("batch-root", new Date("2026-11-20T11:00:00Z"), undefined, { session_name: "batch-tests" });
+    const child = sdkRun("batch-child", new Date("2026-11-20T11:00:01Z"), root, { session_name: "batch-tests", run_type: "llm" });
+    const badOrder = { ...sdkRun("bad", new Date("2026-11-20T11:00:02Z")), trace_id: crypto.randomUUID() };
+    const response = await call("/api/v1/runs/batch", {
+      method: "POST",
+      json: {
+        post: [root, child, badOrder, { id: "x", name: "no id" }],
+        patch: [{ id: child.id, trace_id: root.id, dotted_order: child.dotted_order, session_name: "batch-tests", end_time: "2026-11-20T11:00:03Z", outputs: { usage_metadata: { input_tokens: 3, output_tokens: 4, total_tokens: 7 } } }],
+      },
+    });
+    expect(response.status).toBe(202);
+    const result = await json<{ accepted: number; errors: { run_id: string; detail: string }[] }>(response);
+    expect(result.accepted).toBe(3);
+    expect(result.errors.map((e) => e.run_id)).toEqual([badOrder.id, "x"]);
+    expect(result.errors[0].detail).toMatch(/must start with trace_id/);
+    expect(result.errors[1].detail).toMatch(/id: must be a UUID/);
+    expect(await json<Run>(await getRun(child.id))).toMatchObject({ status: "success", total_tokens: 7, parent_run_ids: [root.id], trace_id: root.id });
+    expect((await getRun(badOrder.id)).status).toBe(404);
+  });
+
+  it("keeps an SDK patch that arrives before its post", async () => {
+    const run = sdkRun("late-post", new Date("2026-11-20T12:00:00Z"), undefined, { session_name: "late" });
+    const early = await call("/api/v1/runs/batch", { method: "POST", json: { patch: [{ id: run.id, trace_id: run.id, dotted_order: run.dotted_order, session_name: "late", end_time: "2026-11-20T12:00:01Z", outputs: { ok: true } }] } });
+    expect(early.status).toBe(202);
+    expect((await call("/api/v1/runs", { method: "POST", json: run })).status).toBe(202);
+    expect(await json<Run>(await getRun(run.id))).toMatchObject({ status: "success", outputs: { ok: true } });
+  });
+
+  it("answers bad single runs with 4xx and a detail", async () => {
+    const missing = await call("/api/v1/runs", { method: "POST", json: { id: crypto.randomUUID(), run_type: "llm", start_time: "2026-11-20T10:00:00Z" } });
+    expect(missing.status).toBe(422);
+    expect((await json<{ detail: string }>(missing)).detail).toMatch(/^name:/);
+    const unknownSession = await call("/api/v1/runs", { method: "POST", json: { ...sdkRun("x", new Date()), session_id: crypto.randomUUID() } });
+    expect(unknownSession.status).toBe(422);
+    expect((await json<{ detail: string }>(unknownSession)).detail).toMatch(/is not a tracing project/);
+    const orphan = await call(`/api/v1/runs/${crypto.randomUUID()}`, { method: "PATCH", json: { end_time: Date.now() } });
+    expect(orphan.status).toBe(404);
+    const mismatch = await call(`/api/v1/runs/${crypto.randomUUID()}`, { method: "PATCH", json: { id: crypto.randomUUID() } });
+    expect(mismatch.status).toBe(422);
+    expect((await call("/api/v1/runs/batch", { method: "POST", json: { post: [{ id: "nope" }] } })).status).toBe(422);
+    expect((await call("/api/v1/runs/batch", { method: "POST", json: { post: "not a list" } })).status).toBe(422);
+  });
+
+  it("does not show one workspace's runs to another", async () => {
+    const run = sdkRun("private", new Date("2026-11-20T13:00:00Z"));
+    await call("/api/v1/runs", { method: "POST", json: run });
+    const workspace = await json<{ id: string }>(await call("/api/v1/workspaces", { method: "POST", json: { display_name: "Other tracer" } }));
+    const { key } = await json<{ key: string }>(await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }));
+    expect((await getRun(run.id)).status).toBe(200);
+    expect((await getRun(run.id, key)).status).toBe(404);
+    expect((await call(`/api/v1/runs/${run.id}`, { method: "PATCH", key, json: { end_time: Date.now() } })).status).toBe(404);
+  });
+});
