@@ -6,6 +6,8 @@ import { authErrors, jsonBody, jsonContent, notFoundError } from "../http/schema
 import { secured } from "../http/secured.ts";
 import { Ingestor, type IngestResult, locateRun } from "./ingest.ts";
 import { traceShardName } from "./trace-shard-do.ts";
+import { validateFilter } from "./filter/check.ts";
+import { decodeCursor, QueryFilterError, queryRuns } from "./query.ts";
 
 /** `/api/v1/runs`: ingestion as the `langsmith` SDKs send it, and reads of one run. */
 
@@ -17,6 +19,35 @@ const RunBody = z.record(z.string(), z.unknown()).openapi("RunIngest");
 const RunId = z.object({ run_id: z.uuid().transform((id) => id.toLowerCase()) });
 const Problem = z.object({ run_id: z.string().nullable(), operation: z.enum(["post", "patch"]), status: z.number(), detail: z.string() });
 const Accepted = z.object({ accepted: z.number(), errors: z.array(Problem) }).openapi("IngestResult");
+
+const isoTime = z
+  .string()
+  .refine((value) => !Number.isNaN(Date.parse(value)), "must be an ISO-8601 time")
+  .transform((value) => new Date(value).toISOString());
+const uuid = z.uuid().transform((id) => id.toLowerCase());
+
+const QuerySchema = z
+  .object({
+    session: z.array(uuid).optional().describe("Project ids; all projects of the workspace when absent"),
+    id: z.array(uuid).optional(),
+    trace: uuid.optional(),
+    parent_run: uuid.optional(),
+    run_type: z.string().optional(),
+    is_root: z.boolean().nullish().transform((v) => v ?? undefined),
+    error: z.boolean().nullish().transform((v) => v ?? undefined).describe("true: only failed runs; false: only runs without error"),
+    start_time: isoTime.optional().describe("Runs that started at or after this time"),
+    end_time: isoTime.optional().describe("Runs that started at or before this time"),
+    filter: z.string().nullish().transform((v) => v ?? undefined),
+    trace_filter: z.string().nullish().transform((v) => v ?? undefined).describe("Applied to the root run of each trace"),
+    tree_filter: z.string().nullish().transform((v) => v ?? undefined).describe("Matches traces holding any run that passes"),
+    select: z.array(z.string()).optional(),
+    limit: z.number().int().min(1).default(100),
+    cursor: z.string().nullish().transform((v) => v ?? undefined),
+    order: z.enum(["asc", "desc"]).default("desc"),
+  })
+  .openapi("RunsQuery");
+
+const ValidateResult = z.object({ valid: z.boolean(), errors: z.array(z.object({ field: z.string(), message: z.string(), position: z.number() })) }).openapi("FilterValidation");
 
 const routes = {
   create: route({
@@ -39,6 +70,24 @@ const routes = {
     summary: "Create and update runs in one request; bad runs are reported in `errors` and the rest are stored",
     request: { body: jsonBody(z.object({ post: z.array(RunBody).default([]), patch: z.array(RunBody).default([]) }).openapi("RunBatch")) },
     responses: { 202: jsonContent(Accepted, "Stored (see errors)"), ...authErrors },
+  }),
+  query: route({
+    method: "post",
+    path: "/api/v1/runs/query",
+    summary: "Query runs: field conditions, filter language (filter, trace_filter, tree_filter), keyset cursor",
+    request: { body: jsonBody(QuerySchema) },
+    responses: {
+      200: jsonContent(z.object({ runs: z.array(z.record(z.string(), z.unknown())), cursors: z.object({ next: z.string().nullable(), prev: z.null() }) }), "A page of runs"),
+      400: jsonContent(z.object({ detail: z.string() }), "A filter that does not parse, a bad cursor, or limit above 100"),
+      ...authErrors,
+    },
+  }),
+  validate: route({
+    method: "post",
+    path: "/api/v1/runs/query/validate",
+    summary: "Check the filters of a runs query without running it",
+    request: { body: jsonBody(z.object({ filter: z.string().nullish(), trace_filter: z.string().nullish(), tree_filter: z.string().nullish() }).openapi("RunsQueryValidate")) },
+    responses: { 200: jsonContent(ValidateResult, "Whether the filters parse, with positioned errors"), ...authErrors },
   }),
   get: route({
     method: "get",
@@ -74,6 +123,25 @@ export const tracingRunRoutes = createRouter()
     const result = await ingestor.ingest(post, patch);
     if (result.accepted === 0 && result.errors.length > 0) throw new ApiError(422, result.errors.map((e) => `${e.operation} ${e.run_id ?? "(no id)"}: ${e.detail}`).join("; "));
     return c.json(result, 202);
+  })
+  .openapi(routes.query, async (c) => {
+    const query = c.req.valid("json");
+    if (query.limit > 100) throw new ApiError(400, "Limit exceeds maximum allowed value of 100");
+    if (query.cursor && !decodeCursor(query.cursor)) throw new ApiError(400, "cursor is not a cursor this API returned");
+    try {
+      return c.json(await queryRuns(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId, query), 200);
+    } catch (error) {
+      if (error instanceof QueryFilterError) throw new ApiError(400, error.message);
+      throw error;
+    }
+  })
+  .openapi(routes.validate, async (c) => {
+    const body = c.req.valid("json");
+    const errors = (["filter", "trace_filter", "tree_filter"] as const).flatMap((field) => {
+      const text = body[field];
+      return text?.trim() ? validateFilter(text, field).errors : [];
+    });
+    return c.json({ valid: errors.length === 0, errors }, 200);
   })
   .openapi(routes.get, async (c) => {
     const { run_id } = c.req.valid("param");

@@ -1,0 +1,141 @@
+import { and, desc, eq, gte, inArray, lte, type SQL } from "drizzle-orm";
+import type { Database } from "../db/client.ts";
+import { traceShards } from "../db/schema.ts";
+import { parseFilter } from "./filter/check.ts";
+import { compileFilter, type CompiledFilter } from "./filter/compile.ts";
+import { FilterError } from "./filter/parse.ts";
+import { locateRun } from "./ingest.ts";
+import { type RunQuery, RunStore, type StoredRun } from "./run-store.ts";
+import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
+
+/**
+ * `POST /runs/query`: picks the day shards that can hold matching runs, walks them day by day in
+ * the requested order (days never overlap, so pages concatenate), merges the projects of one day by
+ * (start_time, id), and pages with an opaque keyset cursor.
+ */
+
+export interface RunsQuery {
+  session?: string[];
+  id?: string[];
+  trace?: string;
+  parent_run?: string;
+  run_type?: string;
+  is_root?: boolean;
+  error?: boolean;
+  start_time?: string;
+  end_time?: string;
+  filter?: string;
+  trace_filter?: string;
+  tree_filter?: string;
+  select?: string[];
+  limit: number;
+  cursor?: string;
+  order: "asc" | "desc";
+}
+
+/** A filter that does not parse: the field it came from and the parser's positioned message. */
+export class QueryFilterError extends Error {}
+
+type Cursor = { start_time: string; id: string };
+
+const encodeCursor = (cursor: Cursor) => btoa(JSON.stringify([cursor.start_time, cursor.id])).replace(/=+$/, "");
+
+export function decodeCursor(text: string): Cursor | null {
+  try {
+    const [start_time, id] = JSON.parse(atob(text)) as unknown[];
+    return typeof start_time === "string" && typeof id === "string" ? { start_time, id } : null;
+  } catch {
+    return null;
+  }
+}
+
+function compiled(field: string, text: string | undefined): CompiledFilter | null {
+  if (!text?.trim()) return null;
+  try {
+    return compileFilter(parseFilter(text));
+  } catch (error) {
+    if (error instanceof FilterError) throw new QueryFilterError(`${field}: ${error.message}`);
+    throw error;
+  }
+}
+
+/** The conditions every shard applies, built once per request. */
+export function shardQuery(query: RunsQuery, after: Cursor | undefined): Omit<RunQuery, "limit"> {
+  const filters: CompiledFilter[] = [];
+  const filter = compiled("filter", query.filter);
+  if (filter) filters.push(filter);
+  const trace = compiled("trace_filter", query.trace_filter);
+  if (trace) filters.push(RunStore.traceFilter(trace));
+  const tree = compiled("tree_filter", query.tree_filter);
+  if (tree) filters.push(RunStore.treeFilter(tree));
+  return {
+    filters,
+    ids: query.id,
+    trace_id: query.trace,
+    parent_run_id: query.parent_run,
+    run_type: query.run_type,
+    is_root: query.is_root,
+    error: query.error,
+    start_time: query.start_time,
+    end_time: query.end_time,
+    order: query.order,
+    after,
+  };
+}
+
+/** Runs with only the selected fields (id always), or whole. */
+function project(run: StoredRun, select: string[] | undefined): Record<string, unknown> {
+  const full = { ...run, app_path: `/projects/p/${run.session_id}/r/${run.id}` } as Record<string, unknown>;
+  if (!select?.length) return full;
+  return Object.fromEntries(["id", ...select].filter((key) => key in full).map((key) => [key, full[key]]));
+}
+
+export async function queryRuns(
+  db: Database,
+  shards: DurableObjectNamespace<TraceShardDO>,
+  workspaceId: string,
+  query: RunsQuery,
+): Promise<{ runs: Record<string, unknown>[]; cursors: { next: string | null; prev: null } }> {
+  const after = query.cursor ? (decodeCursor(query.cursor) ?? undefined) : undefined;
+  const conditions = shardQuery(query, after);
+
+  // Narrow the shards: by project, by the located runs for id/trace/parent_run, and by day.
+  let projects = query.session;
+  const anchor = query.trace ?? query.parent_run ?? (query.id?.length === 1 ? query.id[0] : undefined);
+  if (anchor) {
+    const location = await locateRun(db, workspaceId, anchor);
+    if (!location) return { runs: [], cursors: { next: null, prev: null } };
+    projects = projects ? projects.filter((p) => p === location.projectId) : [location.projectId];
+  }
+  const where: SQL[] = [eq(traceShards.workspaceId, workspaceId)];
+  if (projects) where.push(inArray(traceShards.projectId, projects.length ? projects : [""]));
+  if (query.start_time) where.push(gte(traceShards.day, new Date(query.start_time).toISOString().slice(0, 10)));
+  if (query.end_time) where.push(lte(traceShards.day, new Date(query.end_time).toISOString().slice(0, 10)));
+  if (after) where.push(query.order === "desc" ? lte(traceShards.day, after.start_time.slice(0, 10)) : gte(traceShards.day, after.start_time.slice(0, 10)));
+  const rows = await db.select().from(traceShards).where(and(...where)).orderBy(desc(traceShards.day)).all();
+
+  const days = new Map<string, string[]>();
+  for (const row of query.order === "desc" ? rows : rows.reverse()) (days.get(row.day) ?? days.set(row.day, []).get(row.day)!).push(row.projectId);
+
+  const wanted = query.limit + 1;
+  const found: StoredRun[] = [];
+  for (const [day, projectIds] of days) {
+    const pages = await Promise.all(
+      projectIds.map(async (projectId) => {
+        const text = await shards.getByName(traceShardName(workspaceId, projectId, day)).query({ ...conditions, limit: wanted - found.length });
+        return JSON.parse(text) as StoredRun[];
+      }),
+    );
+    const merged = pages.flat().sort((a, b) => {
+      const order = a.start_time < b.start_time ? -1 : a.start_time > b.start_time ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+      return query.order === "desc" ? -order : order;
+    });
+    found.push(...merged.slice(0, wanted - found.length));
+    if (found.length >= wanted) break;
+  }
+
+  const page = found.slice(0, query.limit);
+  const last = page.at(-1);
+  const next = found.length > query.limit && last ? encodeCursor({ start_time: last.start_time, id: last.id }) : null;
+  return { runs: page.map((run) => project(run, query.select)), cursors: { next, prev: null } };
+}
