@@ -14,6 +14,7 @@
 import type { Client } from "@langchain/langgraph-sdk";
 import { THREAD_SCENARIOS } from "./scenarios-threads.ts";
 import { RUN_SCENARIOS } from "./scenarios-runs.ts";
+import { TRACING_SCENARIOS } from "./scenarios-tracing.ts";
 
 export interface BenchContext {
   /** The target server, without a trailing slash. Every request goes here and nowhere else. */
@@ -69,7 +70,8 @@ export function makeRequest(baseUrl: string, apiKey: string, timeoutMs: number):
       const text = new TextDecoder().decode(body.slice(0, 200));
       throw new HttpError(response.status, `${rest.method ?? "GET"} ${path}: HTTP ${response.status} ${text}`);
     }
-    return response;
+    // A fresh Response over the bytes read, so scenarios can still call .json().
+    return new Response(body, { status: response.status, headers: response.headers });
   };
 }
 
@@ -91,6 +93,7 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   ...THREAD_SCENARIOS,
   ...RUN_SCENARIOS,
+  ...TRACING_SCENARIOS,
 ];
 
 export function findScenario(name: string): Scenario | undefined {

@@ -21,7 +21,7 @@ import { sessionRoutes } from "./tracing/sessions-routes.ts";
 import { tracingRunRoutes } from "./tracing/runs-routes.ts";
 
 /** Paths reachable without credentials. Everything else is declared with `secured(...)`. */
-export const PUBLIC_PATHS = ["/ok", "/info", "/docs", "/openapi.json"] as const;
+export const PUBLIC_PATHS = ["/ok", "/info", "/api/v1/info", "/docs", "/openapi.json"] as const;
 const isPublic = (path: string) => (PUBLIC_PATHS as readonly string[]).includes(path) || path.startsWith("/docs/");
 
 export function createApp() {

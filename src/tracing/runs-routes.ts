@@ -8,6 +8,8 @@ import { Ingestor, type IngestResult, locateRun } from "./ingest.ts";
 import { traceShardName } from "./trace-shard-do.ts";
 import { validateFilter } from "./filter/check.ts";
 import { decodeCursor, QueryFilterError, queryRuns } from "./query.ts";
+import { readMultipartRuns } from "./multipart.ts";
+import { deployment } from "../deployment/index.ts";
 
 /** `/api/v1/runs`: ingestion as the `langsmith` SDKs send it, and reads of one run. */
 
@@ -49,7 +51,53 @@ const QuerySchema = z
 
 const ValidateResult = z.object({ valid: z.boolean(), errors: z.array(z.object({ field: z.string(), message: z.string(), position: z.number() })) }).openapi("FilterValidation");
 
+/** The largest request (and, for gzip bodies, decompressed) size, as the body-limit middleware applies it. */
+const maxBodyBytes = (env: Env) => {
+  const configured = Number(env.MAX_BODY_BYTES);
+  return Number.isFinite(configured) && configured > 0 ? configured : 10 * 1024 * 1024;
+};
+
+/**
+ * The LangSmith API level this server speaks. JS SDK 0.9+ compares `/info.version` with minimum
+ * backend versions (0.16.0) before using newer endpoints; the platform's own version is in `platform_version`.
+ */
+const LANGSMITH_API_VERSION = "0.16.0";
+
+const InfoSchema = z
+  .object({
+    version: z.string(),
+    platform_version: z.string(),
+    batch_ingest_config: z.object({
+      use_multipart_endpoint: z.boolean(),
+      size_limit: z.number(),
+      size_limit_bytes: z.number(),
+      scale_up_qsize_trigger: z.number(),
+      scale_up_nthreads_limit: z.number(),
+      scale_down_nempty_trigger: z.number(),
+    }),
+    instance_flags: z.record(z.string(), z.boolean()),
+  })
+  .openapi("TracingInfo");
+
 const routes = {
+  info: createRoute({
+    tags,
+    method: "get",
+    path: "/api/v1/info",
+    summary: "Tracing server info: how the langsmith SDKs should batch and compress",
+    responses: { 200: jsonContent(InfoSchema, "Info") },
+  }),
+  multipart: route({
+    method: "post",
+    path: "/api/v1/runs/multipart",
+    summary: "Create and update runs as multipart/form-data (post.<id>, patch.<id>, <event>.<id>.<field>); gzip bodies accepted",
+    responses: {
+      202: jsonContent(Accepted, "Stored (see errors)"),
+      413: jsonContent(z.object({ detail: z.string() }), "Body, or decompressed body, too large"),
+      415: jsonContent(z.object({ detail: z.string() }), "Not multipart/form-data, or an unsupported Content-Encoding"),
+      ...authErrors,
+    },
+  }),
   create: route({
     method: "post",
     path: "/api/v1/runs",
@@ -123,6 +171,32 @@ export const tracingRunRoutes = createRouter()
     const result = await ingestor.ingest(post, patch);
     if (result.accepted === 0 && result.errors.length > 0) throw new ApiError(422, result.errors.map((e) => `${e.operation} ${e.run_id ?? "(no id)"}: ${e.detail}`).join("; "));
     return c.json(result, 202);
+  })
+  .openapi(routes.info, (c) =>
+    c.json(
+      {
+        version: LANGSMITH_API_VERSION,
+        platform_version: deployment.versions.platform,
+        batch_ingest_config: {
+          use_multipart_endpoint: true,
+          size_limit: 100,
+          size_limit_bytes: maxBodyBytes(c.env),
+          scale_up_qsize_trigger: 1000,
+          scale_up_nthreads_limit: 16,
+          scale_down_nempty_trigger: 4,
+        },
+        instance_flags: { gzip_body_enabled: true, zstd_compression_enabled: false },
+      },
+      200,
+    ),
+  )
+  .openapi(routes.multipart, async (c) => {
+    const { posts, patches, problems } = await readMultipartRuns(c.req.raw, maxBodyBytes(c.env));
+    const ingestor = new Ingestor(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId);
+    const result = await ingestor.ingest(posts, patches);
+    const errors = [...problems, ...result.errors];
+    if (result.accepted === 0 && errors.length > 0) throw new ApiError(422, errors.map((e) => `${e.operation} ${e.run_id ?? "(no id)"}: ${e.detail}`).join("; "));
+    return c.json({ accepted: result.accepted, errors }, 202);
   })
   .openapi(routes.query, async (c) => {
     const query = c.req.valid("json");

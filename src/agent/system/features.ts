@@ -13,6 +13,6 @@ export const FEATURES = {
   /** Set per deployment from langgraph.json `auth.path` (see system/routes.ts). */
   custom_auth: false,
   langsmith: false,
-  tracing: false,
+  tracing: true,
   bulk_export: false,
 } as const;

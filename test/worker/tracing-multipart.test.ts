@@ -1,0 +1,82 @@
+// POST /api/v1/runs/multipart with bodies shaped like the langsmith JS SDK's (split fields, gzip).
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { call, json } from "./helpers.ts";
+
+function sdkRun(name: string, start: string) {
+  const id = crypto.randomUUID();
+  const dotted_order = `${start.replace(/[-:]/g, "").replace(".", "").replace("Z", "")}000Z${id}`;
+  return { id, name, run_type: "chain", start_time: start, dotted_order, trace_id: id, session_name: "multipart" };
+}
+
+/** Parts the way the SDK writes them: JSON blobs with a length parameter, large fields split out. */
+function form(parts: [string, unknown][]): FormData {
+  const data = new FormData();
+  for (const [name, value] of parts) {
+    const body = JSON.stringify(value);
+    data.append(name, new Blob([body], { type: `application/json; length=${body.length}` }));
+  }
+  return data;
+}
+
+async function send(data: FormData, gzip = false): Promise<Response> {
+  const encoded = new Response(data);
+  const headers: Record<string, string> = { "Content-Type": encoded.headers.get("content-type")! };
+  let body: BodyInit = await encoded.arrayBuffer();
+  if (gzip) {
+    headers["Content-Encoding"] = "gzip";
+    body = await new Response(new Blob([body]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
+  }
+  return call("/api/v1/runs/multipart", { method: "POST", body, headers });
+}
+
+describe("multipart ingestion", () => {
+  it("advertises multipart and gzip in /api/v1/info without a key", async () => {
+    const response = await call("/api/v1/info", { key: null });
+    expect(response.status).toBe(200);
+    expect(await json(response)).toMatchObject({ version: "0.16.0", batch_ingest_config: { use_multipart_endpoint: true, size_limit: 100, size_limit_bytes: Number(env.MAX_BODY_BYTES) }, instance_flags: { gzip_body_enabled: true } });
+  });
+
+  it("assembles posts and patches from their parts, plain and gzip-compressed", async () => {
+    for (const gzip of [false, true]) {
+      const run = sdkRun(`mp-${gzip}`, "2026-11-20T10:00:00.000Z");
+      const post = await send(form([[`post.${run.id}`, run], [`post.${run.id}.inputs`, { question: "hi" }], [`post.${run.id}.extra`, { metadata: { thread_id: "t-9" } }]]), gzip);
+      expect(post.status).toBe(202);
+      expect(await json(post)).toEqual({ accepted: 1, errors: [] });
+      const patch = await send(form([[`patch.${run.id}`, { id: run.id, trace_id: run.id, dotted_order: run.dotted_order, end_time: Date.parse("2026-11-20T10:00:01Z") }], [`patch.${run.id}.outputs`, { answer: "hello" }]]), gzip);
+      expect(patch.status).toBe(202);
+      const stored = await json(await call(`/api/v1/runs/${run.id}`));
+      expect(stored).toMatchObject({ name: run.name, inputs: { question: "hi" }, outputs: { answer: "hello" }, thread_id: "t-9", status: "success", latency: 1 });
+    }
+  });
+
+  it("stores the good runs and reports bad parts, attachments and unknown fields", async () => {
+    const good = sdkRun("mp-good", "2026-11-20T11:00:00.000Z");
+    const bad = { ...sdkRun("mp-bad", "2026-11-20T11:00:00.000Z"), dotted_order: "nonsense" };
+    const response = await send(form([[`post.${good.id}`, good], [`post.${bad.id}`, bad], [`post.${good.id}.secret`, 1], [`attachment.${good.id}.file`, "x"], [`post.${crypto.randomUUID()}.inputs`, {}]]));
+    expect(response.status).toBe(202);
+    const result = await json<{ accepted: number; errors: { run_id: string; detail: string }[] }>(response);
+    expect(result.accepted).toBe(1);
+    const details = result.errors.map((e) => e.detail).join("\n");
+    expect(details).toMatch(/is not post.<id>/);
+    expect(details).toMatch(/attachments are not supported/);
+    expect(details).toMatch(/has no post\./);
+    expect(details).toMatch(/dotted_order segment 1/);
+    expect((await call(`/api/v1/runs/${good.id}`)).status).toBe(200);
+  });
+
+  it("refuses what is not multipart, unknown encodings and gzip bombs", async () => {
+    expect((await call("/api/v1/runs/multipart", { method: "POST", json: {} })).status).toBe(415);
+    const data = form([["post.x", {}]]);
+    const encoded = new Response(data);
+    const zstd = await call("/api/v1/runs/multipart", { method: "POST", body: await encoded.arrayBuffer(), headers: { "Content-Type": encoded.headers.get("content-type")!, "Content-Encoding": "zstd" } });
+    expect(zstd.status).toBe(415);
+    // 20 MB of spaces compresses to a few KB but inflates past the body limit.
+    const boundary = "----bomb";
+    const huge = `--${boundary}\r\nContent-Disposition: form-data; name="post.x"\r\nContent-Type: application/json\r\n\r\n${" ".repeat(20 * 1024 * 1024)}{}\r\n--${boundary}--\r\n`;
+    const compressed = await new Response(new Blob([huge]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
+    const bomb = await call("/api/v1/runs/multipart", { method: "POST", body: compressed, headers: { "Content-Type": `multipart/form-data; boundary=${boundary}`, "Content-Encoding": "gzip" } });
+    expect(bomb.status).toBe(413);
+    expect((await json<{ detail: string }>(bomb)).detail).toMatch(/Decompressed request body is larger/);
+  });
+});
