@@ -31,14 +31,14 @@ function trace(project: string, day: string, index: number): RunCreate[] {
       run_type: i === 0 ? "chain" : llm ? "llm" : "tool",
       start_time: at,
       end_time: at + (i % 7) * 700,
-      project_name: project,
+      session_name: project,
       trace_id: rootId,
       dotted_order: i === 0 ? rootOrder : `${rootOrder}.${stamp(at)}${id}`,
       parent_run_id: i === 0 ? undefined : rootId,
       inputs: { messages: [{ role: "user", content: `${PROMPT}#${index}.${i}` }] },
       outputs: llm ? { generations: [[{ text: ANSWER }]], usage_metadata: { input_tokens: 120, output_tokens: 40, total_tokens: 160 } } : { result: ANSWER },
       extra: { metadata: { thread_id: `thread-${index % 500}`, user: `user-${index % 50}` } },
-      tags: i % 10 === 0 ? ["production"] : [],
+      tags: i % 10 === 1 ? ["production"] : [],
     } as RunCreate);
   }
   return runs;
