@@ -36,6 +36,7 @@ function dayFromDottedOrder(dottedOrder: string): string {
 
 export class Ingestor {
   readonly #projectsByName = new Map<string, Promise<string>>();
+  readonly #projectsById = new Map<string, Promise<string | null>>();
   readonly #errors: RunProblem[] = [];
 
   constructor(
@@ -97,11 +98,7 @@ export class Ingestor {
       if (!projectId) return this.#problem("patch", run.id, `session_id ${run.session_id} is not a tracing project of this workspace`);
       return { run, projectId, day };
     }
-    const location = await this.db
-      .select()
-      .from(traceRunLocations)
-      .where(and(eq(traceRunLocations.workspaceId, this.workspaceId), eq(traceRunLocations.runId, run.id)))
-      .get();
+    const location = await locateRun(this.db, this.workspaceId, run.id);
     if (!location) return this.#problem("patch", run.id, `Run ${run.id} not found; a patch sent before its post must carry session_name (or session_id) and start_time or dotted_order`, 404);
     return { run, projectId: location.projectId, day: location.day };
   }
@@ -109,11 +106,12 @@ export class Ingestor {
   /** The project id for a run, or null when its `session_id` is not a project of this workspace. */
   async #project(run: { session_id?: string | null; session_name?: string | null }): Promise<string | null> {
     if (run.session_id) {
-      try {
-        return (await getProject(this.db, this.workspaceId, run.session_id)).id;
-      } catch {
-        return null;
+      let known = this.#projectsById.get(run.session_id);
+      if (!known) {
+        known = getProject(this.db, this.workspaceId, run.session_id).then((p) => p.id, () => null);
+        this.#projectsById.set(run.session_id, known);
       }
+      return known;
     }
     const name = run.session_name ?? DEFAULT_PROJECT;
     let id = this.#projectsByName.get(name);

@@ -15,6 +15,12 @@ const time = z.union([z.string(), z.number()]).transform((value, ctx) => {
   return date.toISOString();
 });
 
+/** An ISO-8601 time in a query or project body, normalised to `toISOString()` (how the shards store times). */
+export const isoTime = z
+  .string()
+  .refine((value) => !Number.isNaN(Date.parse(value)), "must be an ISO-8601 time")
+  .transform((value) => new Date(value).toISOString());
+
 const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID").transform((s) => s.toLowerCase());
 const json = z.record(z.string(), z.unknown());
 

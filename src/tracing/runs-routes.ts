@@ -9,6 +9,8 @@ import { traceShardName } from "./trace-shard-do.ts";
 import { validateFilter } from "./filter/check.ts";
 import { decodeCursor, QueryFilterError, queryRuns } from "./query.ts";
 import { readMultipartRuns } from "./multipart.ts";
+import { isoTime } from "./run-input.ts";
+import { maxBodyBytes } from "../http/body-limit.ts";
 import { deployment } from "../deployment/index.ts";
 
 /** `/api/v1/runs`: ingestion as the `langsmith` SDKs send it, and reads of one run. */
@@ -22,10 +24,6 @@ const RunId = z.object({ run_id: z.uuid().transform((id) => id.toLowerCase()) })
 const Problem = z.object({ run_id: z.string().nullable(), operation: z.enum(["post", "patch"]), status: z.number(), detail: z.string() });
 const Accepted = z.object({ accepted: z.number(), errors: z.array(Problem) }).openapi("IngestResult");
 
-const isoTime = z
-  .string()
-  .refine((value) => !Number.isNaN(Date.parse(value)), "must be an ISO-8601 time")
-  .transform((value) => new Date(value).toISOString());
 const uuid = z.uuid().transform((id) => id.toLowerCase());
 
 const QuerySchema = z
@@ -50,12 +48,6 @@ const QuerySchema = z
   .openapi("RunsQuery");
 
 const ValidateResult = z.object({ valid: z.boolean(), errors: z.array(z.object({ field: z.string(), message: z.string(), position: z.number() })) }).openapi("FilterValidation");
-
-/** The largest request (and, for gzip bodies, decompressed) size, as the body-limit middleware applies it. */
-const maxBodyBytes = (env: Env) => {
-  const configured = Number(env.MAX_BODY_BYTES);
-  return Number.isFinite(configured) && configured > 0 ? configured : 10 * 1024 * 1024;
-};
 
 /**
  * The LangSmith API level this server speaks. JS SDK 0.9+ compares `/info.version` with minimum

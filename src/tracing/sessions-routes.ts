@@ -3,6 +3,7 @@ import { database } from "../db/client.ts";
 import { createRouter } from "../http/router.ts";
 import { authErrors, conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
+import { isoTime } from "./run-input.ts";
 import { createProject, deleteProject, getProject, listProjects, updateProject } from "./projects.ts";
 
 /** `/api/v1/sessions`: tracing projects, as the `langsmith` SDKs create and read them. */
@@ -10,10 +11,6 @@ import { createProject, deleteProject, getProject, listProjects, updateProject }
 const tags = ["Tracing projects"];
 const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute({ tags, ...config }));
 
-const isoTime = z
-  .string()
-  .refine((value) => !Number.isNaN(Date.parse(value)), "must be an ISO-8601 time")
-  .transform((value) => new Date(value).toISOString());
 const ProjectId = z.uuid().transform((id) => id.toLowerCase());
 
 const SessionSchema = z

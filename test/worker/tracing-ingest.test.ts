@@ -61,6 +61,15 @@ describe("tracing ingestion", () => {
     expect((await getRun(badOrder.id)).status).toBe(404);
   });
 
+  it("files runs under an existing project named by session_id", async () => {
+    const project = await json<{ id: string }>(await call("/api/v1/sessions", { method: "POST", json: { name: `by-id-${crypto.randomUUID()}` } }));
+    const a = sdkRun("by-id-a", new Date("2026-11-20T14:00:00Z"), undefined, { session_id: project.id });
+    const b = sdkRun("by-id-b", new Date("2026-11-20T14:00:01Z"), undefined, { session_id: project.id });
+    const response = await call("/api/v1/runs/batch", { method: "POST", json: { post: [a, b] } });
+    expect(await json(response)).toEqual({ accepted: 2, errors: [] });
+    for (const run of [a, b]) expect((await json<Run>(await getRun(run.id))).session_id).toBe(project.id);
+  });
+
   it("keeps an SDK patch that arrives before its post", async () => {
     const run = sdkRun("late-post", new Date("2026-11-20T12:00:00Z"), undefined, { session_name: "late" });
     const early = await call("/api/v1/runs/batch", { method: "POST", json: { patch: [{ id: run.id, trace_id: run.id, dotted_order: run.dotted_order, session_name: "late", end_time: "2026-11-20T12:00:01Z", outputs: { ok: true } }] } });
