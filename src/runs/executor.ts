@@ -1,3 +1,4 @@
+import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { AIMessageChunk, BaseMessageChunk } from "@langchain/core/messages";
 import { Command, Send } from "@langchain/langgraph";
 import type { LoadedGraph } from "../deployment/graphs.ts";
@@ -21,6 +22,8 @@ export interface ExecuteOptions {
   durability: "sync" | "async" | "exit" | null;
   signal: AbortSignal;
   publish: Publish;
+  /** Extra LangChain callbacks for the whole run (the server's tracer). */
+  callbacks?: BaseCallbackHandler[];
 }
 
 /** `command` as a LangGraph Command; `goto` entries that are `{node, input}` objects become Sends. */
@@ -101,6 +104,7 @@ export async function executeRun(options: ExecuteOptions): Promise<void> {
 
   const streamOptions = {
     ...options.config,
+    ...(options.callbacks?.length ? { callbacks: options.callbacks } : {}),
     runId: options.runId,
     signal: options.signal,
     streamMode: [...modes] as ("values" | "updates" | "debug" | "messages" | "checkpoints" | "tasks" | "custom" | "tools")[],

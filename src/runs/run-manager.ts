@@ -1,4 +1,5 @@
 import type { LoadedGraph } from "../deployment/graphs.ts";
+import { AgentRunTracer, agentTraceProject, type TracedRun } from "../tracing/agent-tracer.ts";
 import { log } from "../observability/log.ts";
 import type { SqliteCheckpointSaver } from "../thread/checkpointer.ts";
 import type { SqlStore } from "../thread/sql.ts";
@@ -35,6 +36,14 @@ export interface RunHost {
   deleteThread(): Promise<void>;
   scheduleAlarm(): Promise<void>;
   bindGraph(graphId: string, config: Record<string, unknown>): Promise<LoadedGraph | undefined>;
+  /** Where executed runs are traced; null when agent tracing is off. */
+  traceSink(): TraceSink | null;
+}
+
+export interface TraceSink {
+  /** The deployment's tracing project for agent runs (a run may name its own). */
+  project: string | undefined;
+  record(runs: TracedRun[]): Promise<void>;
 }
 
 interface Execution {
@@ -232,6 +241,10 @@ export class RunManager {
     }
     // A run cut off by a restart continues from its last checkpoint instead of starting over.
     const resumed = run.attempt > 1 && this.#hasCheckpointOf(run);
+    const sink = this.host.traceSink();
+    const tracer = sink
+      ? new AgentRunTracer({ thread_id: run.thread_id, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: run.graphId }, agentTraceProject(sink.project, run.kwargs))
+      : null;
     try {
       await executeRun({
         graph,
@@ -246,8 +259,10 @@ export class RunManager {
         durability: run.kwargs.durability,
         signal: execution.controller.signal,
         publish,
+        callbacks: tracer ? [tracer] : undefined,
       });
     } catch (error) {
+      if (sink && tracer) this.#background(sink.record(tracer.takeRuns(execution.controller.signal.aborted ? "Cancelled" : errorPayload(error).message)), "agent run trace");
       if (execution.controller.signal.aborted) {
         return this.#settle(run, { kind: "cancelled", action: execution.cancel ?? "interrupt" }, graph);
       }
@@ -255,6 +270,8 @@ export class RunManager {
       publish("error", payload);
       return this.#settle(run, { kind: "error", error: payload }, graph);
     }
+    // The trace is written after the run's end, off its path: readers and waiters never wait for it.
+    if (sink && tracer) this.#background(sink.record(tracer.takeRuns()), "agent run trace");
     return this.#settle(run, { kind: "success" }, graph);
   }
 

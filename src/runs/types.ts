@@ -40,6 +40,8 @@ export interface RunKwargs {
   webhook: string | null;
   on_completion: "delete" | "keep" | null;
   durability: "sync" | "async" | "exit" | null;
+  /** The SDK's `_langsmithTracer`: which tracing project this run is traced into. */
+  langsmith_tracer?: { project_name?: string; example_id?: string } | null;
   /** Copied `x-*` request headers and the user agent, for config.configurable. */
   headers: Record<string, string>;
 }

@@ -8,7 +8,8 @@ import { durableObjectSql, type SqlRow } from "./sql.ts";
 import { StateCache } from "./state-cache.ts";
 import { D1Store } from "../store/d1-store.ts";
 import { toJsonObject } from "./serialize.ts";
-import { RunManager, type RunHost } from "../runs/run-manager.ts";
+import { RunManager, type RunHost, type TraceSink } from "../runs/run-manager.ts";
+import { Ingestor } from "../tracing/ingest.ts";
 import { waitingBody } from "../runs/waiting-body.ts";
 import type { CancelAction, CreateRunInput, RunJson, RunStatus } from "../runs/types.ts";
 import {
@@ -642,6 +643,22 @@ export class ThreadDO extends DurableObject<Env> {
         if (record) await this.#scheduleAlarm(record);
       },
       bindGraph: (graphId, config) => bindGraph(graphId, this.#saver, config, this.#store()),
+      traceSink: () => this.#traceSink(),
+    };
+  }
+
+  /** Agent runs are traced straight into the workspace's trace shards (no HTTP round trip). */
+  #traceSink(): TraceSink | null {
+    const record = this.#records.read();
+    // Vars are typed by their wrangler.toml values; a deployment may override them with any text.
+    if (!record || (this.env.AGENT_TRACING as string) === "off") return null;
+    return {
+      project: this.env.AGENT_TRACING_PROJECT,
+      record: async (runs) => {
+        if (!runs.length) return;
+        const { errors } = await new Ingestor(database(this.env), this.env.TRACE_SHARD, record.workspaceId).ingest(runs, []);
+        if (errors.length) log.warn("agent run trace rejected runs", { thread_id: record.threadId, errors: errors.slice(0, 3) });
+      },
     };
   }
 

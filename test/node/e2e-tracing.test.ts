@@ -1,7 +1,11 @@
 // The official langsmith SDK traces into the platform through its default path (GET /info, then
 // batched, gzip-compressed multipart), and the runs come back through /runs/query.
+import { HumanMessage } from "@langchain/core/messages";
+import { LangChainTracer } from "@langchain/core/tracers/tracer_langchain";
+import { Client as AgentClient } from "@langchain/langgraph-sdk";
 import { Client } from "langsmith";
 import { traceable } from "langsmith/traceable";
+import { graph as agentGraph } from "../../graphs/agent.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer } from "./helpers.ts";
 
@@ -13,7 +17,19 @@ afterAll(async () => {
   await server?.stop();
 });
 
-type Run = { id: string; name: string; run_type: string; status: string; parent_run_id: string | null; trace_id: string; inputs: unknown; outputs: unknown; tags: string[]; dotted_order: string };
+type Run = {
+  id: string;
+  name: string;
+  run_type: string;
+  status: string;
+  parent_run_id: string | null;
+  trace_id: string;
+  inputs: unknown;
+  outputs: unknown;
+  tags: string[];
+  dotted_order: string;
+  extra: { metadata?: Record<string, unknown> };
+};
 
 async function api<T>(path: string, body?: unknown): Promise<T> {
   const response = await fetch(`${server.url}/api/v1${path}`, {
@@ -58,5 +74,57 @@ describe("langsmith SDK tracing", () => {
     expect(byThread.runs).toHaveLength(3);
     const rootsOfThread = await api<{ runs: Run[] }>("/runs/query", { session: [session.id], filter: 'and(eq(thread_id, "sdk-thread"), eq(is_root, true))' });
     expect(rootsOfThread.runs.map((run) => run.id)).toEqual([root.id]);
+  });
+
+  it("traces a LangGraph graph through LangChain's LangSmith tracer", async () => {
+    const project = `graph-${crypto.randomUUID()}`;
+    const client = new Client({ apiUrl: `${server.url}/api/v1`, apiKey: server.apiKey, autoBatchTracing: true });
+    const tracer = new LangChainTracer({ client, projectName: project });
+    const result = await agentGraph.invoke({ messages: [new HumanMessage("what is langgraph?")] }, { callbacks: [tracer], runName: "agent-graph" });
+    expect(String(result.messages.at(-1)?.content)).toContain("LangGraph builds stateful agents");
+    await client.awaitPendingTraceBatches();
+
+    const [session] = await api<{ id: string }[]>(`/sessions?name=${project}`);
+    const { runs } = await api<{ runs: Run[] }>("/runs/query", { session: [session.id], order: "asc", limit: 100 });
+    const root = runs.find((run) => run.parent_run_id === null)!;
+    expect(root).toMatchObject({ name: "agent-graph", run_type: "chain", status: "success" });
+    expect(runs.every((run) => run.trace_id === root.id)).toBe(true);
+    expect(runs.filter((run) => run.parent_run_id === root.id && !run.tags.includes("langsmith:hidden")).map((run) => run.name)).toEqual(["agent", "tools", "agent"]);
+    expect(runs.filter((run) => run.run_type === "llm")).toHaveLength(2);
+    const tool = runs.find((run) => run.run_type === "tool")!;
+    expect(tool).toMatchObject({ name: "search", status: "success" });
+    // The nodes' LangGraph metadata survives the trip, so it filters.
+    const toolsNode = await api<{ runs: Run[] }>("/runs/query", { session: [session.id], filter: 'and(eq(metadata_key, "langgraph_node"), eq(metadata_value, "tools"), eq(run_type, "tool"))' });
+    expect(toolsNode.runs.map((run) => run.id)).toEqual([tool.id]);
+  });
+});
+
+describe("agent runs on the server", () => {
+  it("appear as a trace with their LLM and tool children", async () => {
+    const agents = new AgentClient({ apiUrl: server.url, apiKey: server.apiKey });
+    const thread = await agents.threads.create();
+    const run = await agents.runs.create(thread.thread_id, "agent", { input: { messages: [{ role: "user", content: "what is parquet?" }] } });
+    await agents.runs.join(thread.thread_id, run.run_id);
+
+    let trace: Run[] = [];
+    for (let attempt = 0; attempt < 100 && !trace.length; attempt++) {
+      const [session] = await api<{ id: string }[]>("/sessions?name=agent-runs");
+      if (session) {
+        const roots = await api<{ runs: Run[] }>("/runs/query", { session: [session.id], is_root: true, filter: `and(eq(metadata_key, "run_id"), eq(metadata_value, "${run.run_id}"))` });
+        if (roots.runs[0]) trace = (await api<{ runs: Run[] }>("/runs/query", { trace: roots.runs[0].id, order: "asc", limit: 100 })).runs;
+      }
+      if (!trace.length) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const root = trace.find((r) => r.parent_run_id === null)!;
+    expect(root).toMatchObject({ run_type: "chain", status: "success" });
+    expect(root.extra.metadata).toMatchObject({ thread_id: thread.thread_id, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: "agent" });
+    const llms = trace.filter((r) => r.run_type === "llm");
+    const tools = trace.filter((r) => r.run_type === "tool");
+    expect(llms).toHaveLength(2);
+    expect(tools.map((r) => r.name)).toEqual(["search"]);
+    expect(JSON.stringify(tools[0].outputs)).toContain("Parquet is a columnar file format");
+    // Children hang off the graph's nodes, which hang off the root.
+    const nodeIds = new Set(trace.filter((r) => r.parent_run_id === root.id).map((r) => r.id));
+    expect([...llms, ...tools].every((r) => nodeIds.has(r.parent_run_id!) || trace.some((n) => n.id === r.parent_run_id && nodeIds.has(n.parent_run_id!)))).toBe(true);
   });
 });

@@ -39,7 +39,10 @@ export const RunCreateSchema = z
     on_completion: z.enum(["delete", "keep"]).nullish(),
     durability: z.enum(["sync", "async", "exit"]).nullish(),
     feedback_keys: z.array(z.string()).nullish(),
-    langsmith_tracer: z.unknown().optional(),
+    langsmith_tracer: z
+      .object({ project_name: z.string().min(1).optional(), example_id: z.string().optional() })
+      .nullish()
+      .openapi({ description: "Trace this run into the named tracing project instead of the deployment's." }),
     checkpoint_during: z.boolean().nullish(),
   })
   .openapi("RunCreate");

@@ -56,6 +56,7 @@ export async function runInput(
       webhook: body.webhook ?? null,
       on_completion: stateless ? (body.on_completion ?? "delete") : null,
       durability: body.durability ?? null,
+      langsmith_tracer: body.langsmith_tracer ?? null,
       headers: configurableHeaders(target.headers),
     },
     checkpoint,

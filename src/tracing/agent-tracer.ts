@@ -1,0 +1,136 @@
+import { BaseTracer, type Run } from "@langchain/core/tracers/base";
+import { toJson } from "../thread/serialize.ts";
+
+/**
+ * Traces the Agent Server's own runs: a LangChain callback handler that collects the run tree
+ * (graph, nodes, model and tool calls) in memory while the graph executes and hands it over, as
+ * runs in the ingestion format, once the run is over. Nothing is written while the graph runs, so
+ * tracing costs a run only the callback bookkeeping LangChain does anyway.
+ */
+
+/** The project agent runs are traced into when neither the deployment nor the run names one. */
+export const DEFAULT_AGENT_PROJECT = "agent-runs";
+
+/** A traced run as the ingestion path takes it (see `RunPostSchema`). */
+export type TracedRun = {
+  id: string;
+  name: string;
+  run_type: string;
+  start_time: number;
+  end_time: number;
+  inputs: Record<string, unknown>;
+  outputs: Record<string, unknown> | null;
+  error: string | null;
+  extra: Record<string, unknown>;
+  events: Record<string, unknown>[];
+  tags: string[];
+  parent_run_id: string | null;
+  trace_id: string;
+  dotted_order: string;
+  session_name: string;
+};
+
+/** The ids every traced run carries in its metadata, so a trace leads back to its thread and run. */
+export type AgentRunIds = { thread_id: string; run_id: string; assistant_id: string; graph_id: string };
+
+const HIDDEN = "langsmith:hidden";
+const asObject = (value: unknown): Record<string, unknown> => {
+  const json = toJson(value);
+  if (json && typeof json === "object" && !Array.isArray(json)) return json as Record<string, unknown>;
+  return json === null || json === undefined ? {} : { output: json };
+};
+
+export class AgentRunTracer extends BaseTracer {
+  name = "agent_server_tracer";
+  readonly #finished: Run[] = [];
+
+  constructor(
+    private readonly ids: AgentRunIds,
+    private readonly project: string,
+  ) {
+    // Awaited inline: the tree must be complete when the graph's stream ends.
+    super({ _awaitHandler: true });
+  }
+
+  protected async persistRun(run: Run): Promise<void> {
+    this.#finished.push(run);
+  }
+
+  /**
+   * Every run of the finished trees, parents before children. Runs still open (a cancelled or
+   * crashed graph never ends them) are closed now with `reason` as their error.
+   */
+  takeRuns(reason = "Cancelled"): TracedRun[] {
+    const endedAt = Date.now();
+    const roots = [...this.#finished];
+    this.#finished.length = 0;
+    for (const open of this.runMap.values()) {
+      if (open.parent_run_id === undefined) roots.push(open);
+    }
+    this.runMap.clear();
+    const runs: TracedRun[] = [];
+    const visit = (run: Run) => {
+      if (isHiddenLeaf(run)) return;
+      runs.push(this.#convert(run, endedAt, reason));
+      for (const child of run.child_runs) visit(child);
+    };
+    for (const root of roots) visit(root);
+    return runs;
+  }
+
+  #convert(run: Run, endedAt: number, reason: string): TracedRun {
+    const open = run.end_time === undefined;
+    const extra = { ...(run.extra ?? {}) };
+    extra.metadata = { ...((extra.metadata as Record<string, unknown> | undefined) ?? {}), ...this.ids };
+    return {
+      id: run.id,
+      name: run.name,
+      run_type: run.run_type,
+      start_time: run.start_time,
+      end_time: run.end_time ?? endedAt,
+      inputs: asObject(run.inputs),
+      outputs: run.outputs === undefined ? null : asObject(run.outputs),
+      error: run.error ?? (open ? reason : null),
+      extra: asObject(extra),
+      events: compactEvents(run.events),
+      tags: run.tags ?? [],
+      parent_run_id: run.parent_run_id ?? null,
+      trace_id: run.trace_id ?? run.id,
+      dotted_order: run.dotted_order ?? "",
+      session_name: this.project,
+    };
+  }
+}
+
+/** LangGraph's bookkeeping runs (channel writes) are tagged hidden; the UI never shows them. */
+function isHiddenLeaf(run: Run): boolean {
+  return (run.tags ?? []).includes(HIDDEN) && run.child_runs.every(isHiddenLeaf);
+}
+
+/**
+ * Run events without the per-token stream: `start`, `end`, errors and the first `new_token` (the
+ * time to first token) are kept; a long completion would otherwise store one event per token.
+ */
+function compactEvents(events: Run["events"]): Record<string, unknown>[] {
+  let sawToken = false;
+  const kept: Record<string, unknown>[] = [];
+  for (const event of events ?? []) {
+    if (event.name === "new_token") {
+      if (sawToken) continue;
+      sawToken = true;
+    }
+    kept.push(asObject(event));
+  }
+  return kept;
+}
+
+/**
+ * The project a run is traced into: the run's own choice (`langsmith_tracer.project_name`, or
+ * `configurable.langsmith_project` as the SDK sets it), else the deployment's, else the default.
+ */
+export function agentTraceProject(configured: string | undefined, kwargs: { langsmith_tracer?: { project_name?: string } | null; config: Record<string, unknown> }): string {
+  if (kwargs.langsmith_tracer?.project_name) return kwargs.langsmith_tracer.project_name;
+  const configurable = kwargs.config.configurable as { langsmith_project?: unknown } | undefined;
+  if (typeof configurable?.langsmith_project === "string" && configurable.langsmith_project) return configurable.langsmith_project;
+  return configured?.trim() || DEFAULT_AGENT_PROJECT;
+}

@@ -1,0 +1,116 @@
+// Every run the Agent Server executes is traced into the shards of its workspace.
+import { beforeAll, describe, expect, it } from "vitest";
+import type { ThreadJson } from "../../src/thread/types.ts";
+import { call, json } from "./helpers.ts";
+
+type TraceRun = {
+  id: string;
+  name: string;
+  run_type: string;
+  status: string;
+  error: string | null;
+  parent_run_id: string | null;
+  trace_id: string;
+  session_id: string;
+  is_root: boolean;
+  inputs: Record<string, unknown>;
+  outputs: Record<string, unknown> | null;
+  extra: { metadata: Record<string, unknown> };
+  events: { name: string }[];
+  total_tokens: number | null;
+};
+type Project = { id: string; name: string };
+
+let key: string;
+const human = (content: string) => ({ messages: [{ role: "user", content }] });
+const post = (path: string, body: unknown) => call(path, { method: "POST", key, json: body });
+
+beforeAll(async () => {
+  const workspace = await json<{ id: string }>(await call("/api/v1/workspaces", { method: "POST", json: { display_name: "Agent tracing" } }));
+  key = (await json<{ key: string }>(await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }))).key;
+});
+
+async function projectNamed(name: string): Promise<Project | null> {
+  const projects = await json<Project[]>(await call(`/api/v1/sessions?name=${encodeURIComponent(name)}`, { key }));
+  return projects[0] ?? null;
+}
+
+/** The trace is written just after the run ends, off the run's path: poll for its root. */
+async function traceOf(runId: string, project = "agent-runs"): Promise<TraceRun[]> {
+  for (let i = 0; i < 200; i++) {
+    const session = await projectNamed(project);
+    if (session) {
+      const roots = await json<{ runs: TraceRun[] }>(
+        await post("/api/v1/runs/query", { session: [session.id], is_root: true, filter: `and(eq(metadata_key, "run_id"), eq(metadata_value, "${runId}"))` }),
+      );
+      const root = roots.runs[0];
+      if (root) return (await json<{ runs: TraceRun[] }>(await post("/api/v1/runs/query", { trace: root.id, order: "asc", limit: 100 }))).runs;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`no trace for run ${runId}`);
+}
+
+async function waitRun(body: Record<string, unknown>): Promise<{ threadId: string; runId: string; result: unknown }> {
+  const threadId = (await json<ThreadJson>(await post("/threads", {}))).thread_id;
+  const response = await post(`/threads/${threadId}/runs/wait`, body);
+  expect(response.status).toBe(200);
+  const runId = response.headers.get("content-location")!.split("/").at(-1)!;
+  return { threadId, runId, result: await response.json() };
+}
+
+describe("agent runs are traced", () => {
+  it("records an agent run as one trace with its nodes, LLM and tool children", async () => {
+    const { threadId, runId } = await waitRun({ assistant_id: "agent", input: human("what is cloudflare?") });
+    const runs = await traceOf(runId);
+    const root = runs.find((run) => run.is_root)!;
+    expect(root).toMatchObject({ name: "LangGraph", run_type: "chain", status: "success", parent_run_id: null, error: null });
+    expect(runs.every((run) => run.trace_id === root.id)).toBe(true);
+
+    // Every run carries the ids that lead back to the thread, the run, the assistant and the graph.
+    for (const run of runs) {
+      expect(run.extra.metadata).toMatchObject({ thread_id: threadId, run_id: runId, graph_id: "agent" });
+      expect(run.extra.metadata.assistant_id).toMatch(/^[0-9a-f-]{36}$/);
+    }
+
+    const nodes = runs.filter((run) => run.parent_run_id === root.id).map((run) => run.name);
+    expect(nodes).toEqual(["agent", "tools", "agent"]);
+    const llms = runs.filter((run) => run.run_type === "llm");
+    expect(llms).toHaveLength(2);
+    const tool = runs.find((run) => run.run_type === "tool")!;
+    expect(tool).toMatchObject({ name: "search", status: "success" });
+    expect(JSON.stringify(tool.outputs)).toContain("Cloudflare Workers run JavaScript at the edge");
+    // The model's run has its prompt, its answer and the first token (not one event per token).
+    const answer = llms[1];
+    expect(JSON.stringify(answer.inputs)).toContain("what is cloudflare?");
+    expect(JSON.stringify(answer.outputs)).toContain("Cloudflare Workers");
+    expect(answer.events.filter((event) => event.name === "new_token")).toHaveLength(1);
+    // LangGraph's hidden bookkeeping runs (channel writes) are left out, as the UI would hide them.
+    expect(runs.some((run) => run.name === "ChannelWrite" || run.name.startsWith("ChannelWrite<"))).toBe(false);
+  });
+
+  it("records a failed run with its error", async () => {
+    const threadId = (await json<ThreadJson>(await post("/threads", {}))).thread_id;
+    const response = await post(`/threads/${threadId}/runs/wait`, { assistant_id: "steps", input: {}, config: { recursion_limit: 2 } });
+    const runId = response.headers.get("content-location")!.split("/").at(-1)!;
+    const runs = await traceOf(runId);
+    const root = runs.find((run) => run.is_root)!;
+    expect(root.status).toBe("error");
+    expect(root.error).toContain("Recursion limit");
+  });
+
+  it("traces into the project a run names with langsmith_tracer", async () => {
+    const { runId } = await waitRun({ assistant_id: "echo", input: human("hi"), langsmith_tracer: { project_name: "my-evals" } });
+    const runs = await traceOf(runId, "my-evals");
+    expect(runs.find((run) => run.is_root)).toMatchObject({ status: "success" });
+    const project = await projectNamed("my-evals");
+    expect(runs.every((run) => run.session_id === project!.id)).toBe(true);
+  });
+
+  it("rejects a langsmith_tracer that is not an object with a project name", async () => {
+    const threadId = (await json<ThreadJson>(await post("/threads", {}))).thread_id;
+    const response = await post(`/threads/${threadId}/runs/wait`, { assistant_id: "echo", input: human("hi"), langsmith_tracer: { project_name: 7 } });
+    expect(response.status).toBe(422);
+    expect(JSON.stringify(await response.json())).toContain("langsmith_tracer");
+  });
+});
