@@ -1,5 +1,5 @@
 // `npm run bench [-- --url http://host:port --api-key KEY] [--duration 5] [--concurrency 8]
-//                 [--scenario name]... [--json]`
+//                 [--scenario name]... [--var NAME=value]... [--json]`
 // Without --url it starts the platform on a fresh local state (wrangler dev on loopback), runs the
 // scenarios against it and stops it again. With --url it only ever talks to that server.
 import { Client } from "@langchain/langgraph-sdk";
@@ -22,6 +22,7 @@ const HELP = `Usage: npm run bench -- [options]
   --concurrency <n>    concurrent closed-loop workers (default 8)
   --max-ops <n>        cap on measured operations per scenario (default 200000)
   --scenario <name>    run only this scenario; repeatable (default: all)
+  --var NAME=value     a Worker var for the local server (e.g. AGENT_TRACING=off); repeatable
   --json               print the results as a JSON array on stdout (the table goes to stderr)
   --list               list the scenarios and exit
 
@@ -45,6 +46,8 @@ interface Options {
   concurrencyForced: boolean;
   maxOps: number;
   scenarios: Scenario[];
+  /** Worker vars for the local server. */
+  vars: Record<string, string>;
   json: boolean;
 }
 
@@ -68,6 +71,7 @@ function parseOptions(argv: string[]): Options | "help" | "list" {
       concurrency: { type: "string" },
       "max-ops": { type: "string" },
       scenario: { type: "string", multiple: true },
+      var: { type: "string", multiple: true },
       json: { type: "boolean", default: false },
       list: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
@@ -96,8 +100,17 @@ function parseOptions(argv: string[]): Options | "help" | "list" {
     return scenario;
   }) : [...SCENARIOS];
 
+  const vars: Record<string, string> = {};
+  for (const entry of values.var ?? []) {
+    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(entry);
+    if (!match) throw new UsageError(`invalid --var ${entry}: expected NAME=value`);
+    vars[match[1]] = match[2];
+  }
+  if (url && Object.keys(vars).length) throw new UsageError("--var sets the local server's vars; it has no effect with --url");
+
   return {
     url,
+    vars,
     apiKey: values["api-key"] ?? DEV_API_KEY,
     durationMs: numberOption(values.duration, "duration", 5, (n) => n > 0 && n <= 3600) * 1000,
     warmupMs: numberOption(values.warmup, "warmup", 1, (n) => n >= 0 && n <= 600) * 1000,
@@ -171,7 +184,7 @@ async function main(): Promise<number> {
       const started = Date.now();
       server = await startLocalServer({
         persistTo: stateDir,
-        vars: { BOOTSTRAP_API_KEY: options.apiKey },
+        vars: { ...options.vars, BOOTSTRAP_API_KEY: options.apiKey },
         // wrangler dev runs the [build] command with the `node` on PATH: make it this Node 22, even
         // when the bench is started as `node bench/run.ts` outside npm (which would put
         // node_modules/.bin first).

@@ -2,7 +2,7 @@
  * Tracing scenarios (issue targets: ingest ≥ 5,000 runs/s through the langsmith SDK's multipart
  * path; a filtered runs/query p50 ≤ 50 ms over a day holding 100k runs).
  */
-import { Client } from "langsmith";
+import { Client, uuid7FromTime } from "langsmith";
 import type { RunCreate } from "langsmith/schemas";
 import type { BenchContext, Scenario } from "./scenarios.ts";
 
@@ -14,16 +14,19 @@ const QUERY_DAY_RUNS = Number(process.env.BENCH_QUERY_RUNS ?? 100_000);
 const PROMPT = "Summarise the following support ticket and propose a next step for the on-call engineer. ".repeat(4);
 const ANSWER = "The customer reports intermittent 502s from the EU edge after the last deploy; roll back the cache rule. ".repeat(4);
 
-/** One trace of realistic size (~1.5 KB per run): an agent root, then model and tool calls under it. */
+/**
+ * One trace of realistic size (~1.5 KB per run): an agent root, then model and tool calls under it.
+ * Ids are UUIDv7 from the start time, as the SDK's RunTree and LangChain's callbacks make them.
+ */
 function trace(project: string, day: string, index: number): RunCreate[] {
   const start = Date.parse(`${day}T00:00:00Z`) + (index % 86_000) * 1000;
-  const rootId = crypto.randomUUID();
+  const rootId = uuid7FromTime(start);
   const stamp = (ms: number) => new Date(ms).toISOString().replace(/[-:]/g, "").replace(".", "").replace("Z", "000Z");
   const rootOrder = `${stamp(start)}${rootId}`;
   const runs: RunCreate[] = [];
   for (let i = 0; i < RUNS_PER_BATCH; i++) {
-    const id = i === 0 ? rootId : crypto.randomUUID();
     const at = start + i * 5;
+    const id = i === 0 ? rootId : uuid7FromTime(at);
     const llm = i % 2 === 1;
     runs.push({
       id,
@@ -44,8 +47,31 @@ function trace(project: string, day: string, index: number): RunCreate[] {
   return runs;
 }
 
-function sdkClient(ctx: BenchContext): Client {
-  return new Client({ apiUrl: `${ctx.baseUrl}/api/v1`, apiKey: ctx.apiKey, autoBatchTracing: false });
+function sdkClient(ctx: BenchContext, fetchImplementation?: typeof fetch): Client {
+  return new Client({ apiUrl: `${ctx.baseUrl}/api/v1`, apiKey: ctx.apiKey, autoBatchTracing: false, fetchImplementation });
+}
+
+/** Distinct SDK batches prepared for `ingest-server` (BENCH_INGEST_BATCHES overrides). */
+const SERVER_BATCHES = Number(process.env.BENCH_INGEST_BATCHES ?? 600);
+
+type CapturedBatch = { headers: Headers; body: ArrayBuffer };
+
+/**
+ * The exact requests the SDK sends for `count` distinct batches: the SDK serialises and gzips them
+ * (after asking the server's /info), a capturing fetch keeps the multipart bodies instead of sending them.
+ */
+async function captureSdkBatches(ctx: BenchContext, project: string, count: number): Promise<CapturedBatch[]> {
+  const batches: CapturedBatch[] = [];
+  const capture: typeof fetch = async (input, init) => {
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    if (!url.endsWith("/runs/multipart")) return fetch(input, init);
+    const request = new Request(url, init);
+    batches.push({ headers: request.headers, body: await request.arrayBuffer() });
+    return new Response(JSON.stringify({ accepted: RUNS_PER_BATCH, errors: [] }), { status: 202, headers: { "Content-Type": "application/json" } });
+  };
+  const client = sdkClient(ctx, capture);
+  for (let i = 0; i < count; i++) await client.multipartIngestRuns({ runCreates: trace(project, "2026-11-18", i) }, { useGzip: true });
+  return batches;
 }
 
 export const TRACING_SCENARIOS: Scenario[] = [
@@ -64,7 +90,29 @@ export const TRACING_SCENARIOS: Scenario[] = [
     },
     run: async (ctx) => {
       const state = ctx.state as { client: Client; project: string; next: number };
-      await state.client.multipartIngestRuns({ runCreates: trace(state.project, "2026-11-20", state.next++) });
+      // gzip, as the SDK's default (batched) path does when /info advertises it.
+      await state.client.multipartIngestRuns({ runCreates: trace(state.project, "2026-11-20", state.next++) }, { useGzip: true });
+    },
+  },
+  {
+    name: "ingest-server",
+    description: `the server alone: replays distinct multipart batches the SDK encoded (gzip, ${RUNS_PER_BATCH} runs each); runs/s = ops/s × ${RUNS_PER_BATCH}`,
+    concurrency: 8,
+    setup: async (ctx) => {
+      const project = `bench-ingest-server-${Date.now()}`;
+      const batches = await captureSdkBatches(ctx, project, SERVER_BATCHES);
+      if (batches.length !== SERVER_BATCHES) throw new Error(`captured ${batches.length} of ${SERVER_BATCHES} SDK batches`);
+      if (batches[0].headers.get("content-encoding") !== "gzip") throw new Error("the SDK did not gzip its batches; is /api/v1/info advertising gzip?");
+      Object.assign(ctx.state, { batches, next: 0 });
+    },
+    run: async (ctx) => {
+      const state = ctx.state as { batches: CapturedBatch[]; next: number };
+      // Every operation ingests new runs; past the prepared batches it would only re-post (idempotent) ones.
+      if (state.next >= state.batches.length) throw new Error(`out of prepared batches; raise BENCH_INGEST_BATCHES above ${state.batches.length}`);
+      const batch = state.batches[state.next++];
+      const response = await ctx.request("/api/v1/runs/multipart", { auth: true, method: "POST", headers: batch.headers, body: batch.body });
+      const result = (await response.json()) as { accepted: number; errors: unknown[] };
+      if (result.accepted !== RUNS_PER_BATCH || result.errors.length) throw new Error(`ingest answered ${JSON.stringify(result).slice(0, 200)}`);
     },
   },
   {

@@ -54,6 +54,8 @@ interface Execution {
 }
 
 type Settled = Outcome<string>;
+/** How a run ended. */
+type RunOutcome = { kind: "success" } | { kind: "error"; error: { error: string; message: string } } | { kind: "cancelled"; action: CancelAction };
 const now = () => new Date().toISOString();
 
 /**
@@ -245,6 +247,7 @@ export class RunManager {
     const tracer = sink
       ? new AgentRunTracer({ thread_id: run.thread_id, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: run.graphId }, agentTraceProject(sink.project, run.kwargs))
       : null;
+    let outcome: RunOutcome = { kind: "success" };
     try {
       await executeRun({
         graph,
@@ -262,17 +265,23 @@ export class RunManager {
         callbacks: tracer ? [tracer] : undefined,
       });
     } catch (error) {
-      if (sink && tracer) this.#background(sink.record(tracer.takeRuns(execution.controller.signal.aborted ? "Cancelled" : errorPayload(error).message)), "agent run trace");
       if (execution.controller.signal.aborted) {
-        return this.#settle(run, { kind: "cancelled", action: execution.cancel ?? "interrupt" }, graph);
+        outcome = { kind: "cancelled", action: execution.cancel ?? "interrupt" };
+      } else {
+        outcome = { kind: "error", error: errorPayload(error) };
+        publish("error", outcome.error);
       }
-      const payload = errorPayload(error);
-      publish("error", payload);
-      return this.#settle(run, { kind: "error", error: payload }, graph);
     }
-    // The trace is written after the run's end, off its path: readers and waiters never wait for it.
-    if (sink && tracer) this.#background(sink.record(tracer.takeRuns()), "agent run trace");
-    return this.#settle(run, { kind: "success" }, graph);
+    try {
+      await this.#settle(run, outcome, graph);
+    } finally {
+      // The trace is converted and written only once the run has ended and its readers and waiters
+      // have their answer, so tracing never delays a run's result.
+      if (sink && tracer) {
+        const unfinished = outcome.kind === "cancelled" ? "Cancelled" : outcome.kind === "error" ? outcome.error.message : "Run ended before this step finished";
+        this.#background(sink.record(tracer.takeRuns(unfinished)), "agent run trace");
+      }
+    }
   }
 
   #hasCheckpointOf(run: RunRecord): boolean {
@@ -311,7 +320,7 @@ export class RunManager {
   /** Ends a run: its status, result, the thread's state and status, readers, waiters, webhook. */
   async #settle(
     run: RunRecord,
-    outcome: { kind: "success" } | { kind: "error"; error: { error: string; message: string } } | { kind: "cancelled"; action: CancelAction },
+    outcome: RunOutcome,
     graph?: LoadedGraph,
   ): Promise<void> {
     if (!this.host.readThread()) return; // The thread was deleted while the run was finishing.

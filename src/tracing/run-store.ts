@@ -84,31 +84,62 @@ export class RunStore {
     sql.run(PENDING_PATCHES_TABLE);
   }
 
+  /**
+   * One ingest request's runs, posts first, in one transaction. Which runs already exist and which
+   * have a patch waiting is read once for the whole batch, so a new run costs a single INSERT.
+   */
+  ingest(posts: RunPost[], patches: RunPatch[], sessionId: string): void {
+    this.sql.transaction(() => {
+      const stored = this.#existing("runs", [...posts, ...patches].map((run) => run.id));
+      const waiting = this.#existing("pending_patches", posts.map((run) => run.id));
+      for (const run of posts) {
+        this.#post(run, sessionId, stored.has(run.id), waiting.has(run.id));
+        stored.add(run.id);
+        waiting.delete(run.id);
+      }
+      for (const patch of patches) this.#patch(patch, stored.has(patch.id));
+    });
+  }
+
   /** Creates a run, or completes one already known: fields set by an earlier patch win. */
   post(run: RunPost, sessionId: string): void {
-    this.sql.transaction(() => {
-      const existing = this.record(run.id);
-      const parentTrace = run.parent_run_id && !run.trace_id && !run.dotted_order ? (this.record(run.parent_run_id)?.trace_id ?? run.parent_run_id) : null;
-      const fresh = fromPost(run, sessionId, parentTrace);
-      const pending = this.sql.all<{ patch: string }>("SELECT patch FROM pending_patches WHERE id = ?", run.id)[0];
-      let merged = existing ? fillMissing(existing, fresh) : fresh;
-      if (pending) {
-        merged = applyPatch(merged, JSON.parse(pending.patch) as RunPatch);
-        this.sql.run("DELETE FROM pending_patches WHERE id = ?", run.id);
-      }
-      this.write(merged);
-    });
+    this.ingest([run], [], sessionId);
   }
 
   /** Updates a run; a patch for a run not posted yet waits for its post. */
   patch(patch: RunPatch): void {
-    this.sql.transaction(() => {
-      const existing = this.record(patch.id);
-      if (existing) return this.write(applyPatch(existing, patch));
-      const pending = this.sql.all<{ patch: string }>("SELECT patch FROM pending_patches WHERE id = ?", patch.id)[0];
-      const merged = pending ? { ...(JSON.parse(pending.patch) as RunPatch), ...definedFields(patch) } : patch;
-      this.sql.run("INSERT OR REPLACE INTO pending_patches (id, patch) VALUES (?, ?)", patch.id, JSON.stringify(merged));
-    });
+    this.sql.transaction(() => this.#patch(patch, this.record(patch.id) !== null));
+  }
+
+  /** Which of `ids` have a row in `table` (runs or pending_patches); 100 bound parameters at most. */
+  #existing(table: "runs" | "pending_patches", ids: string[]): Set<string> {
+    const found = new Set<string>();
+    for (let i = 0; i < ids.length; i += 100) {
+      const chunk = ids.slice(i, i + 100);
+      for (const row of this.sql.all<{ id: string }>(`SELECT id FROM ${table} WHERE id IN (${chunk.map(() => "?").join(", ")})`, ...chunk)) found.add(row.id);
+    }
+    return found;
+  }
+
+  #post(run: RunPost, sessionId: string, stored: boolean, waiting: boolean): void {
+    const parentTrace = run.parent_run_id && !run.trace_id && !run.dotted_order ? (this.record(run.parent_run_id)?.trace_id ?? run.parent_run_id) : null;
+    const fresh = fromPost(run, sessionId, parentTrace);
+    const existing = stored ? this.record(run.id) : null;
+    let merged = existing ? fillMissing(existing, fresh) : fresh;
+    if (waiting) {
+      const pending = this.sql.all<{ patch: string }>("SELECT patch FROM pending_patches WHERE id = ?", run.id)[0];
+      if (pending) merged = applyPatch(merged, JSON.parse(pending.patch) as RunPatch);
+      this.sql.run("DELETE FROM pending_patches WHERE id = ?", run.id);
+    }
+    this.write(merged);
+  }
+
+  #patch(patch: RunPatch, stored: boolean): void {
+    const existing = stored ? this.record(patch.id) : null;
+    if (existing) return this.write(applyPatch(existing, patch));
+    const pending = this.sql.all<{ patch: string }>("SELECT patch FROM pending_patches WHERE id = ?", patch.id)[0];
+    const merged = pending ? { ...(JSON.parse(pending.patch) as RunPatch), ...definedFields(patch) } : patch;
+    this.sql.run("INSERT OR REPLACE INTO pending_patches (id, patch) VALUES (?, ?)", patch.id, JSON.stringify(merged));
   }
 
   get(id: string): StoredRun | null {

@@ -13,8 +13,7 @@ export class TraceShardDO extends DurableObject<Env> {
 
   /** Posts then patches of one ingest request, for runs of this shard's project. */
   ingest(sessionId: string, posts: RunPost[], patches: RunPatch[]): void {
-    for (const post of posts) this.#runs.post(post, sessionId);
-    for (const patch of patches) this.#runs.patch(patch);
+    this.#runs.ingest(posts, patches, sessionId);
   }
 
   // Reads answer JSON text: runs hold arbitrary JSON, which RPC's types cannot express, and the

@@ -68,6 +68,27 @@ describe("run input validation", () => {
 });
 
 describe("RunStore", () => {
+  it("ingests a batch in one pass: duplicates, a post with its patch, and patches waiting for a later batch", () => {
+    const store = new RunStore(nodeSql());
+    const root = post({ name: "root", start: "2026-11-20T10:00:00.000Z" });
+    const child = post({ name: "child", start: "2026-11-20T10:00:01.000Z", parent: { id: root.id, dotted_order: root.dotted_order!, trace_id: root.id } });
+    const later = post({ name: "later", start: "2026-11-20T10:00:02.000Z" });
+    // Batch 1: the child twice (a retried post), the root with its patch, and a patch for `later`.
+    store.ingest(
+      [child, root, { ...child, name: "renamed-by-retry" }],
+      [RunPatchSchema.parse({ id: root.id, end_time: "2026-11-20T10:00:05Z", outputs: { ok: true } }), RunPatchSchema.parse({ id: later.id, error: "boom" })],
+      SESSION,
+    );
+    expect(store.get(root.id)).toMatchObject({ status: "success", latency: 5, outputs: { ok: true } });
+    // A repeated post only fills what is missing, so the first name stays.
+    expect(store.get(child.id)).toMatchObject({ name: "child", parent_run_id: root.id, parent_run_ids: [root.id] });
+    expect(store.get(later.id)).toBeNull();
+    // Batch 2: the post of `later` picks up its waiting patch.
+    store.ingest([later], [], SESSION);
+    expect(store.get(later.id)).toMatchObject({ name: "later", status: "error", error: "boom" });
+    expect(store.query({ limit: 10 }).map((run) => run.name)).toEqual(["later", "child", "root"]);
+  });
+
   it("derives status, latency, is_root, parent_run_ids, thread_id and tokens", () => {
     const store = new RunStore(nodeSql());
     const root = post({ name: "agent", start: "2026-11-20T10:00:00.000Z", extra: { metadata: { thread_id: "t-1" } } });

@@ -99,6 +99,23 @@ describe("agent runs are traced", () => {
     expect(root.error).toContain("Recursion limit");
   });
 
+  it("ends the steps of a cancelled run with an error", async () => {
+    const threadId = (await json<ThreadJson>(await post("/threads", {}))).thread_id;
+    const run = await json<{ run_id: string }>(await post(`/threads/${threadId}/runs`, { assistant_id: "steps", input: { delay_ms: 150 } }));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const cancelled = await call(`/threads/${threadId}/runs/${run.run_id}/cancel?wait=1&action=interrupt`, { method: "POST", key });
+    expect(cancelled.status).toBe(200);
+    const runs = await traceOf(run.run_id);
+    const root = runs.find((r) => r.is_root)!;
+    // LangGraph ends the steps it was running with the abort; any it left open end as Cancelled.
+    expect(root.status).toBe("error");
+    expect(root.error).toMatch(/Abort|Cancelled/);
+    expect(runs.find((r) => r.name === "step1")).toMatchObject({ status: "success" });
+    const cutOff = runs.filter((r) => r.parent_run_id === root.id && r.status === "error");
+    expect(cutOff.length).toBe(1);
+    expect(["step2", "step3", "review"]).toContain(cutOff[0].name);
+  });
+
   it("traces into the project a run names with langsmith_tracer", async () => {
     const { runId } = await waitRun({ assistant_id: "echo", input: human("hi"), langsmith_tracer: { project_name: "my-evals" } });
     const runs = await traceOf(runId, "my-evals");
