@@ -13,6 +13,7 @@ export default defineConfig({
           TEST_MIGRATIONS: await readD1Migrations(join(import.meta.dirname, "migrations")),
           BOOTSTRAP_API_KEY: "lgp_test_bootstrap_key",
           MAX_BODY_BYTES: "65536",
+          EXPORT_ENCRYPTION_KEY: "test-export-encryption-key-0123456789",
         },
       },
     })),

@@ -1,6 +1,7 @@
 // `npm start [-- --config path/to/langgraph.json] [--port 8787] [...wrangler dev flags]`
 // Serves the platform on wrangler dev's local state (.wrangler/): builds the deployment, makes sure
 // .dev.vars has a bootstrap API key, applies the D1 migrations, then runs `wrangler dev`.
+import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BuildError, buildDeployment, configPathFromArgs, PROJECT_ROOT } from "./lib/deployment.ts";
@@ -14,13 +15,18 @@ const option = (name: string, fallback: string): [string, string[]] => {
   return [value, argv[at].includes("=") ? [argv[at]] : [argv[at], argv[at + 1]]];
 };
 
+/** Local secrets `npm start` needs, written to .dev.vars when missing (never overwritten). */
 function ensureDevVars(): void {
   const file = join(PROJECT_ROOT, ".dev.vars");
-  const current = existsSync(file) ? readFileSync(file, "utf8") : "";
-  if (/^\s*BOOTSTRAP_API_KEY\s*=/m.test(current)) return;
-  const line = `BOOTSTRAP_API_KEY=${DEV_API_KEY}\n`;
-  writeFileSync(file, current && !current.endsWith("\n") ? `${current}\n${line}` : current + line);
-  console.log(`Wrote the development API key to .dev.vars: X-Api-Key: ${DEV_API_KEY}`);
+  let current = existsSync(file) ? readFileSync(file, "utf8") : "";
+  const add = (name: string, value: string, note: string) => {
+    if (new RegExp(`^\\s*${name}\\s*=`, "m").test(current)) return;
+    current = `${current && !current.endsWith("\n") ? `${current}\n` : current}${name}=${value}\n`;
+    writeFileSync(file, current);
+    console.log(`Wrote ${note} to .dev.vars`);
+  };
+  add("BOOTSTRAP_API_KEY", DEV_API_KEY, `the development API key (X-Api-Key: ${DEV_API_KEY})`);
+  add("EXPORT_ENCRYPTION_KEY", randomBytes(32).toString("base64url"), "a random key for bulk-export credentials");
 }
 
 let configPath: string;

@@ -19,6 +19,7 @@ import { mcpRoutes } from "./agent/mcp/routes.ts";
 import { a2aRoutes } from "./agent/a2a/routes.ts";
 import { sessionRoutes } from "./tracing/sessions-routes.ts";
 import { tracingRunRoutes } from "./tracing/runs-routes.ts";
+import { bulkExportRoutes } from "./export/routes.ts";
 
 /** Paths reachable without credentials. Everything else is declared with `secured(...)`. */
 export const PUBLIC_PATHS = ["/ok", "/info", "/api/v1/info", "/docs", "/openapi.json"] as const;
@@ -44,6 +45,7 @@ export function createApp() {
   app.route("/", a2aRoutes);
   app.route("/", sessionRoutes);
   app.route("/", tracingRunRoutes);
+  app.route("/", bulkExportRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {
     type: "apiKey",

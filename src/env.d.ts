@@ -2,4 +2,10 @@
 interface Env {
   /** Organization-admin API key that bootstraps the default organization and workspace. */
   BOOTSTRAP_API_KEY?: string;
+  /** Encrypts bulk-export destination credentials at rest (any random string of 16+ characters). */
+  EXPORT_ENCRYPTION_KEY?: string;
+  /** The deployment's default bucket credentials, used by destinations created without credentials. */
+  EXPORT_DEFAULT_ACCESS_KEY_ID?: string;
+  EXPORT_DEFAULT_SECRET_ACCESS_KEY?: string;
+  EXPORT_DEFAULT_SESSION_TOKEN?: string;
 }

@@ -7,6 +7,8 @@ import { applyDeploymentEnv } from "./deployment/index.ts";
 import { database } from "./db/client.ts";
 import { sweepExpiredItems } from "./store/items.ts";
 import { fireDueCrons } from "./crons/fire.ts";
+import { exportTick } from "./export/planner.ts";
+import { EXPORT_RUN_MESSAGE, handleExportRun, type ExportRunMessage } from "./export/partition-writer.ts";
 
 // Wrangler bundles LangGraph's web build, which never registers AsyncLocalStorage; without this,
 // interrupt(), getStore() and getWriter() fail with "Called interrupt() outside the context of a graph".
@@ -23,9 +25,12 @@ const app = createApp();
 export const tickJobs: Record<string, TickJob> = {
   "store-ttl-sweep": async (env) => void (await sweepExpiredItems(database(env))),
   crons: async (env, at) => void (await fireDueCrons(env, at)),
+  "bulk-export": (env, at) => exportTick(env, at),
 };
 /** Handlers of the work queue, by message kind. */
-export const queueHandlers: Record<string, WorkHandler> = {};
+export const queueHandlers: Record<string, WorkHandler> = {
+  [EXPORT_RUN_MESSAGE]: (body, env) => handleExportRun(body as ExportRunMessage, env),
+};
 
 export default {
   fetch: app.fetch,

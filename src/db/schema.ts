@@ -249,3 +249,89 @@ export const traceShards = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.projectId, t.day] })],
 );
+
+/** Bulk-export destinations (S3-compatible buckets); credentials only as AES-GCM ciphertext. */
+export const exportDestinations = sqliteTable(
+  "export_destinations",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id").notNull(),
+    destinationType: text("destination_type").notNull(),
+    displayName: text("display_name").notNull(),
+    config: text("config", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    /** `iv.ciphertext` (base64) of the credentials JSON, or null to use the deployment's default credentials. */
+    credentials: text("credentials"),
+    credentialsKeys: text("credentials_keys", { mode: "json" }).$type<string[]>().notNull(),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("export_destinations_workspace_idx").on(t.workspaceId, t.createdAt)],
+);
+
+export type ExportDestinationRow = typeof exportDestinations.$inferSelect;
+
+/** Bulk exports: one-off windows, scheduled parents, and the exports a schedule spawns. */
+export const bulkExports = sqliteTable(
+  "bulk_exports",
+  {
+    id: text("id").primaryKey(),
+    workspaceId: text("workspace_id").notNull(),
+    destinationId: text("destination_id").notNull(),
+    sessionId: text("session_id").notNull(),
+    startTime: text("start_time").notNull(),
+    endTime: text("end_time"),
+    filter: text("filter"),
+    exportFields: text("export_fields", { mode: "json" }).$type<string[]>(),
+    formatVersion: text("format_version").notNull(),
+    compression: text("compression").notNull(),
+    intervalHours: integer("interval_hours"),
+    status: text("status").notNull(),
+    sourceBulkExportId: text("source_bulk_export_id"),
+    /** Scheduled parents: where the next spawned window starts. */
+    nextWindowStart: text("next_window_start"),
+    /** When it became Running (the 24 h timeout counts from here). */
+    startedAt: text("started_at"),
+    /** Why it failed or timed out. */
+    error: text("error"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    finishedAt: text("finished_at"),
+  },
+  (t) => [
+    index("bulk_exports_workspace_idx").on(t.workspaceId, t.createdAt),
+    index("bulk_exports_status_idx").on(t.status),
+    index("bulk_exports_source_idx").on(t.sourceBulkExportId),
+  ],
+);
+
+export type BulkExportRow = typeof bulkExports.$inferSelect;
+
+/** One export run: one (project, UTC day) partition of an export, written file by file. */
+export const bulkExportRuns = sqliteTable(
+  "bulk_export_runs",
+  {
+    id: text("id").primaryKey(),
+    exportId: text("export_id").notNull(),
+    workspaceId: text("workspace_id").notNull(),
+    sessionId: text("session_id").notNull(),
+    /** The partition's UTC day, YYYY-MM-DD. */
+    day: text("day").notNull(),
+    startTime: text("start_time").notNull(),
+    endTime: text("end_time").notNull(),
+    status: text("status").notNull(),
+    retryNumber: integer("retry_number").notNull().default(0),
+    errors: text("errors", { mode: "json" }).$type<Record<string, string>>().notNull(),
+    rowsWritten: integer("rows_written").notNull().default(0),
+    bytesWritten: integer("bytes_written").notNull().default(0),
+    files: text("files", { mode: "json" }).$type<{ key: string; rows: number; bytes: number }[]>().notNull(),
+    /** The (start_time, id) of the last row written; the next file starts after it. */
+    cursor: text("cursor", { mode: "json" }).$type<{ start_time: string; id: string }>(),
+    prefix: text("prefix").notNull(),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    finishedAt: text("finished_at"),
+  },
+  (t) => [index("bulk_export_runs_export_idx").on(t.exportId, t.day)],
+);
+
+export type BulkExportRunRow = typeof bulkExportRuns.$inferSelect;

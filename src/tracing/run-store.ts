@@ -55,6 +55,56 @@ type RunRow = {
   execution_order: number | null; updated_at: string;
 };
 
+export type ExportQuery = {
+  /** ISO bounds on start_time: [start, end). */
+  start: string;
+  end: string;
+  filter?: CompiledFilter;
+  after?: { start_time: string; id: string };
+  limit: number;
+  /** Export column names (see export/columns.ts); columns the shard does not hold come back absent. */
+  fields: readonly string[];
+};
+
+/** An export row as the shard has it: every field optional except the cursor columns. */
+export type ExportRowFields = { id: string; start_time: string } & Record<string, string | number | boolean | null>;
+
+/**
+ * Export columns the shard can produce, as SQL over `runs`. `first_token_time` is the time of the
+ * first `new_token` event (streamed LLM runs); costs, feedback and tiers are not tracked yet (null).
+ */
+const EXPORT_COLUMN_SQL: Record<string, string> = {
+  id: "runs.id",
+  session_id: "runs.session_id",
+  trace_id: "runs.trace_id",
+  parent_run_id: "runs.parent_run_id",
+  dotted_order: "runs.dotted_order",
+  is_root: "runs.is_root",
+  name: "runs.name",
+  run_type: "runs.run_type",
+  status: "runs.status",
+  start_time: "runs.start_time",
+  end_time: "runs.end_time",
+  first_token_time:
+    "(SELECT json_extract(event.value, '$.time') FROM json_each(runs.events) AS event WHERE json_extract(event.value, '$.name') = 'new_token' LIMIT 1)",
+  inputs: "runs.inputs",
+  outputs: "runs.outputs",
+  error: "runs.error",
+  extra: "runs.extra",
+  events: "runs.events",
+  tags: "runs.tags",
+  parent_run_ids: "runs.parent_run_ids",
+  reference_example_id: "runs.reference_example_id",
+  prompt_tokens: "runs.prompt_tokens",
+  completion_tokens: "runs.completion_tokens",
+  total_tokens: "runs.total_tokens",
+  prompt_cost: "NULL",
+  completion_cost: "NULL",
+  total_cost: "runs.total_cost",
+  feedback_stats: "NULL",
+  trace_tier: "NULL",
+};
+
 export type RunQuery = {
   filters?: CompiledFilter[];
   ids?: string[];
@@ -172,6 +222,34 @@ export class RunStore {
     const direction = descending ? "DESC" : "ASC";
     const sql = `SELECT * FROM runs${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY runs.start_time ${direction}, runs.id ${direction} LIMIT ?`;
     return this.sql.all<RunRow>(sql, ...params, query.limit).map(toStoredRun);
+  }
+
+  /**
+   * A page of rows for bulk export, in (start_time, id) order from `after`: only the requested
+   * columns, JSON fields as the stored text (no parse/re-stringify), runs that started in
+   * [start, end) and match `filter`.
+   */
+  exportRows(query: ExportQuery): ExportRowFields[] {
+    const wanted = new Set(query.fields);
+    const columns = ["runs.id AS id", "runs.start_time AS start_time"];
+    for (const field of wanted) {
+      const column = EXPORT_COLUMN_SQL[field];
+      if (column && field !== "id" && field !== "start_time") columns.push(`${column} AS ${field}`);
+    }
+    const where = ["runs.start_time >= ?", "runs.start_time < ?"];
+    const params: (string | number | null)[] = [query.start, query.end];
+    if (query.filter) {
+      where.push(`(${query.filter.sql})`);
+      params.push(...query.filter.params);
+    }
+    if (query.after) {
+      where.push("(runs.start_time, runs.id) > (?, ?)");
+      params.push(query.after.start_time, query.after.id);
+    }
+    const sql = `SELECT ${columns.join(", ")} FROM runs WHERE ${where.join(" AND ")} ORDER BY runs.start_time, runs.id LIMIT ?`;
+    const rows = this.sql.all<Record<string, string | number | null>>(sql, ...params, query.limit);
+    if (wanted.has("is_root")) for (const row of rows) (row as Record<string, unknown>).is_root = row.is_root === 1;
+    return rows as unknown as ExportRowFields[];
   }
 
   /** A condition selecting runs whose trace's root matches `filter` (`trace_filter`). */

@@ -1,7 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { durableObjectSql } from "../thread/sql.ts";
 import type { RunPatch, RunPost } from "./run-input.ts";
-import { type RunQuery, RunStore } from "./run-store.ts";
+import { type ExportQuery, type ExportRowFields, RunStore } from "./run-store.ts";
+import type { RunQuery } from "./run-store.ts";
 
 /**
  * One trace shard: the runs of one (workspace, project, UTC day of start_time). A shard is exactly
@@ -23,6 +24,11 @@ export class TraceShardDO extends DurableObject<Env> {
   get(id: string): string | null {
     const run = this.#runs.get(id);
     return run && JSON.stringify(run);
+  }
+
+  /** One page of export rows (plain scalars, so RPC carries them as they are). */
+  exportPage(query: ExportQuery): ExportRowFields[] {
+    return this.#runs.exportRows(query);
   }
 
   /** One page of runs as a JSON array of `StoredRun`. */

@@ -33,7 +33,7 @@ export async function startTestServer(options: { persistTo?: string; keep?: bool
   try {
     const server = await startLocalServer({
       persistTo,
-      vars: { BOOTSTRAP_API_KEY: DEV_API_KEY },
+      vars: { BOOTSTRAP_API_KEY: DEV_API_KEY, EXPORT_ENCRYPTION_KEY: "e2e-export-encryption-key-0123456789" },
       log: (chunk) => (output = (output + chunk).slice(-20_000)),
     });
     const exited = () => server.child.exitCode !== null || server.child.signalCode !== null;

@@ -1,0 +1,185 @@
+import { and, desc, eq } from "drizzle-orm";
+import type { Database } from "../db/client.ts";
+import { exportDestinations, type ExportDestinationRow } from "../db/schema.ts";
+import { ApiError, notFound } from "../http/errors.ts";
+import { log } from "../observability/log.ts";
+import { decryptJson, encryptJson } from "./crypto.ts";
+import { destinationErrorMessage, S3Client, type S3Credentials, type S3Location } from "./s3.ts";
+
+/**
+ * Bulk-export destinations: S3-compatible buckets per workspace. Creating or re-keying one proves
+ * write access with a test object; credentials are stored encrypted and never leave this module
+ * except as `credentials_keys` (their names).
+ */
+
+export type DestinationConfig = {
+  bucket_name: string;
+  prefix: string;
+  region: string | null;
+  endpoint_url: string | null;
+  include_bucket_in_prefix: boolean;
+  config_kwargs_s3: { addressing_style?: "auto" | "virtual" | "path" } | null;
+};
+
+export type DestinationCredentials = { access_key_id: string; secret_access_key: string; session_token?: string | null };
+
+export interface BulkExportDestination {
+  id: string;
+  tenant_id: string;
+  destination_type: "s3";
+  display_name: string;
+  config: DestinationConfig;
+  credentials_keys: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+type SecretsEnv = Pick<Env, "EXPORT_ENCRYPTION_KEY" | "EXPORT_DEFAULT_ACCESS_KEY_ID" | "EXPORT_DEFAULT_SECRET_ACCESS_KEY" | "EXPORT_DEFAULT_SESSION_TOKEN">;
+
+function toDestination(row: ExportDestinationRow): BulkExportDestination {
+  return {
+    id: row.id,
+    tenant_id: row.workspaceId,
+    destination_type: "s3",
+    display_name: row.displayName,
+    config: row.config as DestinationConfig,
+    credentials_keys: row.credentialsKeys,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+/** Where requests go: AWS by region when there is no endpoint, else the endpoint itself. */
+export function s3Location(config: DestinationConfig): S3Location {
+  return {
+    bucket: config.bucket_name,
+    endpointUrl: config.endpoint_url,
+    region: config.region,
+    addressingStyle: config.config_kwargs_s3?.addressing_style ?? "auto",
+  };
+}
+
+/** An object key under the destination: `[bucket/]<prefix>/<path>` (the bucket only when the config asks for it). */
+export function objectKey(config: DestinationConfig, path: string): string {
+  const segments = [config.include_bucket_in_prefix ? config.bucket_name : "", config.prefix.replace(/^\/+|\/+$/g, ""), path];
+  return segments.filter(Boolean).join("/");
+}
+
+/** The deployment's default credentials (the self-hosted rule: omitted credentials use the platform's own). */
+function defaultCredentials(env: SecretsEnv): S3Credentials | null {
+  if (!env.EXPORT_DEFAULT_ACCESS_KEY_ID || !env.EXPORT_DEFAULT_SECRET_ACCESS_KEY) return null;
+  return { accessKeyId: env.EXPORT_DEFAULT_ACCESS_KEY_ID, secretAccessKey: env.EXPORT_DEFAULT_SECRET_ACCESS_KEY, sessionToken: env.EXPORT_DEFAULT_SESSION_TOKEN || undefined };
+}
+
+const toS3Credentials = (credentials: DestinationCredentials): S3Credentials => ({
+  accessKeyId: credentials.access_key_id,
+  secretAccessKey: credentials.secret_access_key,
+  sessionToken: credentials.session_token || undefined,
+});
+
+function resolveCredentials(env: SecretsEnv, given: DestinationCredentials | null | undefined): S3Credentials {
+  if (given) return toS3Credentials(given);
+  const fallback = defaultCredentials(env);
+  if (!fallback) {
+    throw new ApiError(400, "credentials are required: this deployment has no default bucket credentials (EXPORT_DEFAULT_ACCESS_KEY_ID and EXPORT_DEFAULT_SECRET_ACCESS_KEY)");
+  }
+  return fallback;
+}
+
+/**
+ * Proves the destination takes writes: puts a small object under `<prefix>/tmp/` and deletes it
+ * when allowed (delete permission is optional). A failure is a 400 with the spec's message.
+ */
+async function checkWriteAccess(config: DestinationConfig, credentials: S3Credentials, fetcher?: typeof fetch): Promise<void> {
+  const client = new S3Client(s3Location(config), credentials, { fetch: fetcher, attempts: 2 });
+  const key = objectKey(config, `tmp/destination-check-${crypto.randomUUID()}.txt`);
+  try {
+    await client.putObject(key, "Written by the agent platform to check bulk-export write access; safe to delete.\n", "text/plain");
+  } catch (error) {
+    const known = destinationErrorMessage(error);
+    throw new ApiError(400, `Failed to validate S3 destination: ${known ?? (error instanceof Error ? error.message : String(error))}`);
+  }
+  await client.deleteObject(key).catch((error) => log.info("destination check object left behind (no delete permission?)", { key, error: String(destinationErrorMessage(error) ?? error) }));
+}
+
+export interface DestinationInput {
+  display_name: string;
+  config: DestinationConfig;
+  credentials?: DestinationCredentials | null;
+}
+
+export async function createDestination(db: Database, env: SecretsEnv, workspaceId: string, input: DestinationInput, fetcher?: typeof fetch): Promise<BulkExportDestination> {
+  const credentials = resolveCredentials(env, input.credentials);
+  // Fail on a missing encryption key before touching the bucket.
+  const sealed = input.credentials ? await encryptJson(env, input.credentials) : null;
+  await checkWriteAccess(input.config, credentials, fetcher);
+  const now = new Date().toISOString();
+  const row = {
+    id: crypto.randomUUID(),
+    workspaceId,
+    destinationType: "s3",
+    displayName: input.display_name,
+    config: input.config,
+    credentials: sealed,
+    credentialsKeys: input.credentials ? Object.keys(input.credentials).filter((key) => input.credentials![key as keyof DestinationCredentials]) : [],
+    createdAt: now,
+    updatedAt: now,
+  };
+  await db.insert(exportDestinations).values(row);
+  return toDestination(row);
+}
+
+/** Rotates credentials (or switches to the deployment's defaults with `credentials: null`), re-checking write access. */
+export async function updateDestinationCredentials(
+  db: Database,
+  env: SecretsEnv,
+  workspaceId: string,
+  id: string,
+  credentials: DestinationCredentials | null,
+  fetcher?: typeof fetch,
+): Promise<BulkExportDestination> {
+  const row = await destinationRow(db, workspaceId, id);
+  const resolved = resolveCredentials(env, credentials);
+  const sealed = credentials ? await encryptJson(env, credentials) : null;
+  await checkWriteAccess(row.config as DestinationConfig, resolved, fetcher);
+  const updated = {
+    ...row,
+    credentials: sealed,
+    credentialsKeys: credentials ? Object.keys(credentials).filter((key) => credentials[key as keyof DestinationCredentials]) : [],
+    updatedAt: new Date().toISOString(),
+  };
+  await db
+    .update(exportDestinations)
+    .set({ credentials: updated.credentials, credentialsKeys: updated.credentialsKeys, updatedAt: updated.updatedAt })
+    .where(and(eq(exportDestinations.workspaceId, workspaceId), eq(exportDestinations.id, id)));
+  return toDestination(updated);
+}
+
+async function destinationRow(db: Database, workspaceId: string, id: string): Promise<ExportDestinationRow> {
+  const row = await db.select().from(exportDestinations).where(and(eq(exportDestinations.workspaceId, workspaceId), eq(exportDestinations.id, id))).get();
+  if (!row) throw notFound(`Bulk export destination ${id} not found`);
+  return row;
+}
+
+export async function getDestination(db: Database, workspaceId: string, id: string): Promise<BulkExportDestination> {
+  return toDestination(await destinationRow(db, workspaceId, id));
+}
+
+export async function listDestinations(db: Database, workspaceId: string): Promise<BulkExportDestination[]> {
+  const rows = await db.select().from(exportDestinations).where(eq(exportDestinations.workspaceId, workspaceId)).orderBy(desc(exportDestinations.createdAt)).all();
+  return rows.map(toDestination);
+}
+
+/** What the partition writer needs to upload: where, and with which (decrypted) credentials. */
+export async function destinationTarget(
+  db: Database,
+  env: SecretsEnv,
+  workspaceId: string,
+  id: string,
+): Promise<{ config: DestinationConfig; location: S3Location; credentials: S3Credentials }> {
+  const row = await destinationRow(db, workspaceId, id);
+  const config = row.config as DestinationConfig;
+  const credentials = row.credentials ? toS3Credentials(await decryptJson<DestinationCredentials>(env, row.credentials)) : defaultCredentials(env);
+  if (!credentials) throw new Error("the destination has no stored credentials and the deployment no default bucket credentials");
+  return { config, location: s3Location(config), credentials };
+}

@@ -1,0 +1,202 @@
+import { and, eq } from "drizzle-orm";
+import { database, type Database } from "../db/client.ts";
+import { bulkExportRuns, bulkExports, type BulkExportRunRow } from "../db/schema.ts";
+import { log } from "../observability/log.ts";
+import { parseFilter } from "../tracing/filter/check.ts";
+import { compileFilter } from "../tracing/filter/compile.ts";
+import type { ExportRowFields } from "../tracing/run-store.ts";
+import { traceShardName } from "../tracing/trace-shard-do.ts";
+import { EXPORT_FIELDS, type ExportRow, type FormatVersion } from "./columns.ts";
+import { destinationTarget } from "./destinations.ts";
+import { FINISHED } from "./exports.ts";
+import { finishExportIfDone } from "./manifest.ts";
+import { encodeParquet, type ParquetCompression } from "./parquet.ts";
+import { destinationErrorMessage, S3Client, S3Error, uploadStream } from "./s3.ts";
+
+/**
+ * The queue consumer of bulk export: writes one export run (one project's UTC day) as Parquet
+ * files. Each file is complete before anything about it is saved; after each file the run's cursor,
+ * file list and counts are saved in D1, so a retry or continuation starts after the last saved row
+ * and rewrites at most the one file it was writing, under the same deterministic key.
+ */
+
+export const EXPORT_RUN_MESSAGE = "export-run";
+export type ExportRunMessage = { kind: typeof EXPORT_RUN_MESSAGE; runId: string };
+
+export interface WriterLimits {
+  /** Rows per Parquet file. */
+  rowsPerFile: number;
+  /** Rows read from the shard per RPC. */
+  pageRows: number;
+  /** After this much wall time a message stops at the next file boundary and continues in a new message. */
+  budgetMs: number;
+  /** Failed attempts after which the run (and its export) is Failed. */
+  maxRetries: number;
+}
+
+const DEFAULT_LIMITS: WriterLimits = { rowsPerFile: 100_000, pageRows: 2_000, budgetMs: 20_000, maxRetries: 5 };
+
+type WriterEnv = Pick<Env, "DB" | "TRACE_SHARD" | "QUEUE" | "EXPORT_ENCRYPTION_KEY" | "EXPORT_DEFAULT_ACCESS_KEY_ID" | "EXPORT_DEFAULT_SECRET_ACCESS_KEY" | "EXPORT_DEFAULT_SESSION_TOKEN"> &
+  Partial<Pick<Env, "EXPORT_ROWS_PER_FILE" | "EXPORT_MAX_RETRIES">>;
+
+export function writerLimits(env: Partial<Pick<Env, "EXPORT_ROWS_PER_FILE" | "EXPORT_MAX_RETRIES">>): WriterLimits {
+  const positive = (text: string | undefined, fallback: number) => {
+    const value = Number(text);
+    return Number.isInteger(value) && value > 0 ? value : fallback;
+  };
+  return {
+    ...DEFAULT_LIMITS,
+    rowsPerFile: positive(env.EXPORT_ROWS_PER_FILE, DEFAULT_LIMITS.rowsPerFile),
+    maxRetries: positive(env.EXPORT_MAX_RETRIES, DEFAULT_LIMITS.maxRetries),
+  };
+}
+
+/** The file name of part `index` of an export run: the same on every retry, so a rewrite overwrites. */
+export const partFileName = (runId: string, index: number) => `part-${String(index).padStart(5, "0")}-${runId}.parquet`;
+
+/** The queue handler: writes, and on failure records the attempt and schedules the retry itself. */
+export async function handleExportRun(message: ExportRunMessage, env: WriterEnv, options: { fetch?: typeof fetch; limits?: Partial<WriterLimits> } = {}): Promise<void> {
+  const db = database(env);
+  const limits = { ...writerLimits(env), ...options.limits };
+  try {
+    const next = await writeExportRun(db, env, message.runId, limits, options.fetch);
+    if (next === "continue") await env.QUEUE.send({ kind: EXPORT_RUN_MESSAGE, runId: message.runId } satisfies ExportRunMessage);
+  } catch (error) {
+    await recordFailure(db, env, message.runId, error, limits);
+  }
+}
+
+async function runRow(db: Database, runId: string): Promise<BulkExportRunRow | undefined> {
+  return db.select().from(bulkExportRuns).where(eq(bulkExportRuns.id, runId)).get();
+}
+
+/** Writes files until the run is done or the message's budget is spent. */
+export async function writeExportRun(db: Database, env: WriterEnv, runId: string, limits: WriterLimits, fetcher?: typeof fetch): Promise<"done" | "continue"> {
+  const started = Date.now();
+  let run = await runRow(db, runId);
+  if (!run || FINISHED.has(run.status)) return "done";
+  const exported = await db.select().from(bulkExports).where(eq(bulkExports.id, run.exportId)).get();
+  if (!exported || exported.status === "Cancelled" || exported.status === "TimedOut" || exported.status === "Failed") {
+    await settleRun(db, run, exported?.status === "TimedOut" ? "TimedOut" : "Cancelled");
+    return "done";
+  }
+  if (run.status === "Created") {
+    run = { ...run, status: "Running", updatedAt: new Date().toISOString() };
+    await db.update(bulkExportRuns).set({ status: run.status, updatedAt: run.updatedAt }).where(eq(bulkExportRuns.id, runId));
+  }
+
+  const target = await destinationTarget(db, env, run.workspaceId, exported.destinationId);
+  const client = new S3Client(target.location, target.credentials, { fetch: fetcher });
+  const fields = exported.exportFields ?? EXPORT_FIELDS;
+  const shard = env.TRACE_SHARD.getByName(traceShardName(run.workspaceId, run.sessionId, run.day));
+  const filter = exported.filter ? compileFilter(parseFilter(exported.filter)) : undefined;
+
+  for (;;) {
+    // A cancel stops the export at the next file boundary.
+    const current = await db.select({ status: bulkExports.status }).from(bulkExports).where(eq(bulkExports.id, exported.id)).get();
+    if (!current || current.status !== "Running") {
+      await settleRun(db, run, current?.status === "TimedOut" ? "TimedOut" : "Cancelled");
+      return "done";
+    }
+    const page = (after: BulkExportRunRow["cursor"], limit: number) =>
+      shard.exportPage({ start: run!.startTime, end: run!.endTime, filter, after: after ?? undefined, limit, fields });
+    const firstWanted = Math.min(limits.pageRows, limits.rowsPerFile);
+    const first = await page(run.cursor, firstWanted);
+    if (!first.length) {
+      await settleRun(db, run, "Completed");
+      await finishExportIfDone(db, env, exported.id, fetcher);
+      return "done";
+    }
+
+    // The file's rows: the first page, then more pages until the file is full or the day runs out.
+    let rows = 0;
+    let last: BulkExportRunRow["cursor"] = run.cursor;
+    let exhausted = false;
+    const tenant = run.workspaceId;
+    const withTenant = (batch: ExportRowFields[]) => {
+      rows += batch.length;
+      const tail = batch[batch.length - 1];
+      last = { start_time: tail.start_time, id: tail.id };
+      return batch.map((row) => ({ ...row, tenant_id: tenant }) as unknown as ExportRow);
+    };
+    async function* pages(): AsyncGenerator<ExportRow[]> {
+      let batch = first;
+      let wanted = firstWanted;
+      for (;;) {
+        yield withTenant(batch);
+        // A short page means the day has no more rows.
+        if (batch.length < wanted) return void (exhausted = true);
+        if (rows >= limits.rowsPerFile) return;
+        wanted = Math.min(limits.pageRows, limits.rowsPerFile - rows);
+        batch = await page(last, wanted);
+        if (!batch.length) return void (exhausted = true);
+      }
+    }
+
+    const key: string = `${run.prefix}/${partFileName(run.id, run.files.length)}`;
+    const stream = encodeParquet(pages(), { fields, version: exported.formatVersion as FormatVersion, compression: exported.compression as ParquetCompression });
+    const { bytes } = await uploadStream(client, key, stream, { contentType: "application/vnd.apache.parquet" });
+
+    const now = new Date().toISOString();
+    run = {
+      ...run,
+      files: [...run.files, { key, rows, bytes }],
+      rowsWritten: run.rowsWritten + rows,
+      bytesWritten: run.bytesWritten + bytes,
+      cursor: last,
+      updatedAt: now,
+    };
+    await db
+      .update(bulkExportRuns)
+      .set({ files: run.files, rowsWritten: run.rowsWritten, bytesWritten: run.bytesWritten, cursor: run.cursor, updatedAt: now })
+      .where(eq(bulkExportRuns.id, runId));
+
+    if (exhausted) {
+      await settleRun(db, run, "Completed");
+      await finishExportIfDone(db, env, exported.id, fetcher);
+      return "done";
+    }
+    if (Date.now() - started > limits.budgetMs) return "continue";
+  }
+}
+
+async function settleRun(db: Database, run: BulkExportRunRow, status: "Completed" | "Cancelled" | "TimedOut" | "Failed"): Promise<void> {
+  const now = new Date().toISOString();
+  await db
+    .update(bulkExportRuns)
+    .set({ status, updatedAt: now, finishedAt: now })
+    .where(and(eq(bulkExportRuns.id, run.id), eq(bulkExportRuns.status, run.status)));
+}
+
+/** Errors that another attempt cannot fix: the bucket or the credentials are wrong. */
+function permanent(error: unknown): boolean {
+  return error instanceof S3Error ? !error.retryable : destinationErrorMessage(error) !== null;
+}
+
+/**
+ * Records a failed attempt in `errors` (retry_0, retry_1, ...). Transient failures are retried
+ * with backoff until `maxRetries`; credential and bucket errors fail the run and its export at once.
+ */
+async function recordFailure(db: Database, env: WriterEnv, runId: string, error: unknown, limits: WriterLimits): Promise<void> {
+  const run = await runRow(db, runId);
+  if (!run || FINISHED.has(run.status)) return;
+  const message = destinationErrorMessage(error) ?? (error instanceof Error ? error.message : String(error));
+  const attempt = run.retryNumber;
+  const errors = { ...run.errors, [`retry_${attempt}`]: message };
+  const exhausted = permanent(error) || attempt + 1 > limits.maxRetries;
+  const now = new Date().toISOString();
+  log.warn("export run attempt failed", { run_id: runId, export_id: run.exportId, attempt, error: message, final: exhausted });
+  if (!exhausted) {
+    await db.update(bulkExportRuns).set({ retryNumber: attempt + 1, errors, updatedAt: now }).where(eq(bulkExportRuns.id, runId));
+    await env.QUEUE.send({ kind: EXPORT_RUN_MESSAGE, runId } satisfies ExportRunMessage, { delaySeconds: Math.min(300, 5 * 2 ** attempt) });
+    return;
+  }
+  await db.batch([
+    db.update(bulkExportRuns).set({ status: "Failed", retryNumber: attempt + 1, errors, updatedAt: now, finishedAt: now }).where(eq(bulkExportRuns.id, runId)),
+    db
+      .update(bulkExports)
+      .set({ status: "Failed", error: `export run ${runId} (${run.day}) failed: ${message}`, updatedAt: now, finishedAt: now })
+      .where(and(eq(bulkExports.id, run.exportId), eq(bulkExports.status, "Running"))),
+  ]);
+}
+

@@ -1,0 +1,191 @@
+import { and, asc, eq, gte, inArray, lt, lte } from "drizzle-orm";
+import { database, type Database } from "../db/client.ts";
+import { bulkExportRuns, bulkExports, traceShards, type BulkExportRow } from "../db/schema.ts";
+import { log } from "../observability/log.ts";
+import { destinationTarget } from "./destinations.ts";
+import { createExport, type ExportInput } from "./exports.ts";
+import { finishExportIfDone, partitionFolder } from "./manifest.ts";
+import { EXPORT_RUN_MESSAGE, type ExportRunMessage } from "./partition-writer.ts";
+import type { FormatVersion } from "./columns.ts";
+import type { ParquetCompression } from "./parquet.ts";
+
+/**
+ * The export side of the minute tick, in order: time out exports running for 24 h, spawn the due
+ * windows of scheduled exports, start Created exports (one export run per project day, within the
+ * per-workspace concurrency limit) and finish exports whose runs all ended. `now` is the tick's
+ * scheduled time, so tests drive it with any clock.
+ */
+
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+/** Runtime limit of an export (SPEC §8). */
+export const EXPORT_TIMEOUT_MS = 24 * HOUR_MS;
+/** A spawned export starts this long after its window ends, so late runs can land (SPEC §3.3). */
+export const SPAWN_DELAY_MS = 10 * 60_000;
+/** Catching up a schedule that starts far in the past spawns at most this many windows per tick. */
+const MAX_SPAWNS_PER_TICK = 48;
+
+type PlannerEnv = Parameters<typeof destinationTarget>[1] & Pick<Env, "DB" | "QUEUE"> & Partial<Pick<Env, "EXPORT_MAX_CONCURRENT_PER_WORKSPACE">>;
+
+export async function exportTick(env: PlannerEnv, now: Date, fetcher?: typeof fetch): Promise<void> {
+  const db = database(env);
+  await timeOutExports(db, now);
+  await spawnScheduledWindows(db, now);
+  await startCreatedExports(db, env, now);
+  const running = await db.select({ id: bulkExports.id }).from(bulkExports).where(eq(bulkExports.status, "Running")).all();
+  for (const { id } of running) {
+    await finishExportIfDone(db, env, id, fetcher).catch((error) => log.warn("finishing an export failed; retried next tick", { export_id: id, error: String(error) }));
+  }
+}
+
+async function timeOutExports(db: Database, now: Date): Promise<void> {
+  const cutoff = new Date(now.getTime() - EXPORT_TIMEOUT_MS).toISOString();
+  const stale = await db.select({ id: bulkExports.id }).from(bulkExports).where(and(eq(bulkExports.status, "Running"), lte(bulkExports.startedAt, cutoff))).all();
+  const at = now.toISOString();
+  for (const { id } of stale) {
+    await db.batch([
+      db
+        .update(bulkExports)
+        .set({ status: "TimedOut", error: "the export did not finish within 24 hours of starting", updatedAt: at, finishedAt: at })
+        .where(and(eq(bulkExports.id, id), eq(bulkExports.status, "Running"))),
+      db
+        .update(bulkExportRuns)
+        .set({ status: "TimedOut", updatedAt: at, finishedAt: at })
+        .where(and(eq(bulkExportRuns.exportId, id), inArray(bulkExportRuns.status, ["Created", "Running"]))),
+    ]);
+    log.warn("bulk export timed out", { export_id: id });
+  }
+}
+
+/**
+ * Scheduled exports spawn contiguous windows `[w, w + interval)` from their start_time, each once
+ * `now` is past the window's end plus the spawn delay. A cancelled schedule is no longer
+ * IntervalScheduled, so it spawns nothing more; what it already spawned carries on.
+ */
+async function spawnScheduledWindows(db: Database, now: Date): Promise<void> {
+  const schedules = await db.select().from(bulkExports).where(eq(bulkExports.status, "IntervalScheduled")).all();
+  for (const schedule of schedules) {
+    const interval = (schedule.intervalHours ?? 0) * HOUR_MS;
+    if (interval <= 0 || !schedule.nextWindowStart) continue;
+    let windowStart = Date.parse(schedule.nextWindowStart);
+    for (let spawned = 0; spawned < MAX_SPAWNS_PER_TICK && windowStart + interval + SPAWN_DELAY_MS <= now.getTime(); spawned++) {
+      const input: ExportInput = {
+        bulk_export_destination_id: schedule.destinationId,
+        session_id: schedule.sessionId,
+        start_time: new Date(windowStart).toISOString(),
+        end_time: new Date(windowStart + interval).toISOString(),
+        filter: schedule.filter,
+        export_fields: schedule.exportFields,
+        format_version: schedule.formatVersion as FormatVersion,
+        compression: schedule.compression as ParquetCompression,
+      };
+      try {
+        await createExport(db, schedule.workspaceId, input, { id: schedule.id });
+      } catch (error) {
+        // The destination or project is gone: the schedule cannot go on.
+        await db
+          .update(bulkExports)
+          .set({ status: "Failed", error: `spawning the window at ${input.start_time} failed: ${error instanceof Error ? error.message : String(error)}`, updatedAt: now.toISOString(), finishedAt: now.toISOString() })
+          .where(eq(bulkExports.id, schedule.id));
+        break;
+      }
+      windowStart += interval;
+      await db.update(bulkExports).set({ nextWindowStart: new Date(windowStart).toISOString(), updatedAt: now.toISOString() }).where(eq(bulkExports.id, schedule.id));
+    }
+  }
+}
+
+function concurrencyLimit(env: Partial<Pick<Env, "EXPORT_MAX_CONCURRENT_PER_WORKSPACE">>): number {
+  const value = Number(env.EXPORT_MAX_CONCURRENT_PER_WORKSPACE);
+  return Number.isInteger(value) && value > 0 ? value : 3;
+}
+
+/** The UTC days `[start, end)` touches, as YYYY-MM-DD. */
+export function daysOf(start: string, end: string): string[] {
+  const days: string[] = [];
+  for (let at = Date.parse(start.slice(0, 10)); at < Date.parse(end); at += DAY_MS) days.push(new Date(at).toISOString().slice(0, 10));
+  return days;
+}
+
+/**
+ * Starts Created exports, oldest first, while their workspace runs fewer than the limit: one export
+ * run per UTC day of the window that holds runs of the project, then one queue message per run.
+ */
+async function startCreatedExports(db: Database, env: PlannerEnv, now: Date): Promise<void> {
+  const created = await db.select().from(bulkExports).where(eq(bulkExports.status, "Created")).orderBy(asc(bulkExports.createdAt)).all();
+  if (!created.length) return;
+  const limit = concurrencyLimit(env);
+  const running = new Map<string, number>();
+  for (const row of await db.select({ workspaceId: bulkExports.workspaceId }).from(bulkExports).where(eq(bulkExports.status, "Running")).all()) {
+    running.set(row.workspaceId, (running.get(row.workspaceId) ?? 0) + 1);
+  }
+  for (const exported of created) {
+    if ((running.get(exported.workspaceId) ?? 0) >= limit) continue;
+    running.set(exported.workspaceId, (running.get(exported.workspaceId) ?? 0) + 1);
+    try {
+      await startExport(db, env, exported, now);
+    } catch (error) {
+      const at = now.toISOString();
+      await db
+        .update(bulkExports)
+        .set({ status: "Failed", error: `starting the export failed: ${error instanceof Error ? error.message : String(error)}`, updatedAt: at, finishedAt: at })
+        .where(eq(bulkExports.id, exported.id));
+    }
+  }
+}
+
+async function startExport(db: Database, env: PlannerEnv, exported: BulkExportRow, now: Date): Promise<void> {
+  const end = exported.endTime!;
+  const candidates = daysOf(exported.startTime, end);
+  const days = await db
+    .select({ day: traceShards.day })
+    .from(traceShards)
+    .where(
+      and(
+        eq(traceShards.workspaceId, exported.workspaceId),
+        eq(traceShards.projectId, exported.sessionId),
+        gte(traceShards.day, candidates[0]),
+        lt(traceShards.day, candidates[candidates.length - 1] + "~"),
+      ),
+    )
+    .orderBy(asc(traceShards.day))
+    .all();
+  const { config } = await destinationTarget(db, env, exported.workspaceId, exported.destinationId);
+  const at = now.toISOString();
+  const runs = days.map(({ day }) => {
+    const dayStart = `${day}T00:00:00.000Z`;
+    const dayEnd = new Date(Date.parse(dayStart) + DAY_MS).toISOString();
+    return {
+      id: crypto.randomUUID(),
+      exportId: exported.id,
+      workspaceId: exported.workspaceId,
+      sessionId: exported.sessionId,
+      day,
+      startTime: exported.startTime > dayStart ? exported.startTime : dayStart,
+      endTime: end < dayEnd ? end : dayEnd,
+      status: "Created",
+      retryNumber: 0,
+      errors: {},
+      rowsWritten: 0,
+      bytesWritten: 0,
+      files: [],
+      cursor: null,
+      prefix: partitionFolder(config, exported, day),
+      createdAt: at,
+      updatedAt: at,
+      finishedAt: null,
+    };
+  });
+  // Claim the export first: a concurrent tick that lost the race inserts nothing.
+  const claimed = await db
+    .update(bulkExports)
+    .set({ status: "Running", startedAt: at, updatedAt: at })
+    .where(and(eq(bulkExports.id, exported.id), eq(bulkExports.status, "Created")))
+    .returning({ id: bulkExports.id });
+  if (!claimed.length) return;
+  // D1 binds at most 100 parameters: 18 columns, so 5 rows per statement.
+  for (let i = 0; i < runs.length; i += 5) await db.insert(bulkExportRuns).values(runs.slice(i, i + 5));
+  if (!runs.length) return; // Nothing to write: the finishing step writes an empty manifest.
+  const messages = runs.map((run) => ({ body: { kind: EXPORT_RUN_MESSAGE, runId: run.id } satisfies ExportRunMessage }));
+  for (let i = 0; i < messages.length; i += 100) await env.QUEUE.sendBatch(messages.slice(i, i + 100));
+}

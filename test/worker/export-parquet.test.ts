@@ -1,0 +1,234 @@
+// Parquet encoding inside workerd: Arrow batches without `new Function`, parquet-wasm's streaming writer, read back.
+import { type Table as ArrowTable, tableFromIPC, TimeUnit, Type } from "apache-arrow";
+import { Compression, ParquetFile, readParquet } from "parquet-wasm/esm";
+import { describe, expect, it } from "vitest";
+import { columnTypes, EXPORT_FIELDS, type ExportRow, type FormatVersion, unknownExportFields } from "../../src/export/columns.ts";
+import { encodeParquet, type ParquetCompression } from "../../src/export/parquet.ts";
+
+const ROOT = "01936a3e-0000-7000-8000-000000000001";
+const CHILD = "01936a3e-0000-7000-8000-000000000002";
+const TENANT = "00000000-0000-4000-8000-0000000000aa";
+const SESSION = "00000000-0000-4000-8000-0000000000bb";
+
+function row(overrides: Partial<ExportRow>): ExportRow {
+  return {
+    id: ROOT, tenant_id: TENANT, session_id: SESSION, trace_id: ROOT, parent_run_id: null, dotted_order: `20261120T100000123456Z${ROOT}`,
+    is_root: true, name: "agent", run_type: "chain", status: "success",
+    start_time: "2026-11-20T10:00:00.123456Z", end_time: "2026-11-20T10:00:01.5Z", first_token_time: null,
+    inputs: '{"question":"hi"}', outputs: '{"answer":"hello"}', error: null, extra: '{"metadata":{"thread_id":"t1"}}', events: "[]",
+    tags: '["a","b"]', parent_run_ids: "[]", reference_example_id: null,
+    prompt_tokens: 10, completion_tokens: 20, total_tokens: 30, prompt_cost: 0.001, completion_cost: 0.002, total_cost: 0.003,
+    feedback_stats: null, trace_tier: "longlived",
+    ...overrides,
+  };
+}
+
+const ROWS: ExportRow[] = [
+  row({}),
+  row({
+    id: CHILD, parent_run_id: ROOT, dotted_order: `20261120T100000123456Z${ROOT}.20261120T100000200000Z${CHILD}`, is_root: false,
+    name: "naïve ☃ model 😀", run_type: "llm", status: "error", start_time: "2026-11-20T10:00:00.2Z", end_time: null,
+    first_token_time: "2026-11-20T10:00:00.300Z", inputs: null, outputs: null, error: "boom", extra: null, events: null,
+    tags: "[]", parent_run_ids: `["${ROOT}"]`, prompt_tokens: null, completion_tokens: null, total_tokens: null,
+    prompt_cost: null, completion_cost: null, total_cost: null, feedback_stats: '{"correct":{"n":1,"avg":1}}', trace_tier: null,
+  }),
+  row({ id: "01936a3e-0000-7000-8000-000000000003", tags: '["x"]', total_tokens: 0, total_cost: 0 }),
+];
+
+async function bytesOf(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+function magic(bytes: Uint8Array): [string, string] {
+  const text = new TextDecoder();
+  return [text.decode(bytes.subarray(0, 4)), text.decode(bytes.subarray(bytes.length - 4))];
+}
+
+function read(bytes: Uint8Array): ArrowTable {
+  return tableFromIPC(readParquet(bytes).intoIPCStream());
+}
+
+/** Raw int64 values of a column, nulls as null (Vector.get rounds timestamps to milliseconds). */
+function int64s(table: ArrowTable, name: string): (bigint | null)[] {
+  const column = table.getChild(name)!;
+  const out: (bigint | null)[] = [];
+  for (const data of column.data) {
+    for (let i = 0; i < data.length; i++) out.push(data.getValid(i) ? (data.values as BigInt64Array)[data.offset + i] : null);
+  }
+  return out;
+}
+
+async function encode(version: FormatVersion, compression: ParquetCompression = "zstandard", batches: ExportRow[][] = [ROWS], fields = EXPORT_FIELDS) {
+  return bytesOf(encodeParquet(batches, { fields, version, compression }));
+}
+
+describe("export columns", () => {
+  it("has the 29 documented default fields and rejects others", () => {
+    expect(EXPORT_FIELDS).toHaveLength(29);
+    expect(EXPORT_FIELDS.slice(0, 3)).toEqual(["id", "tenant_id", "session_id"]);
+    expect(EXPORT_FIELDS.at(-1)).toBe("trace_tier");
+    expect(unknownExportFields(["id", "serialized", "child_run_ids"])).toEqual(["serialized", "child_run_ids"]);
+  });
+
+  it("describes column types per format version", () => {
+    const fields = ["id", "is_root", "start_time", "tags", "total_tokens", "total_cost"];
+    expect(columnTypes(fields, "v1").map((c) => c.type)).toEqual(["string", "bool", "timestamp[ns]", "string", "int64", "double"]);
+    expect(columnTypes(fields, "v2_beta").map((c) => c.type)).toEqual(["string", "bool", "timestamp[us, UTC]", "list<string>", "int64", "double"]);
+    expect(() => columnTypes(["nope"], "v1")).toThrow("Unknown export fields: nope");
+  });
+});
+
+describe("encodeParquet in workerd", () => {
+  it("writes v1: naive nanosecond timestamps, JSON text tags, real nulls", async () => {
+    const bytes = await encode("v1");
+    expect(magic(bytes)).toEqual(["PAR1", "PAR1"]);
+    const table = read(bytes);
+    expect(table.numRows).toBe(3);
+    expect(table.schema.fields.map((f) => f.name)).toEqual(EXPORT_FIELDS);
+
+    const start = table.schema.fields.find((f) => f.name === "start_time")!.type;
+    expect(start.typeId).toBe(Type.Timestamp);
+    expect(start.unit).toBe(TimeUnit.NANOSECOND);
+    expect(start.timezone ?? null).toBeNull();
+    expect(table.getChild("tags")!.type.typeId).toBe(Type.Utf8);
+    expect(table.getChild("total_tokens")!.type.typeId).toBe(Type.Int);
+    expect(table.getChild("total_tokens")!.type.bitWidth).toBe(64);
+    expect(table.getChild("total_cost")!.type.typeId).toBe(Type.Float);
+    expect(table.getChild("is_root")!.type.typeId).toBe(Type.Bool);
+
+    expect(int64s(table, "start_time")).toEqual([
+      BigInt(Date.UTC(2026, 10, 20, 10, 0, 0)) * 1_000_000n + 123_456_000n,
+      BigInt(Date.UTC(2026, 10, 20, 10, 0, 0)) * 1_000_000n + 200_000_000n,
+      BigInt(Date.UTC(2026, 10, 20, 10, 0, 0)) * 1_000_000n + 123_456_000n,
+    ]);
+    expect(int64s(table, "end_time")[1]).toBeNull();
+    expect(int64s(table, "total_tokens")).toEqual([30n, null, 0n]);
+    const rows = table.toArray().map((r) => r.toJSON());
+    expect(rows[0]).toMatchObject({ id: ROOT, is_root: true, tags: '["a","b"]', total_cost: 0.003, inputs: '{"question":"hi"}', error: null });
+    expect(rows[1]).toMatchObject({ is_root: false, name: "naïve ☃ model 😀", inputs: null, outputs: null, error: "boom", total_cost: null, trace_tier: null, parent_run_ids: `["${ROOT}"]`, tags: "[]" });
+    expect(table.getChild("inputs")!.nullCount).toBe(1);
+    expect(rows[2]).toMatchObject({ total_cost: 0 });
+  });
+
+  it("writes v2_beta: UTC microsecond timestamps and string lists", async () => {
+    const table = read(await encode("v2_beta"));
+    expect(table.numRows).toBe(3);
+    const start = table.getChild("start_time")!.type;
+    expect(start.typeId).toBe(Type.Timestamp);
+    expect(start.unit).toBe(TimeUnit.MICROSECOND);
+    expect(start.timezone).toBe("UTC");
+    expect(table.getChild("tags")!.type.typeId).toBe(Type.List);
+    expect(table.getChild("parent_run_ids")!.type.typeId).toBe(Type.List);
+
+    expect(int64s(table, "start_time")[0]).toBe(BigInt(Date.UTC(2026, 10, 20, 10, 0, 0)) * 1000n + 123_456n);
+    expect(int64s(table, "first_token_time")).toEqual([null, BigInt(Date.UTC(2026, 10, 20, 10, 0, 0, 300)) * 1000n, null]);
+    const tags = table.getChild("tags")!;
+    expect([...tags.get(0)!]).toEqual(["a", "b"]);
+    expect([...tags.get(1)!]).toEqual([]);
+    expect([...table.getChild("parent_run_ids")!.get(1)!]).toEqual([ROOT]);
+    expect(table.getChild("id")!.type.typeId).toBe(Type.Utf8);
+    expect(table.getChild("extra")!.get(0)).toBe('{"metadata":{"thread_id":"t1"}}');
+  });
+
+  const compressions: [ParquetCompression, Compression][] = [
+    ["none", Compression.UNCOMPRESSED], ["gzip", Compression.GZIP], ["snappy", Compression.SNAPPY], ["zstandard", Compression.ZSTD],
+  ];
+  for (const version of ["v1", "v2_beta"] as const) {
+    for (const [compression, codec] of compressions) {
+      it(`round-trips ${version} with ${compression}`, async () => {
+        const bytes = await encode(version, compression);
+        expect(magic(bytes)).toEqual(["PAR1", "PAR1"]);
+        const table = read(bytes);
+        expect(table.numRows).toBe(3);
+        expect(table.getChild("name")!.get(1)).toBe("naïve ☃ model 😀");
+
+        const file = await ParquetFile.fromFile(new Blob([bytes]));
+        const metadata = file.metadata();
+        expect(metadata.fileMetadata().createdBy()).toBe("agent-platform");
+        expect(metadata.fileMetadata().keyValueMetadata().get("agent_platform.format_version")).toBe(version);
+        expect(metadata.rowGroup(0).column(0).compression()).toBe(codec);
+        file.free();
+      });
+    }
+  }
+
+  it("writes a projection in the given order", async () => {
+    const fields = ["trace_id", "start_time", "tags", "total_tokens"];
+    const table = read(await encode("v2_beta", "snappy", [ROWS], fields));
+    expect(table.schema.fields.map((f) => f.name)).toEqual(fields);
+    expect(table.getChild("trace_id")!.get(2)).toBe(ROOT);
+    expect([...table.getChild("tags")!.get(2)!]).toEqual(["x"]);
+  });
+
+  it("writes a valid file with the schema for zero rows", async () => {
+    for (const batches of [[], [[], []]]) {
+      for (const version of ["v1", "v2_beta"] as const) {
+        const bytes = await encode(version, "zstandard", batches);
+        expect(magic(bytes)).toEqual(["PAR1", "PAR1"]);
+        const table = read(bytes);
+        expect(table.numRows).toBe(0);
+        expect(table.schema.fields.map((f) => f.name)).toEqual(EXPORT_FIELDS);
+      }
+    }
+  });
+
+  it("keeps row order across many batches, record batches and row groups", async () => {
+    const many = Array.from({ length: 250 }, (_, i) => row({ id: `run-${i}`, total_tokens: i }));
+    async function* batches() {
+      for (let i = 0; i < many.length; i += 40) yield many.slice(i, i + 40);
+    }
+    const stream = encodeParquet(batches(), { fields: ["id", "total_tokens"], version: "v1", compression: "zstandard", batchRows: 16, rowGroupRows: 100 });
+    const bytes = await bytesOf(stream);
+    const table = read(bytes);
+    expect(table.numRows).toBe(250);
+    expect(int64s(table, "total_tokens")).toEqual(many.map((_, i) => BigInt(i)));
+    const file = await ParquetFile.fromFile(new Blob([bytes]));
+    expect(file.metadata().numRowGroups()).toBe(3);
+    file.free();
+  });
+
+  it("streams bytes as row groups complete", async () => {
+    const many = Array.from({ length: 3000 }, (_, i) => row({ id: `run-${i}`, inputs: JSON.stringify({ i, text: "x".repeat(200) }) }));
+    const reader = encodeParquet([many], { fields: EXPORT_FIELDS, version: "v1", compression: "none", batchRows: 500, rowGroupRows: 500 }).getReader();
+    let chunks = 0;
+    for (let next = await reader.read(); !next.done; next = await reader.read()) chunks++;
+    expect(chunks).toBeGreaterThan(3);
+  });
+
+  it("errors the stream on a bad row instead of writing a file without it", async () => {
+    const bad = [ROWS, [row({ id: "bad-run", start_time: "yesterday" })]];
+    await expect(encode("v1", "zstandard", bad)).rejects.toThrow(/Run bad-run: start_time is not an ISO-8601 time/);
+    await expect(encode("v2_beta", "zstandard", [[row({ id: "bad-tags", tags: "a,b" })]])).rejects.toThrow(/Run bad-tags: tags is not JSON/);
+  });
+
+  it("errors the stream when the row source fails, before or after the first batch", async () => {
+    async function* failing(after: number) {
+      for (let i = 0; i < after; i++) yield ROWS;
+      throw new Error("shard went away");
+    }
+    for (const after of [0, 2]) {
+      await expect(bytesOf(encodeParquet(failing(after), { fields: EXPORT_FIELDS, version: "v1", compression: "snappy" }))).rejects.toThrow(
+        "Parquet encoding failed: shard went away",
+      );
+    }
+    // The writer is still usable afterwards.
+    expect(read(await encode("v1")).numRows).toBe(3);
+  });
+
+  it("stops reading rows when the consumer cancels", async () => {
+    let pulled = 0;
+    function* endless() {
+      for (;;) {
+        pulled++;
+        yield ROWS;
+      }
+    }
+    const reader = encodeParquet(endless(), { fields: EXPORT_FIELDS, version: "v1", compression: "none", rowGroupRows: 3 }).getReader();
+    await reader.read();
+    await reader.cancel("enough");
+    const after = pulled;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(pulled).toBe(after);
+    expect(read(await encode("v2_beta")).numRows).toBe(3);
+  });
+});
