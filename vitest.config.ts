@@ -9,6 +9,8 @@ export default defineConfig({
       wrangler: { configPath: "./wrangler.toml" },
       remoteBindings: false,
       miniflare: {
+        // A bucket for exports through an R2 binding (destinations with config.r2_binding).
+        r2Buckets: ["EXPORT_TEST_BUCKET"],
         bindings: {
           TEST_MIGRATIONS: await readD1Migrations(join(import.meta.dirname, "migrations")),
           BOOTSTRAP_API_KEY: "lgp_test_bootstrap_key",

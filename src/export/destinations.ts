@@ -4,7 +4,8 @@ import { exportDestinations, type ExportDestinationRow } from "../db/schema.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { log } from "../observability/log.ts";
 import { decryptJson, encryptJson } from "./crypto.ts";
-import { destinationErrorMessage, S3Client, type S3Credentials, type S3Location } from "./s3.ts";
+import { R2BindingStore, r2Binding } from "./r2-store.ts";
+import { destinationErrorMessage, S3Client, type ObjectStore, type S3Credentials, type S3Location } from "./s3.ts";
 
 /**
  * Bulk-export destinations: S3-compatible buckets per workspace. Creating or re-keying one proves
@@ -19,6 +20,8 @@ export type DestinationConfig = {
   endpoint_url: string | null;
   include_bucket_in_prefix: boolean;
   config_kwargs_s3: { addressing_style?: "auto" | "virtual" | "path" } | null;
+  /** A Worker R2 binding of this deployment to write through instead of S3 over HTTP (no credentials). */
+  r2_binding?: string | null;
 };
 
 export type DestinationCredentials = { access_key_id: string; secret_access_key: string; session_token?: string | null };
@@ -65,6 +68,20 @@ export function objectKey(config: DestinationConfig, path: string): string {
   return segments.filter(Boolean).join("/");
 }
 
+/**
+ * The bucket a destination writes to: its R2 binding, or S3 over HTTP with the given credentials.
+ * A missing binding is reported like a missing bucket.
+ */
+export function openStore(env: object, config: DestinationConfig, credentials: S3Credentials | null, fetcher?: typeof fetch, attempts?: number): ObjectStore {
+  if (config.r2_binding) {
+    const bucket = r2Binding(env, config.r2_binding);
+    if (!bucket) throw new ApiError(400, `Failed to validate S3 destination: Bucket is not valid (NoSuchBinding): this deployment has no R2 binding named ${config.r2_binding}`);
+    return new R2BindingStore(bucket);
+  }
+  if (!credentials) throw new Error("an S3 destination needs credentials");
+  return new S3Client(s3Location(config), credentials, { fetch: fetcher, attempts });
+}
+
 /** The deployment's default credentials (the self-hosted rule: omitted credentials use the platform's own). */
 function defaultCredentials(env: SecretsEnv): S3Credentials | null {
   if (!env.EXPORT_DEFAULT_ACCESS_KEY_ID || !env.EXPORT_DEFAULT_SECRET_ACCESS_KEY) return null;
@@ -77,7 +94,11 @@ const toS3Credentials = (credentials: DestinationCredentials): S3Credentials => 
   sessionToken: credentials.session_token || undefined,
 });
 
-function resolveCredentials(env: SecretsEnv, given: DestinationCredentials | null | undefined): S3Credentials {
+function resolveCredentials(env: SecretsEnv, config: DestinationConfig, given: DestinationCredentials | null | undefined): S3Credentials | null {
+  if (config.r2_binding) {
+    if (given) throw new ApiError(422, [{ type: "value_error", loc: ["body", "credentials"], msg: "credentials are not used with config.r2_binding: omit them" }]);
+    return null;
+  }
   if (given) return toS3Credentials(given);
   const fallback = defaultCredentials(env);
   if (!fallback) {
@@ -90,16 +111,18 @@ function resolveCredentials(env: SecretsEnv, given: DestinationCredentials | nul
  * Proves the destination takes writes: puts a small object under `<prefix>/tmp/` and deletes it
  * when allowed (delete permission is optional). A failure is a 400 with the spec's message.
  */
-async function checkWriteAccess(config: DestinationConfig, credentials: S3Credentials, fetcher?: typeof fetch): Promise<void> {
-  const client = new S3Client(s3Location(config), credentials, { fetch: fetcher, attempts: 2 });
+async function checkWriteAccess(env: object, config: DestinationConfig, credentials: S3Credentials | null, fetcher?: typeof fetch): Promise<void> {
   const key = objectKey(config, `tmp/destination-check-${crypto.randomUUID()}.txt`);
+  let store: ObjectStore;
   try {
-    await client.putObject(key, "Written by the agent platform to check bulk-export write access; safe to delete.\n", "text/plain");
+    store = openStore(env, config, credentials, fetcher, 2);
+    await store.putObject(key, "Written by the agent platform to check bulk-export write access; safe to delete.\n", "text/plain");
   } catch (error) {
+    if (error instanceof ApiError) throw error;
     const known = destinationErrorMessage(error);
     throw new ApiError(400, `Failed to validate S3 destination: ${known ?? (error instanceof Error ? error.message : String(error))}`);
   }
-  await client.deleteObject(key).catch((error) => log.info("destination check object left behind (no delete permission?)", { key, error: String(destinationErrorMessage(error) ?? error) }));
+  await store.deleteObject(key).catch((error) => log.info("destination check object left behind (no delete permission?)", { key, error: String(destinationErrorMessage(error) ?? error) }));
 }
 
 export interface DestinationInput {
@@ -109,10 +132,10 @@ export interface DestinationInput {
 }
 
 export async function createDestination(db: Database, env: SecretsEnv, workspaceId: string, input: DestinationInput, fetcher?: typeof fetch): Promise<BulkExportDestination> {
-  const credentials = resolveCredentials(env, input.credentials);
+  const credentials = resolveCredentials(env, input.config, input.credentials);
   // Fail on a missing encryption key before touching the bucket.
   const sealed = input.credentials ? await encryptJson(env, input.credentials) : null;
-  await checkWriteAccess(input.config, credentials, fetcher);
+  await checkWriteAccess(env, input.config, credentials, fetcher);
   const now = new Date().toISOString();
   const row = {
     id: crypto.randomUUID(),
@@ -139,9 +162,10 @@ export async function updateDestinationCredentials(
   fetcher?: typeof fetch,
 ): Promise<BulkExportDestination> {
   const row = await destinationRow(db, workspaceId, id);
-  const resolved = resolveCredentials(env, credentials);
+  const config = row.config as DestinationConfig;
+  const resolved = resolveCredentials(env, config, credentials);
   const sealed = credentials ? await encryptJson(env, credentials) : null;
-  await checkWriteAccess(row.config as DestinationConfig, resolved, fetcher);
+  await checkWriteAccess(env, config, resolved, fetcher);
   const updated = {
     ...row,
     credentials: sealed,
@@ -170,16 +194,18 @@ export async function listDestinations(db: Database, workspaceId: string): Promi
   return rows.map(toDestination);
 }
 
-/** What the partition writer needs to upload: where, and with which (decrypted) credentials. */
+/** What the partition writer needs to upload: the destination's config and its (decrypted) store. */
 export async function destinationTarget(
   db: Database,
   env: SecretsEnv,
   workspaceId: string,
   id: string,
-): Promise<{ config: DestinationConfig; location: S3Location; credentials: S3Credentials }> {
+  fetcher?: typeof fetch,
+): Promise<{ config: DestinationConfig; store: ObjectStore }> {
   const row = await destinationRow(db, workspaceId, id);
   const config = row.config as DestinationConfig;
+  if (config.r2_binding) return { config, store: openStore(env, config, null) };
   const credentials = row.credentials ? toS3Credentials(await decryptJson<DestinationCredentials>(env, row.credentials)) : defaultCredentials(env);
   if (!credentials) throw new Error("the destination has no stored credentials and the deployment no default bucket credentials");
-  return { config, location: s3Location(config), credentials };
+  return { config, store: openStore(env, config, credentials, fetcher) };
 }

@@ -4,7 +4,6 @@ import { bulkExportRuns, bulkExports, type BulkExportRow, type BulkExportRunRow 
 import { columnTypes, EXPORT_FIELDS, type FormatVersion } from "./columns.ts";
 import { destinationTarget, objectKey, type DestinationConfig } from "./destinations.ts";
 import { FINISHED } from "./exports.ts";
-import { S3Client } from "./s3.ts";
 
 /**
  * The commit marker of an export: `manifest.json` under the export's folder, written after the
@@ -62,10 +61,9 @@ export async function finishExportIfDone(db: Database, env: ManifestEnv, exportI
       .where(and(eq(bulkExports.id, exportId), eq(bulkExports.status, "Running")));
     return;
   }
-  const target = await destinationTarget(db, env, exported.workspaceId, exported.destinationId);
-  const client = new S3Client(target.location, target.credentials, { fetch: fetcher });
+  const { config, store } = await destinationTarget(db, env, exported.workspaceId, exported.destinationId, fetcher);
   const manifest = manifestOf(exported, runs, now);
-  await client.putObject(`${exportFolder(target.config, exportId)}/manifest.json`, JSON.stringify(manifest, null, 2), "application/json");
+  await store.putObject(`${exportFolder(config, exportId)}/manifest.json`, JSON.stringify(manifest, null, 2), "application/json");
   await db
     .update(bulkExports)
     .set({ status: "Completed", updatedAt: now, finishedAt: now })

@@ -27,12 +27,15 @@ export type EncodeOptions = {
   batchRows?: number;
   /** Rows per Parquet row group; the writer holds the open row group in wasm memory. */
   rowGroupRows?: number;
+  /** Bytes per Parquet row group (encoded, before compression), whichever of the two limits comes first. */
+  rowGroupBytes?: number;
   /** Fail when the writer makes no progress for this long (a wasm panic leaves its stream pending forever). */
   stallMs?: number;
 };
 
 export const DEFAULT_BATCH_ROWS = 2_000;
 export const DEFAULT_ROW_GROUP_ROWS = 20_000;
+export const DEFAULT_ROW_GROUP_BYTES = Number(process.env.RGB ?? 16 * 2 ** 20);
 const DEFAULT_STALL_MS = 60_000;
 
 const CODECS: Record<ParquetCompression, Compression> = {
@@ -159,6 +162,7 @@ export function encodeParquet(
       .setCreatedBy("agent-platform")
       .setKeyValueMetadata(new Map([["agent_platform.format_version", options.version]]))
       .setMaxRowGroupSize(Math.max(1, options.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS))
+      .setMaxRowGroupBytes(Math.max(1, options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES))
       .build();
     const stream: ReadableStream<Uint8Array> = await transformParquetStream(input, properties);
     return stream.getReader();

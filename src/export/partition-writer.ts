@@ -11,7 +11,7 @@ import { destinationTarget } from "./destinations.ts";
 import { FINISHED } from "./exports.ts";
 import { finishExportIfDone } from "./manifest.ts";
 import { encodeParquet, type ParquetCompression } from "./parquet.ts";
-import { destinationErrorMessage, S3Client, S3Error, uploadStream } from "./s3.ts";
+import { destinationErrorMessage, S3Error, uploadStream } from "./s3.ts";
 
 /**
  * The queue consumer of bulk export: writes one export run (one project's UTC day) as Parquet
@@ -85,8 +85,7 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
     await db.update(bulkExportRuns).set({ status: run.status, updatedAt: run.updatedAt }).where(eq(bulkExportRuns.id, runId));
   }
 
-  const target = await destinationTarget(db, env, run.workspaceId, exported.destinationId);
-  const client = new S3Client(target.location, target.credentials, { fetch: fetcher });
+  const { store } = await destinationTarget(db, env, run.workspaceId, exported.destinationId, fetcher);
   const fields = exported.exportFields ?? EXPORT_FIELDS;
   const shard = env.TRACE_SHARD.getByName(traceShardName(run.workspaceId, run.sessionId, run.day));
   const filter = exported.filter ? compileFilter(parseFilter(exported.filter)) : undefined;
@@ -135,7 +134,7 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
 
     const key: string = `${run.prefix}/${partFileName(run.id, run.files.length)}`;
     const stream = encodeParquet(pages(), { fields, version: exported.formatVersion as FormatVersion, compression: exported.compression as ParquetCompression });
-    const { bytes } = await uploadStream(client, key, stream, { contentType: "application/vnd.apache.parquet" });
+    const { bytes } = await uploadStream(store, key, stream, { contentType: "application/vnd.apache.parquet" });
 
     const now = new Date().toISOString();
     run = {

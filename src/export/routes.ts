@@ -32,9 +32,15 @@ const DestinationConfigSchema = z
       .object({ addressing_style: z.enum(["auto", "virtual", "path"]).optional() })
       .nullish()
       .transform((v) => v ?? null),
+    r2_binding: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "r2_binding must be the name of a Worker binding")
+      .nullish()
+      .transform((v) => v ?? null)
+      .describe("Write through this Worker R2 binding of the deployment instead of S3 over HTTP; no credentials"),
   })
   .superRefine((config, ctx) => {
-    if (!config.endpoint_url && !config.region) ctx.addIssue({ code: "custom", path: ["region"], message: "region is required for AWS (a destination without endpoint_url)" });
+    if (!config.endpoint_url && !config.region && !config.r2_binding) ctx.addIssue({ code: "custom", path: ["region"], message: "region is required for AWS (a destination without endpoint_url)" });
   });
 
 const CredentialsSchema = z.object({

@@ -1,0 +1,82 @@
+// An export through a Worker R2 binding: no credentials, the same planner, writer and layout.
+import { env } from "cloudflare:test";
+import { tableFromIPC } from "apache-arrow";
+import { readParquet } from "parquet-wasm/esm";
+import { describe, expect, it } from "vitest";
+import { exportTick } from "../../src/export/planner.ts";
+import { call, json } from "./helpers.ts";
+
+const post = (path: string, body: unknown) => call(path, { method: "POST", json: body });
+
+function run(projectId: string, start: string, runType: string) {
+  const id = crypto.randomUUID();
+  const stamp = `${start.replace(/[-:]/g, "").replace(".", "").replace("Z", "")}000Z${id}`;
+  return { id, name: `${runType}-run`, run_type: runType, start_time: start, end_time: start, session_id: projectId, trace_id: id, dotted_order: stamp };
+}
+
+describe("exports through an R2 binding", () => {
+  it("refuses a binding the deployment does not have, and credentials beside a binding", async () => {
+    const missing = await post("/api/v1/bulk-exports/destinations", { display_name: "r2", config: { bucket_name: "exports", r2_binding: "NO_SUCH_BUCKET" } });
+    expect(missing.status).toBe(400);
+    expect(JSON.stringify(await missing.json())).toContain("Bucket is not valid (NoSuchBinding)");
+    const withKeys = await post("/api/v1/bulk-exports/destinations", {
+      display_name: "r2",
+      config: { bucket_name: "exports", r2_binding: "EXPORT_TEST_BUCKET" },
+      credentials: { access_key_id: "a", secret_access_key: "b" },
+    });
+    expect(withKeys.status).toBe(422);
+  });
+
+  it("writes the filtered runs of each day as Parquet in the bucket, with a manifest", async () => {
+    const destination = await json<{ id: string; credentials_keys: string[] }>(
+      await post("/api/v1/bulk-exports/destinations", { display_name: "r2 lake", config: { bucket_name: "exports", prefix: "lake/", r2_binding: "EXPORT_TEST_BUCKET" } }),
+    );
+    expect(destination.credentials_keys).toEqual([]);
+    // The write check cleaned up after itself.
+    expect((await env.EXPORT_TEST_BUCKET.list({ prefix: "lake/tmp/" })).objects).toEqual([]);
+
+    const project = await json<{ id: string }>(await post("/api/v1/sessions", { name: "r2-exported" }));
+    const runs = [
+      run(project.id, "2026-09-01T10:00:00.000Z", "llm"),
+      run(project.id, "2026-09-01T11:00:00.000Z", "chain"),
+      run(project.id, "2026-09-02T10:00:00.000Z", "llm"),
+      run(project.id, "2026-09-02T12:00:00.000Z", "llm"),
+    ];
+    expect(await json(await post("/api/v1/runs/batch", { post: runs }))).toMatchObject({ accepted: 4 });
+    const exported = await json<{ id: string }>(
+      await post("/api/v1/bulk-exports", {
+        bulk_export_destination_id: destination.id,
+        session_id: project.id,
+        start_time: "2026-09-01T00:00:00Z",
+        end_time: "2026-09-03T00:00:00Z",
+        filter: 'eq(run_type, "llm")',
+        format_version: "v2_beta",
+      }),
+    );
+    await exportTick(env, new Date("2026-09-03T01:00:00Z"));
+    let status = "";
+    for (let i = 0; i < 200 && status !== "Completed"; i++) {
+      status = (await json<{ status: string }>(await call(`/api/v1/bulk-exports/${exported.id}`))).status;
+      if (status === "Failed") throw new Error(JSON.stringify(await json(await call(`/api/v1/bulk-exports/${exported.id}/runs`))));
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(status).toBe("Completed");
+
+    const listed = await env.EXPORT_TEST_BUCKET.list({ prefix: `lake/export_id=${exported.id}/` });
+    const files = listed.objects.map((o) => o.key).filter((key) => key.endsWith(".parquet")).sort();
+    expect(files.map((key) => key.replace(/\/part-.*$/, ""))).toEqual([
+      `lake/export_id=${exported.id}/tenant_id=${(await json<{ tenant_id: string }>(await call(`/api/v1/bulk-exports/${exported.id}`))).tenant_id}/session_id=${project.id}/runs/year=2026/month=09/day=01`,
+      expect.stringMatching(/day=02$/),
+    ]);
+    const counts = [];
+    for (const key of files) {
+      const bytes = new Uint8Array(await (await env.EXPORT_TEST_BUCKET.get(key))!.arrayBuffer());
+      const table = tableFromIPC(readParquet(bytes).intoIPCStream());
+      counts.push(table.numRows);
+      expect(table.getChild("run_type")!.toArray()).toEqual(Array(table.numRows).fill("llm"));
+    }
+    expect(counts).toEqual([1, 2]);
+    const manifest = JSON.parse(await (await env.EXPORT_TEST_BUCKET.get(`lake/export_id=${exported.id}/manifest.json`))!.text());
+    expect(manifest).toMatchObject({ total_rows: 3, format_version: "v2_beta" });
+  });
+});
