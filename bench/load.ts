@@ -23,6 +23,8 @@ export interface ScenarioResult extends LatencySummary {
   firstError?: string;
   /** Set when setup or the preflight operation failed and no load was generated. */
   failed?: string;
+  /** Figures a one-shot scenario reported. */
+  notes?: string[];
 }
 
 const describeError = (error: unknown): string => (error instanceof Error ? error.message : String(error));
@@ -66,6 +68,7 @@ async function loop(
  */
 export async function runScenario(scenario: Scenario, ctx: BenchContext, options: LoadOptions): Promise<ScenarioResult[]> {
   const base = { scenario: scenario.name, description: scenario.description, concurrency: options.concurrency };
+  if (scenario.once) return [await runOnce(scenario, ctx, base)];
   // One unmeasured operation first: a scenario that cannot succeed at all is reported as failed
   // instead of spinning through its whole budget of fast errors.
   try {
@@ -97,4 +100,17 @@ export async function runScenario(scenario: Scenario, ctx: BenchContext, options
     elapsedS: elapsedMs / 1000,
   }));
   return [main, ...marks];
+}
+
+/** A one-shot scenario: setup, then one measured operation; its figures are in `ctx.notes`. */
+async function runOnce(scenario: Scenario, ctx: BenchContext, base: { scenario: string; description: string; concurrency: number }): Promise<ScenarioResult> {
+  try {
+    await scenario.setup?.(ctx);
+    const start = performance.now();
+    await scenario.run(ctx);
+    const elapsedMs = performance.now() - start;
+    return { ...base, ...summarize(Float64Array.of(elapsedMs), 0, elapsedMs), elapsedS: elapsedMs / 1000, notes: [...ctx.notes] };
+  } catch (error) {
+    return { ...base, ...summarize([], 0, 0), elapsedS: 0, failed: describeError(error), notes: [...ctx.notes] };
+  }
 }

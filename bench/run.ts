@@ -3,6 +3,7 @@
 // Without --url it starts the platform on a fresh local state (wrangler dev on loopback), runs the
 // scenarios against it and stops it again. With --url it only ever talks to that server.
 import { Client } from "@langchain/langgraph-sdk";
+import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, cpus } from "node:os";
 import { delimiter, dirname, join } from "node:path";
@@ -184,7 +185,8 @@ async function main(): Promise<number> {
       const started = Date.now();
       server = await startLocalServer({
         persistTo: stateDir,
-        vars: { ...options.vars, BOOTSTRAP_API_KEY: options.apiKey },
+        // A throw-away key for bulk-export credentials (the state dir is deleted afterwards anyway).
+        vars: { EXPORT_ENCRYPTION_KEY: randomBytes(24).toString("base64url"), ...options.vars, BOOTSTRAP_API_KEY: options.apiKey },
         // wrangler dev runs the [build] command with the `node` on PATH: make it this Node 22, even
         // when the bench is started as `node bench/run.ts` outside npm (which would put
         // node_modules/.bin first).
@@ -209,7 +211,7 @@ async function main(): Promise<number> {
       if (controller.signal.aborted) break;
       log(`- ${scenario.name}: ${scenario.description}`);
       // A fresh state object per scenario so setups cannot leak into each other.
-      const ctx: BenchContext = { baseUrl: url, apiKey: options.apiKey, client, timeoutMs: OP_TIMEOUT_MS, state: {}, request };
+      const ctx: BenchContext = { baseUrl: url, apiKey: options.apiKey, client, timeoutMs: OP_TIMEOUT_MS, state: {}, request, serverPid: server?.child.pid, notes: [] };
       const result = await runScenario(scenario, ctx, {
         concurrency: options.concurrencyForced ? options.concurrency : (scenario.concurrency ?? options.concurrency),
         durationMs: options.durationMs,
@@ -221,6 +223,7 @@ async function main(): Promise<number> {
     }
 
     const notes = ["Latencies and ops/s cover successful operations; errors are non-2xx responses or exceptions."];
+    for (const result of results) if (result.notes?.length) notes.push("", `${result.scenario}:`, ...result.notes.map((line) => `  ${line}`));
     if (controller.signal.aborted) notes.push("Interrupted: the last scenario covers a partial run; later ones did not run.");
     const table = `${env}\n\n${formatTable(results)}\n\n${notes.join("\n")}`;
     if (options.json) {

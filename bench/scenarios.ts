@@ -15,6 +15,7 @@ import type { Client } from "@langchain/langgraph-sdk";
 import { THREAD_SCENARIOS } from "./scenarios-threads.ts";
 import { RUN_SCENARIOS } from "./scenarios-runs.ts";
 import { TRACING_SCENARIOS } from "./scenarios-tracing.ts";
+import { EXPORT_SCENARIOS } from "./scenarios-export.ts";
 
 export interface BenchContext {
   /** The target server, without a trailing slash. Every request goes here and nowhere else. */
@@ -28,6 +29,10 @@ export interface BenchContext {
   state: Record<string, unknown>;
   /** fetch(baseUrl + path); reads the whole body and throws HttpError on a non-2xx status. */
   request(path: string, init?: RequestInit & { auth?: boolean }): Promise<Response>;
+  /** The local server's wrangler process (its process group holds workerd), when the bench started it. */
+  serverPid?: number;
+  /** Lines a scenario reports under the table (figures that are not latencies). */
+  notes: string[];
 }
 
 export interface Scenario {
@@ -35,6 +40,11 @@ export interface Scenario {
   description: string;
   /** Concurrent workers for this scenario (default: --concurrency, 8); --concurrency overrides it. */
   concurrency?: number;
+  /**
+   * A long one-shot measurement (e.g. a whole export): after setup, `run` is called exactly once,
+   * with no preflight, warm-up or loop, and reports its figures in `ctx.notes`.
+   */
+  once?: boolean;
   /** Runs once before warm-up (not measured); e.g. creates the assistant or thread `run` uses. */
   setup?(ctx: BenchContext): Promise<void>;
   /**
@@ -94,6 +104,7 @@ export const SCENARIOS: readonly Scenario[] = [
   ...THREAD_SCENARIOS,
   ...RUN_SCENARIOS,
   ...TRACING_SCENARIOS,
+  ...EXPORT_SCENARIOS,
 ];
 
 export function findScenario(name: string): Scenario | undefined {

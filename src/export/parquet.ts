@@ -23,19 +23,24 @@ export type EncodeOptions = {
   fields: readonly string[];
   version: FormatVersion;
   compression: ParquetCompression;
-  /** Rows per Arrow record batch handed to the writer; larger input batches are split. */
+  /** Most rows per Arrow record batch handed to the writer; larger input batches are split. */
   batchRows?: number;
-  /** Rows per Parquet row group; the writer holds the open row group in wasm memory. */
+  /** Most text per record batch (UTF-16 units, roughly bytes); bounds a batch of large inputs/outputs. */
+  batchBytes?: number;
+  /** Most rows per Parquet row group; the writer holds the open row group in wasm memory. */
   rowGroupRows?: number;
-  /** Bytes per Parquet row group (encoded, before compression), whichever of the two limits comes first. */
+  /** Most bytes per row group as written (after compression): only binds on poorly compressible data. */
   rowGroupBytes?: number;
   /** Fail when the writer makes no progress for this long (a wasm panic leaves its stream pending forever). */
   stallMs?: number;
 };
 
+// Measured in Node on 100,000 runs of ~600 bytes without inputs/outputs: with these, wasm memory peaks
+// near 30 MB and encoding runs at ~110,000 rows/s. The peak grows with both the batch and the row group.
 export const DEFAULT_BATCH_ROWS = 2_000;
+export const DEFAULT_BATCH_BYTES = 4 * 2 ** 20;
 export const DEFAULT_ROW_GROUP_ROWS = 20_000;
-export const DEFAULT_ROW_GROUP_BYTES = Number(process.env.RGB ?? 16 * 2 ** 20);
+export const DEFAULT_ROW_GROUP_BYTES = 16 * 2 ** 20;
 const DEFAULT_STALL_MS = 60_000;
 
 const CODECS: Record<ParquetCompression, Compression> = {
@@ -68,8 +73,27 @@ function toWasmBatches(rows: readonly ExportRow[], options: EncodeOptions): Wasm
   }
 }
 
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+/** How many rows from `start` make the next record batch, by row count and by text size. */
+function nextBatchEnd(rows: readonly ExportRow[], start: number, fields: readonly string[], maxRows: number, maxBytes: number): number {
+  const end = Math.min(rows.length, start + maxRows);
+  let bytes = 0;
+  for (let i = start; i < end; i++) {
+    const row = rows[i] as Record<string, unknown>;
+    for (const field of fields) {
+      const value = row[field];
+      bytes += typeof value === "string" ? value.length : 8;
+    }
+    if (bytes >= maxBytes) return i + 1;
+  }
+  return end;
+}
+
+/** How an export file failed to encode; the message says where. */
+export class ParquetEncodeError extends Error {
+  constructor(message: string, cause?: unknown) {
+    super(cause === undefined ? message : `${message}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = "ParquetEncodeError";
+  }
 }
 
 /**
@@ -82,11 +106,13 @@ export function encodeParquet(
   options: EncodeOptions,
 ): ReadableStream<Uint8Array> {
   const batchRows = Math.max(1, options.batchRows ?? DEFAULT_BATCH_ROWS);
+  const batchBytes = Math.max(1, options.batchBytes ?? DEFAULT_BATCH_BYTES);
   const stallMs = options.stallMs ?? DEFAULT_STALL_MS;
   let source: AsyncIterator<ExportRow[]> | Iterator<ExportRow[]> | undefined;
-  let pendingRows: ExportRow[] = []; // rows taken from the source, not yet converted
+  let pendingRows: ExportRow[] = []; // the source batch being converted, from `converted` on
+  let converted = 0;
   let pendingBatches: WasmRecordBatch[] = []; // converted, not yet taken by the writer
-  let sentRows = false;
+  let sentBatch = false;
   let output: ReadableStreamDefaultReader<Uint8Array> | undefined;
   let finished = false;
 
@@ -101,7 +127,7 @@ export function encodeParquet(
   const arm = () => {
     clearTimeout(stallTimer);
     if (waitingOnWriter && !finished) {
-      stallTimer = setTimeout(() => fail(new Error(`Parquet encoding stalled: the writer produced nothing for ${stallMs} ms`)), stallMs);
+      stallTimer = setTimeout(() => fail(new ParquetEncodeError(`Parquet encoding stalled: the writer produced nothing for ${stallMs} ms`)), stallMs);
     }
   };
   const disarm = () => clearTimeout(stallTimer);
@@ -112,6 +138,7 @@ export function encodeParquet(
     for (const batch of pendingBatches) batch.free();
     pendingBatches = [];
     pendingRows = [];
+    converted = 0;
     await source?.return?.();
   };
 
@@ -121,12 +148,12 @@ export function encodeParquet(
         disarm();
         try {
           while (pendingBatches.length === 0) {
-            if (pendingRows.length === 0) {
+            if (converted >= pendingRows.length) {
               const next = finished ? { done: true as const, value: undefined } : await source!.next();
               if (next.done) {
                 // The writer takes its schema from the first batch: an empty export still sends one.
-                if (!sentRows && !finished) pendingBatches = toWasmBatches([], options);
-                sentRows = true;
+                if (!sentBatch && !finished) pendingBatches = toWasmBatches([], options);
+                sentBatch = true;
                 if (pendingBatches.length === 0) {
                   controller.close();
                   return;
@@ -134,16 +161,17 @@ export function encodeParquet(
                 break;
               }
               pendingRows = next.value;
+              converted = 0;
               continue;
             }
-            const rows = pendingRows.slice(0, batchRows);
-            pendingRows = pendingRows.slice(batchRows);
-            pendingBatches = toWasmBatches(rows, options);
-            sentRows = true;
+            const end = nextBatchEnd(pendingRows, converted, options.fields, batchRows, batchBytes);
+            pendingBatches = toWasmBatches(pendingRows.slice(converted, end), options);
+            converted = end;
+            sentBatch = true;
           }
           controller.enqueue(pendingBatches.shift()!);
         } catch (error) {
-          const failure = new Error(`Parquet encoding failed: ${describe(error)}`, { cause: error });
+          const failure = new ParquetEncodeError("Parquet encoding failed", error);
           fail(failure);
           controller.error(failure);
         } finally {
@@ -193,7 +221,7 @@ export function encodeParquet(
             controller.enqueue(chunk.value);
           }
         } catch (error) {
-          const failure = error instanceof Error && error.message.startsWith("Parquet encoding") ? error : new Error(`Parquet encoding failed: ${describe(error)}`, { cause: error });
+          const failure = error instanceof ParquetEncodeError ? error : new ParquetEncodeError("Parquet encoding failed in the writer", error);
           await release().catch(() => {});
           output?.cancel(failure).catch(() => {});
           controller.error(failure);
