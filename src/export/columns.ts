@@ -227,19 +227,22 @@ function doubleColumn(rows: readonly ExportRow[], field: ExportField): Data<Floa
   return makeData({ type: new Float64(), length: rows.length, nullCount: validity.nulls, nullBitmap: validity.bitmap, data: values });
 }
 
-const ISO = /^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?$/;
+const ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:Z|([+-])(\d{2}):?(\d{2}))?$/;
 
 /**
- * Nanoseconds since the epoch of an ISO-8601 time. Date.parse stops at milliseconds, and the JS SDK
- * sends microseconds, so the fraction is added separately. No zone means UTC.
+ * Nanoseconds since the epoch of an ISO-8601 time, or undefined if it is not one. Date.parse stops at
+ * milliseconds and the JS SDK sends microseconds, so the fraction is kept apart. No zone means UTC.
  */
 export function epochNanos(text: string): bigint | undefined {
   const match = ISO.exec(text);
   if (!match) return undefined;
-  const zone = match[3] === undefined ? "Z" : match[3].length === 5 ? `${match[3].slice(0, 3)}:${match[3].slice(3)}` : match[3];
-  const seconds = Date.parse(`${match[1].replace(" ", "T")}${zone}`);
-  if (Number.isNaN(seconds)) return undefined;
-  return BigInt(seconds) * 1_000_000n + BigInt((match[2] ?? "").padEnd(9, "0"));
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number);
+  const millis = Date.UTC(year, month - 1, day, hour, minute, second);
+  // Date.UTC rolls 2026-02-30 over to March: refuse what does not come back unchanged.
+  const check = new Date(millis);
+  if (check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) return undefined;
+  const offsetMinutes = match[8] === undefined ? 0 : (match[8] === "-" ? -1 : 1) * (Number(match[9]) * 60 + Number(match[10]));
+  return BigInt(millis - offsetMinutes * 60_000) * 1_000_000n + BigInt((match[7] ?? "").padEnd(9, "0"));
 }
 
 function timestampColumn(rows: readonly ExportRow[], field: ExportField, type: TimestampNanosecond | TimestampMicrosecond): Data {

@@ -2,7 +2,7 @@
 import { type Table as ArrowTable, tableFromIPC, TimeUnit, Type } from "apache-arrow";
 import { Compression, ParquetFile, readParquet } from "parquet-wasm/esm";
 import { describe, expect, it } from "vitest";
-import { columnTypes, EXPORT_FIELDS, type ExportRow, type FormatVersion, unknownExportFields } from "../../src/export/columns.ts";
+import { columnTypes, epochNanos, EXPORT_FIELDS, type ExportRow, type FormatVersion, unknownExportFields } from "../../src/export/columns.ts";
 import { encodeParquet, type ParquetCompression } from "../../src/export/parquet.ts";
 
 const ROOT = "01936a3e-0000-7000-8000-000000000001";
@@ -68,6 +68,16 @@ describe("export columns", () => {
     expect(EXPORT_FIELDS.slice(0, 3)).toEqual(["id", "tenant_id", "session_id"]);
     expect(EXPORT_FIELDS.at(-1)).toBe("trace_tier");
     expect(unknownExportFields(["id", "serialized", "child_run_ids"])).toEqual(["serialized", "child_run_ids"]);
+  });
+
+  it("parses ISO times to the nanosecond", () => {
+    const base = BigInt(Date.UTC(2026, 10, 20, 10)) * 1_000_000n;
+    expect(epochNanos("2026-11-20T10:00:00Z")).toBe(base);
+    expect(epochNanos("2026-11-20T10:00:00.123456789Z")).toBe(base + 123_456_789n);
+    expect(epochNanos("2026-11-20T11:00:00.5+01:00")).toBe(base + 500_000_000n);
+    expect(epochNanos("2026-11-20 10:00:00.000001")).toBe(base + 1_000n);
+    expect(epochNanos("2026-11-20")).toBeUndefined();
+    expect(epochNanos("2026-02-30T10:00:00Z")).toBeUndefined();
   });
 
   it("describes column types per format version", () => {
