@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { traceRunLocations, traceShards } from "../db/schema.ts";
 import { getProject, projectForName } from "./projects.ts";
-import { describeIssues, dottedOrderProblem, type RunPatch, RunPatchSchema, type RunPost, RunPostSchema } from "./run-input.ts";
+import { describeIssues, dottedOrderProblem, type RunAttachment, type RunPatch, RunPatchSchema, type RunPost, RunPostSchema } from "./run-input.ts";
 import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
 
 /**
@@ -18,7 +18,7 @@ export type IngestResult = { accepted: number; errors: RunProblem[] };
 export const DEFAULT_PROJECT = "default";
 
 type Located<T> = { run: T; projectId: string; day: string };
-type Shard = { projectId: string; day: string; posts: RunPost[]; patches: RunPatch[] };
+type Shard = { projectId: string; day: string; posts: RunPost[]; patches: RunPatch[]; attachments: RunAttachment[] };
 
 /** D1 binds at most 100 parameters per statement. */
 const LOCATION_ROWS_PER_STATEMENT = 25;
@@ -45,26 +45,28 @@ export class Ingestor {
     private readonly workspaceId: string,
   ) {}
 
-  async ingest(rawPosts: unknown[], rawPatches: unknown[]): Promise<IngestResult> {
+  async ingest(rawPosts: unknown[], rawPatches: unknown[], rawAttachments: RunAttachment[] = []): Promise<IngestResult> {
     const posts = (await Promise.all(rawPosts.map((raw) => this.#locatePost(raw)))).filter((p) => p !== null);
     const patches = (await Promise.all(rawPatches.map((raw) => this.#locatePatch(raw, posts)))).filter((p) => p !== null);
+    const attachments = (await Promise.all(rawAttachments.map((attachment) => this.#locateAttachment(attachment, posts, patches)))).filter((a) => a !== null);
 
     const byShard = new Map<string, Shard>();
     const shardFor = (projectId: string, day: string) => {
       const name = traceShardName(this.workspaceId, projectId, day);
       let shard = byShard.get(name);
-      if (!shard) byShard.set(name, (shard = { projectId, day, posts: [], patches: [] }));
+      if (!shard) byShard.set(name, (shard = { projectId, day, posts: [], patches: [], attachments: [] }));
       return shard;
     };
     for (const { run, projectId, day } of posts) shardFor(projectId, day).posts.push(run);
     for (const { run, projectId, day } of patches) shardFor(projectId, day).patches.push(run);
+    for (const { run, projectId, day } of attachments) shardFor(projectId, day).attachments.push(run);
 
     // Index first: a run is readable by id as soon as the request succeeds.
     await this.#index(posts, [...byShard.values()]);
     await Promise.all(
-      [...byShard.entries()].map(([name, shard]) => this.shards.getByName(name).ingest(shard.projectId, shard.posts, shard.patches)),
+      [...byShard.entries()].map(([name, shard]) => this.shards.getByName(name).ingest(shard.projectId, shard.posts, shard.patches, shard.attachments)),
     );
-    return { accepted: posts.length + patches.length, errors: this.#errors };
+    return { accepted: posts.length + patches.length + attachments.length, errors: this.#errors };
   }
 
   #problem(operation: "post" | "patch", runId: string | null, detail: string, status: 404 | 422 = 422): null {
@@ -101,6 +103,15 @@ export class Ingestor {
     const location = await locateRun(this.db, this.workspaceId, run.id);
     if (!location) return this.#problem("patch", run.id, `Run ${run.id} not found; a patch sent before its post must carry session_name (or session_id) and start_time or dotted_order`, 404);
     return { run, projectId: location.projectId, day: location.day };
+  }
+
+  /** An attachment goes to its run's shard: from this request's post or patch, else from the D1 index. */
+  async #locateAttachment(attachment: RunAttachment, posts: Located<RunPost>[], patches: Located<RunPatch>[]): Promise<Located<RunAttachment> | null> {
+    const sibling = posts.find((p) => p.run.id === attachment.run_id) ?? patches.find((p) => p.run.id === attachment.run_id);
+    if (sibling) return { run: attachment, projectId: sibling.projectId, day: sibling.day };
+    const location = await locateRun(this.db, this.workspaceId, attachment.run_id);
+    if (!location) return this.#problem("post", attachment.run_id, `attachment ${attachment.name}: run ${attachment.run_id} not found; send the run's post with or before its attachments`, 404);
+    return { run: attachment, projectId: location.projectId, day: location.day };
   }
 
   /** The project id for a run, or null when its `session_id` is not a project of this workspace. */

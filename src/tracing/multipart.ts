@@ -1,5 +1,7 @@
+import { getMultipartBoundary, MaxFileSizeExceededError, MaxTotalSizeExceededError, parseMultipartStream } from "@remix-run/multipart-parser";
 import { ApiError } from "../http/errors.ts";
 import type { RunProblem } from "./ingest.ts";
+import type { RunAttachment } from "./run-input.ts";
 
 /**
  * `POST /runs/multipart` as the `langsmith` SDKs write it (reference §2.3): parts `post.<id>` and
@@ -10,7 +12,10 @@ import type { RunProblem } from "./ingest.ts";
 /** Fields the SDK sends as separate parts; any other field name in a part is refused. */
 const SPLIT_FIELDS = new Set(["inputs", "outputs", "events", "extra", "error", "serialized"]);
 
-export type MultipartRuns = { posts: Record<string, unknown>[]; patches: Record<string, unknown>[]; problems: RunProblem[] };
+export type MultipartRuns = { posts: Record<string, unknown>[]; patches: Record<string, unknown>[]; attachments: RunAttachment[]; problems: RunProblem[] };
+
+/** Attachment names the SDK allows: no dots (they separate the part name's segments). */
+const ATTACHMENT_NAME = /^[^./\\]{1,200}$/;
 
 /** Decompresses a gzip body, refusing more than `maxBytes` of output (a small body can inflate hugely). */
 function inflated(body: ReadableStream<Uint8Array>, maxBytes: number): ReadableStream<Uint8Array> {
@@ -25,36 +30,65 @@ function inflated(body: ReadableStream<Uint8Array>, maxBytes: number): ReadableS
   return body.pipeThrough(new DecompressionStream("gzip") as unknown as TransformStream<Uint8Array, Uint8Array>).pipeThrough(guard);
 }
 
-async function formOf(request: Request, maxBytes: number): Promise<FormData> {
+type Part = { name: string; contentType: string; bytes: Uint8Array };
+
+/** The SDK sends most parts once each, up to 8 per run and 100 runs per batch; attachments add more. */
+const MAX_PARTS = 10_000;
+
+/**
+ * The parts of a multipart body. Parsed as bytes (not with `Request.formData()`): the SDK writes
+ * its parts without a filename, so the platform's form parser would hand binary attachments back
+ * as UTF-8-decoded text.
+ */
+async function partsOf(request: Request, maxBytes: number): Promise<Part[]> {
   const contentType = request.headers.get("content-type") ?? "";
   if (!contentType.toLowerCase().startsWith("multipart/form-data")) {
     throw new ApiError(415, `Expected a multipart/form-data body, got ${contentType || "no Content-Type"}`);
   }
+  const boundary = getMultipartBoundary(contentType);
+  if (!boundary) throw new ApiError(400, "The multipart Content-Type has no boundary parameter");
   const encoding = (request.headers.get("content-encoding") ?? "identity").toLowerCase();
   if (encoding !== "identity" && encoding !== "gzip") throw new ApiError(415, `Content-Encoding ${encoding} is not supported; send gzip or no encoding`);
-  const body = encoding === "gzip" && request.body ? inflated(request.body, maxBytes) : request.body;
+  if (!request.body) return [];
+  const body = encoding === "gzip" ? inflated(request.body, maxBytes) : request.body;
+  const parts: Part[] = [];
   try {
-    return await new Response(body, { headers: { "content-type": contentType } }).formData();
+    for await (const part of parseMultipartStream(body, { boundary, maxFileSize: maxBytes, maxTotalSize: maxBytes, maxParts: MAX_PARTS })) {
+      parts.push({ name: part.name ?? "", contentType: part.headers["content-type"] ?? "", bytes: part.bytes });
+    }
   } catch (error) {
     if (error instanceof ApiError) throw error;
+    if (error instanceof MaxTotalSizeExceededError || error instanceof MaxFileSizeExceededError) throw new ApiError(413, `Request body is larger than the limit of ${maxBytes} bytes`);
     throw new ApiError(400, `The multipart body could not be read: ${error instanceof Error ? error.message : String(error)}`);
   }
+  return parts;
 }
 
-const text = async (value: string | File) => (typeof value === "string" ? value : await value.text());
+const decoder = new TextDecoder();
 
 export async function readMultipartRuns(request: Request, maxBytes: number): Promise<MultipartRuns> {
-  const form = await formOf(request, maxBytes);
+  const parts = await partsOf(request, maxBytes);
   const runs = { post: new Map<string, Record<string, unknown>>(), patch: new Map<string, Record<string, unknown>>() };
   const fields: { event: "post" | "patch"; id: string; field: string; value: unknown }[] = [];
   const problems: RunProblem[] = [];
+  const attachments: RunAttachment[] = [];
   const refuse = (operation: "post" | "patch", runId: string | null, detail: string) => problems.push({ operation, run_id: runId, status: 422, detail });
 
-  for (const [name, value] of form.entries()) {
+  for (const { name, contentType, bytes } of parts) {
     const [event, id, field, ...rest] = name.split(".");
-    if (event === "attachment" || event === "feedback") {
-      // Not stored yet: said so per run instead of silently dropping the data.
-      refuse("post", id ?? null, `part ${name}: ${event === "attachment" ? "attachments" : "feedback"} are not supported by this server yet; the run itself was stored`);
+    if (event === "attachment") {
+      if (!id || field === undefined || rest.length > 0 || !ATTACHMENT_NAME.test(field)) {
+        refuse("post", id ?? null, `part ${name}: an attachment part is attachment.<run id>.<name>, a file whose name has no dots`);
+        continue;
+      }
+      // The SDK sends `<mime type>; length=<bytes>`; keep the type and its other parameters.
+      const mime = contentType.split(";").map((piece) => piece.trim()).filter((piece) => piece && !piece.startsWith("length=")).join("; ") || "application/octet-stream";
+      attachments.push({ run_id: id.toLowerCase(), name: field, mime_type: mime, data: bytes });
+      continue;
+    }
+    if (event === "feedback") {
+      // Not stored: said so per run instead of silently dropping the data.
+      refuse("post", id ?? null, `part ${name}: feedback is not supported by this server; the run itself was stored`);
       continue;
     }
     if ((event !== "post" && event !== "patch") || !id || rest.length > 0 || (field !== undefined && !SPLIT_FIELDS.has(field))) {
@@ -63,7 +97,7 @@ export async function readMultipartRuns(request: Request, maxBytes: number): Pro
     }
     let parsed: unknown;
     try {
-      parsed = JSON.parse(await text(value));
+      parsed = JSON.parse(decoder.decode(bytes));
     } catch {
       refuse(event, id, `part ${name} is not JSON`);
       continue;
@@ -90,5 +124,5 @@ export async function readMultipartRuns(request: Request, maxBytes: number): Pro
     for (const [id, run] of map) if (String(run.id) !== id) refuse(event, id, `the part names run ${id} but its body says ${String(run.id)}`);
   }
   const consistent = (event: "post" | "patch") => [...runs[event].entries()].filter(([id, run]) => String(run.id) === id).map(([, run]) => run);
-  return { posts: consistent("post"), patches: consistent("patch"), problems };
+  return { posts: consistent("post"), patches: consistent("patch"), attachments, problems };
 }

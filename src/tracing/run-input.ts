@@ -51,6 +51,9 @@ export const RunPostSchema = z.object({ ...runFields, name: z.string().min(1), r
 export const RunPatchSchema = z.object(runFields);
 
 export type RunPost = z.output<typeof RunPostSchema>;
+
+/** A file attached to a run (multipart part `attachment.<run id>.<name>`). */
+export type RunAttachment = { run_id: string; name: string; mime_type: string; data: Uint8Array };
 export type RunPatch = z.output<typeof RunPatchSchema>;
 
 const SEGMENT = /^(\d{8}T\d{6})(\d{6})Z([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;

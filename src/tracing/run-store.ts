@@ -1,7 +1,7 @@
-import type { SqlStore } from "../thread/sql.ts";
+import { type SqlStore, type SqlValue, toBytes } from "../thread/sql.ts";
 import type { CompiledFilter } from "./filter/compile.ts";
 import { ancestorIds, type RunPatch, type RunPost, usageOf } from "./run-input.ts";
-import { flattenForFilters, PENDING_PATCHES_TABLE, RUNS_INDEXES, RUNS_TABLE } from "./shard-schema.ts";
+import { ATTACHMENTS_TABLE, flattenForFilters, PENDING_PATCHES_TABLE, RUNS_INDEXES, RUNS_TABLE } from "./shard-schema.ts";
 
 /**
  * The runs of one trace shard (workspace × project × UTC day): idempotent posts and patches in any
@@ -124,6 +124,9 @@ export type RunQuery = {
 
 const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
 
+/** Attachment bytes per SQLite row (a Durable Object SQLite value holds at most 2 MB). */
+const ATTACHMENT_CHUNK_BYTES = 1024 * 1024;
+
 /** Keys the SDKs and LangGraph use for conversation threads (reference §1.1 `thread_id`). */
 const THREAD_KEYS = ["thread_id", "session_id", "conversation_id"];
 
@@ -132,6 +135,38 @@ export class RunStore {
     sql.run(RUNS_TABLE);
     for (const index of RUNS_INDEXES) sql.run(index);
     sql.run(PENDING_PATCHES_TABLE);
+    sql.run(ATTACHMENTS_TABLE);
+  }
+
+  /** Stores (or replaces) a run's attachment. Attachments may arrive before their run. */
+  putAttachment(attachment: { run_id: string; name: string; mime_type: string; data: Uint8Array }): void {
+    this.sql.transaction(() => {
+      this.sql.run("DELETE FROM attachments WHERE run_id = ? AND name = ?", attachment.run_id, attachment.name);
+      const size = attachment.data.byteLength;
+      for (let chunk = 0, offset = 0; offset < size || chunk === 0; chunk++, offset += ATTACHMENT_CHUNK_BYTES) {
+        const data = attachment.data.subarray(offset, Math.min(size, offset + ATTACHMENT_CHUNK_BYTES));
+        this.sql.run("INSERT INTO attachments (run_id, name, mime_type, size, chunk, data) VALUES (?, ?, ?, ?, ?, ?)", attachment.run_id, attachment.name, attachment.mime_type, size, chunk, data);
+      }
+    });
+  }
+
+  /** A run's attachments without their bytes. */
+  attachmentsOf(runId: string): { name: string; mime_type: string; size: number }[] {
+    return this.sql.all<{ name: string; mime_type: string; size: number }>("SELECT name, mime_type, size FROM attachments WHERE run_id = ? AND chunk = 0 ORDER BY name", runId);
+  }
+
+  /** One attachment with its bytes, or null. */
+  attachment(runId: string, name: string): { mime_type: string; data: Uint8Array } | null {
+    const chunks = this.sql.all<{ mime_type: string; size: number; data: SqlValue }>("SELECT mime_type, size, data FROM attachments WHERE run_id = ? AND name = ? ORDER BY chunk", runId, name);
+    if (!chunks.length) return null;
+    const data = new Uint8Array(chunks[0].size);
+    let offset = 0;
+    for (const chunk of chunks) {
+      const bytes = chunk.data === null ? new Uint8Array(0) : toBytes(chunk.data);
+      data.set(bytes, offset);
+      offset += bytes.byteLength;
+    }
+    return { mime_type: chunks[0].mime_type, data };
   }
 
   /**

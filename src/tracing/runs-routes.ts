@@ -129,6 +129,13 @@ const routes = {
     request: { body: jsonBody(z.object({ filter: z.string().nullish(), trace_filter: z.string().nullish(), tree_filter: z.string().nullish() }).openapi("RunsQueryValidate")) },
     responses: { 200: jsonContent(ValidateResult, "Whether the filters parse, with positioned errors"), ...authErrors },
   }),
+  attachment: route({
+    method: "get",
+    path: "/api/v1/runs/{run_id}/attachments/{name}",
+    summary: "Download a run's attachment (sent as a multipart `attachment.<run id>.<name>` part)",
+    request: { params: z.object({ run_id: z.uuid().transform((id) => id.toLowerCase()), name: z.string().min(1) }) },
+    responses: { 200: { description: "The attachment's bytes, with its MIME type" }, ...notFoundError, ...authErrors },
+  }),
   get: route({
     method: "get",
     path: "/api/v1/runs/{run_id}",
@@ -183,9 +190,9 @@ export const tracingRunRoutes = createRouter()
     ),
   )
   .openapi(routes.multipart, async (c) => {
-    const { posts, patches, problems } = await readMultipartRuns(c.req.raw, maxBodyBytes(c.env));
+    const { posts, patches, attachments, problems } = await readMultipartRuns(c.req.raw, maxBodyBytes(c.env));
     const ingestor = new Ingestor(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId);
-    const result = await ingestor.ingest(posts, patches);
+    const result = await ingestor.ingest(posts, patches, attachments);
     const errors = [...problems, ...result.errors];
     if (result.accepted === 0 && errors.length > 0) throw new ApiError(422, errors.map((e) => `${e.operation} ${e.run_id ?? "(no id)"}: ${e.detail}`).join("; "));
     return c.json({ accepted: result.accepted, errors }, 202);
@@ -215,6 +222,20 @@ export const tracingRunRoutes = createRouter()
     const location = await locateRun(database(c.env), workspaceId, run_id);
     const text = location && (await c.env.TRACE_SHARD.getByName(traceShardName(workspaceId, location.projectId, location.day)).get(run_id));
     if (!text) throw notFound(`Run ${run_id} not found`);
-    // The shard already answers JSON text; pass it on without decoding it.
-    return c.newResponse(text, 200, { "Content-Type": "application/json" }) as never;
+    const run = JSON.parse(text) as { attachments: { name: string; mime_type: string; size: number }[] };
+    // LangSmith lists attachments in `s3_urls` under `attachment.<name>`; here the URL is this API's
+    // download route, which takes the same API key (it is not a pre-signed URL).
+    const origin = new URL(c.req.url).origin;
+    const s3_urls = Object.fromEntries(
+      run.attachments.map((a) => [`attachment.${a.name}`, { presigned_url: `${origin}/api/v1/runs/${run_id}/attachments/${encodeURIComponent(a.name)}`, mime_type: a.mime_type, size: a.size }]),
+    );
+    return c.json({ ...run, s3_urls }, 200);
+  })
+  .openapi(routes.attachment, async (c) => {
+    const { run_id, name } = c.req.valid("param");
+    const workspaceId = c.get("principal").workspaceId;
+    const location = await locateRun(database(c.env), workspaceId, run_id);
+    const found = location && (await c.env.TRACE_SHARD.getByName(traceShardName(workspaceId, location.projectId, location.day)).attachment(run_id, name));
+    if (!found) throw notFound(`Attachment ${name} of run ${run_id} not found`);
+    return c.body(found.data as Uint8Array<ArrayBuffer>, 200, { "Content-Type": found.mime_type, "Content-Length": String(found.data.byteLength) }) as never;
   });

@@ -52,6 +52,18 @@ export const PENDING_PATCHES_TABLE = `CREATE TABLE IF NOT EXISTS pending_patches
   patch TEXT NOT NULL
 )`;
 
+/** Files attached to runs, in chunks: a Durable Object SQLite value holds at most 2 MB. */
+export const ATTACHMENTS_TABLE = `CREATE TABLE IF NOT EXISTS attachments (
+  run_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  mime_type TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  chunk INTEGER NOT NULL,
+  -- Null for an empty file: some SQLite bindings turn an empty byte array into NULL.
+  data BLOB,
+  PRIMARY KEY (run_id, name, chunk)
+)`;
+
 type Scalar = string | number | boolean | null;
 
 /**

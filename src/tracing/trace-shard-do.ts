@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { durableObjectSql } from "../thread/sql.ts";
-import type { RunPatch, RunPost } from "./run-input.ts";
+import type { RunAttachment, RunPatch, RunPost } from "./run-input.ts";
 import { type ExportQuery, type ExportRowFields, RunStore } from "./run-store.ts";
 import type { RunQuery } from "./run-store.ts";
 
@@ -12,9 +12,15 @@ import type { RunQuery } from "./run-store.ts";
 export class TraceShardDO extends DurableObject<Env> {
   readonly #runs = new RunStore(durableObjectSql(this.ctx.storage));
 
-  /** Posts then patches of one ingest request, for runs of this shard's project. */
-  ingest(sessionId: string, posts: RunPost[], patches: RunPatch[]): void {
+  /** Posts, patches and attachments of one ingest request, for runs of this shard's project. */
+  ingest(sessionId: string, posts: RunPost[], patches: RunPatch[], attachments: RunAttachment[] = []): void {
     this.#runs.ingest(posts, patches, sessionId);
+    for (const attachment of attachments) this.#runs.putAttachment(attachment);
+  }
+
+  /** One attachment of a run, or null. */
+  attachment(runId: string, name: string): { mime_type: string; data: Uint8Array } | null {
+    return this.#runs.attachment(runId, name);
   }
 
   // Reads answer JSON text: runs hold arbitrary JSON, which RPC's types cannot express, and the
@@ -23,7 +29,7 @@ export class TraceShardDO extends DurableObject<Env> {
   /** The run as JSON (`StoredRun`), or null. */
   get(id: string): string | null {
     const run = this.#runs.get(id);
-    return run && JSON.stringify(run);
+    return run && JSON.stringify({ ...run, attachments: this.#runs.attachmentsOf(id) });
   }
 
   /** One page of export rows (plain scalars, so RPC carries them as they are). */

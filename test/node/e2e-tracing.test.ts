@@ -76,6 +76,28 @@ describe("langsmith SDK tracing", () => {
     expect(rootsOfThread.runs.map((run) => run.id)).toEqual([root.id]);
   });
 
+  it("stores the attachments the SDK sends with a run", async () => {
+    const project = `attach-${crypto.randomUUID()}`;
+    const client = new Client({ apiUrl: `${server.url}/api/v1`, apiKey: server.apiKey, autoBatchTracing: true });
+    const png = new Uint8Array(200_000).map((_, i) => i % 256);
+    const withFile = traceable(async (question: string, _file: Uint8Array) => `answered: ${question}`, {
+      name: "with-file",
+      client,
+      project_name: project,
+      tracingEnabled: true,
+      // The SDK's way to send an argument as an attachment instead of an input.
+      extractAttachments: (question: string, file: Uint8Array) => [{ screenshot: ["image/png", file] }, { question }],
+    });
+    await withFile("what is in the picture?", png);
+    await client.awaitPendingTraceBatches();
+    const [session] = await api<{ id: string }[]>(`/sessions?name=${project}`);
+    const { runs } = await api<{ runs: Run[] }>("/runs/query", { session: [session.id] });
+    const run = await api<{ attachments: { name: string; mime_type: string; size: number }[]; s3_urls: Record<string, { presigned_url: string }> }>(`/runs/${runs[0].id}`);
+    expect(run.attachments).toEqual([{ name: "screenshot", mime_type: "image/png", size: png.byteLength }]);
+    const download = await fetch(run.s3_urls["attachment.screenshot"].presigned_url, { headers: { "X-Api-Key": server.apiKey } });
+    expect(new Uint8Array(await download.arrayBuffer())).toEqual(png);
+  });
+
   it("traces a LangGraph graph through LangChain's LangSmith tracer", async () => {
     const project = `graph-${crypto.randomUUID()}`;
     const client = new Client({ apiUrl: `${server.url}/api/v1`, apiKey: server.apiKey, autoBatchTracing: true });

@@ -68,6 +68,24 @@ describe("run input validation", () => {
 });
 
 describe("RunStore", () => {
+  it("stores attachments in chunks and reads them back whole", () => {
+    const store = new RunStore(nodeSql());
+    const runId = randomUUID();
+    const big = new Uint8Array(2.5 * 1024 * 1024).map((_, i) => (i * 7) % 256);
+    store.putAttachment({ run_id: runId, name: "big", mime_type: "application/octet-stream", data: big });
+    store.putAttachment({ run_id: runId, name: "empty", mime_type: "text/plain", data: new Uint8Array(0) });
+    expect(store.attachmentsOf(runId)).toEqual([
+      { name: "big", mime_type: "application/octet-stream", size: big.byteLength },
+      { name: "empty", mime_type: "text/plain", size: 0 },
+    ]);
+    expect(store.attachment(runId, "big")?.data).toEqual(big);
+    expect(store.attachment(runId, "empty")?.data).toEqual(new Uint8Array(0));
+    // Replacing a large attachment with a small one leaves no stale chunks behind.
+    store.putAttachment({ run_id: runId, name: "big", mime_type: "text/plain", data: new Uint8Array([1, 2, 3]) });
+    expect(store.attachment(runId, "big")).toEqual({ mime_type: "text/plain", data: new Uint8Array([1, 2, 3]) });
+    expect(store.attachment(runId, "missing")).toBeNull();
+  });
+
   it("ingests a batch in one pass: duplicates, a post with its patch, and patches waiting for a later batch", () => {
     const store = new RunStore(nodeSql());
     const root = post({ name: "root", start: "2026-11-20T10:00:00.000Z" });

@@ -50,19 +50,55 @@ describe("multipart ingestion", () => {
     }
   });
 
-  it("stores the good runs and reports bad parts, attachments and unknown fields", async () => {
+  it("stores the good runs and reports bad parts, feedback and unknown fields", async () => {
     const good = sdkRun("mp-good", "2026-11-20T11:00:00.000Z");
     const bad = { ...sdkRun("mp-bad", "2026-11-20T11:00:00.000Z"), dotted_order: "nonsense" };
-    const response = await send(form([[`post.${good.id}`, good], [`post.${bad.id}`, bad], [`post.${good.id}.secret`, 1], [`attachment.${good.id}.file`, "x"], [`post.${crypto.randomUUID()}.inputs`, {}]]));
+    const response = await send(form([[`post.${good.id}`, good], [`post.${bad.id}`, bad], [`post.${good.id}.secret`, 1], [`feedback.${good.id}`, { key: "x" }], [`post.${crypto.randomUUID()}.inputs`, {}]]));
     expect(response.status).toBe(202);
     const result = await json<{ accepted: number; errors: { run_id: string; detail: string }[] }>(response);
     expect(result.accepted).toBe(1);
     const details = result.errors.map((e) => e.detail).join("\n");
     expect(details).toMatch(/is not post.<id>/);
-    expect(details).toMatch(/attachments are not supported/);
+    expect(details).toMatch(/feedback is not supported/);
     expect(details).toMatch(/has no post\./);
     expect(details).toMatch(/dotted_order segment 1/);
     expect((await call(`/api/v1/runs/${good.id}`)).status).toBe(200);
+  });
+
+  it("stores attachments with their run, lists them on the run and serves their bytes", async () => {
+    const run = sdkRun("mp-attach", "2026-11-20T12:00:00.000Z");
+    const data = form([[`post.${run.id}`, run]]);
+    // Small: the test config caps bodies at 64 KiB (chunking of large files is tested on the store).
+    const image = new Uint8Array(40_000).map((_, i) => i % 251);
+    data.append(`attachment.${run.id}.screenshot`, new Blob([image], { type: `image/png; length=${image.byteLength}` }));
+    data.append(`attachment.${run.id}.notes`, new Blob(["hello"], { type: "text/plain; length=5" }));
+    data.append(`attachment.${run.id}.bad.name`, new Blob(["x"], { type: "text/plain" }));
+    data.append(`attachment.${crypto.randomUUID()}.orphan`, new Blob(["x"], { type: "text/plain" }));
+    const response = await send(data);
+    const result = await json<{ accepted: number; errors: { detail: string; status: number }[] }>(response);
+    expect(result.accepted).toBe(3);
+    expect(result.errors.map((e) => e.detail).join("\n")).toMatch(/a file whose name has no dots[\s\S]*run .* not found/);
+    expect(result.errors.find((e) => e.detail.includes("not found"))?.status).toBe(404);
+
+    const stored = await json<{ attachments: unknown[]; s3_urls: Record<string, { presigned_url: string; mime_type: string; size: number }> }>(await call(`/api/v1/runs/${run.id}`));
+    expect(stored.attachments).toEqual([
+      { name: "notes", mime_type: "text/plain", size: 5 },
+      { name: "screenshot", mime_type: "image/png", size: image.byteLength },
+    ]);
+    const url = stored.s3_urls["attachment.screenshot"].presigned_url;
+    expect(url).toBe(`http://platform.test/api/v1/runs/${run.id}/attachments/screenshot`);
+    const download = await call(url.replace("http://platform.test", ""));
+    expect(download.headers.get("content-type")).toBe("image/png");
+    expect(new Uint8Array(await download.arrayBuffer())).toEqual(image);
+    expect(await (await call(`/api/v1/runs/${run.id}/attachments/notes`)).text()).toBe("hello");
+    expect((await call(`/api/v1/runs/${run.id}/attachments/missing`)).status).toBe(404);
+
+    // A later request may attach a file to a run already stored; the same name replaces it.
+    const later = new FormData();
+    later.append(`attachment.${run.id}.notes`, new Blob(["second"], { type: "text/markdown" }));
+    expect(await json(await send(later))).toEqual({ accepted: 1, errors: [] });
+    const notes = await call(`/api/v1/runs/${run.id}/attachments/notes`);
+    expect([notes.headers.get("content-type"), await notes.text()]).toEqual(["text/markdown", "second"]);
   });
 
   it("refuses what is not multipart, unknown encodings and gzip bombs", async () => {
