@@ -87,15 +87,36 @@ export function describeIssues(error: z.ZodError): string {
   return error.issues.map((issue) => `${issue.path.join(".") || "body"}: ${issue.message}`).join("; ");
 }
 
-export type Usage = { prompt_tokens: number | null; completion_tokens: number | null; total_tokens: number | null };
+export type Usage = {
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  total_tokens: number | null;
+  prompt_cost: number | null;
+  completion_cost: number | null;
+  total_cost: number | null;
+};
+
+/** Prices per million tokens, by model name (the `MODEL_PRICES` var). */
+export type ModelPrices = Record<string, { input_per_million?: number; output_per_million?: number }>;
 
 const count = (value: unknown): number | null => (typeof value === "number" && Number.isFinite(value) ? value : null);
+const NO_USAGE: Usage = { prompt_tokens: null, completion_tokens: null, total_tokens: null, prompt_cost: null, completion_cost: null, total_cost: null };
+
+/** The model a run called: LangChain's `ls_model_name` metadata, else the invocation params. */
+function modelOf(extra: Record<string, unknown> | null | undefined): string | null {
+  const metadata = extra?.metadata as { ls_model_name?: unknown } | undefined;
+  const params = extra?.invocation_params as { model?: unknown; model_name?: unknown } | undefined;
+  const model = metadata?.ls_model_name ?? params?.model ?? params?.model_name;
+  return typeof model === "string" && model ? model : null;
+}
 
 /**
- * Token counts from where LangChain and the SDK put them: `outputs.usage_metadata` (chat models),
- * `outputs.llm_output.token_usage` (OpenAI-style), or `extra.metadata.usage_metadata` (traceable).
+ * Token counts and costs from where LangChain and the SDK put them: `outputs.usage_metadata` (chat
+ * models), `outputs.llm_output.token_usage` (OpenAI-style), or `extra.metadata.usage_metadata`
+ * (traceable). Costs the client sent (`input_cost`, `output_cost`, `total_cost`) win; otherwise
+ * they come from `prices` for the run's model, when it has a price.
  */
-export function usageOf(outputs: Record<string, unknown> | null | undefined, extra: Record<string, unknown> | null | undefined): Usage {
+export function usageOf(outputs: Record<string, unknown> | null | undefined, extra: Record<string, unknown> | null | undefined, prices: ModelPrices = {}): Usage {
   const candidates: unknown[] = [];
   const generations = outputs?.generations;
   if (Array.isArray(generations)) {
@@ -112,7 +133,29 @@ export function usageOf(outputs: Record<string, unknown> | null | undefined, ext
     const prompt = count(usage.input_tokens) ?? count(usage.prompt_tokens);
     const completion = count(usage.output_tokens) ?? count(usage.completion_tokens);
     const total = count(usage.total_tokens) ?? (prompt !== null || completion !== null ? (prompt ?? 0) + (completion ?? 0) : null);
-    if (total !== null) return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
+    if (total === null) continue;
+    let promptCost = count(usage.input_cost) ?? count(usage.prompt_cost);
+    let completionCost = count(usage.output_cost) ?? count(usage.completion_cost);
+    let totalCost = count(usage.total_cost);
+    const model = modelOf(extra);
+    const price = model ? prices[model] : undefined;
+    if (price && promptCost === null && completionCost === null && totalCost === null) {
+      promptCost = prompt !== null && price.input_per_million !== undefined ? (prompt * price.input_per_million) / 1e6 : null;
+      completionCost = completion !== null && price.output_per_million !== undefined ? (completion * price.output_per_million) / 1e6 : null;
+    }
+    totalCost ??= promptCost !== null || completionCost !== null ? (promptCost ?? 0) + (completionCost ?? 0) : null;
+    return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total, prompt_cost: promptCost, completion_cost: completionCost, total_cost: totalCost };
   }
-  return { prompt_tokens: null, completion_tokens: null, total_tokens: null };
+  return NO_USAGE;
+}
+
+/** `MODEL_PRICES` as configured: a JSON object, or nothing when unset or not valid. */
+export function parseModelPrices(text: string | undefined): ModelPrices {
+  if (!text?.trim()) return {};
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as ModelPrices) : {};
+  } catch {
+    return {};
+  }
 }

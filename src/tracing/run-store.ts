@@ -1,6 +1,6 @@
 import { type SqlStore, type SqlValue, toBytes } from "../thread/sql.ts";
 import type { CompiledFilter } from "./filter/compile.ts";
-import { ancestorIds, type RunPatch, type RunPost, usageOf } from "./run-input.ts";
+import { ancestorIds, type ModelPrices, type RunPatch, type RunPost, usageOf } from "./run-input.ts";
 import { ATTACHMENTS_TABLE, flattenForFilters, PENDING_PATCHES_TABLE, RUNS_INDEXES, RUNS_TABLE } from "./shard-schema.ts";
 
 /**
@@ -42,6 +42,8 @@ export type StoredRun = RunRecord & {
   prompt_tokens: number | null;
   completion_tokens: number | null;
   total_tokens: number | null;
+  prompt_cost: number | null;
+  completion_cost: number | null;
   total_cost: number | null;
   execution_order: number;
 };
@@ -51,7 +53,7 @@ type RunRow = {
   run_type: string; status: string; error: string | null; start_time: string; end_time: string | null; latency: number | null;
   inputs: string | null; outputs: string | null; extra: string | null; events: string | null; metadata: string; tags: string;
   parent_run_ids: string; thread_id: string | null; reference_example_id: string | null; total_tokens: number | null;
-  prompt_tokens: number | null; completion_tokens: number | null; total_cost: number | null; is_root: number;
+  prompt_tokens: number | null; completion_tokens: number | null; prompt_cost: number | null; completion_cost: number | null; total_cost: number | null; is_root: number;
   execution_order: number | null; updated_at: string;
 };
 
@@ -98,8 +100,8 @@ const EXPORT_COLUMN_SQL: Record<string, string> = {
   prompt_tokens: "runs.prompt_tokens",
   completion_tokens: "runs.completion_tokens",
   total_tokens: "runs.total_tokens",
-  prompt_cost: "NULL",
-  completion_cost: "NULL",
+  prompt_cost: "runs.prompt_cost",
+  completion_cost: "runs.completion_cost",
   total_cost: "runs.total_cost",
   feedback_stats: "NULL",
   trace_tier: "NULL",
@@ -131,8 +133,15 @@ const ATTACHMENT_CHUNK_BYTES = 1024 * 1024;
 const THREAD_KEYS = ["thread_id", "session_id", "conversation_id"];
 
 export class RunStore {
-  constructor(private readonly sql: SqlStore) {
+  constructor(
+    private readonly sql: SqlStore,
+    /** Prices per model for runs whose usage carries no costs. */
+    private readonly prices: ModelPrices = {},
+  ) {
     sql.run(RUNS_TABLE);
+    // Shards made before costs were split keep their table: add the columns they lack.
+    const columns = new Set(sql.all<{ name: string }>("SELECT name FROM pragma_table_info('runs')").map((c) => c.name));
+    for (const column of ["prompt_cost", "completion_cost"]) if (!columns.has(column)) sql.run(`ALTER TABLE runs ADD COLUMN ${column} REAL`);
     for (const index of RUNS_INDEXES) sql.run(index);
     sql.run(PENDING_PATCHES_TABLE);
     sql.run(ATTACHMENTS_TABLE);
@@ -304,19 +313,20 @@ export class RunStore {
   }
 
   private write(run: RunRecord): void {
-    const stored = derive(run);
+    const stored = derive(run, this.prices);
     const metadata = (run.extra?.metadata as Json | undefined) ?? {};
     this.sql.run(
       `INSERT OR REPLACE INTO runs (id, trace_id, parent_run_id, dotted_order, session_id, name, run_type, status, error,
         start_time, end_time, latency, inputs, outputs, extra, events, metadata, tags, input_kv, output_kv, parent_run_ids,
-        thread_id, reference_example_id, total_tokens, prompt_tokens, completion_tokens, total_cost, is_root, execution_order, updated_at)
-       VALUES (${Array(30).fill("?").join(", ")})`,
+        thread_id, reference_example_id, total_tokens, prompt_tokens, completion_tokens, prompt_cost, completion_cost, total_cost, is_root,
+        execution_order, updated_at)
+       VALUES (${Array(32).fill("?").join(", ")})`,
       stored.id, stored.trace_id, stored.parent_run_id, stored.dotted_order, stored.session_id, stored.name, stored.run_type,
       stored.status, stored.error, stored.start_time, stored.end_time, stored.latency,
       stringify(run.inputs), stringify(run.outputs), stringify(run.extra), stringify(run.events),
       JSON.stringify(metadata), JSON.stringify(run.tags), JSON.stringify(flattenForFilters(run.inputs ?? {})),
       JSON.stringify(flattenForFilters(run.outputs ?? {})), JSON.stringify(stored.parent_run_ids), stored.thread_id,
-      stored.reference_example_id, stored.total_tokens, stored.prompt_tokens, stored.completion_tokens, stored.total_cost,
+      stored.reference_example_id, stored.total_tokens, stored.prompt_tokens, stored.completion_tokens, stored.prompt_cost, stored.completion_cost, stored.total_cost,
       stored.is_root ? 1 : 0, stored.execution_order, new Date().toISOString(),
     );
   }
@@ -375,10 +385,10 @@ function applyPatch(run: RunRecord, patch: RunPatch): RunRecord {
   return next;
 }
 
-function derive(run: RunRecord): StoredRun {
+function derive(run: RunRecord, prices: ModelPrices): StoredRun {
   const metadata = (run.extra?.metadata as Json | undefined) ?? {};
   const threadKey = THREAD_KEYS.find((key) => typeof metadata[key] === "string" || typeof metadata[key] === "number");
-  const usage = usageOf(run.outputs, run.extra);
+  const usage = usageOf(run.outputs, run.extra, prices);
   const latency = run.end_time ? Math.max(0, (Date.parse(run.end_time) - Date.parse(run.start_time)) / 1000) : null;
   return {
     ...run,
@@ -388,7 +398,6 @@ function derive(run: RunRecord): StoredRun {
     parent_run_ids: run.dotted_order ? ancestorIds(run.dotted_order) : run.parent_run_id ? [run.parent_run_id] : [],
     thread_id: threadKey ? String(metadata[threadKey]) : null,
     ...usage,
-    total_cost: null,
     execution_order: run.dotted_order ? run.dotted_order.split(".").length : 1,
   };
 }
@@ -427,6 +436,8 @@ function toStoredRun(row: RunRow): StoredRun {
     prompt_tokens: row.prompt_tokens,
     completion_tokens: row.completion_tokens,
     total_tokens: row.total_tokens,
+    prompt_cost: row.prompt_cost,
+    completion_cost: row.completion_cost,
     total_cost: row.total_cost,
     execution_order: row.execution_order ?? 1,
   };

@@ -29,6 +29,8 @@ export const RUNS_TABLE = `CREATE TABLE IF NOT EXISTS runs (
   total_tokens INTEGER,
   prompt_tokens INTEGER,
   completion_tokens INTEGER,
+  prompt_cost REAL,
+  completion_cost REAL,
   total_cost REAL,
   is_root INTEGER NOT NULL,
   execution_order INTEGER,

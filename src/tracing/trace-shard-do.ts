@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { durableObjectSql } from "../thread/sql.ts";
-import type { RunAttachment, RunPatch, RunPost } from "./run-input.ts";
+import { parseModelPrices, type RunAttachment, type RunPatch, type RunPost } from "./run-input.ts";
 import { type ExportQuery, type ExportRowFields, RunStore } from "./run-store.ts";
 import type { RunQuery } from "./run-store.ts";
 
@@ -10,7 +10,7 @@ import type { RunQuery } from "./run-store.ts";
  * owns the SQLite handle and exposes it over RPC.
  */
 export class TraceShardDO extends DurableObject<Env> {
-  readonly #runs = new RunStore(durableObjectSql(this.ctx.storage));
+  readonly #runs = new RunStore(durableObjectSql(this.ctx.storage), parseModelPrices(this.env.MODEL_PRICES));
 
   /** Posts, patches and attachments of one ingest request, for runs of this shard's project. */
   ingest(sessionId: string, posts: RunPost[], patches: RunPatch[], attachments: RunAttachment[] = []): void {

@@ -6,6 +6,7 @@ import { parseFilter } from "../../src/tracing/filter/check.ts";
 import { compileFilter } from "../../src/tracing/filter/compile.ts";
 import { dottedOrderProblem, RunPatchSchema, RunPostSchema, usageOf } from "../../src/tracing/run-input.ts";
 import { RunStore } from "../../src/tracing/run-store.ts";
+import { RUNS_TABLE } from "../../src/tracing/shard-schema.ts";
 import { nodeSql } from "./node-sqlite.ts";
 
 const SESSION = "00000000-0000-4000-8000-000000000001";
@@ -59,15 +60,37 @@ describe("run input validation", () => {
   });
 
   it("finds token usage where LangChain and traceable put it", () => {
-    expect(usageOf({ usage_metadata: { input_tokens: 10, output_tokens: 5, total_tokens: 15 } }, null)).toEqual({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
-    expect(usageOf({ llm_output: { token_usage: { prompt_tokens: 3, completion_tokens: 4 } } }, null)).toEqual({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 });
+    expect(usageOf({ usage_metadata: { input_tokens: 10, output_tokens: 5, total_tokens: 15 } }, null)).toMatchObject({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
+    expect(usageOf({ llm_output: { token_usage: { prompt_tokens: 3, completion_tokens: 4 } } }, null)).toMatchObject({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 });
     expect(usageOf({ generations: [[{ message: { kwargs: { usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3 } } } }]] }, null).total_tokens).toBe(3);
     expect(usageOf(null, { metadata: { usage_metadata: { input_tokens: 2, output_tokens: 2 } } }).total_tokens).toBe(4);
-    expect(usageOf({ text: "no usage" }, {})).toEqual({ prompt_tokens: null, completion_tokens: null, total_tokens: null });
+    expect(usageOf({ text: "no usage" }, {})).toEqual({ prompt_tokens: null, completion_tokens: null, total_tokens: null, prompt_cost: null, completion_cost: null, total_cost: null });
+  });
+
+  it("takes costs from the usage, else from the model's price", () => {
+    const sent = usageOf({ usage_metadata: { input_tokens: 10, output_tokens: 5, total_tokens: 15, input_cost: 0.01, output_cost: 0.02 } }, null);
+    expect(sent).toMatchObject({ prompt_cost: 0.01, completion_cost: 0.02, total_cost: 0.03 });
+    const prices = { "gpt-test": { input_per_million: 2, output_per_million: 8 } };
+    const priced = usageOf({ usage_metadata: { input_tokens: 1_000_000, output_tokens: 500_000, total_tokens: 1_500_000 } }, { metadata: { ls_model_name: "gpt-test" } }, prices);
+    expect(priced).toMatchObject({ prompt_cost: 2, completion_cost: 4, total_cost: 6 });
+    const byParams = usageOf({ llm_output: { token_usage: { prompt_tokens: 500_000, completion_tokens: 0 } } }, { invocation_params: { model: "gpt-test" } }, prices);
+    expect(byParams).toMatchObject({ prompt_cost: 1, completion_cost: 0, total_cost: 1 });
+    // An unknown model has no cost; the tokens still count.
+    expect(usageOf({ usage_metadata: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } }, { metadata: { ls_model_name: "other" } }, prices)).toMatchObject({ total_tokens: 2, total_cost: null });
   });
 });
 
 describe("RunStore", () => {
+  it("adds the cost columns to a shard made before them, keeping its runs", () => {
+    const sql = nodeSql();
+    sql.run(RUNS_TABLE.replace("  prompt_cost REAL,\n  completion_cost REAL,\n", ""));
+    expect(sql.all<{ name: string }>("SELECT name FROM pragma_table_info('runs')").some((c) => c.name === "prompt_cost")).toBe(false);
+    const store = new RunStore(sql, { m: { input_per_million: 1_000_000, output_per_million: 0 } });
+    const run = post({ name: "llm", start: "2026-11-20T10:00:00.000Z", run_type: "llm", extra: { metadata: { ls_model_name: "m" } }, outputs: { usage_metadata: { input_tokens: 3, output_tokens: 1, total_tokens: 4 } } });
+    store.post(run, SESSION);
+    expect(store.get(run.id)).toMatchObject({ prompt_cost: 3, completion_cost: 0, total_cost: 3 });
+  });
+
   it("stores attachments in chunks and reads them back whole", () => {
     const store = new RunStore(nodeSql());
     const runId = randomUUID();
