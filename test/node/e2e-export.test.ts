@@ -237,6 +237,26 @@ describe("one-off exports", () => {
     expect(await rowsOf(`SELECT count(*)::INTEGER AS n, count(DISTINCT id)::INTEGER AS ids FROM ${parquetGlob(folder)}`)).toEqual([{ n: 30, ids: 30 }]);
   }, 120_000);
 
+  it("stops a running export that is cancelled while it waits to retry", async () => {
+    // Every upload attempt of this export fails at first, so its run waits for a retry; cancel then.
+    proxy.failNext(3, { status: 500, code: "InternalError" }, (r) => r.method === "PUT" && r.path.includes(".parquet"));
+    const created = await api<Export>("POST", "/bulk-exports", {
+      bulk_export_destination_id: destinationId,
+      session_id: projectId,
+      start_time: "2026-11-19T00:00:00Z",
+      end_time: "2026-11-20T00:00:00Z",
+    });
+    await tick();
+    await until("the first failed attempt", async () => (await api<ExportRun[]>("GET", `/bulk-exports/${created.id}/runs`))[0]?.retry_number === 1);
+    expect(await api<Export>("PATCH", `/bulk-exports/${created.id}`, { status: "Cancelled" })).toMatchObject({ status: "Cancelled" });
+    // The retry comes and goes (5 s backoff) without writing anything.
+    await new Promise((resolve) => setTimeout(resolve, 7_000));
+    const [run] = await api<ExportRun[]>("GET", `/bulk-exports/${created.id}/runs`);
+    expect(run).toMatchObject({ status: "Cancelled", rows_written: 0, exported_files: [] });
+    expect((await peer.client().listObjects(`exports/export_id=${created.id}/`)).filter((o) => o.key.endsWith(".parquet"))).toEqual([]);
+    expect((await api<Export>("GET", `/bulk-exports/${created.id}`)).status).toBe("Cancelled");
+  }, 60_000);
+
   it("never starts a cancelled export", async () => {
     const created = await api<Export>("POST", "/bulk-exports", {
       bulk_export_destination_id: destinationId,

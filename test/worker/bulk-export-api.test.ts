@@ -177,6 +177,30 @@ describe("planner", () => {
     expect(await children()).toHaveLength(3);
   });
 
+  it("runs at most EXPORT_MAX_CONCURRENT_PER_WORKSPACE exports of a workspace at once; the rest wait", async () => {
+    const { id: workspace, key: ownKey } = await workspaceKey("Concurrency");
+    const db = database(env);
+    const project = (await json<{ id: string }>(await post("/api/v1/sessions", { name: "limited" }, ownKey))).id;
+    const destination = crypto.randomUUID();
+    const now = new Date().toISOString();
+    await db.insert(exportDestinations).values({
+      id: destination, workspaceId: workspace, destinationType: "s3", displayName: "d",
+      config: { bucket_name: "lake", prefix: "", region: null, endpoint_url: "http://127.0.0.1:9", include_bucket_in_prefix: false, config_kwargs_s3: null },
+      credentials: await encryptJson(env, { access_key_id: "a", secret_access_key: "b" }), credentialsKeys: ["access_key_id", "secret_access_key"], createdAt: now, updatedAt: now,
+    });
+    const body = { bulk_export_destination_id: destination, session_id: project, start_time: "2026-08-01T00:00:00Z", end_time: "2026-08-02T00:00:00Z" };
+    const first = await json<Export>(await post("/api/v1/bulk-exports", body, ownKey));
+    const second = await json<Export>(await post("/api/v1/bulk-exports", body, ownKey));
+    // Hold the first at Running: as if its runs were still being written.
+    await db.update(bulkExports).set({ status: "Running", startedAt: now }).where(eq(bulkExports.id, first.id));
+    await exportTick({ ...env, EXPORT_MAX_CONCURRENT_PER_WORKSPACE: "1" }, new Date("2026-08-02T01:00:00Z"));
+    expect((await db.select().from(bulkExports).where(eq(bulkExports.id, second.id)).get())?.status).toBe("Created");
+    // Once the first has ended, the second starts (it has no runs to write, so it completes at once).
+    await db.update(bulkExports).set({ status: "Completed" }).where(eq(bulkExports.id, first.id));
+    await exportTick({ ...env, EXPORT_MAX_CONCURRENT_PER_WORKSPACE: "1" }, new Date("2026-08-02T01:01:00Z"));
+    expect((await db.select().from(bulkExports).where(eq(bulkExports.id, second.id)).get())?.startedAt).toBe("2026-08-02T01:01:00.000Z");
+  });
+
   it("starts a Created export with one export run per day that holds runs, and times out after 24 h", async () => {
     const trace = (start: string) => {
       const id = crypto.randomUUID();
