@@ -175,6 +175,8 @@ async function main(): Promise<number> {
   process.on("SIGTERM", onSignal);
 
   const serverLog: string[] = [];
+  /** The export writer's per-file log lines (they carry the encoder's memory). */
+  const exportLog: string[] = [];
   const results: ScenarioResult[] = [];
   try {
     let url = options.url;
@@ -192,7 +194,9 @@ async function main(): Promise<number> {
         // node_modules/.bin first).
         env: { PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ""}` },
         log: (chunk) => {
-          serverLog.push(...chunk.split("\n").filter((line) => line.trim()));
+          const lines = chunk.split("\n").filter((line) => line.trim());
+          serverLog.push(...lines);
+          for (const line of lines) if (line.includes('"export file written"')) exportLog.push(line);
           if (serverLog.length > SERVER_LOG_LINES) serverLog.splice(0, serverLog.length - SERVER_LOG_LINES);
         },
       }).catch((error: Error) => {
@@ -211,7 +215,7 @@ async function main(): Promise<number> {
       if (controller.signal.aborted) break;
       log(`- ${scenario.name}: ${scenario.description}`);
       // A fresh state object per scenario so setups cannot leak into each other.
-      const ctx: BenchContext = { baseUrl: url, apiKey: options.apiKey, client, timeoutMs: OP_TIMEOUT_MS, state: {}, request, serverPid: server?.child.pid, notes: [] };
+      const ctx: BenchContext = { baseUrl: url, apiKey: options.apiKey, client, timeoutMs: OP_TIMEOUT_MS, state: {}, request, serverPid: server?.child.pid, notes: [], serverLog: () => [...exportLog] };
       const result = await runScenario(scenario, ctx, {
         concurrency: options.concurrencyForced ? options.concurrency : (scenario.concurrency ?? options.concurrency),
         durationMs: options.durationMs,

@@ -77,7 +77,17 @@ function workerdRss(groupId: number): Map<number, number> {
   return sizes;
 }
 
-type ExportResult = { seconds: number; rows: number; bytes: number; files: number; rssPeakKb: number; rssBeforeKb: number };
+type ExportResult = { seconds: number; rows: number; bytes: number; files: number; rssPeakKb: number; rssBeforeKb: number; wasmPeakBytes: number | null };
+
+/** The largest encoder memory the writer logged for files of this export. */
+function wasmPeak(ctx: BenchContext, exportPrefix: string): number | null {
+  let peak: number | null = null;
+  for (const line of ctx.serverLog?.() ?? []) {
+    const match = /"key":"([^"]+)".*"wasm_memory_bytes":(\d+)/.exec(line);
+    if (match && match[1].includes(exportPrefix)) peak = Math.max(peak ?? 0, Number(match[2]));
+  }
+  return peak;
+}
 
 async function runExport(ctx: BenchContext, fields: string[] | null): Promise<ExportResult & { id: string }> {
   const state = ctx.state as { destinationId: string; projectId: string };
@@ -131,6 +141,7 @@ async function runExport(ctx: BenchContext, fields: string[] | null): Promise<Ex
     files: runs.reduce((sum, run) => sum + run.exported_files.length, 0),
     rssPeakKb,
     rssBeforeKb,
+    wasmPeakBytes: wasmPeak(ctx, `export_id=${created.id}/`),
   };
 }
 
@@ -199,15 +210,20 @@ export const EXPORT_SCENARIOS: Scenario[] = [
       const peer = ctx.state.peer as S3Peer;
       const folder = join(PROJECT_ROOT, ".tmp", `bench-export-${Date.now()}`);
       try {
-        const full = await runExport(ctx, null);
-        const lean = await runExport(ctx, ALL_BUT_PAYLOADS);
-        const duck = await duckdbWrite(peer, full.id, folder);
-        const line = (label: string, r: ExportResult, duckSeconds: number) =>
+        const line = (label: string, r: ExportResult) =>
           `${label}: ${r.rows.toLocaleString("en")} rows, ${r.files} files, ${mb(r.bytes).toFixed(1)} MB in ${r.seconds.toFixed(1)} s = ` +
           `${Math.round(r.rows / r.seconds).toLocaleString("en")} rows/s, ${(mb(r.bytes) / r.seconds).toFixed(2)} MB/s; ` +
-          `workerd RSS ${Math.round(r.rssBeforeKb / 1024)} → ${Math.round(r.rssPeakKb / 1024)} MB peak; ` +
-          `DuckDB native ${duckSeconds.toFixed(1)} s (${(r.seconds / duckSeconds).toFixed(1)}× DuckDB)`;
-        ctx.notes.push(line("default fields", full, duck.all), line("without inputs/outputs", lean, duck.noPayloads));
+          `Parquet encoder memory ${r.wasmPeakBytes === null ? "n/a" : `${mb(r.wasmPeakBytes).toFixed(1)} MB`} peak; ` +
+          `workerd process RSS ${Math.round(r.rssBeforeKb / 1024)} → ${Math.round(r.rssPeakKb / 1024)} MB peak (every isolate, D1 and the shards' SQLite)`;
+        const full = await runExport(ctx, null);
+        ctx.notes.push(line("default fields", full));
+        const lean = await runExport(ctx, ALL_BUT_PAYLOADS);
+        ctx.notes.push(line("without inputs/outputs", lean));
+        const duck = await duckdbWrite(peer, full.id, folder);
+        ctx.notes.push(
+          `DuckDB writing the same rows (COPY … TO parquet, zstd): default fields ${duck.all.toFixed(1)} s (export ${(full.seconds / duck.all).toFixed(1)}× that), ` +
+            `without inputs/outputs ${duck.noPayloads.toFixed(1)} s (export ${(lean.seconds / duck.noPayloads).toFixed(1)}× that)`,
+        );
       } finally {
         rmSync(folder, { recursive: true, force: true });
         await peer.stop();

@@ -33,6 +33,8 @@ export interface BenchContext {
   serverPid?: number;
   /** Lines a scenario reports under the table (figures that are not latencies). */
   notes: string[];
+  /** The local server's export log lines so far (`export file written`), when the bench started it. */
+  serverLog?: () => string[];
 }
 
 export interface Scenario {

@@ -3,6 +3,7 @@ import { Table, tableToIPC } from "apache-arrow";
 import {
   Compression,
   initSync,
+  wasmMemory,
   type RecordBatch as WasmRecordBatch,
   Table as WasmTable,
   transformParquetStream,
@@ -52,6 +53,11 @@ const CODECS: Record<ParquetCompression, Compression> = {
 };
 
 let initialised = false;
+
+/** Bytes of the Parquet encoder's WebAssembly memory (it grows to its peak and never shrinks); 0 before first use. */
+export function parquetMemoryBytes(): number {
+  return initialised ? wasmMemory().buffer.byteLength : 0;
+}
 
 /**
  * Instantiates parquet-wasm once per isolate, on the export path only. Workers get the module from

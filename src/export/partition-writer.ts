@@ -10,7 +10,7 @@ import { EXPORT_FIELDS, type ExportRow, type FormatVersion } from "./columns.ts"
 import { destinationTarget } from "./destinations.ts";
 import { FINISHED } from "./exports.ts";
 import { finishExportIfDone } from "./manifest.ts";
-import { encodeParquet, type ParquetCompression } from "./parquet.ts";
+import { encodeParquet, type ParquetCompression, parquetMemoryBytes } from "./parquet.ts";
 import { destinationErrorMessage, S3Error, uploadStream } from "./s3.ts";
 
 /**
@@ -116,18 +116,31 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
       rows += batch.length;
       const tail = batch[batch.length - 1];
       last = { start_time: tail.start_time, id: tail.id };
-      return batch.map((row) => ({ ...row, tenant_id: tenant }) as unknown as ExportRow);
+      // The rows are this message's own copies (RPC cloned them): fill in place, no per-row copy.
+      for (const row of batch) row.tenant_id = tenant;
+      return batch as unknown as ExportRow[];
     };
     async function* pages(): AsyncGenerator<ExportRow[]> {
       let batch = first;
       let wanted = firstWanted;
       for (;;) {
-        yield withTenant(batch);
+        const current = withTenant(batch);
         // A short page means the day has no more rows.
-        if (batch.length < wanted) return void (exhausted = true);
-        if (rows >= limits.rowsPerFile) return;
+        if (batch.length < wanted) {
+          exhausted = true;
+          yield current;
+          return;
+        }
+        if (rows >= limits.rowsPerFile) {
+          yield current;
+          return;
+        }
+        // Ask the shard for the next page before encoding this one, so the two overlap.
         wanted = Math.min(limits.pageRows, limits.rowsPerFile - rows);
-        batch = await page(last, wanted);
+        const next = page(last, wanted);
+        next.catch(() => {}); // awaited below; an early failure must not be unhandled meanwhile
+        yield current;
+        batch = await next;
         if (!batch.length) return void (exhausted = true);
       }
     }
@@ -136,6 +149,8 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
     const stream = encodeParquet(pages(), { fields, version: exported.formatVersion as FormatVersion, compression: exported.compression as ParquetCompression });
     const { bytes } = await uploadStream(store, key, stream, { contentType: "application/vnd.apache.parquet" });
 
+    // The encoder's memory is most of what an export holds: logged per file so it can be watched.
+    log.info("export file written", { run_id: run.id, key, rows, bytes, wasm_memory_bytes: parquetMemoryBytes() });
     const now = new Date().toISOString();
     run = {
       ...run,
