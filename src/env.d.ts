@@ -8,4 +8,6 @@ interface Env {
   EXPORT_DEFAULT_ACCESS_KEY_ID?: string;
   EXPORT_DEFAULT_SECRET_ACCESS_KEY?: string;
   EXPORT_DEFAULT_SESSION_TOKEN?: string;
+  /** Where the default credentials are valid (unset: AWS by region). */
+  EXPORT_DEFAULT_ENDPOINT_URL?: string;
 }

@@ -22,6 +22,12 @@ export type DestinationConfig = {
   config_kwargs_s3: { addressing_style?: "auto" | "virtual" | "path" } | null;
   /** A Worker R2 binding of this deployment to write through instead of S3 over HTTP (no credentials). */
   r2_binding?: string | null;
+  /**
+   * Set by the server for destinations that use the deployment's own store (its default credentials
+   * or an R2 binding): every key starts with `workspaces/<workspace id>`, so no workspace can
+   * write into another's files there.
+   */
+  workspace_root?: string | null;
 };
 
 export type DestinationCredentials = { access_key_id: string; secret_access_key: string; session_token?: string | null };
@@ -37,7 +43,7 @@ export interface BulkExportDestination {
   updated_at: string;
 }
 
-type SecretsEnv = Pick<Env, "EXPORT_ENCRYPTION_KEY" | "EXPORT_DEFAULT_ACCESS_KEY_ID" | "EXPORT_DEFAULT_SECRET_ACCESS_KEY" | "EXPORT_DEFAULT_SESSION_TOKEN">;
+type SecretsEnv = Pick<Env, "EXPORT_ENCRYPTION_KEY" | "EXPORT_DEFAULT_ACCESS_KEY_ID" | "EXPORT_DEFAULT_SECRET_ACCESS_KEY" | "EXPORT_DEFAULT_SESSION_TOKEN" | "EXPORT_DEFAULT_ENDPOINT_URL">;
 
 function toDestination(row: ExportDestinationRow): BulkExportDestination {
   return {
@@ -64,7 +70,7 @@ export function s3Location(config: DestinationConfig): S3Location {
 
 /** An object key under the destination: `[bucket/]<prefix>/<path>` (the bucket only when the config asks for it). */
 export function objectKey(config: DestinationConfig, path: string): string {
-  const segments = [config.include_bucket_in_prefix ? config.bucket_name : "", config.prefix.replace(/^\/+|\/+$/g, ""), path];
+  const segments = [config.include_bucket_in_prefix ? config.bucket_name : "", config.workspace_root ?? "", config.prefix.replace(/^\/+|\/+$/g, ""), path];
   return segments.filter(Boolean).join("/");
 }
 
@@ -101,6 +107,10 @@ function resolveCredentials(env: SecretsEnv, config: DestinationConfig, given: D
   }
   if (given) return toS3Credentials(given);
   const fallback = defaultCredentials(env);
+  // The deployment's keys only ever go to the deployment's store: never signed for an endpoint a caller picks.
+  if (fallback && (config.endpoint_url ?? null) !== (env.EXPORT_DEFAULT_ENDPOINT_URL || null)) {
+    throw new ApiError(400, "Without credentials a destination uses the deployment's bucket store: omit endpoint_url (or give EXPORT_DEFAULT_ENDPOINT_URL), or send credentials");
+  }
   if (!fallback) {
     throw new ApiError(400, "credentials are required: this deployment has no default bucket credentials (EXPORT_DEFAULT_ACCESS_KEY_ID and EXPORT_DEFAULT_SECRET_ACCESS_KEY)");
   }
@@ -132,6 +142,9 @@ export interface DestinationInput {
 }
 
 export async function createDestination(db: Database, env: SecretsEnv, workspaceId: string, input: DestinationInput, fetcher?: typeof fetch): Promise<BulkExportDestination> {
+  // Without credentials the deployment's own store is used: confine the workspace to its own root.
+  const config: DestinationConfig = { ...input.config, workspace_root: input.credentials ? null : `workspaces/${workspaceId}` };
+  input = { ...input, config };
   const credentials = resolveCredentials(env, input.config, input.credentials);
   // Fail on a missing encryption key before touching the bucket.
   const sealed = input.credentials ? await encryptJson(env, input.credentials) : null;
@@ -163,6 +176,9 @@ export async function updateDestinationCredentials(
 ): Promise<BulkExportDestination> {
   const row = await destinationRow(db, workspaceId, id);
   const config = row.config as DestinationConfig;
+  if (!credentials && !config.workspace_root) {
+    throw new ApiError(400, "This destination was created with its own credentials; rotate them, or create a new destination without credentials to use the deployment's store");
+  }
   const resolved = resolveCredentials(env, config, credentials);
   const sealed = credentials ? await encryptJson(env, credentials) : null;
   await checkWriteAccess(env, config, resolved, fetcher);

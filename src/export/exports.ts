@@ -1,8 +1,9 @@
-import { and, asc, desc, eq, inArray } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, notInArray } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { bulkExportRuns, bulkExports, type BulkExportRow, type BulkExportRunRow } from "../db/schema.ts";
 import { ApiError, conflict, notFound } from "../http/errors.ts";
 import { parseFilter } from "../tracing/filter/check.ts";
+import { compileFilter } from "../tracing/filter/compile.ts";
 import { FilterError } from "../tracing/filter/parse.ts";
 import { getProject } from "../tracing/projects.ts";
 import { type FormatVersion, unknownExportFields } from "./columns.ts";
@@ -34,6 +35,7 @@ export interface BulkExport {
   compression: ParquetCompression;
   interval_hours: number | null;
   status: ExportStatus;
+  error: string | null;
   source_bulk_export_id: string | null;
   created_at: string;
   updated_at: string;
@@ -77,6 +79,7 @@ export function toBulkExport(row: BulkExportRow): BulkExport {
     compression: row.compression as ParquetCompression,
     interval_hours: row.intervalHours,
     status: row.status as ExportStatus,
+    error: row.error,
     source_bulk_export_id: row.sourceBulkExportId,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
@@ -142,7 +145,8 @@ function checkInput(input: ExportInput): void {
   }
   if (input.filter?.trim()) {
     try {
-      parseFilter(input.filter);
+      // Compiled too: a filter can parse and still not compile (too many values).
+      compileFilter(parseFilter(input.filter));
     } catch (error) {
       if (error instanceof FilterError) throw new ApiError(400, `filter: ${error.message}`);
       throw error;
@@ -150,7 +154,7 @@ function checkInput(input: ExportInput): void {
   }
 }
 
-export async function createExport(db: Database, workspaceId: string, input: ExportInput, source: { id: string } | null = null): Promise<BulkExport> {
+export async function createExport(db: Database, workspaceId: string, input: ExportInput, source: { id: string } | null = null, id: string = crypto.randomUUID()): Promise<BulkExport> {
   checkInput(input);
   // Both must belong to this workspace; getDestination/getProject answer 404 otherwise.
   await getDestination(db, workspaceId, input.bulk_export_destination_id);
@@ -158,7 +162,7 @@ export async function createExport(db: Database, workspaceId: string, input: Exp
   const now = new Date().toISOString();
   const scheduled = input.interval_hours !== undefined && input.interval_hours !== null;
   const row: BulkExportRow = {
-    id: crypto.randomUUID(),
+    id,
     workspaceId,
     destinationId: input.bulk_export_destination_id,
     sessionId: input.session_id,
@@ -178,7 +182,8 @@ export async function createExport(db: Database, workspaceId: string, input: Exp
     updatedAt: now,
     finishedAt: null,
   };
-  await db.insert(bulkExports).values(row);
+  // A spawned window may be inserted twice by overlapping ticks: its fixed id makes that a no-op.
+  await db.insert(bulkExports).values(row).onConflictDoNothing();
   return toBulkExport(row);
 }
 
@@ -202,7 +207,10 @@ export async function cancelExport(db: Database, workspaceId: string, id: string
   if (FINISHED.has(row.status)) throw conflict(`Bulk export ${id} is already ${row.status}; only an unfinished export can be cancelled`);
   const now = new Date().toISOString();
   await db.batch([
-    db.update(bulkExports).set({ status: "Cancelled", updatedAt: now, finishedAt: now }).where(eq(bulkExports.id, id)),
+    db
+      .update(bulkExports)
+      .set({ status: "Cancelled", updatedAt: now, finishedAt: now })
+      .where(and(eq(bulkExports.id, id), notInArray(bulkExports.status, [...FINISHED]))),
     db
       .update(bulkExportRuns)
       .set({ status: "Cancelled", updatedAt: now, finishedAt: now })

@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import { database, type Database } from "../db/client.ts";
 import { bulkExportRuns, bulkExports, type BulkExportRunRow } from "../db/schema.ts";
 import { log } from "../observability/log.ts";
@@ -28,13 +28,15 @@ export interface WriterLimits {
   rowsPerFile: number;
   /** Rows read from the shard per RPC. */
   pageRows: number;
+  /** A shard page stops early at this much text, so large inputs/outputs keep RPCs and memory bounded. */
+  pageBytes: number;
   /** After this much wall time a message stops at the next file boundary and continues in a new message. */
   budgetMs: number;
   /** Failed attempts after which the run (and its export) is Failed. */
   maxRetries: number;
 }
 
-const DEFAULT_LIMITS: WriterLimits = { rowsPerFile: 100_000, pageRows: 2_000, budgetMs: 20_000, maxRetries: 5 };
+const DEFAULT_LIMITS: WriterLimits = { rowsPerFile: 100_000, pageRows: 2_000, pageBytes: 8 * 1024 * 1024, budgetMs: 20_000, maxRetries: 5 };
 
 type WriterEnv = Pick<Env, "DB" | "TRACE_SHARD" | "QUEUE" | "EXPORT_ENCRYPTION_KEY" | "EXPORT_DEFAULT_ACCESS_KEY_ID" | "EXPORT_DEFAULT_SECRET_ACCESS_KEY" | "EXPORT_DEFAULT_SESSION_TOKEN"> &
   Partial<Pick<Env, "EXPORT_ROWS_PER_FILE" | "EXPORT_MAX_RETRIES">>;
@@ -82,7 +84,10 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
   }
   if (run.status === "Created") {
     run = { ...run, status: "Running", updatedAt: new Date().toISOString() };
-    await db.update(bulkExportRuns).set({ status: run.status, updatedAt: run.updatedAt }).where(eq(bulkExportRuns.id, runId));
+    await db
+      .update(bulkExportRuns)
+      .set({ status: run.status, updatedAt: run.updatedAt })
+      .where(and(eq(bulkExportRuns.id, runId), eq(bulkExportRuns.status, "Created")));
   }
 
   const { store } = await destinationTarget(db, env, run.workspaceId, exported.destinationId, fetcher);
@@ -97,11 +102,12 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
       await settleRun(db, run, current?.status === "TimedOut" ? "TimedOut" : "Cancelled");
       return "done";
     }
-    const page = (after: BulkExportRunRow["cursor"], limit: number) =>
-      shard.exportPage({ start: run!.startTime, end: run!.endTime, filter, after: after ?? undefined, limit, fields });
-    const firstWanted = Math.min(limits.pageRows, limits.rowsPerFile);
-    const first = await page(run.cursor, firstWanted);
-    if (!first.length) {
+    const page = async (after: BulkExportRunRow["cursor"], limit: number) => {
+      const result = await shard.exportPage({ start: run!.startTime, end: run!.endTime, filter, after: after ?? undefined, limit, maxBytes: limits.pageBytes, fields });
+      return { rows: result.rows, more: result.more };
+    };
+    const first = await page(run.cursor, Math.min(limits.pageRows, limits.rowsPerFile));
+    if (!first.rows.length) {
       await settleRun(db, run, "Completed");
       await finishExportIfDone(db, env, exported.id, fetcher);
       return "done";
@@ -122,11 +128,9 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
     };
     async function* pages(): AsyncGenerator<ExportRow[]> {
       let batch = first;
-      let wanted = firstWanted;
       for (;;) {
-        const current = withTenant(batch);
-        // A short page means the day has no more rows.
-        if (batch.length < wanted) {
+        const current = withTenant(batch.rows);
+        if (!batch.more) {
           exhausted = true;
           yield current;
           return;
@@ -136,16 +140,16 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
           return;
         }
         // Ask the shard for the next page before encoding this one, so the two overlap.
-        wanted = Math.min(limits.pageRows, limits.rowsPerFile - rows);
-        const next = page(last, wanted);
+        const next = page(last, Math.min(limits.pageRows, limits.rowsPerFile - rows));
         next.catch(() => {}); // awaited below; an early failure must not be unhandled meanwhile
         yield current;
         batch = await next;
-        if (!batch.length) return void (exhausted = true);
+        if (!batch.rows.length) return void (exhausted = true);
       }
     }
 
-    const key: string = `${run.prefix}/${partFileName(run.id, run.files.length)}`;
+    const index = run.files.length;
+    const key: string = `${run.prefix}/${partFileName(run.id, index)}`;
     const stream = encodeParquet(pages(), { fields, version: exported.formatVersion as FormatVersion, compression: exported.compression as ParquetCompression });
     const { bytes } = await uploadStream(store, key, stream, { contentType: "application/vnd.apache.parquet" });
 
@@ -160,10 +164,14 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
       cursor: last,
       updatedAt: now,
     };
-    await db
+    // Compare-and-set on the file count: a second delivery of the same message that got here first
+    // wins, and this one stops instead of recording the file twice.
+    const saved = await db
       .update(bulkExportRuns)
       .set({ files: run.files, rowsWritten: run.rowsWritten, bytesWritten: run.bytesWritten, cursor: run.cursor, updatedAt: now })
-      .where(eq(bulkExportRuns.id, runId));
+      .where(and(eq(bulkExportRuns.id, runId), eq(bulkExportRuns.status, "Running"), sql`json_array_length(${bulkExportRuns.files}) = ${index}`))
+      .returning({ id: bulkExportRuns.id });
+    if (!saved.length) return "done";
 
     if (exhausted) {
       await settleRun(db, run, "Completed");
@@ -179,7 +187,7 @@ async function settleRun(db: Database, run: BulkExportRunRow, status: "Completed
   await db
     .update(bulkExportRuns)
     .set({ status, updatedAt: now, finishedAt: now })
-    .where(and(eq(bulkExportRuns.id, run.id), eq(bulkExportRuns.status, run.status)));
+    .where(and(eq(bulkExportRuns.id, run.id), inArray(bulkExportRuns.status, ["Created", "Running"])));
 }
 
 /** Errors that another attempt cannot fix: the bucket or the credentials are wrong. */
@@ -197,16 +205,23 @@ async function recordFailure(db: Database, env: WriterEnv, runId: string, error:
   const message = destinationErrorMessage(error) ?? (error instanceof Error ? error.message : String(error));
   const attempt = run.retryNumber;
   const errors = { ...run.errors, [`retry_${attempt}`]: message };
+  // `maxRetries` retries after the first attempt: attempts 0..maxRetries.
   const exhausted = permanent(error) || attempt + 1 > limits.maxRetries;
   const now = new Date().toISOString();
   log.warn("export run attempt failed", { run_id: runId, export_id: run.exportId, attempt, error: message, final: exhausted });
   if (!exhausted) {
-    await db.update(bulkExportRuns).set({ retryNumber: attempt + 1, errors, updatedAt: now }).where(eq(bulkExportRuns.id, runId));
+    await db
+      .update(bulkExportRuns)
+      .set({ retryNumber: attempt + 1, errors, updatedAt: now })
+      .where(and(eq(bulkExportRuns.id, runId), inArray(bulkExportRuns.status, ["Created", "Running"])));
     await env.QUEUE.send({ kind: EXPORT_RUN_MESSAGE, runId } satisfies ExportRunMessage, { delaySeconds: Math.min(300, 5 * 2 ** attempt) });
     return;
   }
   await db.batch([
-    db.update(bulkExportRuns).set({ status: "Failed", retryNumber: attempt + 1, errors, updatedAt: now, finishedAt: now }).where(eq(bulkExportRuns.id, runId)),
+    db
+      .update(bulkExportRuns)
+      .set({ status: "Failed", retryNumber: attempt + 1, errors, updatedAt: now, finishedAt: now })
+      .where(and(eq(bulkExportRuns.id, runId), inArray(bulkExportRuns.status, ["Created", "Running"]))),
     db
       .update(bulkExports)
       .set({ status: "Failed", error: `export run ${runId} (${run.day}) failed: ${message}`, updatedAt: now, finishedAt: now })

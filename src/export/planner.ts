@@ -1,4 +1,5 @@
 import { and, asc, eq, gte, inArray, lt, lte } from "drizzle-orm";
+import { ApiError } from "../http/errors.ts";
 import { database, type Database } from "../db/client.ts";
 import { bulkExportRuns, bulkExports, traceShards, type BulkExportRow } from "../db/schema.ts";
 import { log } from "../observability/log.ts";
@@ -17,6 +18,20 @@ import type { ParquetCompression } from "./parquet.ts";
  */
 
 const DAY_MS = 86_400_000;
+/** A run not touched for this long while its export runs has lost its queue message: send another. */
+const STALLED_MS = 5 * 60_000;
+
+/**
+ * A UUID determined by `name` (SHA-256, shaped as a version-8 UUID): planning or spawning the same
+ * thing twice yields the same id, so a retried or overlapping tick inserts nothing new.
+ */
+export async function stableId(name: string): Promise<string> {
+  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(name))).slice(0, 16);
+  hash[6] = (hash[6] & 0x0f) | 0x80;
+  hash[8] = (hash[8] & 0x3f) | 0x80;
+  const hex = [...hash].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 const HOUR_MS = 3_600_000;
 /** Runtime limit of an export (SPEC §8). */
 export const EXPORT_TIMEOUT_MS = 24 * HOUR_MS;
@@ -32,9 +47,34 @@ export async function exportTick(env: PlannerEnv, now: Date, fetcher?: typeof fe
   await timeOutExports(db, now);
   await spawnScheduledWindows(db, now);
   await startCreatedExports(db, env, now);
+  await requeueStalledRuns(db, env, now);
   const running = await db.select({ id: bulkExports.id }).from(bulkExports).where(eq(bulkExports.status, "Running")).all();
-  for (const { id } of running) {
-    await finishExportIfDone(db, env, id, fetcher).catch((error) => log.warn("finishing an export failed; retried next tick", { export_id: id, error: String(error) }));
+  // Side by side: one slow bucket must not hold up the others (or the rest of the tick).
+  await Promise.all(
+    running.map(({ id }) =>
+      finishExportIfDone(db, env, id, fetcher).catch((error) => log.warn("finishing an export failed; retried next tick", { export_id: id, error: String(error) })),
+    ),
+  );
+}
+
+/**
+ * A queue message can be lost for good (a consumer killed past the queue's retries). An unfinished
+ * run of a running export that has not moved for a while gets a fresh message; a duplicate is
+ * harmless, since the writer records each file with a compare-and-set.
+ */
+async function requeueStalledRuns(db: Database, env: PlannerEnv, now: Date): Promise<void> {
+  const cutoff = new Date(now.getTime() - STALLED_MS).toISOString();
+  const stalled = await db
+    .select({ id: bulkExportRuns.id })
+    .from(bulkExportRuns)
+    .innerJoin(bulkExports, eq(bulkExports.id, bulkExportRuns.exportId))
+    .where(and(eq(bulkExports.status, "Running"), inArray(bulkExportRuns.status, ["Created", "Running"]), lt(bulkExportRuns.updatedAt, cutoff)))
+    .limit(100)
+    .all();
+  for (const { id } of stalled) {
+    await db.update(bulkExportRuns).set({ updatedAt: now.toISOString() }).where(eq(bulkExportRuns.id, id));
+    await env.QUEUE.send({ kind: EXPORT_RUN_MESSAGE, runId: id } satisfies ExportRunMessage);
+    log.warn("export run stalled; sent it a new message", { run_id: id });
   }
 }
 
@@ -79,18 +119,30 @@ async function spawnScheduledWindows(db: Database, now: Date): Promise<void> {
         format_version: schedule.formatVersion as FormatVersion,
         compression: schedule.compression as ParquetCompression,
       };
+      const next = new Date(windowStart + interval).toISOString();
       try {
-        await createExport(db, schedule.workspaceId, input, { id: schedule.id });
+        // The child's id is fixed by the window, so a window spawned twice is one export.
+        await createExport(db, schedule.workspaceId, input, { id: schedule.id }, await stableId(`${schedule.id}/${input.start_time}`));
       } catch (error) {
-        // The destination or project is gone: the schedule cannot go on.
-        await db
-          .update(bulkExports)
-          .set({ status: "Failed", error: `spawning the window at ${input.start_time} failed: ${error instanceof Error ? error.message : String(error)}`, updatedAt: now.toISOString(), finishedAt: now.toISOString() })
-          .where(eq(bulkExports.id, schedule.id));
+        // Only a destination or project that is gone ends the schedule; anything else is retried next tick.
+        if (error instanceof ApiError && error.status === 404) {
+          await db
+            .update(bulkExports)
+            .set({ status: "Failed", error: `spawning the window at ${input.start_time} failed: ${error.message}`, updatedAt: now.toISOString(), finishedAt: now.toISOString() })
+            .where(and(eq(bulkExports.id, schedule.id), eq(bulkExports.status, "IntervalScheduled")));
+        } else {
+          log.warn("spawning a scheduled export window failed; retried next tick", { export_id: schedule.id, window: input.start_time, error: String(error) });
+        }
         break;
       }
+      // Compare-and-set: a cancelled schedule, or one another tick advanced, stops here.
+      const advanced = await db
+        .update(bulkExports)
+        .set({ nextWindowStart: next, updatedAt: now.toISOString() })
+        .where(and(eq(bulkExports.id, schedule.id), eq(bulkExports.status, "IntervalScheduled"), eq(bulkExports.nextWindowStart, input.start_time)))
+        .returning({ id: bulkExports.id });
+      if (!advanced.length) break;
       windowStart += interval;
-      await db.update(bulkExports).set({ nextWindowStart: new Date(windowStart).toISOString(), updatedAt: now.toISOString() }).where(eq(bulkExports.id, schedule.id));
     }
   }
 }
@@ -136,56 +188,54 @@ async function startCreatedExports(db: Database, env: PlannerEnv, now: Date): Pr
 
 async function startExport(db: Database, env: PlannerEnv, exported: BulkExportRow, now: Date): Promise<void> {
   const end = exported.endTime!;
-  const candidates = daysOf(exported.startTime, end);
+  // The first and last UTC day of [start, end): bounds on the shard index, never a list of every day.
+  const firstDay = exported.startTime.slice(0, 10);
+  const lastDay = new Date(Date.parse(end) - 1).toISOString().slice(0, 10);
   const days = await db
     .select({ day: traceShards.day })
     .from(traceShards)
-    .where(
-      and(
-        eq(traceShards.workspaceId, exported.workspaceId),
-        eq(traceShards.projectId, exported.sessionId),
-        gte(traceShards.day, candidates[0]),
-        lt(traceShards.day, candidates[candidates.length - 1] + "~"),
-      ),
-    )
+    .where(and(eq(traceShards.workspaceId, exported.workspaceId), eq(traceShards.projectId, exported.sessionId), gte(traceShards.day, firstDay), lte(traceShards.day, lastDay)))
     .orderBy(asc(traceShards.day))
     .all();
   const { config } = await destinationTarget(db, env, exported.workspaceId, exported.destinationId);
   const at = now.toISOString();
-  const runs = days.map(({ day }) => {
-    const dayStart = `${day}T00:00:00.000Z`;
-    const dayEnd = new Date(Date.parse(dayStart) + DAY_MS).toISOString();
-    return {
-      id: crypto.randomUUID(),
-      exportId: exported.id,
-      workspaceId: exported.workspaceId,
-      sessionId: exported.sessionId,
-      day,
-      startTime: exported.startTime > dayStart ? exported.startTime : dayStart,
-      endTime: end < dayEnd ? end : dayEnd,
-      status: "Created",
-      retryNumber: 0,
-      errors: {},
-      rowsWritten: 0,
-      bytesWritten: 0,
-      files: [],
-      cursor: null,
-      prefix: partitionFolder(config, exported, day),
-      createdAt: at,
-      updatedAt: at,
-      finishedAt: null,
-    };
-  });
-  // Claim the export first: a concurrent tick that lost the race inserts nothing.
+  const runs = await Promise.all(
+    days.map(async ({ day }) => {
+      const dayStart = `${day}T00:00:00.000Z`;
+      const dayEnd = new Date(Date.parse(dayStart) + DAY_MS).toISOString();
+      return {
+        id: await stableId(`${exported.id}/${day}`),
+        exportId: exported.id,
+        workspaceId: exported.workspaceId,
+        sessionId: exported.sessionId,
+        day,
+        startTime: exported.startTime > dayStart ? exported.startTime : dayStart,
+        endTime: end < dayEnd ? end : dayEnd,
+        status: "Created",
+        retryNumber: 0,
+        errors: {},
+        rowsWritten: 0,
+        bytesWritten: 0,
+        files: [],
+        cursor: null,
+        prefix: partitionFolder(config, exported, day),
+        createdAt: at,
+        updatedAt: at,
+        finishedAt: null,
+      };
+    }),
+  );
+  // The runs exist before the export is Running, so nothing can see a Running export without its
+  // runs. Their ids are fixed by (export, day): planning again inserts nothing. D1 binds at most
+  // 100 parameters: 18 columns, so 5 rows per statement.
+  for (let i = 0; i < runs.length; i += 5) await db.insert(bulkExportRuns).values(runs.slice(i, i + 5)).onConflictDoNothing();
   const claimed = await db
     .update(bulkExports)
     .set({ status: "Running", startedAt: at, updatedAt: at })
     .where(and(eq(bulkExports.id, exported.id), eq(bulkExports.status, "Created")))
     .returning({ id: bulkExports.id });
-  if (!claimed.length) return;
-  // D1 binds at most 100 parameters: 18 columns, so 5 rows per statement.
-  for (let i = 0; i < runs.length; i += 5) await db.insert(bulkExportRuns).values(runs.slice(i, i + 5));
-  if (!runs.length) return; // Nothing to write: the finishing step writes an empty manifest.
+  // Only the tick that claimed the export sends its messages.
+  if (!claimed.length || !runs.length) return;
   const messages = runs.map((run) => ({ body: { kind: EXPORT_RUN_MESSAGE, runId: run.id } satisfies ExportRunMessage }));
   for (let i = 0; i < messages.length; i += 100) await env.QUEUE.sendBatch(messages.slice(i, i + 100));
 }

@@ -19,7 +19,13 @@ const badRequest = { 400: { description: "The destination failed its write check
 
 const DestinationConfigSchema = z
   .object({
-    bucket_name: z.string().min(3).max(63),
+    // S3's bucket naming rules: the name also becomes a host name with virtual-hosted addressing.
+    bucket_name: z
+      .string()
+      .min(3)
+      .max(63)
+      .regex(/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/, "bucket_name may hold lowercase letters, digits, '.' and '-', and must start and end with a letter or digit")
+      .refine((name) => !name.includes(".."), "bucket_name may not contain '..'"),
     prefix: z.string().max(2048).default(""),
     region: z.string().min(1).nullish().transform((v) => v ?? null),
     endpoint_url: z
@@ -109,6 +115,7 @@ const ExportSchema = z
     compression: z.enum(["none", "gzip", "snappy", "zstandard"]),
     interval_hours: z.number().nullable(),
     status: z.enum(["Created", "Running", "Completed", "Failed", "Cancelled", "TimedOut", "IntervalScheduled"]),
+    error: z.string().nullable().describe("Why the export failed or timed out"),
     source_bulk_export_id: z.string().nullable(),
     created_at: z.string(),
     updated_at: z.string(),

@@ -9,6 +9,8 @@ export type SqlRow = Record<string, SqlValue>;
 export interface SqlStore {
   /** Every row of a query. */
   all<T extends SqlRow = SqlRow>(query: string, ...params: SqlValue[]): T[];
+  /** The rows of a query one at a time, so a reader can stop early without materialising the rest. */
+  iterate<T extends SqlRow = SqlRow>(query: string, ...params: SqlValue[]): Iterable<T>;
   /** Runs a statement for its effect. */
   run(query: string, ...params: SqlValue[]): void;
   /** Runs `fn` atomically: all of its statements apply, or none. `fn` must not await. */
@@ -20,7 +22,7 @@ export interface SqlStore {
  * Workers-only types and also type-checks (and runs in tests) under Node.
  */
 export interface DurableObjectSqlStorage {
-  sql: { exec(query: string, ...bindings: DurableObjectSqlValue[]): { toArray(): unknown[] } };
+  sql: { exec(query: string, ...bindings: DurableObjectSqlValue[]): Iterable<unknown> & { toArray(): unknown[] } };
   transactionSync<T>(fn: () => T): T;
 }
 type DurableObjectSqlValue = string | number | null | ArrayBuffer;
@@ -37,6 +39,7 @@ export function durableObjectSql(storage: DurableObjectSqlStorage): SqlStore {
   return {
     all: <T extends SqlRow>(query: string, ...params: SqlValue[]) =>
       storage.sql.exec(query, ...params.map(bindable)).toArray() as T[],
+    iterate: <T extends SqlRow>(query: string, ...params: SqlValue[]) => storage.sql.exec(query, ...params.map(bindable)) as Iterable<T>,
     run: (query, ...params) => void storage.sql.exec(query, ...params.map(bindable)),
     transaction: (fn) => storage.transactionSync(fn),
   };

@@ -14,6 +14,9 @@ const SPLIT_FIELDS = new Set(["inputs", "outputs", "events", "extra", "error", "
 
 export type MultipartRuns = { posts: Record<string, unknown>[]; patches: Record<string, unknown>[]; attachments: RunAttachment[]; problems: RunProblem[] };
 
+/** `type/subtype` with optional `; name=value` parameters, printable ASCII only. */
+const MEDIA_TYPE = /^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(\s*;\s*[\w!#$&^.+-]+=("[\x20-\x7e]*"|[\w!#$&^.+-]+))*$/;
+
 /** Attachment names the SDK allows: no dots (they separate the part name's segments). */
 const ATTACHMENT_NAME = /^[^./\\]{1,200}$/;
 
@@ -82,7 +85,9 @@ export async function readMultipartRuns(request: Request, maxBytes: number): Pro
         continue;
       }
       // The SDK sends `<mime type>; length=<bytes>`; keep the type and its other parameters.
-      const mime = contentType.split(";").map((piece) => piece.trim()).filter((piece) => piece && !piece.startsWith("length=")).join("; ") || "application/octet-stream";
+      const declared = contentType.split(";").map((piece) => piece.trim()).filter((piece) => piece && !piece.startsWith("length=")).join("; ");
+      // Served back later as a Content-Type header: keep it only when it is a plain ASCII media type.
+      const mime = MEDIA_TYPE.test(declared) ? declared : "application/octet-stream";
       attachments.push({ run_id: id.toLowerCase(), name: field, mime_type: mime, data: bytes });
       continue;
     }

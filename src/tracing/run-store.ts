@@ -64,9 +64,14 @@ export type ExportQuery = {
   filter?: CompiledFilter;
   after?: { start_time: string; id: string };
   limit: number;
+  /** A page stops early once its text reaches this many characters (RPC and memory stay bounded). */
+  maxBytes: number;
   /** Export column names (see export/columns.ts); columns the shard does not hold come back absent. */
   fields: readonly string[];
 };
+
+/** A page of export rows, and whether more rows follow it. */
+export type ExportPage = { rows: ExportRowFields[]; more: boolean };
 
 /** An export row as the shard has it: every field optional except the cursor columns. */
 export type ExportRowFields = { id: string; start_time: string } & Record<string, string | number | boolean | null>;
@@ -87,8 +92,9 @@ const EXPORT_COLUMN_SQL: Record<string, string> = {
   status: "runs.status",
   start_time: "runs.start_time",
   end_time: "runs.end_time",
+  // Only ISO text: event times come from clients, and one odd value must not fail a whole export.
   first_token_time:
-    "(SELECT json_extract(event.value, '$.time') FROM json_each(runs.events) AS event WHERE json_extract(event.value, '$.name') = 'new_token' LIMIT 1)",
+    "(SELECT json_extract(event.value, '$.time') FROM json_each(runs.events) AS event WHERE json_extract(event.value, '$.name') = 'new_token' AND json_type(event.value, '$.time') = 'text' AND json_extract(event.value, '$.time') GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*' LIMIT 1)",
   inputs: "runs.inputs",
   outputs: "runs.outputs",
   error: "runs.error",
@@ -273,7 +279,7 @@ export class RunStore {
    * columns, JSON fields as the stored text (no parse/re-stringify), runs that started in
    * [start, end) and match `filter`.
    */
-  exportRows(query: ExportQuery): ExportRowFields[] {
+  exportRows(query: ExportQuery): ExportPage {
     const wanted = new Set(query.fields);
     const columns = ["runs.id AS id", "runs.start_time AS start_time"];
     for (const field of wanted) {
@@ -290,10 +296,22 @@ export class RunStore {
       where.push("(runs.start_time, runs.id) > (?, ?)");
       params.push(query.after.start_time, query.after.id);
     }
+    // One row past the page says whether more follow.
     const sql = `SELECT ${columns.join(", ")} FROM runs WHERE ${where.join(" AND ")} ORDER BY runs.start_time, runs.id LIMIT ?`;
-    const rows = this.sql.all<Record<string, string | number | null>>(sql, ...params, query.limit);
-    if (wanted.has("is_root")) for (const row of rows) (row as Record<string, unknown>).is_root = row.is_root === 1;
-    return rows as unknown as ExportRowFields[];
+    const rows: ExportRowFields[] = [];
+    let bytes = 0;
+    let more = false;
+    for (const row of this.sql.iterate<Record<string, string | number | null>>(sql, ...params, query.limit + 1)) {
+      // Full by count, or by size once it holds a row (a page always makes progress).
+      if (rows.length >= query.limit || (rows.length > 0 && bytes >= query.maxBytes)) {
+        more = true;
+        break;
+      }
+      for (const value of Object.values(row)) if (typeof value === "string") bytes += value.length;
+      if (wanted.has("is_root")) (row as Record<string, unknown>).is_root = row.is_root === 1;
+      rows.push(row as unknown as ExportRowFields);
+    }
+    return { rows, more };
   }
 
   /** A condition selecting runs whose trace's root matches `filter` (`trace_filter`). */

@@ -237,5 +237,11 @@ export const tracingRunRoutes = createRouter()
     const location = await locateRun(database(c.env), workspaceId, run_id);
     const found = location && (await c.env.TRACE_SHARD.getByName(traceShardName(workspaceId, location.projectId, location.day)).attachment(run_id, name));
     if (!found) throw notFound(`Attachment ${name} of run ${run_id} not found`);
-    return c.body(found.data as Uint8Array<ArrayBuffer>, 200, { "Content-Type": found.mime_type, "Content-Length": String(found.data.byteLength) }) as never;
+    // Client-supplied bytes: a download, never rendered or sniffed as something else.
+    return c.body(found.data as Uint8Array<ArrayBuffer>, 200, {
+      "Content-Type": found.mime_type,
+      "Content-Length": String(found.data.byteLength),
+      "Content-Disposition": `attachment; filename*=UTF-8''${encodeURIComponent(name)}`,
+      "X-Content-Type-Options": "nosniff",
+    }) as never;
   });

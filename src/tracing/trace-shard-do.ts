@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { durableObjectSql } from "../thread/sql.ts";
 import { parseModelPrices, type RunAttachment, type RunPatch, type RunPost } from "./run-input.ts";
-import { type ExportQuery, type ExportRowFields, RunStore } from "./run-store.ts";
+import { type ExportPage, type ExportQuery, RunStore } from "./run-store.ts";
 import type { RunQuery } from "./run-store.ts";
 
 /**
@@ -33,7 +33,7 @@ export class TraceShardDO extends DurableObject<Env> {
   }
 
   /** One page of export rows (plain scalars, so RPC carries them as they are). */
-  exportPage(query: ExportQuery): ExportRowFields[] {
+  exportPage(query: ExportQuery): ExportPage {
     return this.#runs.exportRows(query);
   }
 

@@ -470,7 +470,7 @@ describe("SqliteCheckpointSaver with a compiled graph", () => {
         storageMs += performance.now() - started;
       }
     };
-    const sql: SqlStore = { all: timed(inner.all) as SqlStore["all"], run: timed(inner.run), transaction: inner.transaction };
+    const sql: SqlStore = { all: timed(inner.all) as SqlStore["all"], iterate: inner.iterate, run: timed(inner.run), transaction: inner.transaction };
     const { saver } = fresh(sql);
     const graph = echo.compile({ checkpointer: saver });
     const config = { configurable: { thread_id: "long" } };

@@ -26,6 +26,9 @@ export function nodeSql(db: DatabaseSync = new DatabaseSync(":memory:")): SqlSto
     db,
     all: <T extends SqlRow>(query: string, ...params: SqlValue[]) =>
       prepare(query).all(...bind(params)).map((r) => row(r as Record<string, unknown>)) as T[],
+    iterate: function* <T extends SqlRow>(query: string, ...params: SqlValue[]): Generator<T> {
+      for (const r of prepare(query).iterate(...bind(params))) yield row(r as Record<string, unknown>) as T;
+    },
     run: (query, ...params) => void prepare(query).run(...bind(params)),
     transaction(fn) {
       db.exec("BEGIN");

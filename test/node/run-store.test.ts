@@ -91,6 +91,24 @@ describe("RunStore", () => {
     expect(store.get(run.id)).toMatchObject({ prompt_cost: 3, completion_cost: 0, total_cost: 3 });
   });
 
+  it("pages export rows by count and by size, and ignores first-token times that are not ISO text", () => {
+    const store = new RunStore(nodeSql());
+    const runs = Array.from({ length: 5 }, (_, i) =>
+      post({ name: `r${i}`, start: `2026-11-20T10:00:0${i}.000Z`, inputs: { text: "x".repeat(1000) }, events: [{ name: "new_token", time: i === 0 ? 1735725600.1 : `2026-11-20T10:00:0${i}.500Z` }] }),
+    );
+    store.ingest(runs, [], SESSION);
+    const query = { start: "2026-11-20T00:00:00.000Z", end: "2026-11-21T00:00:00.000Z", fields: ["id", "inputs", "first_token_time"] };
+    const all = store.exportRows({ ...query, limit: 10, maxBytes: 1e9 });
+    expect(all.rows.map((r) => r.first_token_time)).toEqual([null, "2026-11-20T10:00:01.500Z", "2026-11-20T10:00:02.500Z", "2026-11-20T10:00:03.500Z", "2026-11-20T10:00:04.500Z"]);
+    expect(all.more).toBe(false);
+    expect(store.exportRows({ ...query, limit: 3, maxBytes: 1e9 })).toMatchObject({ more: true });
+    expect(store.exportRows({ ...query, limit: 3, maxBytes: 1e9 }).rows).toHaveLength(3);
+    // About 1 KB per row: a 2.5 KB cap stops after three rows, and a page always holds at least one.
+    const bySize = store.exportRows({ ...query, limit: 10, maxBytes: 2500 });
+    expect([bySize.rows.length, bySize.more]).toEqual([3, true]);
+    expect(store.exportRows({ ...query, limit: 10, maxBytes: 1 }).rows).toHaveLength(1);
+  });
+
   it("stores attachments in chunks and reads them back whole", () => {
     const store = new RunStore(nodeSql());
     const runId = randomUUID();

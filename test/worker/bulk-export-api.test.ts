@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../src/db/client.ts";
 import { bulkExportRuns, bulkExports, exportDestinations } from "../../src/db/schema.ts";
 import { encryptJson } from "../../src/export/crypto.ts";
+import { createDestination } from "../../src/export/destinations.ts";
 import { daysOf, exportTick } from "../../src/export/planner.ts";
 import { eq } from "drizzle-orm";
 import { call, json } from "./helpers.ts";
@@ -62,8 +63,10 @@ describe("destinations", () => {
     expect(await detailOf(awsWithoutRegion)).toContain("region is required");
     const badEndpoint = await post("/api/v1/bulk-exports/destinations", { ...valid, config: { ...valid.config, endpoint_url: "ftp://x" } });
     expect(badEndpoint.status).toBe(422);
-    const shortBucket = await post("/api/v1/bulk-exports/destinations", { ...valid, config: { ...valid.config, bucket_name: "ab" } });
-    expect(shortBucket.status).toBe(422);
+    for (const bucket_name of ["ab", "Upper", "attacker.example/x?", "a..b"]) {
+      const badBucket = await post("/api/v1/bulk-exports/destinations", { ...valid, config: { ...valid.config, bucket_name } });
+      expect(badBucket.status, bucket_name).toBe(422);
+    }
   });
 
   it("refuses an endpoint that does not answer, with the spec's message and no secret", async () => {
@@ -72,6 +75,12 @@ describe("destinations", () => {
     const detail = await detailOf(response);
     expect(detail).toContain("Invalid endpoint");
     expect(detail).not.toContain(SECRET);
+  });
+
+  it("signs with the deployment's default keys only for the deployment's own store", async () => {
+    const withDefaults = Object.assign({}, env, { EXPORT_DEFAULT_ACCESS_KEY_ID: "deployment-key", EXPORT_DEFAULT_SECRET_ACCESS_KEY: "deployment-secret" });
+    const attempt = createDestination(database(env), withDefaults, workspaceId, { display_name: "x", config: { ...valid.config, region: null, include_bucket_in_prefix: false, config_kwargs_s3: null, prefix: "" } });
+    await expect(attempt).rejects.toMatchObject({ status: 400, message: expect.stringContaining("deployment's bucket store") });
   });
 
   it("needs credentials when the deployment has no default ones", async () => {
@@ -193,11 +202,11 @@ describe("planner", () => {
     const second = await json<Export>(await post("/api/v1/bulk-exports", body, ownKey));
     // Hold the first at Running: as if its runs were still being written.
     await db.update(bulkExports).set({ status: "Running", startedAt: now }).where(eq(bulkExports.id, first.id));
-    await exportTick({ ...env, EXPORT_MAX_CONCURRENT_PER_WORKSPACE: "1" }, new Date("2026-08-02T01:00:00Z"));
+    await exportTick(Object.assign({}, env, { EXPORT_MAX_CONCURRENT_PER_WORKSPACE: "1" }), new Date("2026-08-02T01:00:00Z"));
     expect((await db.select().from(bulkExports).where(eq(bulkExports.id, second.id)).get())?.status).toBe("Created");
     // Once the first has ended, the second starts (it has no runs to write, so it completes at once).
     await db.update(bulkExports).set({ status: "Completed" }).where(eq(bulkExports.id, first.id));
-    await exportTick({ ...env, EXPORT_MAX_CONCURRENT_PER_WORKSPACE: "1" }, new Date("2026-08-02T01:01:00Z"));
+    await exportTick(Object.assign({}, env, { EXPORT_MAX_CONCURRENT_PER_WORKSPACE: "1" }), new Date("2026-08-02T01:01:00Z"));
     expect((await db.select().from(bulkExports).where(eq(bulkExports.id, second.id)).get())?.startedAt).toBe("2026-08-02T01:01:00.000Z");
   });
 
@@ -213,7 +222,8 @@ describe("planner", () => {
       await post("/api/v1/bulk-exports", { bulk_export_destination_id: destinationId, session_id: projectId, start_time: "2026-10-05T06:00:00Z", end_time: "2026-10-08T00:00:00Z" }),
     );
     const db = database(env);
-    await exportTick(env, new Date("2026-10-09T00:00:00Z"));
+    // Two ticks at once (an overlap, or a retried tick) plan the export exactly once.
+    await Promise.all([exportTick(env, new Date("2026-10-09T00:00:00Z")), exportTick(env, new Date("2026-10-09T00:00:00Z"))]);
     const runs = await json<ExportRun[]>(await call(`/api/v1/bulk-exports/${created.id}/runs`, { key }));
     expect(runs.map((r) => [r.start_time, r.end_time])).toEqual([
       ["2026-10-05T06:00:00.000Z", "2026-10-06T00:00:00.000Z"],

@@ -33,7 +33,7 @@ describe("exports through an R2 binding", () => {
     );
     expect(destination.credentials_keys).toEqual([]);
     // The write check cleaned up after itself.
-    expect((await env.EXPORT_TEST_BUCKET.list({ prefix: "lake/tmp/" })).objects).toEqual([]);
+    expect((await env.EXPORT_TEST_BUCKET.list({ prefix: "workspaces/" })).objects).toEqual([]);
 
     const project = await json<{ id: string }>(await post("/api/v1/sessions", { name: "r2-exported" }));
     const runs = [
@@ -62,10 +62,13 @@ describe("exports through an R2 binding", () => {
     }
     expect(status).toBe("Completed");
 
-    const listed = await env.EXPORT_TEST_BUCKET.list({ prefix: `lake/export_id=${exported.id}/` });
+    // The deployment's own store: every key sits under the workspace's root.
+    const tenant = (await json<{ tenant_id: string }>(await call(`/api/v1/bulk-exports/${exported.id}`))).tenant_id;
+    const root = `workspaces/${tenant}/lake`;
+    const listed = await env.EXPORT_TEST_BUCKET.list({ prefix: `${root}/export_id=${exported.id}/` });
     const files = listed.objects.map((o) => o.key).filter((key) => key.endsWith(".parquet")).sort();
     expect(files.map((key) => key.replace(/\/part-.*$/, ""))).toEqual([
-      `lake/export_id=${exported.id}/tenant_id=${(await json<{ tenant_id: string }>(await call(`/api/v1/bulk-exports/${exported.id}`))).tenant_id}/session_id=${project.id}/runs/year=2026/month=09/day=01`,
+      `${root}/export_id=${exported.id}/tenant_id=${tenant}/session_id=${project.id}/runs/year=2026/month=09/day=01`,
       expect.stringMatching(/day=02$/),
     ]);
     const counts = [];
@@ -76,7 +79,7 @@ describe("exports through an R2 binding", () => {
       expect(table.getChild("run_type")!.toArray()).toEqual(Array(table.numRows).fill("llm"));
     }
     expect(counts).toEqual([1, 2]);
-    const manifest = JSON.parse(await (await env.EXPORT_TEST_BUCKET.get(`lake/export_id=${exported.id}/manifest.json`))!.text());
+    const manifest = JSON.parse(await (await env.EXPORT_TEST_BUCKET.get(`${root}/export_id=${exported.id}/manifest.json`))!.text());
     expect(manifest).toMatchObject({ total_rows: 3, format_version: "v2_beta" });
   });
 });
