@@ -73,22 +73,27 @@ describe("multipart ingestion", () => {
     data.append(`attachment.${run.id}.screenshot`, new Blob([image], { type: `image/png; length=${image.byteLength}` }));
     data.append(`attachment.${run.id}.notes`, new Blob(["hello"], { type: "text/plain; length=5" }));
     data.append(`attachment.${run.id}.bad.name`, new Blob(["x"], { type: "text/plain" }));
+    data.append(`attachment.${run.id}.odd`, new Blob(["x"], { type: "text/html\r\nX-Evil: 1" }));
     data.append(`attachment.${crypto.randomUUID()}.orphan`, new Blob(["x"], { type: "text/plain" }));
     const response = await send(data);
     const result = await json<{ accepted: number; errors: { detail: string; status: number }[] }>(response);
-    expect(result.accepted).toBe(3);
+    expect(result.accepted).toBe(4);
     expect(result.errors.map((e) => e.detail).join("\n")).toMatch(/a file whose name has no dots[\s\S]*run .* not found/);
     expect(result.errors.find((e) => e.detail.includes("not found"))?.status).toBe(404);
 
     const stored = await json<{ attachments: unknown[]; s3_urls: Record<string, { presigned_url: string; mime_type: string; size: number }> }>(await call(`/api/v1/runs/${run.id}`));
     expect(stored.attachments).toEqual([
       { name: "notes", mime_type: "text/plain", size: 5 },
+      // A declared type that is not a plain media type is not served back as one.
+      { name: "odd", mime_type: "application/octet-stream", size: 1 },
       { name: "screenshot", mime_type: "image/png", size: image.byteLength },
     ]);
     const url = stored.s3_urls["attachment.screenshot"].presigned_url;
     expect(url).toBe(`http://platform.test/api/v1/runs/${run.id}/attachments/screenshot`);
     const download = await call(url.replace("http://platform.test", ""));
     expect(download.headers.get("content-type")).toBe("image/png");
+    expect(download.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(download.headers.get("content-disposition")).toBe("attachment; filename*=UTF-8''screenshot");
     expect(new Uint8Array(await download.arrayBuffer())).toEqual(image);
     expect(await (await call(`/api/v1/runs/${run.id}/attachments/notes`)).text()).toBe("hello");
     expect((await call(`/api/v1/runs/${run.id}/attachments/missing`)).status).toBe(404);
