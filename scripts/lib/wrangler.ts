@@ -88,6 +88,30 @@ export interface LocalServer {
 }
 
 /**
+ * Ends a detached child and its process group (wrangler and its workerd children): SIGTERM, then
+ * SIGKILL after `graceMs`. Resolves when the child has exited.
+ */
+export function stopProcessGroup(child: ChildProcess, graceMs = 5_000): Promise<void> {
+  return new Promise<void>((resolve) => {
+    // A child ended by a signal has a signalCode and a null exitCode.
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once("exit", () => resolve());
+    try {
+      process.kill(-child.pid!, "SIGTERM");
+    } catch {
+      child.kill("SIGTERM");
+    }
+    setTimeout(() => {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }, graceMs).unref();
+  });
+}
+
+/**
  * Builds nothing itself: wrangler dev runs the [build] command. Starts `wrangler dev` on a free port
  * with its own state directory and the given vars, and resolves once /ok answers.
  */
@@ -108,24 +132,7 @@ export async function startLocalServer(options: {
   child.stdout?.on("data", (chunk) => log(String(chunk)));
   child.stderr?.on("data", (chunk) => log(String(chunk)));
   const url = `http://127.0.0.1:${port}`;
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      // A child ended by a signal has a signalCode and a null exitCode.
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once("exit", () => resolve());
-      try {
-        process.kill(-child.pid!, "SIGTERM");
-      } catch {
-        child.kill("SIGTERM");
-      }
-      setTimeout(() => {
-        try {
-          process.kill(-child.pid!, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      }, 5_000).unref();
-    });
+  const stop = () => stopProcessGroup(child);
   try {
     await waitForOk(`${url}/ok`, 60_000, child);
   } catch (error) {

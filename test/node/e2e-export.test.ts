@@ -61,6 +61,10 @@ function runsOf(day: string, count: number) {
   });
 }
 
+/** Creates an export of the project to the peer destination. */
+const newExport = (start: string, end: string, fields: Record<string, unknown> = {}) =>
+  api<Export>("POST", "/bulk-exports", { bulk_export_destination_id: destinationId, session_id: projectId, start_time: start, end_time: end, ...fields });
+
 const tick = (time?: Date) => fetch(`${server.url}/cdn-cgi/handler/scheduled?cron=*+*+*+*+*${time ? `&time=${time.getTime()}` : ""}`).then((r) => r.text());
 
 async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
@@ -155,12 +159,7 @@ describe("destinations against a real S3 peer", () => {
 
 describe("one-off exports", () => {
   it("writes every run of the window in Hive partitions with the v1 schema and a manifest", async () => {
-    const created = await api<Export>("POST", "/bulk-exports", {
-      bulk_export_destination_id: destinationId,
-      session_id: projectId,
-      start_time: "2026-11-17T00:00:00Z",
-      end_time: "2026-11-20T00:00:00Z",
-    });
+    const created = await newExport("2026-11-17T00:00:00Z", "2026-11-20T00:00:00Z");
     await tick();
     const done = await finished(created.id);
     expect(done.status).toBe("Completed");
@@ -187,11 +186,7 @@ describe("one-off exports", () => {
   }, 120_000);
 
   it("honours filter and export_fields, with the v2_beta schema", async () => {
-    const created = await api<Export>("POST", "/bulk-exports", {
-      bulk_export_destination_id: destinationId,
-      session_id: projectId,
-      start_time: "2026-11-18T00:00:00Z",
-      end_time: "2026-11-20T00:00:00Z",
+    const created = await newExport("2026-11-18T00:00:00Z", "2026-11-20T00:00:00Z", {
       filter: 'and(eq(run_type, "llm"), has(tags, "prod"))',
       export_fields: ["id", "name", "run_type", "start_time", "tags", "is_root"],
       format_version: "v2_beta",
@@ -222,12 +217,7 @@ describe("one-off exports", () => {
     // Four 503s on Parquet uploads: the client's own three attempts fail, the run records retry_0,
     // the retry succeeds.
     proxy.failNext(4, { status: 503, code: "SlowDown" }, (r) => r.method === "PUT" && r.path.includes(".parquet"));
-    const created = await api<Export>("POST", "/bulk-exports", {
-      bulk_export_destination_id: destinationId,
-      session_id: projectId,
-      start_time: "2026-11-17T00:00:00Z",
-      end_time: "2026-11-18T00:00:00Z",
-    });
+    const created = await newExport("2026-11-17T00:00:00Z", "2026-11-18T00:00:00Z");
     await tick();
     expect((await finished(created.id)).status).toBe("Completed");
     const [run] = await api<ExportRun[]>("GET", `/bulk-exports/${created.id}/runs`);
@@ -240,12 +230,7 @@ describe("one-off exports", () => {
   it("stops a running export that is cancelled while it waits to retry", async () => {
     // Every upload attempt of this export fails at first, so its run waits for a retry; cancel then.
     proxy.failNext(3, { status: 500, code: "InternalError" }, (r) => r.method === "PUT" && r.path.includes(".parquet"));
-    const created = await api<Export>("POST", "/bulk-exports", {
-      bulk_export_destination_id: destinationId,
-      session_id: projectId,
-      start_time: "2026-11-19T00:00:00Z",
-      end_time: "2026-11-20T00:00:00Z",
-    });
+    const created = await newExport("2026-11-19T00:00:00Z", "2026-11-20T00:00:00Z");
     await tick();
     await until("the first failed attempt", async () => (await api<ExportRun[]>("GET", `/bulk-exports/${created.id}/runs`))[0]?.retry_number === 1);
     expect(await api<Export>("PATCH", `/bulk-exports/${created.id}`, { status: "Cancelled" })).toMatchObject({ status: "Cancelled" });
@@ -258,12 +243,7 @@ describe("one-off exports", () => {
   }, 60_000);
 
   it("never starts a cancelled export", async () => {
-    const created = await api<Export>("POST", "/bulk-exports", {
-      bulk_export_destination_id: destinationId,
-      session_id: projectId,
-      start_time: "2026-11-17T00:00:00Z",
-      end_time: "2026-11-20T00:00:00Z",
-    });
+    const created = await newExport("2026-11-17T00:00:00Z", "2026-11-20T00:00:00Z");
     await api("PATCH", `/bulk-exports/${created.id}`, { status: "Cancelled" });
     await tick();
     expect(await api<ExportRun[]>("GET", `/bulk-exports/${created.id}/runs`)).toEqual([]);

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { EXPORT_FIELDS, type ExportRow, type FormatVersion } from "../../src/export/columns.ts";
 import { encodeParquet, type ParquetCompression } from "../../src/export/parquet.ts";
+import { CHILD, exportRow, ROOT } from "../fixtures/export-rows.ts";
 
 // Node cannot import a .wasm module the way wrangler bundles it (Node instantiates .wasm imports itself),
 // so hand parquet.ts the bytes of the same file instead; its lazy initSync compiles them on first use.
@@ -15,32 +16,17 @@ vi.mock("parquet-wasm/esm/parquet_wasm_bg.wasm", async () => {
   return { default: readFileSync(createRequire(import.meta.url).resolve("parquet-wasm/esm/parquet_wasm_bg.wasm")) };
 });
 
-const ROOT = "01936a3e-0000-7000-8000-000000000001";
-const CHILD = "01936a3e-0000-7000-8000-000000000002";
 const START_MS = Date.UTC(2026, 10, 20, 10, 0, 0);
 
-function row(overrides: Partial<ExportRow>): ExportRow {
-  return {
-    id: ROOT, tenant_id: "00000000-0000-4000-8000-0000000000aa", session_id: "00000000-0000-4000-8000-0000000000bb", trace_id: ROOT,
-    parent_run_id: null, dotted_order: `20261120T100000123456Z${ROOT}`, is_root: true, name: "agent", run_type: "chain", status: "success",
-    start_time: "2026-11-20T10:00:00.123456Z", end_time: "2026-11-20T10:00:01.5Z", first_token_time: null,
-    inputs: '{"question":"hi"}', outputs: '{"answer":"hello"}', error: null, extra: '{"metadata":{"thread_id":"t1"}}', events: "[]",
-    tags: '["a","b"]', parent_run_ids: "[]", reference_example_id: null,
-    prompt_tokens: 10, completion_tokens: 20, total_tokens: 30, prompt_cost: 0.001, completion_cost: 0.002, total_cost: 0.003,
-    feedback_stats: null, trace_tier: "longlived",
-    ...overrides,
-  };
-}
-
 const ROWS: ExportRow[] = [
-  row({}),
-  row({
+  exportRow({}),
+  exportRow({
     id: CHILD, parent_run_id: ROOT, is_root: false, name: "model", run_type: "llm", status: "error", start_time: "2026-11-20T10:00:00.2Z",
     end_time: null, first_token_time: "2026-11-20T10:00:00.3Z", inputs: null, outputs: null, error: "boom", extra: null, events: null,
     tags: "[]", parent_run_ids: `["${ROOT}"]`, prompt_tokens: null, completion_tokens: null, total_tokens: null,
     prompt_cost: null, completion_cost: null, total_cost: null, trace_tier: null,
   }),
-  row({ id: "01936a3e-0000-7000-8000-000000000003", tags: '["x"]', total_tokens: 0 }),
+  exportRow({ id: "01936a3e-0000-7000-8000-000000000003", tags: '["x"]', total_tokens: 0 }),
 ];
 
 let dir: string;

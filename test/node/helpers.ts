@@ -71,7 +71,7 @@ export async function startTestServer(options: { persistTo?: string; keep?: bool
  */
 export async function startDeployment(configPath: string): Promise<{ url: string; stop(): Promise<void> }> {
   const { spawn } = await import("node:child_process");
-  const { freePort, waitForOk } = await import("../../scripts/lib/wrangler.ts");
+  const { freePort, stopProcessGroup, waitForOk } = await import("../../scripts/lib/wrangler.ts");
   const { buildDeployment } = await import("../../scripts/lib/deployment.ts");
   const state = scratchDir("deployment-state");
   const port = await freePort();
@@ -85,15 +85,7 @@ export async function startDeployment(configPath: string): Promise<{ url: string
   child.stdout?.on("data", (chunk) => (output = (output + chunk).slice(-20_000)));
   child.stderr?.on("data", (chunk) => (output = (output + chunk).slice(-20_000)));
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      try {
-        process.kill(-child.pid!, "SIGTERM");
-      } catch {
-        // already gone
-      }
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-    }
+    await stopProcessGroup(child, 10_000);
     rmSync(state, { recursive: true, force: true });
     await buildDeployment(join(PROJECT_ROOT, "langgraph.json"));
   };

@@ -4,35 +4,18 @@ import { Compression, ParquetFile, readParquet } from "parquet-wasm/esm";
 import { describe, expect, it } from "vitest";
 import { columnTypes, epochNanos, EXPORT_FIELDS, type ExportRow, type FormatVersion, unknownExportFields } from "../../src/export/columns.ts";
 import { encodeParquet, type ParquetCompression } from "../../src/export/parquet.ts";
-
-const ROOT = "01936a3e-0000-7000-8000-000000000001";
-const CHILD = "01936a3e-0000-7000-8000-000000000002";
-const TENANT = "00000000-0000-4000-8000-0000000000aa";
-const SESSION = "00000000-0000-4000-8000-0000000000bb";
-
-function row(overrides: Partial<ExportRow>): ExportRow {
-  return {
-    id: ROOT, tenant_id: TENANT, session_id: SESSION, trace_id: ROOT, parent_run_id: null, dotted_order: `20261120T100000123456Z${ROOT}`,
-    is_root: true, name: "agent", run_type: "chain", status: "success",
-    start_time: "2026-11-20T10:00:00.123456Z", end_time: "2026-11-20T10:00:01.5Z", first_token_time: null,
-    inputs: '{"question":"hi"}', outputs: '{"answer":"hello"}', error: null, extra: '{"metadata":{"thread_id":"t1"}}', events: "[]",
-    tags: '["a","b"]', parent_run_ids: "[]", reference_example_id: null,
-    prompt_tokens: 10, completion_tokens: 20, total_tokens: 30, prompt_cost: 0.001, completion_cost: 0.002, total_cost: 0.003,
-    feedback_stats: null, trace_tier: "longlived",
-    ...overrides,
-  };
-}
+import { CHILD, exportRow, ROOT } from "../fixtures/export-rows.ts";
 
 const ROWS: ExportRow[] = [
-  row({}),
-  row({
+  exportRow({}),
+  exportRow({
     id: CHILD, parent_run_id: ROOT, dotted_order: `20261120T100000123456Z${ROOT}.20261120T100000200000Z${CHILD}`, is_root: false,
     name: "naïve ☃ model 😀", run_type: "llm", status: "error", start_time: "2026-11-20T10:00:00.2Z", end_time: null,
     first_token_time: "2026-11-20T10:00:00.300Z", inputs: null, outputs: null, error: "boom", extra: null, events: null,
     tags: "[]", parent_run_ids: `["${ROOT}"]`, prompt_tokens: null, completion_tokens: null, total_tokens: null,
     prompt_cost: null, completion_cost: null, total_cost: null, feedback_stats: '{"correct":{"n":1,"avg":1}}', trace_tier: null,
   }),
-  row({ id: "01936a3e-0000-7000-8000-000000000003", tags: '["x"]', total_tokens: 0, total_cost: 0 }),
+  exportRow({ id: "01936a3e-0000-7000-8000-000000000003", tags: '["x"]', total_tokens: 0, total_cost: 0 }),
 ];
 
 async function bytesOf(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
@@ -183,7 +166,7 @@ describe("encodeParquet in workerd", () => {
   });
 
   it("keeps row order across many batches, record batches and row groups", async () => {
-    const many = Array.from({ length: 250 }, (_, i) => row({ id: `run-${i}`, total_tokens: i }));
+    const many = Array.from({ length: 250 }, (_, i) => exportRow({ id: `run-${i}`, total_tokens: i }));
     async function* batches() {
       for (let i = 0; i < many.length; i += 40) yield many.slice(i, i + 40);
     }
@@ -198,7 +181,7 @@ describe("encodeParquet in workerd", () => {
   });
 
   it("streams bytes as row groups complete", async () => {
-    const many = Array.from({ length: 3000 }, (_, i) => row({ id: `run-${i}`, inputs: JSON.stringify({ i, text: "x".repeat(200) }) }));
+    const many = Array.from({ length: 3000 }, (_, i) => exportRow({ id: `run-${i}`, inputs: JSON.stringify({ i, text: "x".repeat(200) }) }));
     const reader = encodeParquet([many], { fields: EXPORT_FIELDS, version: "v1", compression: "none", batchRows: 500, rowGroupRows: 500 }).getReader();
     let chunks = 0;
     for (let next = await reader.read(); !next.done; next = await reader.read()) chunks++;
@@ -206,9 +189,9 @@ describe("encodeParquet in workerd", () => {
   });
 
   it("errors the stream on a bad row instead of writing a file without it", async () => {
-    const bad = [ROWS, [row({ id: "bad-run", start_time: "yesterday" })]];
+    const bad = [ROWS, [exportRow({ id: "bad-run", start_time: "yesterday" })]];
     await expect(encode("v1", "zstandard", bad)).rejects.toThrow(/Run bad-run: start_time is not an ISO-8601 time/);
-    await expect(encode("v2_beta", "zstandard", [[row({ id: "bad-tags", tags: "a,b" })]])).rejects.toThrow(/Run bad-tags: tags is not JSON/);
+    await expect(encode("v2_beta", "zstandard", [[exportRow({ id: "bad-tags", tags: "a,b" })]])).rejects.toThrow(/Run bad-tags: tags is not JSON/);
   });
 
   it("errors the stream when the row source fails, before or after the first batch", async () => {

@@ -2,7 +2,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { S3Client, type S3ClientOptions } from "../../../src/export/s3.ts";
 import { PROJECT_ROOT } from "../../../scripts/lib/deployment.ts";
-import { freePort, offlineEnv, spawnWrangler, waitForOk } from "../../../scripts/lib/wrangler.ts";
+import { freePort, offlineEnv, spawnWrangler, stopProcessGroup, waitForOk } from "../../../scripts/lib/wrangler.ts";
 import { scratchDir } from "../helpers.ts";
 
 /**
@@ -45,24 +45,7 @@ export async function startS3Peer(): Promise<S3Peer> {
   child.stderr?.on("data", (chunk) => (output = (output + chunk).slice(-20_000)));
 
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      // The whole process group: wrangler and its workerd children.
-      try {
-        process.kill(-child.pid!, "SIGTERM");
-      } catch {
-        child.kill("SIGTERM");
-      }
-      const killer = setTimeout(() => {
-        try {
-          process.kill(-child.pid!, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      }, 5_000);
-      await exited;
-      clearTimeout(killer);
-    }
+    await stopProcessGroup(child);
     rmSync(persistTo, { recursive: true, force: true });
   };
 
