@@ -1,6 +1,8 @@
 /**
  * The run table of a trace shard (one SQLite Durable Object per workspace, project and UTC day).
- * Filters compile against these columns (see filter/compile.ts).
+ * Filters compile against these columns (see filter/compile.ts). Small columns come first and the
+ * large JSON ones last: in a row big enough to overflow its page, SQLite follows the overflow
+ * pages only to reach columns stored after them, so reading the small columns stays cheap.
  */
 export const RUNS_TABLE = `CREATE TABLE IF NOT EXISTS runs (
   id TEXT PRIMARY KEY,
@@ -15,14 +17,7 @@ export const RUNS_TABLE = `CREATE TABLE IF NOT EXISTS runs (
   start_time TEXT NOT NULL,
   end_time TEXT,
   latency REAL,
-  inputs TEXT,
-  outputs TEXT,
-  extra TEXT,
-  events TEXT,
-  metadata TEXT NOT NULL DEFAULT '{}',
   tags TEXT NOT NULL DEFAULT '[]',
-  input_kv TEXT NOT NULL DEFAULT '{}',
-  output_kv TEXT NOT NULL DEFAULT '{}',
   parent_run_ids TEXT NOT NULL DEFAULT '[]',
   thread_id TEXT,
   reference_example_id TEXT,
@@ -34,7 +29,14 @@ export const RUNS_TABLE = `CREATE TABLE IF NOT EXISTS runs (
   total_cost REAL,
   is_root INTEGER NOT NULL,
   execution_order INTEGER,
-  updated_at TEXT NOT NULL
+  updated_at TEXT NOT NULL,
+  metadata TEXT NOT NULL DEFAULT '{}',
+  extra TEXT,
+  events TEXT,
+  input_kv TEXT NOT NULL DEFAULT '{}',
+  output_kv TEXT NOT NULL DEFAULT '{}',
+  inputs TEXT,
+  outputs TEXT
 )`;
 
 /**
