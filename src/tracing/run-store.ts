@@ -1,6 +1,6 @@
 import { type SqlStore, type SqlValue, toBytes } from "../thread/sql.ts";
 import type { CompiledFilter } from "./filter/compile.ts";
-import { ancestorIds, type ModelPrices, type RunPatch, type RunPost, usageOf } from "./run-input.ts";
+import { ancestorIds, type ModelPrices, type RunPatch, type RunPost, type Usage, usageOf } from "./run-input.ts";
 import { ATTACHMENTS_TABLE, flattenForFilters, PENDING_PATCHES_TABLE, RUNS_INDEXES, RUNS_TABLE } from "./shard-schema.ts";
 
 /**
@@ -33,20 +33,15 @@ type RunRecord = {
 };
 
 /** A run as `GET /runs/{id}` and `POST /runs/query` return it (LangSmith `RunSchema`). */
-export type StoredRun = RunRecord & {
-  status: string;
-  latency: number | null;
-  is_root: boolean;
-  parent_run_ids: string[];
-  thread_id: string | null;
-  prompt_tokens: number | null;
-  completion_tokens: number | null;
-  total_tokens: number | null;
-  prompt_cost: number | null;
-  completion_cost: number | null;
-  total_cost: number | null;
-  execution_order: number;
-};
+export type StoredRun = RunRecord &
+  Usage & {
+    status: string;
+    latency: number | null;
+    is_root: boolean;
+    parent_run_ids: string[];
+    thread_id: string | null;
+    execution_order: number;
+  };
 
 type RunRow = {
   id: string; trace_id: string; parent_run_id: string | null; dotted_order: string | null; session_id: string; name: string;
