@@ -6,7 +6,7 @@ import { database } from "../../src/db/client.ts";
 import { bulkExportRuns, bulkExports, exportDestinations } from "../../src/db/schema.ts";
 import { encryptJson } from "../../src/export/crypto.ts";
 import { createDestination } from "../../src/export/destinations.ts";
-import { daysOf, exportTick } from "../../src/export/planner.ts";
+import { daysOf, exportTick, stableId } from "../../src/export/planner.ts";
 import { eq } from "drizzle-orm";
 import { call, json } from "./helpers.ts";
 
@@ -152,6 +152,12 @@ describe("exports", () => {
 });
 
 describe("planner", () => {
+  it("makes the same id from the same name", async () => {
+    expect(await stableId("export/2026-10-05")).toBe(await stableId("export/2026-10-05"));
+    expect(await stableId("export/2026-10-05")).not.toBe(await stableId("export/2026-10-06"));
+    expect(await stableId("x")).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+
   it("splits a window into UTC days", () => {
     expect(daysOf("2026-11-18T12:00:00.000Z", "2026-11-20T00:00:00.000Z")).toEqual(["2026-11-18", "2026-11-19"]);
     expect(daysOf("2026-11-18T00:00:00.000Z", "2026-11-18T00:00:00.001Z")).toEqual(["2026-11-18"]);
@@ -233,8 +239,22 @@ describe("planner", () => {
     const row = await db.select().from(bulkExports).where(eq(bulkExports.id, created.id)).get();
     expect(row?.startedAt).toBe("2026-10-09T00:00:00.000Z");
 
+    // A run that has not moved for 5 minutes lost its queue message: the tick sends it a new one.
+    // (A recording queue: the real one would wake writers that move the runs themselves.)
+    const sent: unknown[] = [];
+    const recording = Object.assign({}, env, { QUEUE: { send: async (body: unknown) => void sent.push(body), sendBatch: async () => {} } as unknown as Queue });
+    await db.update(bulkExports).set({ status: "Running", finishedAt: null, startedAt: "2026-10-09T00:00:00.000Z" }).where(eq(bulkExports.id, created.id));
+    await db.update(bulkExportRuns).set({ status: "Running", finishedAt: null, updatedAt: "2026-10-09T00:00:00.000Z" }).where(eq(bulkExportRuns.exportId, created.id));
+    await exportTick(recording, new Date("2026-10-09T00:04:00Z"));
+    expect(sent).toEqual([]);
+    // Far enough ahead that even a run a background retry just touched counts as stalled (the export
+    // itself restarted recently, so it is not timed out).
+    await db.update(bulkExports).set({ startedAt: "2099-01-01T00:00:00.000Z" }).where(eq(bulkExports.id, created.id));
+    await exportTick(recording, new Date("2099-01-01T06:00:00Z"));
+    expect((sent as { runId: string }[]).map((m) => m.runId).sort()).toEqual(runs.map((r) => r.id).sort());
+
     // Whatever the writer did meanwhile, a day later an unfinished export is TimedOut.
-    await db.update(bulkExports).set({ status: "Running", finishedAt: null }).where(eq(bulkExports.id, created.id));
+    await db.update(bulkExports).set({ status: "Running", finishedAt: null, startedAt: "2026-10-09T00:00:00.000Z" }).where(eq(bulkExports.id, created.id));
     await db.update(bulkExportRuns).set({ status: "Running", finishedAt: null }).where(eq(bulkExportRuns.exportId, created.id));
     await exportTick(env, new Date("2026-10-10T00:00:01Z"));
     expect(await json<Export>(await call(`/api/v1/bulk-exports/${created.id}`, { key }))).toMatchObject({ status: "TimedOut" });
