@@ -10,6 +10,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "nod
 import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { PROJECT_ROOT } from "../scripts/lib/deployment.ts";
+import { EXPORT_FIELDS } from "../src/export/columns.ts";
 import { startS3Peer, type S3Peer } from "../test/node/s3-peer/index.ts";
 import type { BenchContext, Scenario } from "./scenarios.ts";
 
@@ -18,11 +19,7 @@ const DAY = "2026-11-15";
 const RUNS_PER_REQUEST = 1_000;
 const LOADERS = 4;
 const EXPORT_TIMEOUT_MS = 60 * 60_000;
-const ALL_BUT_PAYLOADS = [
-  "id", "tenant_id", "session_id", "trace_id", "parent_run_id", "dotted_order", "is_root", "name", "run_type", "status",
-  "start_time", "end_time", "first_token_time", "error", "extra", "events", "tags", "parent_run_ids", "reference_example_id",
-  "prompt_tokens", "completion_tokens", "total_tokens", "prompt_cost", "completion_cost", "total_cost", "feedback_stats", "trace_tier",
-];
+const ALL_BUT_PAYLOADS = EXPORT_FIELDS.filter((field) => field !== "inputs" && field !== "outputs");
 
 /** Runs of a realistic shape: traces of 10 runs (a chain root, model and tool calls). */
 function batch(projectId: string, first: number, count: number) {

@@ -34,18 +34,8 @@ export function createApp() {
   app.use("*", limitBodySize);
   app.use("*", authenticate(isPublic));
 
-  app.route("/", systemRoutes);
-  app.route("/", tenancyRoutes);
-  app.route("/", threadRoutes);
-  app.route("/", runRoutes);
-  app.route("/", assistantRoutes);
-  app.route("/", storeRoutes);
-  app.route("/", cronRoutes);
-  app.route("/", mcpRoutes);
-  app.route("/", a2aRoutes);
-  app.route("/", sessionRoutes);
-  app.route("/", tracingRunRoutes);
-  app.route("/", bulkExportRoutes);
+  const resources = [systemRoutes, tenancyRoutes, threadRoutes, runRoutes, assistantRoutes, storeRoutes, cronRoutes, mcpRoutes, a2aRoutes, sessionRoutes, tracingRunRoutes, bulkExportRoutes];
+  for (const routes of resources) app.route("/", routes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {
     type: "apiKey",

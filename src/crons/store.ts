@@ -1,6 +1,6 @@
 import { and, asc, count, desc, eq, lt, type SQL } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
-import { containment } from "../db/json-filter.ts";
+import { containments } from "../db/json-filter.ts";
 import { crons, type CronRow } from "../db/schema.ts";
 
 /** D1 storage of crons. Queries are scoped to a workspace, except the tick's due-cron scan. */
@@ -46,8 +46,7 @@ function filterClause(workspaceId: string, filter: CronFilter): SQL | undefined 
     filter.assistantId ? eq(crons.assistantId, filter.assistantId) : undefined,
     filter.threadId ? eq(crons.threadId, filter.threadId) : undefined,
     filter.enabled === undefined ? undefined : eq(crons.enabled, filter.enabled),
-    ...(filter.metadata ? containment(crons.metadata, filter.metadata) : []),
-    ...(filter.authMetadata ? containment(crons.metadata, filter.authMetadata) : []),
+    ...containments([crons.metadata, filter.metadata], [crons.metadata, filter.authMetadata]),
   );
 }
 

@@ -10,6 +10,16 @@ export const MAX_FILTER_CONDITIONS = 28;
 export class FilterTooLargeError extends Error {}
 
 /**
+ * The containment conditions of several JSON filters of one search, together within the limit
+ * (a FilterTooLargeError otherwise, which routes turn into a 422). Every store searches through it.
+ */
+export function containments(...filters: [SQLiteColumn, Record<string, unknown> | null | undefined][]): SQL[] {
+  const conditions = filters.flatMap(([column, filter]) => (filter ? containment(column, filter) : []));
+  if (conditions.length > MAX_FILTER_CONDITIONS) throw new FilterTooLargeError(`JSON filters may hold at most ${MAX_FILTER_CONDITIONS} values together`);
+  return conditions;
+}
+
+/**
  * JSONB-style containment (`stored @> filter`) as SQLite JSON conditions: every key of the filter
  * must exist with an equal value, nested objects recursively, and every element of a filter array
  * must appear in the stored array. Types are compared too, so "1" never matches 1.

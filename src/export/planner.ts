@@ -3,7 +3,7 @@ import { ApiError } from "../http/errors.ts";
 import { database, type Database } from "../db/client.ts";
 import { bulkExportRuns, bulkExports, traceShards, type BulkExportRow } from "../db/schema.ts";
 import { log } from "../observability/log.ts";
-import { destinationTarget } from "./destinations.ts";
+import { type destinationTarget, getDestination } from "./destinations.ts";
 import { createExport, type ExportInput } from "./exports.ts";
 import { finishExportIfDone, partitionFolder } from "./manifest.ts";
 import { EXPORT_RUN_MESSAGE, type ExportRunMessage } from "./partition-writer.ts";
@@ -152,13 +152,6 @@ function concurrencyLimit(env: Partial<Pick<Env, "EXPORT_MAX_CONCURRENT_PER_WORK
   return Number.isInteger(value) && value > 0 ? value : 3;
 }
 
-/** The UTC days `[start, end)` touches, as YYYY-MM-DD. */
-export function daysOf(start: string, end: string): string[] {
-  const days: string[] = [];
-  for (let at = Date.parse(start.slice(0, 10)); at < Date.parse(end); at += DAY_MS) days.push(new Date(at).toISOString().slice(0, 10));
-  return days;
-}
-
 /**
  * Starts Created exports, oldest first, while their workspace runs fewer than the limit: one export
  * run per UTC day of the window that holds runs of the project, then one queue message per run.
@@ -197,7 +190,8 @@ async function startExport(db: Database, env: PlannerEnv, exported: BulkExportRo
     .where(and(eq(traceShards.workspaceId, exported.workspaceId), eq(traceShards.projectId, exported.sessionId), gte(traceShards.day, firstDay), lte(traceShards.day, lastDay)))
     .orderBy(asc(traceShards.day))
     .all();
-  const { config } = await destinationTarget(db, env, exported.workspaceId, exported.destinationId);
+  // Only the config: no credentials are decrypted to plan.
+  const { config } = await getDestination(db, exported.workspaceId, exported.destinationId);
   const at = now.toISOString();
   const runs = await Promise.all(
     days.map(async ({ day }) => {

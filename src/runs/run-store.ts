@@ -154,8 +154,10 @@ export class RunStore {
     return this.sql.all<RunRow>("SELECT * FROM runs WHERE status IN ('pending', 'running') ORDER BY created_at, run_id").map(fromRow);
   }
 
+  /** Whether any run is pending or running, without reading the runs. */
   hasActive(): boolean {
-    return this.active().length > 0;
+    if (!this.#exists()) return false;
+    return this.sql.all("SELECT 1 FROM runs WHERE status IN ('pending', 'running') LIMIT 1").length > 0;
   }
 
   /** The next run to start: pending, due, oldest first. */

@@ -80,10 +80,6 @@ export class RunStreams {
     this.#live.set(runId, { seq: resumable ? this.store.lastSeq(runId) + 1 : 0, resumable, subscribers: new Set() });
   }
 
-  isLive(runId: string): boolean {
-    return this.#live.has(runId);
-  }
-
   publish(runId: string, event: string, data: unknown): void {
     const run = this.#live.get(runId);
     if (!run) return;

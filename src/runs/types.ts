@@ -83,5 +83,3 @@ export interface CreateRunInput {
   stateless: boolean;
 }
 
-/** The body `/wait` and `/join` answer with. */
-export type RunResult = unknown;

@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
-import { containment } from "../db/json-filter.ts";
+import { containments } from "../db/json-filter.ts";
 import { storeItems, type StoreItemRow } from "../db/schema.ts";
 
 /** Store items in D1, for the API and for graphs (through `D1Store`). Every call is per workspace. */
@@ -106,7 +106,7 @@ export interface ItemSearch {
  */
 export async function searchItems(db: Database, workspaceId: string, search: ItemSearch): Promise<StoreItem[]> {
   const conditions: (SQL | undefined)[] = [eq(storeItems.workspaceId, workspaceId), underPrefix(search.namespacePrefix), live(new Date().toISOString())];
-  if (search.filter && Object.keys(search.filter).length) conditions.push(...containment(storeItems.value, search.filter));
+  conditions.push(...containments([storeItems.value, search.filter]));
   if (search.query) conditions.push(sql`instr(lower(${storeItems.value}), ${search.query.toLowerCase()}) > 0`);
   const rows = await db
     .select()

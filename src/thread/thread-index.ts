@@ -1,6 +1,6 @@
 import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
-import { containment, FilterTooLargeError, MAX_FILTER_CONDITIONS } from "../db/json-filter.ts";
+import { containments } from "../db/json-filter.ts";
 import { threadIndex, type ThreadIndexRow } from "../db/schema.ts";
 import type { ThreadRecord } from "./thread-record.ts";
 import type { ThreadJson, ThreadStatus } from "./types.ts";
@@ -62,14 +62,10 @@ function whereClause(workspaceId: string, filter: ThreadFilter): SQL | undefined
   if (filter.status) conditions.push(eq(threadIndex.status, filter.status));
   // One JSON parameter for any number of ids.
   if (filter.ids?.length) conditions.push(sql`${threadIndex.threadId} IN (SELECT value FROM json_each(${JSON.stringify(filter.ids)}))`);
-  const filters = [
-    ...(filter.metadata ? containment(threadIndex.metadata, filter.metadata) : []),
-    ...(filter.authMetadata ? containment(threadIndex.metadata, filter.authMetadata) : []),
-    ...(filter.values && Object.keys(filter.values).length ? [eq(threadIndex.valuesIndexed, true), ...containment(threadIndex.values, filter.values)] : []),
-  ];
-  if (filters.length > MAX_FILTER_CONDITIONS) {
-    throw new FilterTooLargeError(`metadata and values filters may hold at most ${MAX_FILTER_CONDITIONS} values together`);
-  }
+  const values = filter.values && Object.keys(filter.values).length ? filter.values : undefined;
+  // A values filter only sees threads whose state was small enough to index.
+  if (values) conditions.push(eq(threadIndex.valuesIndexed, true));
+  const filters = containments([threadIndex.metadata, filter.metadata], [threadIndex.metadata, filter.authMetadata], [threadIndex.values, values]);
   return and(...conditions, ...filters);
 }
 
@@ -110,7 +106,7 @@ export async function countThreadIndex(db: Database, workspaceId: string, filter
 /** The ids among `threadIds` that exist in the workspace (and whose metadata contains `metadata`). */
 export async function existingThreadIds(db: Database, workspaceId: string, threadIds: string[], metadata?: Record<string, unknown>): Promise<string[]> {
   const found: string[] = [];
-  const filter = metadata ? containment(threadIndex.metadata, metadata) : [];
+  const filter = containments([threadIndex.metadata, metadata]);
   for (let i = 0; i < threadIds.length; i += 60) {
     const rows = await db
       .select({ threadId: threadIndex.threadId })

@@ -36,6 +36,9 @@ export interface RunsQuery {
 /** A filter that does not parse: the field it came from and the parser's positioned message. */
 export class QueryFilterError extends Error {}
 
+/** Bound values a query's filters and ids may use together (D1 and DO SQLite bind at most 100; 10 stay for the fixed conditions). */
+const MAX_QUERY_VALUES = 90;
+
 type Cursor = { start_time: string; id: string };
 
 const encodeCursor = (cursor: Cursor) => btoa(JSON.stringify([cursor.start_time, cursor.id])).replace(/=+$/, "");
@@ -68,6 +71,12 @@ export function shardQuery(query: RunsQuery, after: Cursor | undefined): Omit<Ru
   if (trace) filters.push(RunStore.traceFilter(trace));
   const tree = compiled("tree_filter", query.tree_filter);
   if (tree) filters.push(RunStore.treeFilter(tree));
+  // Each filter is capped on its own; together with ids and the fixed conditions they must still
+  // fit one statement's 100 bound parameters.
+  const values = filters.reduce((sum, f) => sum + f.params.length, 0) + (query.id?.length ?? 0);
+  if (values > MAX_QUERY_VALUES) {
+    throw new QueryFilterError(`filter, trace_filter, tree_filter and id together may hold at most ${MAX_QUERY_VALUES} values; these hold ${values}`);
+  }
   return {
     filters,
     ids: query.id,

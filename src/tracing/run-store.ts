@@ -140,9 +140,6 @@ export class RunStore {
     private readonly prices: ModelPrices = {},
   ) {
     sql.run(RUNS_TABLE);
-    // Shards made before costs were split keep their table: add the columns they lack.
-    const columns = new Set(sql.all<{ name: string }>("SELECT name FROM pragma_table_info('runs')").map((c) => c.name));
-    for (const column of ["prompt_cost", "completion_cost"]) if (!columns.has(column)) sql.run(`ALTER TABLE runs ADD COLUMN ${column} REAL`);
     for (const index of RUNS_INDEXES) sql.run(index);
     sql.run(PENDING_PATCHES_TABLE);
     sql.run(ATTACHMENTS_TABLE);

@@ -29,7 +29,7 @@ const uuid = z.uuid().transform((id) => id.toLowerCase());
 const QuerySchema = z
   .object({
     session: z.array(uuid).optional().describe("Project ids; all projects of the workspace when absent"),
-    id: z.array(uuid).optional(),
+    id: z.array(uuid).max(50).optional().describe("At most 50 run ids"),
     trace: uuid.optional(),
     parent_run: uuid.optional(),
     run_type: z.string().optional(),

@@ -46,8 +46,6 @@ export const RUNS_TABLE = `CREATE TABLE IF NOT EXISTS runs (
 export const RUNS_INDEXES = [
   "CREATE INDEX IF NOT EXISTS runs_by_start ON runs (start_time, id)",
   "CREATE INDEX IF NOT EXISTS runs_by_trace ON runs (trace_id, dotted_order)",
-  // Made by earlier versions and never read.
-  "DROP INDEX IF EXISTS runs_by_updated",
 ];
 
 /** Patches that arrived before their post; merged into it when the post lands. */

@@ -166,6 +166,8 @@ describe("one-off exports", () => {
 
     const runs = await api<ExportRun[]>("GET", `/bulk-exports/${created.id}/runs`);
     expect(runs.map((r) => [r.status, r.rows_written])).toEqual(Object.values(DAYS).map((count) => ["Completed", count]));
+    expect(await api<ExportRun>("GET", `/bulk-exports/${created.id}/runs/${runs[1].id}`)).toEqual(runs[1]);
+    await api("GET", `/bulk-exports/${created.id}/runs/${crypto.randomUUID()}`, undefined, 404);
 
     const folder = await download(created.id);
     const perDay = await rowsOf(`SELECT year, month, day, count(*)::INTEGER AS n FROM ${parquetGlob(folder)} GROUP BY ALL ORDER BY day`);

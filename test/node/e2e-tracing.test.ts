@@ -137,6 +137,7 @@ describe("agent runs on the server", () => {
       }
       if (!trace.length) await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    if (!trace.length) throw new Error(`no trace was recorded for run ${run.run_id} within the polling window`);
     const root = trace.find((r) => r.parent_run_id === null)!;
     expect(root).toMatchObject({ run_type: "chain", status: "success" });
     expect(root.extra.metadata).toMatchObject({ thread_id: thread.thread_id, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: "agent" });

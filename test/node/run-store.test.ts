@@ -4,9 +4,8 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { parseFilter } from "../../src/tracing/filter/check.ts";
 import { compileFilter } from "../../src/tracing/filter/compile.ts";
-import { dottedOrderProblem, RunPatchSchema, RunPostSchema, usageOf } from "../../src/tracing/run-input.ts";
+import { dottedOrderProblem, parseModelPrices, RunPatchSchema, RunPostSchema, usageOf } from "../../src/tracing/run-input.ts";
 import { RunStore } from "../../src/tracing/run-store.ts";
-import { RUNS_TABLE } from "../../src/tracing/shard-schema.ts";
 import { nodeSql } from "./node-sqlite.ts";
 
 const SESSION = "00000000-0000-4000-8000-000000000001";
@@ -81,11 +80,15 @@ describe("run input validation", () => {
 });
 
 describe("RunStore", () => {
-  it("adds the cost columns to a shard made before them, keeping its runs", () => {
-    const sql = nodeSql();
-    sql.run(RUNS_TABLE.replace("  prompt_cost REAL,\n  completion_cost REAL,\n", ""));
-    expect(sql.all<{ name: string }>("SELECT name FROM pragma_table_info('runs')").some((c) => c.name === "prompt_cost")).toBe(false);
-    const store = new RunStore(sql, { m: { input_per_million: 1_000_000, output_per_million: 0 } });
+  it("reads MODEL_PRICES, ignoring a value that is not a JSON object", () => {
+    expect(parseModelPrices('{"m": {"input_per_million": 2}}')).toEqual({ m: { input_per_million: 2 } });
+    expect(parseModelPrices("not json")).toEqual({});
+    expect(parseModelPrices("[1]")).toEqual({});
+    expect(parseModelPrices(undefined)).toEqual({});
+  });
+
+  it("derives costs from the model's price on write", () => {
+    const store = new RunStore(nodeSql(), { m: { input_per_million: 1_000_000, output_per_million: 0 } });
     const run = post({ name: "llm", start: "2026-11-20T10:00:00.000Z", run_type: "llm", extra: { metadata: { ls_model_name: "m" } }, outputs: { usage_metadata: { input_tokens: 3, output_tokens: 1, total_tokens: 4 } } });
     store.post(run, SESSION);
     expect(store.get(run.id)).toMatchObject({ prompt_cost: 3, completion_cost: 0, total_cost: 3 });

@@ -1,6 +1,7 @@
 // Every run the Agent Server executes is traced into the shards of its workspace.
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ThreadJson } from "../../src/thread/types.ts";
+import { AgentRunTracer, agentTraceProject, DEFAULT_AGENT_PROJECT } from "../../src/tracing/agent-tracer.ts";
 import { call, json } from "./helpers.ts";
 
 type TraceRun = {
@@ -65,7 +66,13 @@ describe("agent runs are traced", () => {
     const runs = await traceOf(runId);
     const root = runs.find((run) => run.is_root)!;
     expect(root).toMatchObject({ name: "LangGraph", run_type: "chain", status: "success", parent_run_id: null, error: null });
-    expect(runs.every((run) => run.trace_id === root.id)).toBe(true);
+    // Everything recorded for this agent run (looked up by its metadata, not by trace) is this one trace.
+    const project = await projectNamed("agent-runs");
+    const tagged = await json<{ runs: TraceRun[] }>(
+      await post("/api/v1/runs/query", { session: [project!.id], filter: `and(eq(metadata_key, "run_id"), eq(metadata_value, "${runId}"))`, limit: 100 }),
+    );
+    expect(tagged.runs.map((run) => run.id).sort()).toEqual(runs.map((run) => run.id).sort());
+    expect(tagged.runs.every((run) => run.trace_id === root.id)).toBe(true);
 
     // Every run carries the ids that lead back to the thread, the run, the assistant and the graph.
     for (const run of runs) {
@@ -85,8 +92,6 @@ describe("agent runs are traced", () => {
     expect(JSON.stringify(answer.inputs)).toContain("what is cloudflare?");
     expect(JSON.stringify(answer.outputs)).toContain("Cloudflare Workers");
     expect(answer.events.filter((event) => event.name === "new_token")).toHaveLength(1);
-    // LangGraph's hidden bookkeeping runs (channel writes) are left out, as the UI would hide them.
-    expect(runs.some((run) => run.name === "ChannelWrite" || run.name.startsWith("ChannelWrite<"))).toBe(false);
   });
 
   it("records a failed run with its error", async () => {
@@ -122,6 +127,31 @@ describe("agent runs are traced", () => {
     expect(runs.find((run) => run.is_root)).toMatchObject({ status: "success" });
     const project = await projectNamed("my-evals");
     expect(runs.every((run) => run.session_id === project!.id)).toBe(true);
+  });
+
+  it("traces into config.configurable.langsmith_project, and picks the project in order", async () => {
+    const { runId } = await waitRun({ assistant_id: "echo", input: human("hi"), config: { configurable: { langsmith_project: "from-config" } } });
+    expect((await traceOf(runId, "from-config")).find((run) => run.is_root)).toMatchObject({ status: "success" });
+    const config = { configurable: { langsmith_project: "c" } };
+    expect(agentTraceProject("deployment", { langsmith_tracer: { project_name: "t" }, config })).toBe("t");
+    expect(agentTraceProject("deployment", { langsmith_tracer: null, config })).toBe("c");
+    expect(agentTraceProject("deployment", { config: {} })).toBe("deployment");
+    expect(agentTraceProject(undefined, { config: {} })).toBe(DEFAULT_AGENT_PROJECT);
+  });
+
+  it("closes the steps a run left open with the reason it ended", () => {
+    const tracer = new AgentRunTracer({ thread_id: "t", run_id: "r", assistant_id: "a", graph_id: "g" }, "p");
+    const rootId = crypto.randomUUID();
+    const childId = crypto.randomUUID();
+    tracer._addRunToRunMap({ id: rootId, name: "graph", run_type: "chain", start_time: Date.now(), inputs: {}, execution_order: 1, child_runs: [], child_execution_order: 1, events: [], tags: [] } as never);
+    tracer._addRunToRunMap({ id: childId, name: "node", run_type: "chain", parent_run_id: rootId, start_time: Date.now(), inputs: {}, execution_order: 2, child_runs: [], child_execution_order: 2, events: [], tags: [] } as never);
+    const runs = tracer.takeRuns("Run ended: lost its worker");
+    expect(runs.map((run) => [run.name, run.error, run.parent_run_id])).toEqual([
+      ["graph", "Run ended: lost its worker", null],
+      ["node", "Run ended: lost its worker", rootId],
+    ]);
+    expect(runs.every((run) => run.session_name === "p" && run.extra.metadata && (run.extra.metadata as { run_id: string }).run_id === "r")).toBe(true);
+    expect(tracer.takeRuns()).toEqual([]);
   });
 
   it("rejects a langsmith_tracer that is not an object with a project name", async () => {

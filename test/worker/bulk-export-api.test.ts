@@ -6,7 +6,7 @@ import { database } from "../../src/db/client.ts";
 import { bulkExportRuns, bulkExports, exportDestinations } from "../../src/db/schema.ts";
 import { encryptJson } from "../../src/export/crypto.ts";
 import { createDestination } from "../../src/export/destinations.ts";
-import { daysOf, exportTick, stableId } from "../../src/export/planner.ts";
+import { exportTick, stableId } from "../../src/export/planner.ts";
 import { eq } from "drizzle-orm";
 import { call, json } from "./helpers.ts";
 
@@ -156,11 +156,6 @@ describe("planner", () => {
     expect(await stableId("export/2026-10-05")).toBe(await stableId("export/2026-10-05"));
     expect(await stableId("export/2026-10-05")).not.toBe(await stableId("export/2026-10-06"));
     expect(await stableId("x")).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-  });
-
-  it("splits a window into UTC days", () => {
-    expect(daysOf("2026-11-18T12:00:00.000Z", "2026-11-20T00:00:00.000Z")).toEqual(["2026-11-18", "2026-11-19"]);
-    expect(daysOf("2026-11-18T00:00:00.000Z", "2026-11-18T00:00:00.001Z")).toEqual(["2026-11-18"]);
   });
 
   it("spawns contiguous windows of a schedule, each 10 minutes after it ends, and stops when cancelled", async () => {

@@ -147,3 +147,15 @@ describe("managing crons", () => {
     expect(await json(await post("/runs/crons/count", { metadata: { private: true } }, key))).toBe(0);
   });
 });
+
+describe("filter limits", () => {
+  it("refuses a metadata filter with too many values with a 422, on search and count", async () => {
+    const metadata = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, i]));
+    for (const path of ["/runs/crons/search", "/runs/crons/count"]) {
+      const response = await post(path, { metadata });
+      expect(response.status, path).toBe(422);
+      expect(JSON.stringify(await response.json())).toContain("at most 28 values");
+    }
+  });
+});
+

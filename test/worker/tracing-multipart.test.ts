@@ -97,6 +97,10 @@ describe("multipart ingestion", () => {
     expect(new Uint8Array(await download.arrayBuffer())).toEqual(image);
     expect(await (await call(`/api/v1/runs/${run.id}/attachments/notes`)).text()).toBe("hello");
     expect((await call(`/api/v1/runs/${run.id}/attachments/missing`)).status).toBe(404);
+    // Another workspace cannot download it.
+    const workspace = await json<{ id: string }>(await call("/api/v1/workspaces", { method: "POST", json: { display_name: "Attachment outsider" } }));
+    const outsider = (await json<{ key: string }>(await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }))).key;
+    expect((await call(`/api/v1/runs/${run.id}/attachments/notes`, { key: outsider })).status).toBe(404);
 
     // A later request may attach a file to a run already stored; the same name replaces it.
     const later = new FormData();

@@ -47,6 +47,15 @@ describe("runs query", () => {
     expect(seen).toEqual(["beta-root", "chat", "search-tool", "agent"]);
   });
 
+  it("refuses filters and ids that together would not fit one statement", async () => {
+    const names = Array.from({ length: 50 }, (_, i) => `"n${i}"`).join(", ");
+    const response = await call("/api/v1/runs/query", { method: "POST", key, json: { filter: `in(name, [${names}])`, tree_filter: `in(name, [${names}])` } });
+    expect(response.status).toBe(400);
+    expect(JSON.stringify(await response.json())).toContain("together may hold at most 90 values");
+    const ids = await call("/api/v1/runs/query", { method: "POST", key, json: { id: Array.from({ length: 51 }, () => crypto.randomUUID()) } });
+    expect(ids.status).toBe(422);
+  });
+
   it("narrows by project, run fields and time", async () => {
     const [alpha] = await json<{ id: string }[]>(await call("/api/v1/sessions?name=alpha", { key }));
     expect(namesOf(await query({ session: [alpha.id] }))).toEqual(["chat", "search-tool", "agent"]);

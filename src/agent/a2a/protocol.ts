@@ -98,7 +98,7 @@ export function taskJson(dialect: Dialect, task: NeutralTask) {
   };
 }
 
-/** A send result: v1.0 wraps it (`{task}`); v0.3 sends the task itself. */
+/** A send result, and a task in a stream: v1.0 wraps it (`{task}`); v0.3 sends the task itself. */
 export const sendResult = (dialect: Dialect, task: NeutralTask) => (dialect === "v1" ? { task: taskJson(dialect, task) } : taskJson(dialect, task));
 
 export function statusUpdate(dialect: Dialect, task: NeutralTask, final: boolean) {
@@ -110,7 +110,5 @@ export function artifactUpdate(dialect: Dialect, task: NeutralTask) {
   const event = { taskId: task.id, contextId: task.contextId, artifact: artifactJson(dialect, task), append: false, lastChunk: true };
   return dialect === "v1" ? { artifactUpdate: event } : { kind: "artifact-update", ...event };
 }
-
-export const streamedTask = (dialect: Dialect, task: NeutralTask) => (dialect === "v1" ? { task: taskJson(dialect, task) } : taskJson(dialect, task));
 
 export const isFinal = (state: TaskState) => state !== "submitted" && state !== "working";

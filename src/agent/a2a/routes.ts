@@ -27,7 +27,6 @@ import {
   rpcResult,
   sendResult,
   statusUpdate,
-  streamedTask,
   taskJson,
   type Dialect,
   type NeutralTask,
@@ -180,7 +179,7 @@ function streamTask(c: Ctx, id: unknown, dialect: Dialect, started: { threadId: 
     async start(controller) {
       try {
         const submitted = await taskOf(c, started.threadId, started.runId);
-        controller.enqueue(frame(streamedTask(dialect, submitted)));
+        controller.enqueue(frame(sendResult(dialect, submitted)));
         if (!isFinal(submitted.state)) controller.enqueue(frame(statusUpdate(dialect, { ...submitted, state: "working" }, false)));
         await stub.joinRun(started.runId);
         const done = await taskOf(c, started.threadId, started.runId);

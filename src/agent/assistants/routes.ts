@@ -14,7 +14,7 @@ import { filterAsContainment } from "../../auth/custom-auth.ts";
 import { authFilter, guardMetadata } from "../../auth/guards.ts";
 import { BoolQuery } from "../threads/schemas.ts";
 import { pruneThreads } from "../threads/service.ts";
-import { countThreadIndex, searchThreadIndex } from "../../thread/thread-index.ts";
+import { searchThreadIndex } from "../../thread/thread-index.ts";
 import { drawGraph, graphSchemas, subgraphSchemas } from "./graph-info.ts";
 import { ensureWorkspaceAssistants, findAssistant } from "./resolve.ts";
 import {
@@ -184,9 +184,9 @@ export const assistantRoutes = createRouter()
       // Threads whose runs used this assistant, found through the index, a page at a time.
       const db = database(c.env);
       const filter = { metadata: { assistant_id: row.assistantId } };
-      while ((await countThreadIndex(db, workspaceId, filter)) > 0) {
+      for (;;) {
         const { rows } = await searchThreadIndex(db, workspaceId, { ...filter, limit: 100, offset: 0, sortBy: "created_at", sortOrder: "asc" });
-        if ((await pruneThreads(c.env, workspaceId, rows.map((r) => r.threadId), "delete")) === 0) break;
+        if (!rows.length || (await pruneThreads(c.env, workspaceId, rows.map((r) => r.threadId), "delete")) === 0) break;
       }
     }
     await deleteAssistant(database(c.env), workspaceId, row.assistantId);

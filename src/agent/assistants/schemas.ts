@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_FILTER_CONDITIONS } from "../../db/json-filter.ts";
+import { BoolQuery } from "../threads/schemas.ts";
 
 const JsonObject = z.record(z.string(), z.unknown());
 
@@ -96,9 +97,4 @@ export const XrayQuery = z.object({
     }),
 });
 
-export const RecurseQuery = z.object({
-  recurse: z
-    .enum(["true", "false", "1", "0"])
-    .optional()
-    .transform((v) => v === "true" || v === "1"),
-});
+export const RecurseQuery = z.object({ recurse: BoolQuery });

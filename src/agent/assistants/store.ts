@@ -1,6 +1,6 @@
 import { and, asc, count, desc, eq, inArray, max, notInArray, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
-import { containment, FilterTooLargeError, MAX_FILTER_CONDITIONS } from "../../db/json-filter.ts";
+import { containments } from "../../db/json-filter.ts";
 import { assistants, assistantVersions, type AssistantRow, type AssistantVersionRow } from "../../db/schema.ts";
 
 /** D1 storage of assistants and their versions. Every query is scoped to one workspace. */
@@ -117,7 +117,7 @@ export async function listVersions(
   options: { limit: number; offset: number; metadata?: Record<string, unknown> },
 ): Promise<AssistantVersionRow[]> {
   const conditions: (SQL | undefined)[] = [eq(assistantVersions.workspaceId, workspaceId), eq(assistantVersions.assistantId, assistantId)];
-  if (options.metadata) conditions.push(...limited(containment(assistantVersions.metadata, options.metadata)));
+  conditions.push(...containments([assistantVersions.metadata, options.metadata]));
   return db
     .select()
     .from(assistantVersions)
@@ -136,18 +136,12 @@ export async function deleteAssistant(db: Database, workspaceId: string, assista
   return deleted.length > 0;
 }
 
-function limited(conditions: SQL[]): SQL[] {
-  if (conditions.length > MAX_FILTER_CONDITIONS) throw new FilterTooLargeError(`metadata filters may hold at most ${MAX_FILTER_CONDITIONS} values`);
-  return conditions;
-}
-
 function filterClause(workspaceId: string, filter: AssistantFilter): SQL | undefined {
   const conditions: (SQL | undefined)[] = [eq(assistants.workspaceId, workspaceId)];
   if (filter.graphId) conditions.push(eq(assistants.graphId, filter.graphId));
   // Case-insensitive substring (instr, not LIKE: D1 caps LIKE patterns at 50 bytes).
   if (filter.name) conditions.push(sql`instr(lower(${assistants.name}), ${filter.name.toLowerCase()}) > 0`);
-  const metadata = [...(filter.metadata ? containment(assistants.metadata, filter.metadata) : []), ...(filter.authMetadata ? containment(assistants.metadata, filter.authMetadata) : [])];
-  conditions.push(...limited(metadata));
+  conditions.push(...containments([assistants.metadata, filter.metadata], [assistants.metadata, filter.authMetadata]));
   return and(...conditions);
 }
 

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { nextRunDate, scheduleProblem, timezoneProblem } from "../../crons/schedule.ts";
-import { countCrons, deleteCron, getCron, insertCron, searchCrons, updateCron } from "../../crons/store.ts";
+import { countCrons, type CronFilter, deleteCron, getCron, insertCron, searchCrons, updateCron } from "../../crons/store.ts";
 import { database } from "../../db/client.ts";
 import type { CronRow } from "../../db/schema.ts";
 import type { AppEnv } from "../../http/app-env.ts";
@@ -175,20 +175,29 @@ async function cronOr404(c: Context<AppEnv>, cronId: string, event = "crons:read
   return row;
 }
 
+/** The conditions shared by search and count: the body's fields and the auth handler's filter. */
+async function cronFilter(
+  c: Context<AppEnv>,
+  body: { assistant_id?: string | null; thread_id?: string | null; enabled?: boolean | null; metadata?: Record<string, unknown> | null },
+): Promise<CronFilter> {
+  return {
+    assistantId: body.assistant_id ? assistantIdOf(body.assistant_id) : undefined,
+    threadId: body.thread_id ?? undefined,
+    enabled: body.enabled ?? undefined,
+    metadata: body.metadata ?? undefined,
+    authMetadata: filterAsContainment(await authFilter(c, "crons:search", { ...body })),
+  };
+}
 
 export const cronRoutes = createRouter()
   .openapi(routes.createForThread, (c) => create(c, c.req.valid("json"), c.req.valid("param").thread_id))
   .openapi(routes.create, (c) => create(c, c.req.valid("json"), null))
   .openapi(routes.search, async (c) => {
     const body = c.req.valid("json");
-    const filter = filterAsContainment(await authFilter(c, "crons:search", { ...body }));
+    const filter = await cronFilter(c, body);
     const { rows, total } = await withFilterLimit(() =>
       searchCrons(database(c.env), c.get("principal").workspaceId, {
-        assistantId: body.assistant_id ? assistantIdOf(body.assistant_id) : undefined,
-        threadId: body.thread_id ?? undefined,
-        enabled: body.enabled ?? undefined,
-        metadata: body.metadata ?? undefined,
-        authMetadata: filter,
+        ...filter,
         limit: body.limit,
         offset: body.offset,
         sortBy: body.sort_by,
@@ -199,16 +208,7 @@ export const cronRoutes = createRouter()
   })
   .openapi(routes.count, async (c) => {
     const body = c.req.valid("json");
-    const filter = filterAsContainment(await authFilter(c, "crons:search", { ...body }));
-    const total = await withFilterLimit(() =>
-      countCrons(database(c.env), c.get("principal").workspaceId, {
-        assistantId: body.assistant_id ? assistantIdOf(body.assistant_id) : undefined,
-        threadId: body.thread_id ?? undefined,
-        enabled: body.enabled ?? undefined,
-        metadata: body.metadata ?? undefined,
-        authMetadata: filter,
-      }),
-    );
+    const total = await withFilterLimit(async () => countCrons(database(c.env), c.get("principal").workspaceId, await cronFilter(c, body)));
     return c.json(total, 200);
   })
   .openapi(routes.get, async (c) => c.json(cronJson(await cronOr404(c, c.req.valid("param").cron_id)), 200))
