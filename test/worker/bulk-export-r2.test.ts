@@ -3,6 +3,7 @@ import { env } from "cloudflare:test";
 import { tableFromIPC } from "apache-arrow";
 import { readParquet } from "parquet-wasm/esm";
 import { describe, expect, it } from "vitest";
+import { handleExportRun, type ExportRunMessage } from "../../src/export/partition-writer.ts";
 import { exportTick } from "../../src/export/planner.ts";
 import { call, json } from "./helpers.ts";
 
@@ -81,5 +82,64 @@ describe("exports through an R2 binding", () => {
     expect(counts).toEqual([1, 2]);
     const manifest = JSON.parse(await (await env.EXPORT_TEST_BUCKET.get(`${root}/export_id=${exported.id}/manifest.json`))!.text());
     expect(manifest).toMatchObject({ total_rows: 3, format_version: "v2_beta" });
+  });
+
+  describe("the writer, driven message by message", () => {
+    /** The environment with a queue that records messages instead of delivering them. */
+    function recorded() {
+      const messages: ExportRunMessage[] = [];
+      const queue = { send: async (body: ExportRunMessage) => void messages.push(body), sendBatch: async (batch: { body: ExportRunMessage }[]) => void messages.push(...batch.map((m) => m.body)) };
+      return { messages, env: Object.assign({}, env, { QUEUE: queue as unknown as Queue }) };
+    }
+
+    async function plannedExport(config: Record<string, unknown>, runs: number) {
+      const destination = await json<{ id: string }>(await post("/api/v1/bulk-exports/destinations", { display_name: "driven", config }));
+      const project = await json<{ id: string }>(await post("/api/v1/sessions", { name: `driven-${crypto.randomUUID()}` }));
+      const posts = Array.from({ length: runs }, (_, i) => run(project.id, `2026-07-01T10:00:0${i}.000Z`, "llm"));
+      expect(await json(await post("/api/v1/runs/batch", { post: posts }))).toMatchObject({ accepted: runs });
+      const exported = await json<{ id: string }>(
+        await post("/api/v1/bulk-exports", { bulk_export_destination_id: destination.id, session_id: project.id, start_time: "2026-07-01T00:00:00Z", end_time: "2026-07-02T00:00:00Z" }),
+      );
+      const driven = recorded();
+      await exportTick(driven.env, new Date("2026-07-02T01:00:00Z"));
+      return { exported, ...driven };
+    }
+
+    it("splits a day into files of EXPORT_ROWS_PER_FILE rows and continues in a new message when the budget is spent", async () => {
+      const { exported, messages, env: driven } = await plannedExport({ bucket_name: "exports", prefix: "split", r2_binding: "EXPORT_TEST_BUCKET" }, 5);
+      expect(messages).toHaveLength(1);
+      // Two rows per file, one row per shard page, and no time budget: one file per message.
+      const limits = { rowsPerFile: 2, pageRows: 1, budgetMs: 0 };
+      for (let i = 0; i < 10 && messages.length; i++) await handleExportRun(messages.shift()!, driven, { limits });
+      expect(messages).toEqual([]);
+      const [exportRun] = await json<{ status: string; rows_written: number; exported_files: string[] }[]>(await call(`/api/v1/bulk-exports/${exported.id}/runs`));
+      expect(exportRun.status).toBe("Completed");
+      expect(exportRun.exported_files.map((key) => key.split("/").at(-1)!.slice(0, 10))).toEqual(["part-00000", "part-00001", "part-00002"]);
+      const ids: string[] = [];
+      for (const key of exportRun.exported_files) {
+        const table = tableFromIPC(readParquet(new Uint8Array(await (await env.EXPORT_TEST_BUCKET.get(key))!.arrayBuffer())).intoIPCStream());
+        ids.push(...(table.getChild("id")!.toArray() as string[]));
+      }
+      expect([ids.length, new Set(ids).size, exportRun.rows_written]).toEqual([5, 5, 5]);
+      expect((await json<{ status: string }>(await call(`/api/v1/bulk-exports/${exported.id}`))).status).toBe("Completed");
+    });
+
+    it("fails the run and the export once the retries are spent, recording each attempt", async () => {
+      // A destination whose bucket stopped answering after it was created (the check is skipped by writing the row).
+      const { exported, messages, env: driven } = await plannedExport({ bucket_name: "exports", prefix: "fail", r2_binding: "EXPORT_TEST_BUCKET" }, 1);
+      const row = await env.DB.prepare("SELECT destination_id FROM bulk_exports WHERE id = ?").bind(exported.id).first<{ destination_id: string }>();
+      await env.DB.prepare("UPDATE export_destinations SET config = json_set(config, '$.r2_binding', 'GONE_BUCKET') WHERE id = ?").bind(row!.destination_id).run();
+      const message = messages.shift()!;
+      await handleExportRun(message, driven, { limits: { maxRetries: 1 } });
+      expect(messages).toEqual([message]); // the retry, scheduled
+      await handleExportRun(messages.shift()!, driven, { limits: { maxRetries: 1 } });
+      const [exportRun] = await json<{ status: string; retry_number: number; errors: Record<string, string> }[]>(await call(`/api/v1/bulk-exports/${exported.id}/runs`));
+      expect(exportRun).toMatchObject({ status: "Failed", retry_number: 2 });
+      expect(Object.keys(exportRun.errors)).toEqual(["retry_0", "retry_1"]);
+      expect(exportRun.errors.retry_1).toContain("GONE_BUCKET");
+      const failed = await json<{ status: string; error: string }>(await call(`/api/v1/bulk-exports/${exported.id}`));
+      expect(failed.status).toBe("Failed");
+      expect(failed.error).toContain("failed: ");
+    });
   });
 });
