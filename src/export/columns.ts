@@ -14,6 +14,7 @@ import {
   TimestampNanosecond,
   Utf8,
 } from "apache-arrow";
+import type { ExportColumn } from "../tracing/run-store.ts";
 
 /**
  * The bulk-export column set (reference §1.1: the 29 documented defaults) and its Arrow schema per
@@ -23,7 +24,7 @@ import {
 
 export type FormatVersion = "v1" | "v2_beta";
 
-/** One run as the shard hands it to the exporter. */
+/** The values of one exported run, as a row (the shard hands them over column by column: see ColumnPage). */
 export type ExportRow = {
   id: string; tenant_id: string; session_id: string; trace_id: string; parent_run_id: string | null; dotted_order: string | null;
   is_root: boolean; name: string; run_type: string; status: string;
@@ -97,11 +98,20 @@ export function exportSchema(fields: readonly string[], version: FormatVersion):
   return new Schema(kindsOf(fields).map(([name, kind]) => new Field(name, arrowType(kind, version), true)));
 }
 
+/** A column of a page as the writer holds it: as the shard handed it over, or one value for every row (the tenant). */
+export type PageColumn = ExportColumn | { constant: string };
+
+/** The rows of one record batch, column by column. */
+export type ColumnPage = { rows: number; columns: Record<string, PageColumn> };
+
 /** Validity bitmap (LSB first); only materialised once a null turns up. */
 class Validity {
   private bits: Uint8Array | undefined;
   nulls = 0;
-  constructor(private readonly length: number) {}
+  private readonly length: number;
+  constructor(length: number) {
+    this.length = length;
+  }
   setNull(index: number): void {
     this.bits ??= new Uint8Array((this.length + 7) >> 3).fill(0xff);
     this.bits[index >> 3] &= ~(1 << (index & 7));
@@ -112,7 +122,7 @@ class Validity {
   }
 }
 
-/** A growable UTF-8 buffer with Arrow's int32 offsets. */
+/** A growable UTF-8 buffer with Arrow's int32 offsets, for values that arrive one string at a time. */
 class Utf8Column {
   private bytes: Uint8Array;
   private size = 0;
@@ -138,93 +148,108 @@ class Utf8Column {
     this.offsets[++this.count] = this.size;
   }
 
-  /** An empty slot (a null, or an empty list). */
-  skip(): void {
-    this.offsets[++this.count] = this.size;
-  }
-
   get data(): Uint8Array {
     return this.bytes.subarray(0, this.size);
   }
 }
 
-function fail(row: ExportRow, field: string, message: string): never {
-  throw new Error(`Run ${row.id}: ${field} ${message}`);
+class ColumnError extends Error {}
+
+/** `values` of a column as an array of one entry per row. */
+function valuesOf(column: PageColumn, field: string, rows: number): unknown[] {
+  if (!("values" in column)) throw new ColumnError(`${field} came without values`);
+  const values: unknown = JSON.parse(column.values);
+  if (!Array.isArray(values) || values.length !== rows) throw new ColumnError(`${field} has ${Array.isArray(values) ? values.length : "no"} values for ${rows} rows`);
+  return values;
 }
 
-function stringColumn(rows: readonly ExportRow[], field: ExportField): Data<Utf8> {
-  const validity = new Validity(rows.length);
-  const column = new Utf8Column(rows.length, rows.length * 16);
-  rows.forEach((row, i) => {
-    const value = row[field];
-    if (value === null || value === undefined) {
-      validity.setNull(i);
-      column.skip();
-    } else {
-      column.push(typeof value === "string" ? value : String(value));
+/** A text column's strings (null for null), one per row. */
+function stringsOf(column: PageColumn, field: string, rows: number): (string | null)[] {
+  if ("constant" in column) return new Array<string>(rows).fill(column.constant);
+  if (!("strings" in column)) throw new ColumnError(`${field} came without text`);
+  const strings: unknown = JSON.parse(column.strings);
+  if (!Array.isArray(strings) || strings.length !== rows) throw new ColumnError(`${field} has ${Array.isArray(strings) ? strings.length : "no"} strings for ${rows} rows`);
+  return strings as (string | null)[];
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * An Arrow UTF-8 column from a text column: the non-null strings joined and encoded in one call,
+ * with offsets from the byte lengths SQLite measured (checked against what the encoding produced).
+ */
+function stringColumn(column: PageColumn, field: string, rows: number): Data<Utf8> {
+  const strings = stringsOf(column, field, rows);
+  const lengths: unknown =
+    "lengths" in column ? JSON.parse(column.lengths) : new Array<number>(rows).fill("constant" in column ? encoder.encode(column.constant).byteLength : 0);
+  if (!Array.isArray(lengths) || lengths.length !== rows) throw new ColumnError(`${field} has ${Array.isArray(lengths) ? lengths.length : "no"} lengths for ${rows} rows`);
+  const validity = new Validity(rows);
+  const valueOffsets = new Int32Array(rows + 1);
+  let offset = 0;
+  for (let i = 0; i < rows; i++) {
+    if (strings[i] === null) validity.setNull(i);
+    else offset += lengths[i] as number;
+    valueOffsets[i + 1] = offset;
+  }
+  const data = encoder.encode(strings.filter((text) => text !== null).join(""));
+  if (data.byteLength !== offset) throw new ColumnError(`${field} has ${data.byteLength} bytes of text where its lengths add up to ${offset}`);
+  return makeData({ type: new Utf8(), length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, valueOffsets, data });
+}
+
+function stringListColumn(column: PageColumn, field: string, rows: number, type: List<Utf8>): Data<List<Utf8>> {
+  const validity = new Validity(rows);
+  const offsets = new Int32Array(rows + 1);
+  const items: string[] = [];
+  // Lists come as arrays from the shard, or as JSON text from other sources.
+  const lists = "values" in column ? valuesOf(column, field, rows) : stringsOf(column, field, rows).map((text, i) => {
+    if (text === null) return null;
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new ColumnError(`${field} of row ${i} is not JSON: ${text.slice(0, 80)}`);
     }
   });
-  return makeData({ type: new Utf8(), length: rows.length, nullCount: validity.nulls, nullBitmap: validity.bitmap, valueOffsets: column.offsets, data: column.data });
-}
-
-function stringListColumn(rows: readonly ExportRow[], field: ExportField, type: List<Utf8>): Data<List<Utf8>> {
-  const validity = new Validity(rows.length);
-  const offsets = new Int32Array(rows.length + 1);
-  const items: string[] = [];
-  rows.forEach((row, i) => {
-    const text = row[field];
-    if (text === null || text === undefined) {
-      validity.setNull(i);
-    } else {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(String(text));
-      } catch {
-        fail(row, field, `is not JSON: ${String(text).slice(0, 80)}`);
-      }
-      if (!Array.isArray(parsed)) fail(row, field, "is not a JSON array");
-      for (const item of parsed) items.push(typeof item === "string" ? item : JSON.stringify(item));
-    }
+  lists.forEach((list, i) => {
+    if (list === null) validity.setNull(i);
+    else if (!Array.isArray(list)) throw new ColumnError(`${field} of row ${i} is not a JSON array`);
+    else for (const item of list) items.push(typeof item === "string" ? item : JSON.stringify(item));
     offsets[i + 1] = items.length;
   });
   const values = new Utf8Column(items.length, items.length * 16);
   for (const item of items) values.push(item);
   const child = makeData({ type: new Utf8(), length: items.length, nullCount: 0, valueOffsets: values.offsets, data: values.data });
-  return makeData({ type, length: rows.length, nullCount: validity.nulls, nullBitmap: validity.bitmap, valueOffsets: offsets, child });
+  return makeData({ type, length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, valueOffsets: offsets, child });
 }
 
-function boolColumn(rows: readonly ExportRow[], field: ExportField): Data<Bool> {
-  const validity = new Validity(rows.length);
-  const bits = new Uint8Array((rows.length + 7) >> 3);
-  rows.forEach((row, i) => {
-    const value = row[field];
-    if (value === null || value === undefined) validity.setNull(i);
+function boolColumn(column: PageColumn, field: string, rows: number): Data<Bool> {
+  const validity = new Validity(rows);
+  const bits = new Uint8Array((rows + 7) >> 3);
+  valuesOf(column, field, rows).forEach((value, i) => {
+    if (value === null) validity.setNull(i);
     else if (value) bits[i >> 3] |= 1 << (i & 7); // SQLite hands booleans over as 0/1
   });
-  return makeData({ type: new Bool(), length: rows.length, nullCount: validity.nulls, nullBitmap: validity.bitmap, data: bits });
+  return makeData({ type: new Bool(), length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, data: bits });
 }
 
-function int64Column(rows: readonly ExportRow[], field: ExportField): Data<Int64> {
-  const validity = new Validity(rows.length);
-  const values = new BigInt64Array(rows.length);
-  rows.forEach((row, i) => {
-    const value = row[field];
-    if (value === null || value === undefined) validity.setNull(i);
-    else if (typeof value !== "number" || !Number.isFinite(value)) fail(row, field, `is not a number: ${String(value)}`);
+function int64Column(column: PageColumn, field: string, rows: number): Data<Int64> {
+  const validity = new Validity(rows);
+  const values = new BigInt64Array(rows);
+  valuesOf(column, field, rows).forEach((value, i) => {
+    if (value === null) validity.setNull(i);
+    else if (typeof value !== "number" || !Number.isFinite(value)) throw new ColumnError(`${field} of row ${i} is not a number: ${String(value)}`);
     else values[i] = BigInt(Math.trunc(value));
   });
-  return makeData({ type: new Int64(), length: rows.length, nullCount: validity.nulls, nullBitmap: validity.bitmap, data: values });
+  return makeData({ type: new Int64(), length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, data: values });
 }
 
-function doubleColumn(rows: readonly ExportRow[], field: ExportField): Data<Float64> {
-  const validity = new Validity(rows.length);
-  const values = new Float64Array(rows.length);
-  rows.forEach((row, i) => {
-    const value = row[field];
-    if (value === null || value === undefined) validity.setNull(i);
+function doubleColumn(column: PageColumn, field: string, rows: number): Data<Float64> {
+  const validity = new Validity(rows);
+  const values = new Float64Array(rows);
+  valuesOf(column, field, rows).forEach((value, i) => {
+    if (value === null) validity.setNull(i);
     else values[i] = Number(value);
   });
-  return makeData({ type: new Float64(), length: rows.length, nullCount: validity.nulls, nullBitmap: validity.bitmap, data: values });
+  return makeData({ type: new Float64(), length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, data: values });
 }
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:Z|([+-])(\d{2}):?(\d{2}))?$/;
@@ -245,39 +270,74 @@ export function epochNanos(text: string): bigint | undefined {
   return BigInt(millis - offsetMinutes * 60_000) * 1_000_000n + BigInt((match[7] ?? "").padEnd(9, "0"));
 }
 
-function timestampColumn(rows: readonly ExportRow[], field: ExportField, type: TimestampNanosecond | TimestampMicrosecond): Data {
-  const validity = new Validity(rows.length);
-  const values = new BigInt64Array(rows.length);
-  const divisor = type instanceof TimestampNanosecond ? 1n : 1000n;
-  rows.forEach((row, i) => {
-    const value = row[field];
-    if (value === null || value === undefined) {
-      validity.setNull(i);
-      return;
-    }
-    const nanos = epochNanos(String(value));
-    if (nanos === undefined) fail(row, field, `is not an ISO-8601 time: ${String(value)}`);
-    values[i] = divisor === 1n ? nanos : nanos / divisor;
-  });
-  return makeData({ type, length: rows.length, nullCount: validity.nulls, nullBitmap: validity.bitmap, data: values });
+/** Times come as epoch milliseconds (the shard's stored times) or as ISO text (clients' event times). */
+function timestampColumn(column: PageColumn, field: string, rows: number, type: TimestampNanosecond | TimestampMicrosecond): Data {
+  const validity = new Validity(rows);
+  const values = new BigInt64Array(rows);
+  const nanosecond = type instanceof TimestampNanosecond;
+  if ("values" in column) {
+    const perMillisecond = nanosecond ? 1_000_000n : 1_000n;
+    valuesOf(column, field, rows).forEach((value, i) => {
+      if (value === null) validity.setNull(i);
+      else if (!Number.isSafeInteger(value)) throw new ColumnError(`${field} of row ${i} is not a time: ${String(value)}`);
+      else values[i] = BigInt(value as number) * perMillisecond;
+    });
+  } else {
+    stringsOf(column, field, rows).forEach((text, i) => {
+      if (text === null) return validity.setNull(i);
+      const nanos = epochNanos(text);
+      if (nanos === undefined) throw new ColumnError(`${field} of row ${i} is not an ISO-8601 time: ${text}`);
+      values[i] = nanosecond ? nanos : nanos / 1000n;
+    });
+  }
+  return makeData({ type, length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, data: values });
 }
 
-function columnData(rows: readonly ExportRow[], field: ExportField, kind: Kind, type: DataType): Data {
+function columnData(column: PageColumn, field: string, rows: number, kind: Kind, type: DataType): Data {
   switch (kind) {
-    case "bool": return boolColumn(rows, field);
-    case "int64": return int64Column(rows, field);
-    case "double": return doubleColumn(rows, field);
-    case "timestamp": return timestampColumn(rows, field, type as TimestampNanosecond | TimestampMicrosecond);
-    case "string_list": return type instanceof List ? stringListColumn(rows, field, type as List<Utf8>) : stringColumn(rows, field);
-    case "string": return stringColumn(rows, field);
+    case "bool": return boolColumn(column, field, rows);
+    case "int64": return int64Column(column, field, rows);
+    case "double": return doubleColumn(column, field, rows);
+    case "timestamp": return timestampColumn(column, field, rows, type as TimestampNanosecond | TimestampMicrosecond);
+    case "string_list": return type instanceof List ? stringListColumn(column, field, rows, type as List<Utf8>) : stringColumn(column, field, rows);
+    case "string": return stringColumn(column, field, rows);
   }
 }
 
-/** One Arrow record batch of `rows`, with the columns of `fields` in that order. */
-export function exportRecordBatch(rows: readonly ExportRow[], fields: readonly string[], version: FormatVersion): RecordBatch {
+/** A page of no rows. */
+export function emptyPage(fields: readonly string[]): ColumnPage {
+  const columns = kindsOf(fields).map(([name, kind]): [string, PageColumn] => [
+    name,
+    kind === "bool" || kind === "int64" || kind === "double" ? { values: "[]" } : { strings: "[]", lengths: "[]" },
+  ]);
+  return { rows: 0, columns: Object.fromEntries(columns) };
+}
+
+/** The first id of a page, to name it in an error. */
+function firstId(page: ColumnPage): string | null {
+  const column = page.columns.id;
+  if (!column || !("strings" in column) || page.rows === 0) return null;
+  const [id] = JSON.parse(column.strings) as (string | null)[];
+  return id;
+}
+
+/**
+ * One Arrow record batch of a page, with the columns of `fields` in that order. Each text column is
+ * encoded to UTF-8 in one call.
+ */
+export function exportRecordBatch(page: ColumnPage, fields: readonly string[], version: FormatVersion): RecordBatch {
   const schema = exportSchema(fields, version);
-  const kinds = kindsOf(fields);
-  const children = kinds.map(([name, kind], i) => columnData(rows, name, kind, schema.fields[i].type));
-  const data = makeData({ type: new Struct(schema.fields), length: rows.length, nullCount: 0, children });
+  const children = kindsOf(fields).map(([name, kind], i) => {
+    try {
+      const column = page.columns[name];
+      if (!column) throw new ColumnError(`${name} is missing`);
+      return columnData(column, name, page.rows, kind, schema.fields[i].type);
+    } catch (error) {
+      if (!(error instanceof ColumnError)) throw error;
+      const id = firstId(page);
+      throw new Error(`Export page${id ? ` from run ${id}` : ""}: ${error.message}`);
+    }
+  });
+  const data = makeData({ type: new Struct(schema.fields), length: page.rows, nullCount: 0, children });
   return new RecordBatch(schema, data);
 }

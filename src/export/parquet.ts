@@ -10,12 +10,13 @@ import {
   WriterPropertiesBuilder,
 } from "parquet-wasm/esm";
 import parquetWasm from "parquet-wasm/esm/parquet_wasm_bg.wasm";
-import { type ExportRow, exportRecordBatch, type FormatVersion } from "./columns.ts";
+import { type ColumnPage, emptyPage, exportRecordBatch, type FormatVersion } from "./columns.ts";
 
 /**
- * Parquet encoding for the Workers runtime: rows → Arrow record batches → parquet-wasm's streaming
- * writer, with bytes handed on as they are produced so a file of any length fits in 128 MB. Wasm
- * memory never shrinks, so its peak is what counts: one record batch plus one open row group.
+ * Parquet encoding for the Workers runtime: column pages → Arrow record batches (one per page) →
+ * parquet-wasm's streaming writer, with bytes handed on as they are produced so a file of any length
+ * fits in 128 MB. Wasm memory never shrinks, so its peak is what counts: one page plus one open row
+ * group. The shard bounds a page by rows and bytes.
  */
 
 export type ParquetCompression = "none" | "gzip" | "snappy" | "zstandard";
@@ -24,10 +25,6 @@ export type EncodeOptions = {
   fields: readonly string[];
   version: FormatVersion;
   compression: ParquetCompression;
-  /** Most rows per Arrow record batch handed to the writer; larger input batches are split. */
-  batchRows?: number;
-  /** Most text per record batch (UTF-16 units, roughly bytes); bounds a batch of large inputs/outputs. */
-  batchBytes?: number;
   /** Most rows per Parquet row group; the writer holds the open row group in wasm memory. */
   rowGroupRows?: number;
   /** Most bytes per row group, as the writer estimates them (near the compressed size). */
@@ -36,11 +33,9 @@ export type EncodeOptions = {
   stallMs?: number;
 };
 
-// Measured in Node: 100,000 runs of ~600 bytes without inputs/outputs encode at ~100,000 rows/s with
-// wasm memory peaking near 30 MB; runs with 4 KB inputs/outputs stay near 35 MB. The peak follows the
-// record batch and the open row group, never the file length, and it is what counts against 128 MB.
-export const DEFAULT_BATCH_ROWS = 2_000;
-export const DEFAULT_BATCH_BYTES = 4 * 2 ** 20;
+// High-cardinality columns gain nothing from a dictionary: the writer would build one, find it too
+// big and fall back to plain pages, at about a fifth of the encoding time.
+const WITHOUT_DICTIONARY = ["id", "trace_id", "parent_run_id", "dotted_order", "start_time", "end_time", "parent_run_ids", "extra", "events", "inputs", "outputs"];
 export const DEFAULT_ROW_GROUP_ROWS = 20_000;
 export const DEFAULT_ROW_GROUP_BYTES = 4 * 2 ** 20;
 const DEFAULT_STALL_MS = 60_000;
@@ -69,30 +64,15 @@ export function initParquet(wasm: WebAssembly.Module | ArrayBuffer | ArrayBuffer
   initialised = true;
 }
 
-/** Rows → one Arrow IPC stream → the record batches of a table in wasm memory. */
-function toWasmBatches(rows: readonly ExportRow[], options: EncodeOptions): WasmRecordBatch[] {
-  const ipc = tableToIPC(new Table([exportRecordBatch(rows, options.fields, options.version)]), "stream");
+/** A page → one Arrow IPC stream → its record batch in wasm memory. */
+function toWasmBatches(page: ColumnPage, options: EncodeOptions): WasmRecordBatch[] {
+  const ipc = tableToIPC(new Table([exportRecordBatch(page, options.fields, options.version)]), "stream");
   const table = WasmTable.fromIPCStream(ipc);
   try {
     return table.recordBatches();
   } finally {
     table.free();
   }
-}
-
-/** How many rows from `start` make the next record batch, by row count and by text size. */
-function nextBatchEnd(rows: readonly ExportRow[], start: number, fields: readonly string[], maxRows: number, maxBytes: number): number {
-  const end = Math.min(rows.length, start + maxRows);
-  let bytes = 0;
-  for (let i = start; i < end; i++) {
-    const row = rows[i] as Record<string, unknown>;
-    for (const field of fields) {
-      const value = row[field];
-      bytes += typeof value === "string" ? value.length : 8;
-    }
-    if (bytes >= maxBytes) return i + 1;
-  }
-  return end;
 }
 
 /** How an export file failed to encode; the message says where. */
@@ -104,20 +84,13 @@ export class ParquetEncodeError extends Error {
 }
 
 /**
- * One Parquet file of all rows of `batches`, streamed. Nothing runs until the first read; errors from
+ * One Parquet file of all rows of `pages`, streamed. Nothing runs until the first read; errors from
  * the rows, the conversion or the writer error the stream, since parquet-wasm skips failed batches
  * and would otherwise finish a valid-looking file without them.
  */
-export function encodeParquet(
-  batches: AsyncIterable<ExportRow[]> | Iterable<ExportRow[]>,
-  options: EncodeOptions,
-): ReadableStream<Uint8Array> {
-  const batchRows = Math.max(1, options.batchRows ?? DEFAULT_BATCH_ROWS);
-  const batchBytes = Math.max(1, options.batchBytes ?? DEFAULT_BATCH_BYTES);
+export function encodeParquet(pages: AsyncIterable<ColumnPage> | Iterable<ColumnPage>, options: EncodeOptions): ReadableStream<Uint8Array> {
   const stallMs = options.stallMs ?? DEFAULT_STALL_MS;
-  let source: AsyncIterator<ExportRow[]> | Iterator<ExportRow[]> | undefined;
-  let pendingRows: ExportRow[] = []; // the source batch being converted, from `converted` on
-  let converted = 0;
+  let source: AsyncIterator<ColumnPage> | Iterator<ColumnPage> | undefined;
   let pendingBatches: WasmRecordBatch[] = []; // converted, not yet taken by the writer
   let sentBatch = false;
   let output: ReadableStreamDefaultReader<Uint8Array> | undefined;
@@ -144,8 +117,6 @@ export function encodeParquet(
     disarm();
     for (const batch of pendingBatches) batch.free();
     pendingBatches = [];
-    pendingRows = [];
-    converted = 0;
     await source?.return?.();
   };
 
@@ -155,25 +126,19 @@ export function encodeParquet(
         disarm();
         try {
           while (pendingBatches.length === 0) {
-            if (converted >= pendingRows.length) {
-              const next = finished ? { done: true as const, value: undefined } : await source!.next();
-              if (next.done) {
-                // The writer takes its schema from the first batch: an empty export still sends one.
-                if (!sentBatch && !finished) pendingBatches = toWasmBatches([], options);
-                sentBatch = true;
-                if (pendingBatches.length === 0) {
-                  controller.close();
-                  return;
-                }
-                break;
+            const next = finished ? { done: true as const, value: undefined } : await source!.next();
+            if (next.done) {
+              // The writer takes its schema from the first batch: an empty export still sends one.
+              if (!sentBatch && !finished) pendingBatches = toWasmBatches(emptyPage(options.fields), options);
+              sentBatch = true;
+              if (pendingBatches.length === 0) {
+                controller.close();
+                return;
               }
-              pendingRows = next.value;
-              converted = 0;
-              continue;
+              break;
             }
-            const end = nextBatchEnd(pendingRows, converted, options.fields, batchRows, batchBytes);
-            pendingBatches = toWasmBatches(pendingRows.slice(converted, end), options);
-            converted = end;
+            if (next.value.rows === 0) continue;
+            pendingBatches = toWasmBatches(next.value, options);
             sentBatch = true;
           }
           controller.enqueue(pendingBatches.shift()!);
@@ -191,14 +156,15 @@ export function encodeParquet(
 
   async function open(): Promise<ReadableStreamDefaultReader<Uint8Array>> {
     initParquet();
-    source = Symbol.asyncIterator in batches ? batches[Symbol.asyncIterator]() : batches[Symbol.iterator]();
-    const properties = new WriterPropertiesBuilder()
+    source = Symbol.asyncIterator in pages ? pages[Symbol.asyncIterator]() : pages[Symbol.iterator]();
+    let builder = new WriterPropertiesBuilder()
       .setCompression(CODECS[options.compression])
       .setCreatedBy("agent-platform")
       .setKeyValueMetadata(new Map([["agent_platform.format_version", options.version]]))
       .setMaxRowGroupSize(Math.max(1, options.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS))
-      .setMaxRowGroupBytes(Math.max(1, options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES))
-      .build();
+      .setMaxRowGroupBytes(Math.max(1, options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES));
+    for (const field of WITHOUT_DICTIONARY) if (options.fields.includes(field)) builder = builder.setColumnDictionaryEnabled(field, false);
+    const properties = builder.build();
     const stream: ReadableStream<Uint8Array> = await transformParquetStream(input, properties);
     return stream.getReader();
   }

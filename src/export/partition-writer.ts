@@ -4,9 +4,9 @@ import { bulkExportRuns, bulkExports, type BulkExportRunRow } from "../db/schema
 import { log } from "../observability/log.ts";
 import { parseFilter } from "../tracing/filter/check.ts";
 import { compileFilter } from "../tracing/filter/compile.ts";
-import type { ExportRowFields } from "../tracing/run-store.ts";
+import type { ExportPage } from "../tracing/run-store.ts";
 import { traceShardName } from "../tracing/trace-shard-do.ts";
-import { EXPORT_FIELDS, type ExportRow, type FormatVersion } from "./columns.ts";
+import { type ColumnPage, EXPORT_FIELDS, type FormatVersion } from "./columns.ts";
 import { destinationTarget } from "./destinations.ts";
 import { FINISHED } from "./exports.ts";
 import { finishExportIfDone } from "./manifest.ts";
@@ -26,9 +26,9 @@ export type ExportRunMessage = { kind: typeof EXPORT_RUN_MESSAGE; runId: string 
 export interface WriterLimits {
   /** Rows per Parquet file. */
   rowsPerFile: number;
-  /** Rows read from the shard per RPC. */
+  /** Rows read from the shard per RPC; a page is one Arrow record batch. */
   pageRows: number;
-  /** A shard page stops early at this much text, so large inputs/outputs keep RPCs and memory bounded. */
+  /** A shard page stops early at this much text, so large inputs/outputs keep RPCs and memory bounded (and, JSON-escaped, under SQLite's value limit). */
   pageBytes: number;
   /** After this much wall time a message stops at the next file boundary and continues in a new message. */
   budgetMs: number;
@@ -36,7 +36,7 @@ export interface WriterLimits {
   maxRetries: number;
 }
 
-const DEFAULT_LIMITS: WriterLimits = { rowsPerFile: 100_000, pageRows: 2_000, pageBytes: 8 * 1024 * 1024, budgetMs: 20_000, maxRetries: 5 };
+const DEFAULT_LIMITS: WriterLimits = { rowsPerFile: 100_000, pageRows: 10_000, pageBytes: 4 * 1024 * 1024, budgetMs: 20_000, maxRetries: 5 };
 
 type WriterEnv = Pick<Env, "DB" | "TRACE_SHARD" | "QUEUE" | "EXPORT_ENCRYPTION_KEY" | "EXPORT_DEFAULT_ACCESS_KEY_ID" | "EXPORT_DEFAULT_SECRET_ACCESS_KEY" | "EXPORT_DEFAULT_SESSION_TOKEN"> &
   Partial<Pick<Env, "EXPORT_ROWS_PER_FILE" | "EXPORT_MAX_RETRIES">>;
@@ -102,12 +102,11 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
       await settleRun(db, run, current?.status === "TimedOut" ? "TimedOut" : "Cancelled");
       return "done";
     }
-    const page = async (after: BulkExportRunRow["cursor"], limit: number) => {
-      const result = await shard.exportPage({ start: run!.startTime, end: run!.endTime, filter, after: after ?? undefined, limit, maxBytes: limits.pageBytes, fields });
-      return { rows: result.rows, more: result.more };
-    };
+    const version = exported.formatVersion as FormatVersion;
+    const page = (after: BulkExportRunRow["cursor"], limit: number): Promise<ExportPage> =>
+      shard.exportPage({ start: run!.startTime, end: run!.endTime, filter, after: after ?? undefined, limit, maxBytes: limits.pageBytes, fields, listsAsArrays: version !== "v1" });
     const first = await page(run.cursor, Math.min(limits.pageRows, limits.rowsPerFile));
-    if (!first.rows.length) {
+    if (!first.rows) {
       await settleRun(db, run, "Completed");
       await finishExportIfDone(db, env, exported.id, fetcher);
       return "done";
@@ -117,19 +116,16 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
     let rows = 0;
     let last: BulkExportRunRow["cursor"] = run.cursor;
     let exhausted = false;
-    const tenant = run.workspaceId;
-    const withTenant = (batch: ExportRowFields[]) => {
-      rows += batch.length;
-      const tail = batch[batch.length - 1];
-      last = { start_time: tail.start_time, id: tail.id };
-      // The rows are this message's own copies (RPC cloned them): fill in place, no per-row copy.
-      for (const row of batch) row.tenant_id = tenant;
-      return batch as unknown as ExportRow[];
+    const tenant = { constant: run.workspaceId };
+    const withTenant = (batch: ExportPage): ColumnPage => {
+      rows += batch.rows;
+      last = batch.last;
+      return { rows: batch.rows, columns: { ...batch.columns, tenant_id: tenant } };
     };
-    async function* pages(): AsyncGenerator<ExportRow[]> {
+    async function* pages(): AsyncGenerator<ColumnPage> {
       let batch = first;
       for (;;) {
-        const current = withTenant(batch.rows);
+        const current = withTenant(batch);
         if (!batch.more) {
           exhausted = true;
           yield current;
@@ -144,13 +140,13 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
         next.catch(() => {}); // awaited below; an early failure must not be unhandled meanwhile
         yield current;
         batch = await next;
-        if (!batch.rows.length) return void (exhausted = true);
+        if (!batch.rows) return void (exhausted = true);
       }
     }
 
     const index = run.files.length;
     const key: string = `${run.prefix}/${partFileName(run.id, index)}`;
-    const stream = encodeParquet(pages(), { fields, version: exported.formatVersion as FormatVersion, compression: exported.compression as ParquetCompression });
+    const stream = encodeParquet(pages(), { fields, version, compression: exported.compression as ParquetCompression });
     const { bytes } = await uploadStream(store, key, stream, { contentType: "application/vnd.apache.parquet" });
 
     // The encoder's memory is most of what an export holds: logged per file so it can be watched.

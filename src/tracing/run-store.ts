@@ -57,56 +57,101 @@ export type ExportQuery = {
   start: string;
   end: string;
   filter?: CompiledFilter;
-  after?: { start_time: string; id: string };
+  after?: ExportCursor;
   limit: number;
-  /** A page stops early once its text reaches this many characters (RPC and memory stay bounded). */
+  /** A page stops early once its text columns reach this many bytes (RPC and memory stay bounded). */
   maxBytes: number;
-  /** Export column names (see export/columns.ts); columns the shard does not hold come back absent. */
+  /** Export column names (see export/columns.ts); columns the shard does not hold are left out. */
   fields: readonly string[];
+  /** Hand tags and parent_run_ids over as arrays (`values`) rather than their JSON text. */
+  listsAsArrays?: boolean;
 };
 
-/** A page of export rows, and whether more rows follow it. */
-export type ExportPage = { rows: ExportRowFields[]; more: boolean };
-
-/** An export row as the shard has it: every field optional except the cursor columns. */
-export type ExportRowFields = { id: string; start_time: string } & Record<string, string | number | boolean | null>;
+export type ExportCursor = { start_time: string; id: string };
 
 /**
- * Export columns the shard can produce, as SQL over `runs`. `first_token_time` is the time of the
- * first `new_token` event (streamed LLM runs); costs, feedback and tiers are not tracked yet (null).
+ * One column of an export page, aggregated by SQLite so no per-row object crosses the RPC:
+ * - `strings`: a JSON array of each row's text (null for a null), and `lengths`, a JSON array of each
+ *   row's UTF-8 byte length (null for a null);
+ * - `values`: a JSON array of one value per row: numbers (costs exact, as `%!.17g`), booleans as 0/1,
+ *   times as epoch milliseconds, lists as arrays, or null.
+ * (JSON, not group_concat: Durable Object SQLite grows a group_concat in steps that make it quadratic.)
  */
-const EXPORT_COLUMN_SQL: Record<string, string> = {
-  id: "runs.id",
-  session_id: "runs.session_id",
-  trace_id: "runs.trace_id",
-  parent_run_id: "runs.parent_run_id",
-  dotted_order: "runs.dotted_order",
-  is_root: "runs.is_root",
-  name: "runs.name",
-  run_type: "runs.run_type",
-  status: "runs.status",
-  start_time: "runs.start_time",
-  end_time: "runs.end_time",
+export type ExportColumn = { strings: string; lengths: string } | { values: string };
+
+/** A page of export rows in (start_time, id) order, column by column, and whether more rows follow. */
+export type ExportPage = { rows: number; more: boolean; last: ExportCursor | null; columns: Record<string, ExportColumn> };
+
+type ExportShape = "text" | "integer" | "real" | "time" | "list";
+
+/**
+ * Export columns the shard can produce, as SQL over `runs` and the shape they are handed over in;
+ * `sized` marks the columns of unbounded size, which a page's byte limit counts.
+ * `first_token_time` is the time of the first `new_token` event (streamed LLM runs), kept as the
+ * client's text; feedback and tiers are not tracked yet (null).
+ */
+const EXPORT_COLUMNS: Record<string, { sql: string; shape: ExportShape; sized?: true }> = {
+  id: { sql: "runs.id", shape: "text" },
+  session_id: { sql: "runs.session_id", shape: "text" },
+  trace_id: { sql: "runs.trace_id", shape: "text" },
+  parent_run_id: { sql: "runs.parent_run_id", shape: "text" },
+  dotted_order: { sql: "runs.dotted_order", shape: "text", sized: true },
+  is_root: { sql: "runs.is_root", shape: "integer" },
+  name: { sql: "runs.name", shape: "text", sized: true },
+  run_type: { sql: "runs.run_type", shape: "text" },
+  status: { sql: "runs.status", shape: "text" },
+  start_time: { sql: "runs.start_time", shape: "time" },
+  end_time: { sql: "runs.end_time", shape: "time" },
   // Only ISO text: event times come from clients, and one odd value must not fail a whole export.
-  first_token_time:
-    "(SELECT json_extract(event.value, '$.time') FROM json_each(runs.events) AS event WHERE json_extract(event.value, '$.name') = 'new_token' AND json_type(event.value, '$.time') = 'text' AND json_extract(event.value, '$.time') GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*' LIMIT 1)",
-  inputs: "runs.inputs",
-  outputs: "runs.outputs",
-  error: "runs.error",
-  extra: "runs.extra",
-  events: "runs.events",
-  tags: "runs.tags",
-  parent_run_ids: "runs.parent_run_ids",
-  reference_example_id: "runs.reference_example_id",
-  prompt_tokens: "runs.prompt_tokens",
-  completion_tokens: "runs.completion_tokens",
-  total_tokens: "runs.total_tokens",
-  prompt_cost: "runs.prompt_cost",
-  completion_cost: "runs.completion_cost",
-  total_cost: "runs.total_cost",
-  feedback_stats: "NULL",
-  trace_tier: "NULL",
+  first_token_time: {
+    sql: "(SELECT json_extract(event.value, '$.time') FROM json_each(runs.events) AS event WHERE json_extract(event.value, '$.name') = 'new_token' AND json_type(event.value, '$.time') = 'text' AND json_extract(event.value, '$.time') GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*' LIMIT 1)",
+    shape: "text",
+  },
+  inputs: { sql: "runs.inputs", shape: "text", sized: true },
+  outputs: { sql: "runs.outputs", shape: "text", sized: true },
+  error: { sql: "runs.error", shape: "text", sized: true },
+  extra: { sql: "runs.extra", shape: "text", sized: true },
+  events: { sql: "runs.events", shape: "text", sized: true },
+  tags: { sql: "runs.tags", shape: "list", sized: true },
+  parent_run_ids: { sql: "runs.parent_run_ids", shape: "list", sized: true },
+  reference_example_id: { sql: "runs.reference_example_id", shape: "text" },
+  prompt_tokens: { sql: "runs.prompt_tokens", shape: "integer" },
+  completion_tokens: { sql: "runs.completion_tokens", shape: "integer" },
+  total_tokens: { sql: "runs.total_tokens", shape: "integer" },
+  prompt_cost: { sql: "runs.prompt_cost", shape: "real" },
+  completion_cost: { sql: "runs.completion_cost", shape: "real" },
+  total_cost: { sql: "runs.total_cost", shape: "real" },
+  feedback_stats: { sql: "NULL", shape: "text" },
+  trace_tier: { sql: "NULL", shape: "text" },
 };
+
+/** A column's value on one row, in the form its aggregate collects (times become epoch milliseconds). */
+function exportValue(c: string, shape: ExportShape): string {
+  // Stored times are toISOString() text, whole milliseconds.
+  return shape === "time" ? `CAST(round(unixepoch(${c}, 'subsec') * 1000) AS INTEGER)` : c;
+}
+
+/** The aggregates that hand column `c` of a page over in its shape: `[values]`, or `[strings, lengths]`. */
+function exportAggregates(c: string, shape: ExportShape, listsAsArrays: boolean): [string] | [string, string] {
+  switch (shape) {
+    case "integer":
+    case "time":
+      return [`json_group_array(${exportValue(c, shape)})`];
+    // JSON renders reals with 15 digits; %!.17g round-trips every double.
+    case "real":
+      return [`json_group_array(CASE WHEN ${c} IS NULL THEN NULL ELSE json(printf('%!.17g', ${c})) END)`];
+    case "list":
+      return listsAsArrays ? [`json_group_array(json(${c}))`] : exportAggregates(c, "text", false);
+    case "text":
+      return [`json_group_array(${c})`, `json_group_array(octet_length(${c}))`];
+  }
+}
+
+/**
+ * How SQLite refuses a value over its length limit (about 10 MB in Durable Objects): TOOBIG, or
+ * NOMEM when a JSON aggregate cannot grow its buffer past it.
+ */
+const TOO_BIG = /SQLITE_TOOBIG|SQLITE_NOMEM|too big|out of memory/i;
 
 export type RunQuery = {
   filters?: CompiledFilter[];
@@ -132,6 +177,16 @@ const ATTACHMENT_CHUNK_BYTES = 1024 * 1024;
 
 /** Keys the SDKs and LangGraph use for conversation threads (reference §1.1 `thread_id`). */
 const THREAD_KEYS = ["thread_id", "session_id", "conversation_id"];
+
+/** One row's value of an export column (see exportValue) as a one-row ExportColumn. */
+function singleValue(value: SqlValue, shape: ExportShape, listsAsArrays: boolean): ExportColumn {
+  if (shape === "text" || (shape === "list" && !listsAsArrays)) {
+    const text = value === null ? null : String(value);
+    return { strings: JSON.stringify([text]), lengths: JSON.stringify([text === null ? null : new TextEncoder().encode(text).byteLength]) };
+  }
+  // Lists are stored JSON text; reals print exactly from JavaScript.
+  return { values: shape === "list" ? `[${value === null ? "null" : String(value)}]` : JSON.stringify([value]) };
+}
 
 export class RunStore {
   constructor(
@@ -267,19 +322,14 @@ export class RunStore {
   }
 
   /**
-   * A page of rows for bulk export, in (start_time, id) order from `after`: only the requested
-   * columns, JSON fields as the stored text (no parse/re-stringify), runs that started in
-   * [start, end) and match `filter`.
+   * A page of rows for bulk export, in (start_time, id) order from `after`: runs that started in
+   * [start, end) and match `filter`, only the requested columns, each aggregated into one value
+   * (see ExportColumn) so a page costs SQLite's time, not a JavaScript object per row.
    */
-  exportRows(query: ExportQuery): ExportPage {
-    const wanted = new Set(query.fields);
-    const columns = ["runs.id AS id", "runs.start_time AS start_time"];
-    for (const field of wanted) {
-      const column = EXPORT_COLUMN_SQL[field];
-      if (column && field !== "id" && field !== "start_time") columns.push(`${column} AS ${field}`);
-    }
+  exportPage(query: ExportQuery): ExportPage {
+    const fields = query.fields.filter((field) => Object.hasOwn(EXPORT_COLUMNS, field));
     const where = ["runs.start_time >= ?", "runs.start_time < ?"];
-    const params: (string | number | null)[] = [query.start, query.end];
+    const params: SqlValue[] = [query.start, query.end];
     if (query.filter) {
       where.push(`(${query.filter.sql})`);
       params.push(...query.filter.params);
@@ -288,22 +338,61 @@ export class RunStore {
       where.push("(runs.start_time, runs.id) > (?, ?)");
       params.push(query.after.start_time, query.after.id);
     }
-    // One row past the page says whether more follow.
-    const sql = `SELECT ${columns.join(", ")} FROM runs WHERE ${where.join(" AND ")} ORDER BY runs.start_time, runs.id LIMIT ?`;
-    const rows: ExportRowFields[] = [];
-    let bytes = 0;
-    let more = false;
-    for (const row of this.sql.iterate<Record<string, string | number | null>>(sql, ...params, query.limit + 1)) {
-      // Full by count, or by size once it holds a row (a page always makes progress).
-      if (rows.length >= query.limit || (rows.length > 0 && bytes >= query.maxBytes)) {
-        more = true;
-        break;
-      }
-      for (const value of Object.values(row)) if (typeof value === "string") bytes += value.length;
-      if (wanted.has("is_root")) (row as Record<string, unknown>).is_root = row.is_root === 1;
-      rows.push(row as unknown as ExportRowFields);
+    const matching = `FROM runs WHERE ${where.join(" AND ")} ORDER BY runs.start_time, runs.id`;
+
+    // Where the page ends: at `limit` rows, or at the row whose text reaches `maxBytes` (a page always
+    // holds one row). Only the columns of unbounded size are measured; octet_length reads no content.
+    const sized = fields.filter((field) => EXPORT_COLUMNS[field].sized);
+    const size = sized.length ? sized.map((field) => `coalesce(octet_length(${EXPORT_COLUMNS[field].sql}), 0)`).join(" + ") : "0";
+    const [head] = this.sql.all<{ rows: number; bytes: number }>(
+      `SELECT count(*) AS rows, total(size) AS bytes FROM (SELECT ${size} AS size ${matching} LIMIT ?)`,
+      ...params,
+      query.limit + 1,
+    );
+    if (head.rows === 0) return { rows: 0, more: false, last: null, columns: {} };
+    let rows = Math.min(head.rows, query.limit);
+    if (head.bytes > query.maxBytes) {
+      // Rarely: large runs. The page ends at the first row whose preceding rows reach maxBytes.
+      const [cut] = this.sql.all<{ rows: number }>(
+        `SELECT count(*) AS rows FROM (SELECT sum(size) OVER (ORDER BY start_time, id ROWS UNBOUNDED PRECEDING) - size AS before
+          FROM (SELECT runs.start_time, runs.id, ${size} AS size ${matching} LIMIT ?)) WHERE before < ?`,
+        ...params,
+        rows,
+        query.maxBytes,
+      );
+      rows = Math.max(1, cut.rows);
     }
-    return { rows, more };
+
+    const listsAsArrays = query.listsAsArrays ?? false;
+    const shapes = fields.map((field) => EXPORT_COLUMNS[field].shape);
+    const selected = fields.map((field, i) => `${EXPORT_COLUMNS[field].sql} AS c${i}`);
+    const aggregates = shapes.map((shape, i) => exportAggregates(`c${i}`, shape, listsAsArrays));
+    for (;;) {
+      const last = this.sql.all<ExportCursor>(`SELECT runs.start_time, runs.id ${matching} LIMIT 1 OFFSET ?`, ...params, rows - 1)[0];
+      const page = (columns: Record<string, ExportColumn>): ExportPage => ({ rows, more: head.rows > rows, last: { start_time: last.start_time, id: last.id }, columns });
+      if (rows === 1) {
+        // One row is read as it is: a single value may exceed what an aggregate can hold.
+        const [one] = this.sql.all(`SELECT ${shapes.map((shape, i) => `${exportValue(`c${i}`, shape)} AS v${i}`).join(", ")} FROM (SELECT ${selected.join(", ")} ${matching} LIMIT 1)`, ...params);
+        return page(Object.fromEntries(fields.map((field, i) => [field, singleValue(one[`v${i}`], shapes[i], listsAsArrays)])));
+      }
+      try {
+        // SQLite aggregates a subquery's rows in the order it yields them: the page's (start_time, id) order.
+        const [row] = this.sql.all(
+          `SELECT ${aggregates.flatMap((parts, i) => parts.map((part, j) => `${part} AS a${i}_${j}`)).join(", ")}
+          FROM (SELECT ${selected.join(", ")} ${matching} LIMIT ?)`,
+          ...params,
+          rows,
+        );
+        return page(Object.fromEntries(fields.map((field, i) => {
+          const first = String(row[`a${i}_0`]);
+          return [field, aggregates[i].length === 2 ? { strings: first, lengths: String(row[`a${i}_1`]) } : { values: first }];
+        })));
+      } catch (error) {
+        // A column of this page is too big for one value once JSON-escaped: try half the rows.
+        if (!TOO_BIG.test(String(error))) throw error;
+        rows = Math.ceil(rows / 2);
+      }
+    }
   }
 
   /** A condition selecting runs whose trace's root matches `filter` (`trace_filter`). */

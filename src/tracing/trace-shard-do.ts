@@ -32,9 +32,9 @@ export class TraceShardDO extends DurableObject<Env> {
     return run && JSON.stringify({ ...run, attachments: this.#runs.attachmentsOf(id) });
   }
 
-  /** One page of export rows (plain scalars, so RPC carries them as they are). */
+  /** One page of export rows, column by column (a few strings and byte arrays cross the RPC). */
   exportPage(query: ExportQuery): ExportPage {
-    return this.#runs.exportRows(query);
+    return this.#runs.exportPage(query);
   }
 
   /** One page of runs as a JSON array of `StoredRun`. */

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { EXPORT_FIELDS, type ExportRow, type FormatVersion } from "../../src/export/columns.ts";
 import { encodeParquet, type ParquetCompression } from "../../src/export/parquet.ts";
-import { CHILD, exportRow, ROOT } from "../fixtures/export-rows.ts";
+import { CHILD, exportRow, pageOf, ROOT } from "../fixtures/export-rows.ts";
 
 // Node cannot import a .wasm module the way wrangler bundles it (Node instantiates .wasm imports itself),
 // so hand parquet.ts the bytes of the same file instead; its lazy initSync compiles them on first use.
@@ -35,7 +35,8 @@ let db: DuckDBConnection;
 
 async function file(version: FormatVersion, compression: ParquetCompression): Promise<string> {
   const path = join(dir, `${version}-${compression}.parquet`);
-  const stream = encodeParquet([ROWS.slice(0, 2), ROWS.slice(2)], { fields: EXPORT_FIELDS, version, compression });
+  const pages = [ROWS.slice(0, 2), ROWS.slice(2)].map((rows) => pageOf(rows, version !== "v1"));
+  const stream = encodeParquet(pages, { fields: EXPORT_FIELDS, version, compression });
   await writeFile(path, new Uint8Array(await new Response(stream).arrayBuffer()));
   return path;
 }

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { parseFilter } from "../../src/tracing/filter/check.ts";
 import { compileFilter } from "../../src/tracing/filter/compile.ts";
 import { dottedOrderProblem, parseModelPrices, RunPatchSchema, RunPostSchema, usageOf } from "../../src/tracing/run-input.ts";
-import { RunStore } from "../../src/tracing/run-store.ts";
+import { type ExportPage, RunStore } from "../../src/tracing/run-store.ts";
 import { nodeSql } from "./node-sqlite.ts";
 
 const SESSION = "00000000-0000-4000-8000-000000000001";
@@ -28,6 +28,23 @@ function post(fields: { name: string; start: string; parent?: { id: string; dott
     trace_id: parent?.trace_id ?? id,
     parent_run_id: parent?.id,
   });
+}
+
+/** A column page back as rows, to compare. */
+function rowsOf(page: ExportPage): Record<string, unknown>[] {
+  const rows: Record<string, unknown>[] = Array.from({ length: page.rows }, () => ({}));
+  for (const [field, column] of Object.entries(page.columns)) {
+    if ("values" in column) {
+      (JSON.parse(column.values) as unknown[]).forEach((value, i) => (rows[i][field] = value));
+      continue;
+    }
+    const lengths = JSON.parse(column.lengths) as (number | null)[];
+    (JSON.parse(column.strings) as (string | null)[]).forEach((text, i) => {
+      expect(lengths[i]).toBe(text === null ? null : new TextEncoder().encode(text).byteLength);
+      rows[i][field] = text;
+    });
+  }
+  return rows;
 }
 
 describe("run input validation", () => {
@@ -101,15 +118,35 @@ describe("RunStore", () => {
     );
     store.ingest(runs, [], SESSION);
     const query = { start: "2026-11-20T00:00:00.000Z", end: "2026-11-21T00:00:00.000Z", fields: ["id", "inputs", "first_token_time"] };
-    const all = store.exportRows({ ...query, limit: 10, maxBytes: 1e9 });
-    expect(all.rows.map((r) => r.first_token_time)).toEqual([null, "2026-11-20T10:00:01.500Z", "2026-11-20T10:00:02.500Z", "2026-11-20T10:00:03.500Z", "2026-11-20T10:00:04.500Z"]);
-    expect(all.more).toBe(false);
-    expect(store.exportRows({ ...query, limit: 3, maxBytes: 1e9 })).toMatchObject({ more: true });
-    expect(store.exportRows({ ...query, limit: 3, maxBytes: 1e9 }).rows).toHaveLength(3);
+    const all = store.exportPage({ ...query, limit: 10, maxBytes: 1e9 });
+    expect(rowsOf(all).map((r) => r.first_token_time)).toEqual([null, "2026-11-20T10:00:01.500Z", "2026-11-20T10:00:02.500Z", "2026-11-20T10:00:03.500Z", "2026-11-20T10:00:04.500Z"]);
+    expect([all.rows, all.more, all.last]).toEqual([5, false, { start_time: "2026-11-20T10:00:04.000Z", id: runs[4].id }]);
+    const three = store.exportPage({ ...query, limit: 3, maxBytes: 1e9 });
+    expect([three.rows, three.more, rowsOf(three).map((r) => r.id)]).toEqual([3, true, runs.slice(0, 3).map((r) => r.id)]);
+    const rest = store.exportPage({ ...query, limit: 3, maxBytes: 1e9, after: three.last! });
+    expect([rest.rows, rest.more, rowsOf(rest).map((r) => r.id)]).toEqual([2, false, runs.slice(3).map((r) => r.id)]);
     // About 1 KB per row: a 2.5 KB cap stops after three rows, and a page always holds at least one.
-    const bySize = store.exportRows({ ...query, limit: 10, maxBytes: 2500 });
-    expect([bySize.rows.length, bySize.more]).toEqual([3, true]);
-    expect(store.exportRows({ ...query, limit: 10, maxBytes: 1 }).rows).toHaveLength(1);
+    const bySize = store.exportPage({ ...query, limit: 10, maxBytes: 2500 });
+    expect([bySize.rows, bySize.more]).toEqual([3, true]);
+    expect(store.exportPage({ ...query, limit: 10, maxBytes: 1 }).rows).toBe(1);
+    expect(store.exportPage({ ...query, limit: 10, maxBytes: 1e9, after: all.last! })).toEqual({ rows: 0, more: false, last: null, columns: {} });
+  });
+
+  it("hands export columns over in row order with exact values: UTF-8 text, nulls, empty strings, times, costs, lists", () => {
+    const store = new RunStore(nodeSql());
+    // Posted out of order; the page follows (start_time, id).
+    const late = post({ name: "naïve ☃ 😀", start: "2026-11-20T10:00:02.250Z", error: "", tags: ["a", "b"], extra: { metadata: { k: "é" } } });
+    const early = post({ name: "plain", start: "2026-11-20T10:00:01.001Z", end_time: "2026-11-20T10:00:01.501Z", outputs: { usage_metadata: { input_tokens: 3, output_tokens: 4, total_tokens: 7, input_cost: 0.1, output_cost: 0.2, total_cost: 0.1 + 0.2 } } });
+    store.ingest([late, early], [], SESSION);
+    const fields = ["id", "name", "error", "is_root", "start_time", "end_time", "tags", "total_tokens", "total_cost", "feedback_stats", "tenant_id"];
+    const page = store.exportPage({ start: "2026-11-20T00:00:00.000Z", end: "2026-11-21T00:00:00.000Z", fields, limit: 10, maxBytes: 1e9 });
+    expect(Object.keys(page.columns)).toEqual(fields.filter((f) => f !== "tenant_id")); // the tenant is the writer's
+    expect(rowsOf(page)).toEqual([
+      { id: early.id, name: "plain", error: null, is_root: 1, start_time: Date.parse("2026-11-20T10:00:01.001Z"), end_time: Date.parse("2026-11-20T10:00:01.501Z"), tags: "[]", total_tokens: 7, total_cost: 0.1 + 0.2, feedback_stats: null },
+      { id: late.id, name: "naïve ☃ 😀", error: "", is_root: 1, start_time: Date.parse("2026-11-20T10:00:02.250Z"), end_time: null, tags: '["a","b"]', total_tokens: null, total_cost: null, feedback_stats: null },
+    ]);
+    const arrays = store.exportPage({ start: "2026-11-20T00:00:00.000Z", end: "2026-11-21T00:00:00.000Z", fields: ["tags"], limit: 10, maxBytes: 1e9, listsAsArrays: true });
+    expect(arrays.columns.tags).toEqual({ values: '[[],["a","b"]]' });
   });
 
   it("stores attachments in chunks and reads them back whole", () => {

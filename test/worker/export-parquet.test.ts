@@ -4,7 +4,7 @@ import { Compression, ParquetFile, readParquet } from "parquet-wasm/esm";
 import { describe, expect, it } from "vitest";
 import { columnTypes, epochNanos, EXPORT_FIELDS, type ExportRow, type FormatVersion, unknownExportFields } from "../../src/export/columns.ts";
 import { encodeParquet, type ParquetCompression } from "../../src/export/parquet.ts";
-import { CHILD, exportRow, ROOT } from "../fixtures/export-rows.ts";
+import { CHILD, exportRow, pageOf, ROOT } from "../fixtures/export-rows.ts";
 
 const ROWS: ExportRow[] = [
   exportRow({}),
@@ -41,8 +41,9 @@ function int64s(table: ArrowTable, name: string): (bigint | null)[] {
   return out;
 }
 
+/** Rows encoded as the writer does: one page per batch, lists as arrays for v2_beta. */
 async function encode(version: FormatVersion, compression: ParquetCompression = "zstandard", batches: ExportRow[][] = [ROWS], fields = EXPORT_FIELDS) {
-  return bytesOf(encodeParquet(batches, { fields, version, compression }));
+  return bytesOf(encodeParquet(batches.map((rows) => pageOf(rows, version !== "v1")), { fields, version, compression }));
 }
 
 describe("export columns", () => {
@@ -153,6 +154,22 @@ describe("encodeParquet in workerd", () => {
     expect([...table.getChild("tags")!.get(2)!]).toEqual(["x"]);
   });
 
+  it("takes the shard's times as epoch milliseconds, and a constant column for the tenant", async () => {
+    const page = pageOf(ROWS.slice(0, 2));
+    const ms = Date.UTC(2026, 10, 20, 10, 0, 0, 123);
+    page.columns.start_time = { values: JSON.stringify([ms, ms + 1]) };
+    page.columns.end_time = { values: JSON.stringify([null, ms + 2]) };
+    page.columns.tenant_id = { constant: "tenant-é" };
+    for (const [version, unit] of [["v1", 1_000_000n], ["v2_beta", 1_000n]] as const) {
+      const table = read(await bytesOf(encodeParquet([page], { fields: EXPORT_FIELDS, version, compression: "snappy" })));
+      expect(int64s(table, "start_time")).toEqual([BigInt(ms) * unit, BigInt(ms + 1) * unit]);
+      expect(int64s(table, "end_time")).toEqual([null, BigInt(ms + 2) * unit]);
+      expect(table.getChild("tenant_id")!.toArray()).toEqual(["tenant-é", "tenant-é"]);
+    }
+    page.columns.start_time = { values: "[1.5, 2]" };
+    await expect(bytesOf(encodeParquet([page], { fields: EXPORT_FIELDS, version: "v1", compression: "none" }))).rejects.toThrow(/start_time of row 0 is not a time: 1.5/);
+  });
+
   it("writes a valid file with the schema for zero rows", async () => {
     for (const batches of [[], [[], []]]) {
       for (const version of ["v1", "v2_beta"] as const) {
@@ -167,10 +184,10 @@ describe("encodeParquet in workerd", () => {
 
   it("keeps row order across many batches, record batches and row groups", async () => {
     const many = Array.from({ length: 250 }, (_, i) => exportRow({ id: `run-${i}`, total_tokens: i }));
-    async function* batches() {
-      for (let i = 0; i < many.length; i += 40) yield many.slice(i, i + 40);
+    async function* pages() {
+      for (let i = 0; i < many.length; i += 40) yield pageOf(many.slice(i, i + 40));
     }
-    const stream = encodeParquet(batches(), { fields: ["id", "total_tokens"], version: "v1", compression: "zstandard", batchRows: 16, rowGroupRows: 100 });
+    const stream = encodeParquet(pages(), { fields: ["id", "total_tokens"], version: "v1", compression: "zstandard", rowGroupRows: 100 });
     const bytes = await bytesOf(stream);
     const table = read(bytes);
     expect(table.numRows).toBe(250);
@@ -182,7 +199,8 @@ describe("encodeParquet in workerd", () => {
 
   it("streams bytes as row groups complete", async () => {
     const many = Array.from({ length: 3000 }, (_, i) => exportRow({ id: `run-${i}`, inputs: JSON.stringify({ i, text: "x".repeat(200) }) }));
-    const reader = encodeParquet([many], { fields: EXPORT_FIELDS, version: "v1", compression: "none", batchRows: 500, rowGroupRows: 500 }).getReader();
+    const pages = Array.from({ length: 6 }, (_, i) => pageOf(many.slice(i * 500, (i + 1) * 500)));
+    const reader = encodeParquet(pages, { fields: EXPORT_FIELDS, version: "v1", compression: "none", rowGroupRows: 500 }).getReader();
     let chunks = 0;
     for (let next = await reader.read(); !next.done; next = await reader.read()) chunks++;
     expect(chunks).toBeGreaterThan(3);
@@ -190,13 +208,18 @@ describe("encodeParquet in workerd", () => {
 
   it("errors the stream on a bad row instead of writing a file without it", async () => {
     const bad = [ROWS, [exportRow({ id: "bad-run", start_time: "yesterday" })]];
-    await expect(encode("v1", "zstandard", bad)).rejects.toThrow(/Run bad-run: start_time is not an ISO-8601 time/);
-    await expect(encode("v2_beta", "zstandard", [[exportRow({ id: "bad-tags", tags: "a,b" })]])).rejects.toThrow(/Run bad-tags: tags is not JSON/);
+    await expect(encode("v1", "zstandard", bad)).rejects.toThrow(/Export page from run bad-run: start_time of row 0 is not an ISO-8601 time: yesterday/);
+    const badTags = pageOf([exportRow(), exportRow({ id: "bad-tags", tags: "a,b" })]);
+    await expect(bytesOf(encodeParquet([badTags], { fields: EXPORT_FIELDS, version: "v2_beta", compression: "none" }))).rejects.toThrow(/tags of row 1 is not JSON: a,b/);
+    // A page whose text does not match its lengths is refused, not written shifted.
+    const short = pageOf([exportRow()]);
+    short.columns.name = { strings: '["agent"]', lengths: "[4]" };
+    await expect(bytesOf(encodeParquet([short], { fields: EXPORT_FIELDS, version: "v1", compression: "none" }))).rejects.toThrow(/name has 5 bytes of text where its lengths add up to 4/);
   });
 
   it("errors the stream when the row source fails, before or after the first batch", async () => {
     async function* failing(after: number) {
-      for (let i = 0; i < after; i++) yield ROWS;
+      for (let i = 0; i < after; i++) yield pageOf(ROWS);
       throw new Error("shard went away");
     }
     for (const after of [0, 2]) {
@@ -213,7 +236,7 @@ describe("encodeParquet in workerd", () => {
     function* endless() {
       for (;;) {
         pulled++;
-        yield ROWS;
+        yield pageOf(ROWS);
       }
     }
     const reader = encodeParquet(endless(), { fields: EXPORT_FIELDS, version: "v1", compression: "none", rowGroupRows: 3 }).getReader();

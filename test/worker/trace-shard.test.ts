@@ -33,4 +33,36 @@ describe("TraceShardDO", () => {
     expect((await runs({ limit: 10, is_root: true })).map((run) => run.thread_id)).toEqual(["t1"]);
     expect(await shard.get(crypto.randomUUID())).toBeNull();
   });
+
+  it("hands an export page over in fewer rows when a column would exceed SQLite's value limit, down to one row read as it is", async () => {
+    const shard = env.TRACE_SHARD.getByName(traceShardName("ws", SESSION, "2026-11-19T10:00:00Z"));
+    // Control characters take six bytes each in JSON: one 1 MiB error becomes a 6 MiB JSON string,
+    // so a page of two is over Durable Object SQLite's limit and one is read without an aggregate.
+    const error = "\u0001".repeat(1024 * 1024);
+    const posts = [0, 1, 2].map((i) => {
+      const id = crypto.randomUUID();
+      return RunPostSchema.parse({ id, trace_id: id, dotted_order: `20261119T10000${i}000000Z${id}`, name: `r${i}`, run_type: "tool", start_time: `2026-11-19T10:00:0${i}Z`, error, tags: ["t"], outputs: { usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3, total_cost: 0.1 + 0.2 } } });
+    });
+    for (const post of posts) await shard.ingest(SESSION, [post], []);
+    const query = { start: "2026-11-19T00:00:00.000Z", end: "2026-11-20T00:00:00.000Z", limit: 10, maxBytes: 8 * 2 ** 20, fields: ["id", "error", "start_time", "tags", "total_cost"], listsAsArrays: true };
+    const seen: string[] = [];
+    let after: { start_time: string; id: string } | undefined;
+    for (;;) {
+      const page = await shard.exportPage({ ...query, after });
+      if (!page.rows) break;
+      expect(page.rows).toBe(1);
+      const column = page.columns.error as { strings: string; lengths: string };
+      expect(JSON.parse(column.strings)).toEqual([error]);
+      expect(JSON.parse(column.lengths)).toEqual([error.length]);
+      expect(page.columns.start_time).toEqual({ values: JSON.stringify([Date.parse(`2026-11-19T10:00:0${seen.length}Z`)]) });
+      expect(page.columns.tags).toEqual({ values: '[["t"]]' });
+      expect(JSON.parse((page.columns.total_cost as { values: string }).values)).toEqual([0.1 + 0.2]);
+      seen.push(...(JSON.parse((page.columns.id as { strings: string }).strings) as string[]));
+      after = page.last ?? undefined;
+    }
+    expect(seen).toEqual(posts.map((post) => post.id));
+    // Small rows still come many to a page.
+    const small = await shard.exportPage({ ...query, fields: ["id", "start_time"] });
+    expect([small.rows, small.more]).toEqual([3, false]);
+  });
 });
