@@ -308,11 +308,17 @@ export class RunStore {
     if (query.run_type) add("runs.run_type = ?", query.run_type);
     if (query.is_root !== undefined) add("runs.is_root = ?", query.is_root ? 1 : 0);
     if (query.error !== undefined) add(query.error ? "runs.error IS NOT NULL" : "runs.error IS NULL");
-    // Stored times are `toISOString()` text; bounds must have the same form to compare as text.
-    if (query.start_time) add("runs.start_time >= ?", new Date(query.start_time).toISOString());
-    if (query.end_time) add("runs.start_time <= ?", new Date(query.end_time).toISOString());
-    for (const filter of query.filters ?? []) add(filter.sql, ...filter.params);
     const descending = query.order !== "asc";
+    // Stored times are `toISOString()` text; bounds must have the same form to compare as text.
+    let start = query.start_time ? new Date(query.start_time).toISOString() : undefined;
+    let end = query.end_time ? new Date(query.end_time).toISOString() : undefined;
+    // The cursor's time is the bound the index seeks to: SQLite seeks to the first plain bound and
+    // only filters by the row value, so a page deep into a day would otherwise rescan the day.
+    if (query.after && descending) end = end !== undefined && end < query.after.start_time ? end : query.after.start_time;
+    if (query.after && !descending) start = start !== undefined && start > query.after.start_time ? start : query.after.start_time;
+    if (start !== undefined) add("runs.start_time >= ?", start);
+    if (end !== undefined) add("runs.start_time <= ?", end);
+    for (const filter of query.filters ?? []) add(filter.sql, ...filter.params);
     if (query.after) {
       add(`(runs.start_time, runs.id) ${descending ? "<" : ">"} (?, ?)`, query.after.start_time, query.after.id);
     }
@@ -328,8 +334,11 @@ export class RunStore {
    */
   exportPage(query: ExportQuery): ExportPage {
     const fields = query.fields.filter((field) => Object.hasOwn(EXPORT_COLUMNS, field));
+    // The cursor's time is the lower bound the index seeks to (see query()): without it every page
+    // would scan the day from its start, and an export of a day would be quadratic in its runs.
+    const lower = query.after && query.after.start_time > query.start ? query.after.start_time : query.start;
     const where = ["runs.start_time >= ?", "runs.start_time < ?"];
-    const params: SqlValue[] = [query.start, query.end];
+    const params: SqlValue[] = [lower, query.end];
     if (query.filter) {
       where.push(`(${query.filter.sql})`);
       params.push(...query.filter.params);

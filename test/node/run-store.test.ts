@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { parseFilter } from "../../src/tracing/filter/check.ts";
 import { compileFilter } from "../../src/tracing/filter/compile.ts";
 import { dottedOrderProblem, parseModelPrices, RunPatchSchema, RunPostSchema, usageOf } from "../../src/tracing/run-input.ts";
-import { type ExportPage, RunStore } from "../../src/tracing/run-store.ts";
+import { type ExportPage, type RunQuery, RunStore } from "../../src/tracing/run-store.ts";
 import { nodeSql } from "./node-sqlite.ts";
 
 const SESSION = "00000000-0000-4000-8000-000000000001";
@@ -258,6 +258,40 @@ describe("RunStore", () => {
     const early = compileFilter(parseFilter('has(tags, "early")'));
     expect(store.query({ limit: 100, filters: [early], order: "asc" }).map((run) => run.name)).toEqual(["run-0", "run-1", "run-2"]);
     expect(store.query({ limit: 100, start_time: "2026-11-20T10:00:05Z" }).map((run) => run.name)).toEqual(["run-6", "run-5"]);
+  });
+
+  it("pages from the cursor within time bounds in both orders, ties broken by id", () => {
+    const store = new RunStore(nodeSql());
+    // Three runs share each second, so pages end in the middle of a tie.
+    const runs = Array.from({ length: 12 }, (_, i) => post({ name: `run-${i}`, start: `2026-11-20T10:00:0${Math.floor(i / 3)}.000Z` }));
+    store.ingest(runs, [], SESSION);
+    const sorted = [...runs].sort((a, b) => (a.start_time === b.start_time ? (a.id < b.id ? -1 : 1) : a.start_time < b.start_time ? -1 : 1)).map((run) => run.id);
+    const walk = (bounds: Pick<RunQuery, "order" | "start_time" | "end_time">) => {
+      const seen: string[] = [];
+      let after: { start_time: string; id: string } | undefined;
+      for (;;) {
+        const page = store.query({ ...bounds, limit: 2, after });
+        if (!page.length) return seen;
+        seen.push(...page.map((run) => run.id));
+        after = { start_time: page.at(-1)!.start_time, id: page.at(-1)!.id };
+      }
+    };
+    expect(walk({ order: "asc", start_time: "2026-11-20T10:00:01Z" })).toEqual(sorted.slice(3));
+    expect(walk({ order: "desc", end_time: "2026-11-20T10:00:02Z" })).toEqual(sorted.slice(0, 9).reverse());
+    expect(walk({ order: "asc", start_time: "2026-11-20T10:00:01Z", end_time: "2026-11-20T10:00:02Z" })).toEqual(sorted.slice(3, 9));
+    // A cursor from before the bounds does not widen them.
+    expect(store.query({ order: "asc", start_time: "2026-11-20T10:00:03Z", limit: 10, after: { start_time: "2026-11-20T10:00:00.000Z", id: sorted[0] } }).map((run) => run.id)).toEqual(sorted.slice(9));
+    expect(store.query({ order: "desc", end_time: "2026-11-20T10:00:00Z", limit: 10, after: { start_time: "2026-11-20T10:00:03.000Z", id: sorted[11] } }).map((run) => run.id)).toEqual(sorted.slice(0, 3).reverse());
+    // Export pages walk the same ties.
+    const exported: string[] = [];
+    let after: { start_time: string; id: string } | undefined;
+    for (;;) {
+      const page = store.exportPage({ start: "2026-11-20T10:00:01.000Z", end: "2026-11-20T10:00:03.000Z", fields: ["id"], limit: 2, maxBytes: 1e9, after });
+      if (!page.rows) break;
+      exported.push(...(JSON.parse((page.columns.id as { strings: string }).strings) as string[]));
+      after = page.last!;
+    }
+    expect(exported).toEqual(sorted.slice(3, 9));
   });
 
   it("applies trace_filter to the root and tree_filter to any run of the trace", () => {
