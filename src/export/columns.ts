@@ -98,8 +98,8 @@ export function exportSchema(fields: readonly string[], version: FormatVersion):
   return new Schema(kindsOf(fields).map(([name, kind]) => new Field(name, arrowType(kind, version), true)));
 }
 
-/** A column of a page as the writer holds it: as the shard handed it over, or one value for every row (the tenant). */
-export type PageColumn = ExportColumn | { constant: string };
+/** A column of a page as the writer holds it: as the shard handed it over, or one value on every row (the tenant, the project). */
+export type PageColumn = ExportColumn;
 
 /** The rows of one record batch, column by column. */
 export type ColumnPage = { rows: number; columns: Record<string, PageColumn> };
@@ -157,6 +157,7 @@ class ColumnError extends Error {}
 
 /** `values` of a column as an array of one entry per row. */
 function valuesOf(column: PageColumn, field: string, rows: number): unknown[] {
+  if ("constant" in column && column.constant === null) return new Array<null>(rows).fill(null);
   if (!("values" in column)) throw new ColumnError(`${field} came without values`);
   const values: unknown = JSON.parse(column.values);
   if (!Array.isArray(values) || values.length !== rows) throw new ColumnError(`${field} has ${Array.isArray(values) ? values.length : "no"} values for ${rows} rows`);
@@ -165,34 +166,38 @@ function valuesOf(column: PageColumn, field: string, rows: number): unknown[] {
 
 /** A text column's strings (null for null), one per row. */
 function stringsOf(column: PageColumn, field: string, rows: number): (string | null)[] {
-  if ("constant" in column) return new Array<string>(rows).fill(column.constant);
+  if ("constant" in column) return new Array<string | null>(rows).fill(column.constant);
   if (!("strings" in column)) throw new ColumnError(`${field} came without text`);
   const strings: unknown = JSON.parse(column.strings);
   if (!Array.isArray(strings) || strings.length !== rows) throw new ColumnError(`${field} has ${Array.isArray(strings) ? strings.length : "no"} strings for ${rows} rows`);
+  for (const text of strings) if (text !== null && typeof text !== "string") throw new ColumnError(`${field} holds a ${typeof text} where text belongs`);
   return strings as (string | null)[];
 }
 
 const encoder = new TextEncoder();
 
 /**
- * An Arrow UTF-8 column from a text column: the non-null strings joined and encoded in one call,
- * with offsets from the byte lengths SQLite measured (checked against what the encoding produced).
+ * An Arrow UTF-8 column from a text column. The strings are joined and encoded in one call; when
+ * that takes one byte per UTF-16 unit, every string is ASCII and its length is its byte length.
+ * Otherwise each string is encoded on its own to learn its length.
  */
 function stringColumn(column: PageColumn, field: string, rows: number): Data<Utf8> {
   const strings = stringsOf(column, field, rows);
-  const lengths: unknown =
-    "lengths" in column ? JSON.parse(column.lengths) : new Array<number>(rows).fill("constant" in column ? encoder.encode(column.constant).byteLength : 0);
-  if (!Array.isArray(lengths) || lengths.length !== rows) throw new ColumnError(`${field} has ${Array.isArray(lengths) ? lengths.length : "no"} lengths for ${rows} rows`);
   const validity = new Validity(rows);
-  const valueOffsets = new Int32Array(rows + 1);
-  let offset = 0;
-  for (let i = 0; i < rows; i++) {
-    if (strings[i] === null) validity.setNull(i);
-    else offset += lengths[i] as number;
-    valueOffsets[i + 1] = offset;
+  const present: string[] = [];
+  strings.forEach((text, i) => (text === null ? validity.setNull(i) : present.push(text)));
+  const joined = present.join("");
+  let data: Uint8Array = encoder.encode(joined);
+  let valueOffsets: Int32Array = new Int32Array(rows + 1);
+  if (data.byteLength === joined.length) {
+    let offset = 0;
+    for (let i = 0; i < rows; i++) valueOffsets[i + 1] = offset += strings[i]?.length ?? 0;
+  } else {
+    const column = new Utf8Column(rows, data.byteLength);
+    for (const text of strings) column.push(text ?? "");
+    data = column.data;
+    valueOffsets = column.offsets;
   }
-  const data = encoder.encode(strings.filter((text) => text !== null).join(""));
-  if (data.byteLength !== offset) throw new ColumnError(`${field} has ${data.byteLength} bytes of text where its lengths add up to ${offset}`);
   return makeData({ type: new Utf8(), length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, valueOffsets, data });
 }
 
@@ -308,7 +313,7 @@ function columnData(column: PageColumn, field: string, rows: number, kind: Kind,
 export function emptyPage(fields: readonly string[]): ColumnPage {
   const columns = kindsOf(fields).map(([name, kind]): [string, PageColumn] => [
     name,
-    kind === "bool" || kind === "int64" || kind === "double" ? { values: "[]" } : { strings: "[]", lengths: "[]" },
+    kind === "bool" || kind === "int64" || kind === "double" ? { values: "[]" } : { strings: "[]" },
   ]);
   return { rows: 0, columns: Object.fromEntries(columns) };
 }

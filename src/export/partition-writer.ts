@@ -103,8 +103,9 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
       return "done";
     }
     const version = exported.formatVersion as FormatVersion;
+    const shardFields = fields.filter((field) => field !== "tenant_id" && field !== "session_id");
     const page = (after: BulkExportRunRow["cursor"], limit: number): Promise<ExportPage> =>
-      shard.exportPage({ start: run!.startTime, end: run!.endTime, filter, after: after ?? undefined, limit, maxBytes: limits.pageBytes, fields, listsAsArrays: version !== "v1" });
+      shard.exportPage({ start: run!.startTime, end: run!.endTime, filter, after: after ?? undefined, limit, maxBytes: limits.pageBytes, fields: shardFields, listsAsArrays: version !== "v1" });
     const first = await page(run.cursor, Math.min(limits.pageRows, limits.rowsPerFile));
     if (!first.rows) {
       await settleRun(db, run, "Completed");
@@ -116,16 +117,17 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
     let rows = 0;
     let last: BulkExportRunRow["cursor"] = run.cursor;
     let exhausted = false;
-    const tenant = { constant: run.workspaceId };
-    const withTenant = (batch: ExportPage): ColumnPage => {
+    // The same on every row of a shard: the writer fills them in, the shard need not read them.
+    const constants = { tenant_id: { constant: run.workspaceId }, session_id: { constant: run.sessionId } };
+    const withConstants = (batch: ExportPage): ColumnPage => {
       rows += batch.rows;
       last = batch.last;
-      return { rows: batch.rows, columns: { ...batch.columns, tenant_id: tenant } };
+      return { rows: batch.rows, columns: { ...batch.columns, ...constants } };
     };
     async function* pages(): AsyncGenerator<ColumnPage> {
       let batch = first;
       for (;;) {
-        const current = withTenant(batch);
+        const current = withConstants(batch);
         if (!batch.more) {
           exhausted = true;
           yield current;

@@ -71,18 +71,18 @@ export type ExportCursor = { start_time: string; id: string };
 
 /**
  * One column of an export page, aggregated by SQLite so no per-row object crosses the RPC:
- * - `strings`: a JSON array of each row's text (null for a null), and `lengths`, a JSON array of each
- *   row's UTF-8 byte length (null for a null);
+ * - `strings`: a JSON array of each row's text (null for a null);
  * - `values`: a JSON array of one value per row: numbers (costs exact, as `%!.17g`), booleans as 0/1,
- *   times as epoch milliseconds, lists as arrays, or null.
+ *   times as epoch milliseconds, lists as arrays, or null;
+ * - `constant`: the same value on every row (columns the shard does not track are null).
  * (JSON, not group_concat: Durable Object SQLite grows a group_concat in steps that make it quadratic.)
  */
-export type ExportColumn = { strings: string; lengths: string } | { values: string };
+export type ExportColumn = { strings: string } | { values: string } | { constant: string | null };
 
 /** A page of export rows in (start_time, id) order, column by column, and whether more rows follow. */
 export type ExportPage = { rows: number; more: boolean; last: ExportCursor | null; columns: Record<string, ExportColumn> };
 
-type ExportShape = "text" | "integer" | "real" | "time" | "list";
+type ExportShape = "text" | "integer" | "real" | "time" | "list" | "null";
 
 /**
  * Export columns the shard can produce, as SQL over `runs` and the shape they are handed over in;
@@ -121,8 +121,8 @@ const EXPORT_COLUMNS: Record<string, { sql: string; shape: ExportShape; sized?: 
   prompt_cost: { sql: "runs.prompt_cost", shape: "real" },
   completion_cost: { sql: "runs.completion_cost", shape: "real" },
   total_cost: { sql: "runs.total_cost", shape: "real" },
-  feedback_stats: { sql: "NULL", shape: "text" },
-  trace_tier: { sql: "NULL", shape: "text" },
+  feedback_stats: { sql: "NULL", shape: "null" },
+  trace_tier: { sql: "NULL", shape: "null" },
 };
 
 /** A column's value on one row, in the form its aggregate collects (times become epoch milliseconds). */
@@ -131,19 +131,19 @@ function exportValue(c: string, shape: ExportShape): string {
   return shape === "time" ? `CAST(round(unixepoch(${c}, 'subsec') * 1000) AS INTEGER)` : c;
 }
 
-/** The aggregates that hand column `c` of a page over in its shape: `[values]`, or `[strings, lengths]`. */
-function exportAggregates(c: string, shape: ExportShape, listsAsArrays: boolean): [string] | [string, string] {
+/** The aggregate that hands column `c` of a page over in its shape. */
+function exportAggregate(c: string, shape: Exclude<ExportShape, "null">, listsAsArrays: boolean): string {
   switch (shape) {
     case "integer":
     case "time":
-      return [`json_group_array(${exportValue(c, shape)})`];
+      return `json_group_array(${exportValue(c, shape)})`;
     // JSON renders reals with 15 digits; %!.17g round-trips every double.
     case "real":
-      return [`json_group_array(CASE WHEN ${c} IS NULL THEN NULL ELSE json(printf('%!.17g', ${c})) END)`];
+      return `json_group_array(CASE WHEN ${c} IS NULL THEN NULL ELSE json(printf('%!.17g', ${c})) END)`;
     case "list":
-      return listsAsArrays ? [`json_group_array(json(${c}))`] : exportAggregates(c, "text", false);
+      return listsAsArrays ? `json_group_array(json(${c}))` : exportAggregate(c, "text", false);
     case "text":
-      return [`json_group_array(${c})`, `json_group_array(octet_length(${c}))`];
+      return `json_group_array(${c})`;
   }
 }
 
@@ -179,11 +179,8 @@ const ATTACHMENT_CHUNK_BYTES = 1024 * 1024;
 const THREAD_KEYS = ["thread_id", "session_id", "conversation_id"];
 
 /** One row's value of an export column (see exportValue) as a one-row ExportColumn. */
-function singleValue(value: SqlValue, shape: ExportShape, listsAsArrays: boolean): ExportColumn {
-  if (shape === "text" || (shape === "list" && !listsAsArrays)) {
-    const text = value === null ? null : String(value);
-    return { strings: JSON.stringify([text]), lengths: JSON.stringify([text === null ? null : new TextEncoder().encode(text).byteLength]) };
-  }
+function singleValue(value: SqlValue, shape: Exclude<ExportShape, "null">, listsAsArrays: boolean): ExportColumn {
+  if (shape === "text" || (shape === "list" && !listsAsArrays)) return { strings: JSON.stringify([value === null ? null : String(value)]) };
   // Lists are stored JSON text; reals print exactly from JavaScript.
   return { values: shape === "list" ? `[${value === null ? "null" : String(value)}]` : JSON.stringify([value]) };
 }
@@ -373,28 +370,31 @@ export class RunStore {
     }
 
     const listsAsArrays = query.listsAsArrays ?? false;
-    const shapes = fields.map((field) => EXPORT_COLUMNS[field].shape);
-    const selected = fields.map((field, i) => `${EXPORT_COLUMNS[field].sql} AS c${i}`);
-    const aggregates = shapes.map((shape, i) => exportAggregates(`c${i}`, shape, listsAsArrays));
+    // Columns the shard does not track need no SQL.
+    const constant: Record<string, ExportColumn> = Object.fromEntries(fields.filter((field) => EXPORT_COLUMNS[field].shape === "null").map((field) => [field, { constant: null }]));
+    const read = fields.filter((field) => !Object.hasOwn(constant, field));
+    const shapes = read.map((field) => EXPORT_COLUMNS[field].shape as Exclude<ExportShape, "null">);
+    const selected = read.map((field, i) => `${EXPORT_COLUMNS[field].sql} AS c${i}`);
     for (;;) {
       const last = this.sql.all<ExportCursor>(`SELECT runs.start_time, runs.id ${matching} LIMIT 1 OFFSET ?`, ...params, rows - 1)[0];
-      const page = (columns: Record<string, ExportColumn>): ExportPage => ({ rows, more: head.rows > rows, last: { start_time: last.start_time, id: last.id }, columns });
+      const page = (columns: Record<string, ExportColumn>): ExportPage => ({ rows, more: head.rows > rows, last: { start_time: last.start_time, id: last.id }, columns: { ...columns, ...constant } });
+      if (read.length === 0) return page({});
       if (rows === 1) {
         // One row is read as it is: a single value may exceed what an aggregate can hold.
         const [one] = this.sql.all(`SELECT ${shapes.map((shape, i) => `${exportValue(`c${i}`, shape)} AS v${i}`).join(", ")} FROM (SELECT ${selected.join(", ")} ${matching} LIMIT 1)`, ...params);
-        return page(Object.fromEntries(fields.map((field, i) => [field, singleValue(one[`v${i}`], shapes[i], listsAsArrays)])));
+        return page(Object.fromEntries(read.map((field, i) => [field, singleValue(one[`v${i}`], shapes[i], listsAsArrays)])));
       }
       try {
         // SQLite aggregates a subquery's rows in the order it yields them: the page's (start_time, id) order.
         const [row] = this.sql.all(
-          `SELECT ${aggregates.flatMap((parts, i) => parts.map((part, j) => `${part} AS a${i}_${j}`)).join(", ")}
+          `SELECT ${shapes.map((shape, i) => `${exportAggregate(`c${i}`, shape, listsAsArrays)} AS a${i}`).join(", ")}
           FROM (SELECT ${selected.join(", ")} ${matching} LIMIT ?)`,
           ...params,
           rows,
         );
-        return page(Object.fromEntries(fields.map((field, i) => {
-          const first = String(row[`a${i}_0`]);
-          return [field, aggregates[i].length === 2 ? { strings: first, lengths: String(row[`a${i}_1`]) } : { values: first }];
+        return page(Object.fromEntries(read.map((field, i) => {
+          const text = String(row[`a${i}`]);
+          return [field, shapes[i] === "text" || (shapes[i] === "list" && !listsAsArrays) ? { strings: text } : { values: text }];
         })));
       } catch (error) {
         // A column of this page is too big for one value once JSON-escaped: try half the rows.

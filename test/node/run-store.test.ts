@@ -38,11 +38,11 @@ function rowsOf(page: ExportPage): Record<string, unknown>[] {
       (JSON.parse(column.values) as unknown[]).forEach((value, i) => (rows[i][field] = value));
       continue;
     }
-    const lengths = JSON.parse(column.lengths) as (number | null)[];
-    (JSON.parse(column.strings) as (string | null)[]).forEach((text, i) => {
-      expect(lengths[i]).toBe(text === null ? null : new TextEncoder().encode(text).byteLength);
-      rows[i][field] = text;
-    });
+    if ("constant" in column) {
+      rows.forEach((row) => (row[field] = column.constant));
+      continue;
+    }
+    (JSON.parse(column.strings) as (string | null)[]).forEach((text, i) => (rows[i][field] = text));
   }
   return rows;
 }

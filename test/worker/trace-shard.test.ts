@@ -51,9 +51,8 @@ describe("TraceShardDO", () => {
       const page = await shard.exportPage({ ...query, after });
       if (!page.rows) break;
       expect(page.rows).toBe(1);
-      const column = page.columns.error as { strings: string; lengths: string };
+      const column = page.columns.error as { strings: string };
       expect(JSON.parse(column.strings)).toEqual([error]);
-      expect(JSON.parse(column.lengths)).toEqual([error.length]);
       expect(page.columns.start_time).toEqual({ values: JSON.stringify([Date.parse(`2026-11-19T10:00:0${seen.length}Z`)]) });
       expect(page.columns.tags).toEqual({ values: '[["t"]]' });
       expect(JSON.parse((page.columns.total_cost as { values: string }).values)).toEqual([0.1 + 0.2]);
