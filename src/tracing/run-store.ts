@@ -1,7 +1,7 @@
 import { type SqlStore, type SqlValue, toBytes } from "../thread/sql.ts";
 import type { CompiledFilter } from "./filter/compile.ts";
 import { ancestorIds, type ModelPrices, type RunPatch, type RunPost, type Usage, usageOf } from "./run-input.ts";
-import { ATTACHMENTS_TABLE, flattenForFilters, PENDING_PATCHES_TABLE, RUNS_INDEXES, RUNS_TABLE } from "./shard-schema.ts";
+import { ATTACHMENTS_TABLE, flattenForFilters, PENDING_PATCHES_TABLE, RUN_PAYLOAD_BYTES, RUN_TEXT_BYTES, RUNS_INDEXES, RUNS_TABLE } from "./shard-schema.ts";
 
 /**
  * The runs of one trace shard (workspace × project × UTC day): idempotent posts and patches in any
@@ -347,9 +347,10 @@ export class RunStore {
     const matching = `FROM runs WHERE ${where.join(" AND ")} ORDER BY runs.start_time, runs.id`;
 
     // Where the page ends: at `limit` rows, or at the row whose text reaches `maxBytes` (a page always
-    // holds one row). Only the columns of unbounded size are measured; octet_length reads no content.
-    const sized = fields.filter((field) => EXPORT_COLUMNS[field].sized);
-    const size = sized.length ? sized.map((field) => `coalesce(octet_length(${EXPORT_COLUMNS[field].sql}), 0)`).join(" + ") : "0";
+    // holds one row). The sizes are the expressions runs_by_start holds, so without a filter the
+    // index answers alone; they count every column of unbounded size, asked for or not.
+    const payload = fields.includes("inputs") || fields.includes("outputs");
+    const size = fields.some((field) => EXPORT_COLUMNS[field].sized) ? `(${RUN_TEXT_BYTES})${payload ? ` + (${RUN_PAYLOAD_BYTES})` : ""}` : "0";
     const [head] = this.sql.all<{ rows: number; bytes: number }>(
       `SELECT count(*) AS rows, total(size) AS bytes FROM (SELECT ${size} AS size ${matching} LIMIT ?)`,
       ...params,

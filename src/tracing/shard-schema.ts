@@ -39,12 +39,19 @@ export const RUNS_TABLE = `CREATE TABLE IF NOT EXISTS runs (
   outputs TEXT
 )`;
 
+/** UTF-8 bytes of a run's text columns of unbounded size, apart from inputs and outputs. */
+export const RUN_TEXT_BYTES = ["name", "dotted_order", "error", "extra", "events", "tags", "parent_run_ids"].map((c) => `coalesce(octet_length(${c}), 0)`).join(" + ");
+/** UTF-8 bytes of a run's inputs and outputs. */
+export const RUN_PAYLOAD_BYTES = ["inputs", "outputs"].map((c) => `coalesce(octet_length(${c}), 0)`).join(" + ");
+
 /**
  * Pages walk (start_time, id) in either direction; traces are read by (trace_id, dotted_order).
- * Every index costs each ingested run a B-tree insert, so there are no others.
+ * The page index also holds each run's text sizes, so an export page finds where its byte limit
+ * falls from the index alone. Every index costs each ingested run a B-tree insert, so there are no
+ * others.
  */
 export const RUNS_INDEXES = [
-  "CREATE INDEX IF NOT EXISTS runs_by_start ON runs (start_time, id)",
+  `CREATE INDEX IF NOT EXISTS runs_by_start ON runs (start_time, id, ${RUN_TEXT_BYTES}, ${RUN_PAYLOAD_BYTES})`,
   "CREATE INDEX IF NOT EXISTS runs_by_trace ON runs (trace_id, dotted_order)",
 ];
 

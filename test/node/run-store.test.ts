@@ -132,6 +132,25 @@ describe("RunStore", () => {
     expect(store.exportPage({ ...query, limit: 10, maxBytes: 1e9, after: all.last! })).toEqual({ rows: 0, more: false, last: null, columns: {} });
   });
 
+  it("reads a page's cursor and size from the start_time index alone, seeking to the cursor", () => {
+    const sql = nodeSql();
+    const seen: { query: string; params: unknown[] }[] = [];
+    const store = new RunStore({ ...sql, all: (query, ...params) => (seen.push({ query, params }), sql.all(query, ...params)) });
+    store.ingest([post({ name: "a", start: "2026-11-20T10:00:00.000Z", inputs: { x: 1 } }), post({ name: "b", start: "2026-11-20T10:00:01.000Z" })], [], SESSION);
+    const after = { start_time: "2026-11-20T10:00:00.000Z", id: "0" };
+    for (const fields of [["id", "extra"], ["id", "inputs", "outputs", "extra"]]) {
+      seen.length = 0;
+      store.exportPage({ start: "2026-11-20T00:00:00.000Z", end: "2026-11-21T00:00:00.000Z", fields, limit: 10, maxBytes: 1e9, after });
+      const plans = seen
+        .filter(({ query }) => !query.includes("json_group_array"))
+        .map(({ query, params }) => sql.db.prepare(`EXPLAIN QUERY PLAN ${query}`).all(...(params as string[])).map((row) => String(row.detail)).join("; "));
+      expect(plans).toHaveLength(2); // the size of the page, then its last row
+      for (const plan of plans) expect(plan).toContain("COVERING INDEX runs_by_start");
+      // The seek starts at the cursor, not at the start of the day.
+      expect(seen[0].params[0]).toBe(after.start_time);
+    }
+  });
+
   it("hands export columns over in row order with exact values: UTF-8 text, nulls, empty strings, times, costs, lists", () => {
     const store = new RunStore(nodeSql());
     // Posted out of order; the page follows (start_time, id).
