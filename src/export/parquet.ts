@@ -3,6 +3,7 @@ import { Table, tableToIPC } from "apache-arrow";
 import {
   Compression,
   EnabledStatistics,
+  Encoding,
   initSync,
   wasmMemory,
   type RecordBatch as WasmRecordBatch,
@@ -37,6 +38,9 @@ export type EncodeOptions = {
 // High-cardinality columns gain nothing from a dictionary: the writer would build one, find it too
 // big and fall back to plain pages, at about a fifth of the encoding time.
 const WITHOUT_DICTIONARY = ["id", "trace_id", "parent_run_id", "dotted_order", "start_time", "end_time", "parent_run_ids", "extra", "events", "inputs", "outputs"];
+// Times of runs in start order differ little from one row to the next: delta-encoded they take a
+// fraction of the bytes, and the compressor has that much less to do.
+const DELTA_ENCODED = ["start_time", "end_time", "first_token_time"];
 // Min/max of JSON documents and free text prunes nothing for a reader; computing them per page does cost.
 const WITHOUT_STATISTICS = ["inputs", "outputs", "extra", "events", "error", "feedback_stats"];
 export const DEFAULT_ROW_GROUP_ROWS = 20_000;
@@ -167,6 +171,7 @@ export function encodeParquet(pages: AsyncIterable<ColumnPage> | Iterable<Column
       .setMaxRowGroupSize(Math.max(1, options.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS))
       .setMaxRowGroupBytes(Math.max(1, options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES));
     for (const field of WITHOUT_DICTIONARY) if (options.fields.includes(field)) builder = builder.setColumnDictionaryEnabled(field, false);
+    for (const field of DELTA_ENCODED) if (options.fields.includes(field)) builder = builder.setColumnEncoding(field, Encoding.DELTA_BINARY_PACKED);
     for (const field of WITHOUT_STATISTICS) if (options.fields.includes(field)) builder = builder.setColumnStatisticsEnabled(field, EnabledStatistics.None);
     const properties = builder.build();
     const stream: ReadableStream<Uint8Array> = await transformParquetStream(input, properties);

@@ -123,6 +123,17 @@ describe("export Parquet read by DuckDB", () => {
     });
   }
 
+  it("delta-encodes times, keeps dictionaries for repeated values only, and skips statistics on JSON", async () => {
+    const path = await file("v1", "zstandard");
+    const columns = await rows(`SELECT path_in_schema AS name, encodings, stats_min_value IS NULL AND stats_max_value IS NULL AS no_stats FROM parquet_metadata('${path}')`);
+    const of = (name: string) => columns.find((c) => c.name === name)!;
+    expect(String(of("start_time").encodings)).toContain("DELTA_BINARY_PACKED");
+    expect(String(of("id").encodings)).not.toContain("DICTIONARY");
+    expect(String(of("run_type").encodings)).toContain("DICTIONARY");
+    expect(of("extra").no_stats).toBe(true);
+    expect(of("name").no_stats).toBe(false);
+  });
+
   it("reads a zero-row file with its schema", async () => {
     const path = join(dir, "empty.parquet");
     await writeFile(path, new Uint8Array(await new Response(encodeParquet([], { fields: ["id", "start_time", "tags"], version: "v2_beta", compression: "snappy" })).arrayBuffer()));
