@@ -1,8 +1,8 @@
 /**
  * Bulk export (issue target: within 5× of DuckDB writing the same rows natively, without
  * inputs/outputs, and under 128 MB per isolate). One day of BENCH_EXPORT_RUNS runs (default
- * 1,000,000) is loaded, then exported twice to a local S3 peer: with the default fields and without
- * inputs/outputs. DuckDB then writes the same rows to Parquet itself, for comparison.
+ * 1,000,000) is loaded, then exported to a local S3 peer: with the default fields, then twice without
+ * inputs/outputs. DuckDB then writes the same rows to Parquet itself (best of three), for comparison.
  */
 import { DuckDBInstance } from "@duckdb/node-api";
 import { uuid7FromTime } from "langsmith";
@@ -155,10 +155,16 @@ async function duckdbWrite(peer: S3Peer, exportId: string, folder: string): Prom
   const db = await instance.connect();
   try {
     await db.run(`CREATE TABLE runs AS SELECT * FROM read_parquet('${folder}/in/*.parquet', hive_partitioning = false)`);
+    // The best of three: DuckDB's time varies from run to run on a shared machine, and its best is
+    // the strictest yardstick.
     const time = async (select: string, file: string) => {
-      const start = performance.now();
-      await db.run(`COPY (${select}) TO '${join(folder, file)}' (FORMAT parquet, COMPRESSION zstd)`);
-      return (performance.now() - start) / 1000;
+      let best = Number.POSITIVE_INFINITY;
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const start = performance.now();
+        await db.run(`COPY (${select}) TO '${join(folder, file)}' (FORMAT parquet, COMPRESSION zstd)`);
+        best = Math.min(best, (performance.now() - start) / 1000);
+      }
+      return best;
     };
     return {
       all: await time("SELECT * FROM runs", "all.parquet"),
@@ -174,7 +180,7 @@ const mb = (bytes: number) => bytes / 1024 / 1024;
 export const EXPORT_SCENARIOS: Scenario[] = [
   {
     name: "export",
-    description: `one day of ${RUNS.toLocaleString("en")} runs exported to a local S3 peer: default fields, then without inputs/outputs; DuckDB writing the same rows`,
+    description: `one day of ${RUNS.toLocaleString("en")} runs exported to a local S3 peer: default fields, then twice without inputs/outputs; DuckDB writing the same rows (best of 3)`,
     concurrency: 1,
     once: true,
     setup: async (ctx) => {
@@ -216,10 +222,13 @@ export const EXPORT_SCENARIOS: Scenario[] = [
         ctx.notes.push(line("default fields", full));
         const lean = await runExport(ctx, ALL_BUT_PAYLOADS);
         ctx.notes.push(line("without inputs/outputs", lean));
+        // The lean export again: its time varies too, and both figures are reported.
+        const leanAgain = await runExport(ctx, ALL_BUT_PAYLOADS);
+        ctx.notes.push(line("without inputs/outputs, again", leanAgain));
         const duck = await duckdbWrite(peer, full.id, folder);
         ctx.notes.push(
-          `DuckDB writing the same rows (COPY … TO parquet, zstd): default fields ${duck.all.toFixed(1)} s (export ${(full.seconds / duck.all).toFixed(1)}× that), ` +
-            `without inputs/outputs ${duck.noPayloads.toFixed(1)} s (export ${(lean.seconds / duck.noPayloads).toFixed(1)}× that)`,
+          `DuckDB writing the same rows (COPY … TO parquet, zstd; best of 3): default fields ${duck.all.toFixed(2)} s (export ${(full.seconds / duck.all).toFixed(1)}× that), ` +
+            `without inputs/outputs ${duck.noPayloads.toFixed(2)} s (export ${(lean.seconds / duck.noPayloads).toFixed(1)}× and ${(leanAgain.seconds / duck.noPayloads).toFixed(1)}× that)`,
         );
       } finally {
         rmSync(folder, { recursive: true, force: true });

@@ -275,26 +275,48 @@ export function epochNanos(text: string): bigint | undefined {
   return BigInt(millis - offsetMinutes * 60_000) * 1_000_000n + BigInt((match[7] ?? "").padEnd(9, "0"));
 }
 
-/** Times come as epoch milliseconds (the shard's stored times) or as ISO text (clients' event times). */
+/** The digits of `text` from `from` to `to` as a number, or NaN. */
+function digits(text: string, from: number, to: number): number {
+  let value = 0;
+  for (let i = from; i < to; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return Number.NaN;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+/**
+ * Milliseconds since the epoch of a time in `toISOString()` form (2026-11-20T10:00:00.123Z), the form
+ * the shards store, or undefined for any other text. Cheaper than the general parser on every row.
+ */
+export function storedTimeMillis(text: string): number | undefined {
+  if (text.length !== 24 || text[4] !== "-" || text[7] !== "-" || text[10] !== "T" || text[13] !== ":" || text[16] !== ":" || text[19] !== "." || text[23] !== "Z") return undefined;
+  const [year, month, day, hour, minute, second, milli] = [digits(text, 0, 4), digits(text, 5, 7), digits(text, 8, 10), digits(text, 11, 13), digits(text, 14, 16), digits(text, 17, 19), digits(text, 20, 23)];
+  if (!(month >= 1 && month <= 12 && day >= 1 && hour <= 23 && minute <= 59 && second <= 59 && year >= 0 && milli >= 0)) return undefined;
+  const millis = Date.UTC(year, month - 1, day, hour, minute, second, milli);
+  // Date.UTC rolls 2026-02-30 over to March: refuse what does not come back unchanged.
+  if (day > 28 && new Date(millis).getUTCDate() !== day) return undefined;
+  return millis;
+}
+
+/** Times come as ISO text: the shard's stored `toISOString()` times, or clients' event times in any ISO form. */
 function timestampColumn(column: PageColumn, field: string, rows: number, type: TimestampNanosecond | TimestampMicrosecond): Data {
   const validity = new Validity(rows);
   const values = new BigInt64Array(rows);
   const nanosecond = type instanceof TimestampNanosecond;
-  if ("values" in column) {
-    const perMillisecond = nanosecond ? 1_000_000n : 1_000n;
-    valuesOf(column, field, rows).forEach((value, i) => {
-      if (value === null) validity.setNull(i);
-      else if (!Number.isSafeInteger(value)) throw new ColumnError(`${field} of row ${i} is not a time: ${String(value)}`);
-      else values[i] = BigInt(value as number) * perMillisecond;
-    });
-  } else {
-    stringsOf(column, field, rows).forEach((text, i) => {
-      if (text === null) return validity.setNull(i);
-      const nanos = epochNanos(text);
-      if (nanos === undefined) throw new ColumnError(`${field} of row ${i} is not an ISO-8601 time: ${text}`);
-      values[i] = nanosecond ? nanos : nanos / 1000n;
-    });
-  }
+  const perMillisecond = nanosecond ? 1_000_000n : 1_000n;
+  stringsOf(column, field, rows).forEach((text, i) => {
+    if (text === null) return validity.setNull(i);
+    const millis = storedTimeMillis(text);
+    if (millis !== undefined) {
+      values[i] = BigInt(millis) * perMillisecond;
+      return;
+    }
+    const nanos = epochNanos(text);
+    if (nanos === undefined) throw new ColumnError(`${field} of row ${i} is not an ISO-8601 time: ${text}`);
+    values[i] = nanosecond ? nanos : nanos / 1000n;
+  });
   return makeData({ type, length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, data: values });
 }
 

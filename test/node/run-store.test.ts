@@ -161,8 +161,8 @@ describe("RunStore", () => {
     const page = store.exportPage({ start: "2026-11-20T00:00:00.000Z", end: "2026-11-21T00:00:00.000Z", fields, limit: 10, maxBytes: 1e9 });
     expect(Object.keys(page.columns)).toEqual(fields.filter((f) => f !== "tenant_id")); // the tenant is the writer's
     expect(rowsOf(page)).toEqual([
-      { id: early.id, name: "plain", error: null, is_root: 1, start_time: Date.parse("2026-11-20T10:00:01.001Z"), end_time: Date.parse("2026-11-20T10:00:01.501Z"), tags: "[]", total_tokens: 7, total_cost: 0.1 + 0.2, feedback_stats: null },
-      { id: late.id, name: "naïve ☃ 😀", error: "", is_root: 1, start_time: Date.parse("2026-11-20T10:00:02.250Z"), end_time: null, tags: '["a","b"]', total_tokens: null, total_cost: null, feedback_stats: null },
+      { id: early.id, name: "plain", error: null, is_root: 1, start_time: "2026-11-20T10:00:01.001Z", end_time: "2026-11-20T10:00:01.501Z", tags: "[]", total_tokens: 7, total_cost: 0.1 + 0.2, feedback_stats: null },
+      { id: late.id, name: "naïve ☃ 😀", error: "", is_root: 1, start_time: "2026-11-20T10:00:02.250Z", end_time: null, tags: '["a","b"]', total_tokens: null, total_cost: null, feedback_stats: null },
     ]);
     const arrays = store.exportPage({ start: "2026-11-20T00:00:00.000Z", end: "2026-11-21T00:00:00.000Z", fields: ["tags"], limit: 10, maxBytes: 1e9, listsAsArrays: true });
     expect(arrays.columns.tags).toEqual({ values: '[[],["a","b"]]' });

@@ -2,7 +2,7 @@
 import { type Table as ArrowTable, tableFromIPC, TimeUnit, Type } from "apache-arrow";
 import { Compression, ParquetFile, readParquet } from "parquet-wasm/esm";
 import { describe, expect, it } from "vitest";
-import { columnTypes, epochNanos, EXPORT_FIELDS, type ExportRow, type FormatVersion, unknownExportFields } from "../../src/export/columns.ts";
+import { columnTypes, epochNanos, EXPORT_FIELDS, type ExportRow, type FormatVersion, storedTimeMillis, unknownExportFields } from "../../src/export/columns.ts";
 import { encodeParquet, type ParquetCompression } from "../../src/export/parquet.ts";
 import { CHILD, exportRow, pageOf, ROOT } from "../fixtures/export-rows.ts";
 
@@ -163,22 +163,26 @@ describe("encodeParquet in workerd", () => {
     expect(table.getChild("id")!.toArray()).toEqual(names.map((_, i) => `run-${i}`));
   });
 
-  it("takes the shard's times as epoch milliseconds, and constant columns for the tenant and untracked fields", async () => {
+  it("reads stored toISOString() times on a fast path and any other ISO time exactly; constant columns for the tenant and untracked fields", async () => {
     const page = pageOf(ROWS.slice(0, 2));
     const ms = Date.UTC(2026, 10, 20, 10, 0, 0, 123);
-    page.columns.start_time = { values: JSON.stringify([ms, ms + 1]) };
-    page.columns.end_time = { values: JSON.stringify([null, ms + 2]) };
+    page.columns.start_time = { strings: JSON.stringify([new Date(ms).toISOString(), "2026-11-20T11:00:00.000001+01:00"]) };
+    page.columns.end_time = { strings: JSON.stringify([null, new Date(Date.UTC(2024, 1, 29, 23, 59, 59, 999)).toISOString()]) };
     page.columns.tenant_id = { constant: "tenant-é" };
     page.columns.trace_tier = { constant: null };
     for (const [version, unit] of [["v1", 1_000_000n], ["v2_beta", 1_000n]] as const) {
       const table = read(await bytesOf(encodeParquet([page], { fields: EXPORT_FIELDS, version, compression: "snappy" })));
-      expect(int64s(table, "start_time")).toEqual([BigInt(ms) * unit, BigInt(ms + 1) * unit]);
-      expect(int64s(table, "end_time")).toEqual([null, BigInt(ms + 2) * unit]);
+      expect(int64s(table, "start_time")).toEqual([BigInt(ms) * unit, (BigInt(Date.UTC(2026, 10, 20, 10)) * 1_000_000n + 1_000n) / (1_000_000n / unit)]);
+      expect(int64s(table, "end_time")).toEqual([null, BigInt(Date.UTC(2024, 1, 29, 23, 59, 59, 999)) * unit]);
       expect(table.getChild("tenant_id")!.toArray()).toEqual(["tenant-é", "tenant-é"]);
       expect(table.getChild("trace_tier")!.toArray()).toEqual([null, null]);
     }
-    page.columns.start_time = { values: "[1.5, 2]" };
-    await expect(bytesOf(encodeParquet([page], { fields: EXPORT_FIELDS, version: "v1", compression: "none" }))).rejects.toThrow(/start_time of row 0 is not a time: 1.5/);
+    expect(storedTimeMillis("2026-11-20T10:00:00.123Z")).toBe(ms);
+    for (const other of ["2026-02-30T10:00:00.000Z", "2026-13-01T10:00:00.000Z", "2026-11-20T10:00:00.12Z", "2026-11-20T10:00:00.123+", "2026-11-2OT10:00:00.123Z"]) {
+      expect(storedTimeMillis(other)).toBeUndefined();
+    }
+    page.columns.start_time = { strings: '["2026-02-30T10:00:00.000Z", null]' };
+    await expect(bytesOf(encodeParquet([page], { fields: EXPORT_FIELDS, version: "v1", compression: "none" }))).rejects.toThrow(/start_time of row 0 is not an ISO-8601 time: 2026-02-30/);
   });
 
   it("writes a valid file with the schema for zero rows", async () => {
