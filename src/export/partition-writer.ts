@@ -26,6 +26,8 @@ export type ExportRunMessage = { kind: typeof EXPORT_RUN_MESSAGE; runId: string 
 export interface WriterLimits {
   /** Rows per Parquet file. */
   rowsPerFile: number;
+  /** A file also ends once its pages reach this much text, so a day of large runs still ends a file (and a message) in time. */
+  fileBytes: number;
   /** Rows read from the shard per RPC; a page is one Arrow record batch. */
   pageRows: number;
   /** A shard page stops early at this much text, so large inputs/outputs keep RPCs and memory bounded (and, JSON-escaped, under SQLite's value limit). */
@@ -36,7 +38,7 @@ export interface WriterLimits {
   maxRetries: number;
 }
 
-const DEFAULT_LIMITS: WriterLimits = { rowsPerFile: 100_000, pageRows: 10_000, pageBytes: 4 * 1024 * 1024, budgetMs: 20_000, maxRetries: 5 };
+const DEFAULT_LIMITS: WriterLimits = { rowsPerFile: 100_000, fileBytes: 256 * 1024 * 1024, pageRows: 10_000, pageBytes: 4 * 1024 * 1024, budgetMs: 20_000, maxRetries: 5 };
 
 type WriterEnv = Pick<Env, "DB" | "TRACE_SHARD" | "QUEUE" | "EXPORT_ENCRYPTION_KEY" | "EXPORT_DEFAULT_ACCESS_KEY_ID" | "EXPORT_DEFAULT_SECRET_ACCESS_KEY" | "EXPORT_DEFAULT_SESSION_TOKEN"> &
   Partial<Pick<Env, "EXPORT_ROWS_PER_FILE" | "EXPORT_MAX_RETRIES">>;
@@ -115,12 +117,14 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
 
     // The file's rows: the first page, then more pages until the file is full or the day runs out.
     let rows = 0;
+    let text = 0; // characters of the pages' JSON, near their bytes
     let last: BulkExportRunRow["cursor"] = run.cursor;
     let exhausted = false;
     // The same on every row of a shard: the writer fills them in, the shard need not read them.
     const constants = { tenant_id: { constant: run.workspaceId }, session_id: { constant: run.sessionId } };
     const withConstants = (batch: ExportPage): ColumnPage => {
       rows += batch.rows;
+      for (const column of Object.values(batch.columns)) text += "strings" in column ? column.strings.length : "values" in column ? column.values.length : 0;
       last = batch.last;
       return { rows: batch.rows, columns: { ...batch.columns, ...constants } };
     };
@@ -133,7 +137,7 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
           yield current;
           return;
         }
-        if (rows >= limits.rowsPerFile) {
+        if (rows >= limits.rowsPerFile || text >= limits.fileBytes) {
           yield current;
           return;
         }

@@ -104,8 +104,9 @@ const EXPORT_COLUMNS: Record<string, { sql: string; shape: ExportShape; sized?: 
   start_time: { sql: "runs.start_time", shape: "text" },
   end_time: { sql: "runs.end_time", shape: "text" },
   // Only ISO text: event times come from clients, and one odd value must not fail a whole export.
+  // The instr() test skips the per-row subquery for the runs (most) without a token event.
   first_token_time: {
-    sql: "(SELECT json_extract(event.value, '$.time') FROM json_each(runs.events) AS event WHERE json_extract(event.value, '$.name') = 'new_token' AND json_type(event.value, '$.time') = 'text' AND json_extract(event.value, '$.time') GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*' LIMIT 1)",
+    sql: "CASE WHEN instr(runs.events, 'new_token') > 0 THEN (SELECT json_extract(event.value, '$.time') FROM json_each(runs.events) AS event WHERE json_extract(event.value, '$.name') = 'new_token' AND json_type(event.value, '$.time') = 'text' AND json_extract(event.value, '$.time') GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*' LIMIT 1) END",
     shape: "text",
   },
   inputs: { sql: "runs.inputs", shape: "text", sized: true },

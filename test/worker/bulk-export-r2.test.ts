@@ -124,6 +124,15 @@ describe("exports through an R2 binding", () => {
       expect((await json<{ status: string }>(await call(`/api/v1/bulk-exports/${exported.id}`))).status).toBe("Completed");
     });
 
+    it("also ends a file once its pages reach the file's text budget", async () => {
+      const { exported, messages, env: driven } = await plannedExport({ bucket_name: "exports", prefix: "bytes", r2_binding: "EXPORT_TEST_BUCKET" }, 5);
+      // One row per page, and a budget that one page already reaches: one row per file.
+      const limits = { rowsPerFile: 1000, fileBytes: 1, pageRows: 1 };
+      for (let i = 0; i < 10 && messages.length; i++) await handleExportRun(messages.shift()!, driven, { limits });
+      const [exportRun] = await json<{ status: string; rows_written: number; exported_files: string[] }[]>(await call(`/api/v1/bulk-exports/${exported.id}/runs`));
+      expect([exportRun.status, exportRun.rows_written, exportRun.exported_files.length]).toEqual(["Completed", 5, 5]);
+    });
+
     it("fails the run and the export once the retries are spent, recording each attempt", async () => {
       // A destination whose bucket stopped answering after it was created (the check is skipped by writing the row).
       const { exported, messages, env: driven } = await plannedExport({ bucket_name: "exports", prefix: "fail", r2_binding: "EXPORT_TEST_BUCKET" }, 1);
