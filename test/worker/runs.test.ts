@@ -78,6 +78,23 @@ describe("wait", () => {
   });
 });
 
+describe("a graph no longer deployed", () => {
+  it("fails the run with GraphNotFound, naming the graph", async () => {
+    const assistant = await json<{ assistant_id: string }>(await post("/assistants", { graph_id: "echo", name: "retired one" }));
+    // The deployment no longer has the assistant's graph: its stored graph id names a removed one.
+    await env.DB.batch([
+      env.DB.prepare("UPDATE assistants SET graph_id = 'retired' WHERE assistant_id = ?").bind(assistant.assistant_id),
+      env.DB.prepare("UPDATE assistant_versions SET graph_id = 'retired' WHERE assistant_id = ?").bind(assistant.assistant_id),
+    ]);
+    const threadId = await newThread();
+    const response = await post(`/threads/${threadId}/runs/wait`, { assistant_id: assistant.assistant_id, input: human("hi") });
+    const result = await json<{ __error__: { error: string; message: string } }>(response);
+    expect(result.__error__).toEqual({ error: "GraphNotFound", message: 'Graph "retired" is not deployed' });
+    const [run] = await json<RunJson[]>(await call(`/threads/${threadId}/runs`));
+    expect(run.status).toBe("error");
+  });
+});
+
 describe("stream", () => {
   it("sends metadata first, numbered events, Location and Content-Location", async () => {
     const threadId = await newThread();
