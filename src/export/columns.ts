@@ -98,11 +98,8 @@ export function exportSchema(fields: readonly string[], version: FormatVersion):
   return new Schema(kindsOf(fields).map(([name, kind]) => new Field(name, arrowType(kind, version), true)));
 }
 
-/** A column of a page as the writer holds it: as the shard handed it over, or one value on every row (the tenant, the project). */
-export type PageColumn = ExportColumn;
-
-/** The rows of one record batch, column by column. */
-export type ColumnPage = { rows: number; columns: Record<string, PageColumn> };
+/** The rows of one record batch, column by column: as the shard hands them over, plus the constant columns the writer fills in (tenant, project). */
+export type ColumnPage = { rows: number; columns: Record<string, ExportColumn> };
 
 /** Validity bitmap (LSB first); only materialised once a null turns up. */
 class Validity {
@@ -156,7 +153,7 @@ class Utf8Column {
 class ColumnError extends Error {}
 
 /** `values` of a column as an array of one entry per row. */
-function valuesOf(column: PageColumn, field: string, rows: number): unknown[] {
+function valuesOf(column: ExportColumn, field: string, rows: number): unknown[] {
   if ("constant" in column && column.constant === null) return new Array<null>(rows).fill(null);
   if (!("values" in column)) throw new ColumnError(`${field} came without values`);
   const values: unknown = JSON.parse(column.values);
@@ -165,7 +162,7 @@ function valuesOf(column: PageColumn, field: string, rows: number): unknown[] {
 }
 
 /** A text column's strings (null for null), one per row. */
-function stringsOf(column: PageColumn, field: string, rows: number): (string | null)[] {
+function stringsOf(column: ExportColumn, field: string, rows: number): (string | null)[] {
   if ("constant" in column) return new Array<string | null>(rows).fill(column.constant);
   if (!("strings" in column)) throw new ColumnError(`${field} came without text`);
   const strings: unknown = JSON.parse(column.strings);
@@ -181,7 +178,7 @@ const encoder = new TextEncoder();
  * that takes one byte per UTF-16 unit, every string is ASCII and its length is its byte length.
  * Otherwise each string is encoded on its own to learn its length.
  */
-function stringColumn(column: PageColumn, field: string, rows: number): Data<Utf8> {
+function stringColumn(column: ExportColumn, field: string, rows: number): Data<Utf8> {
   const strings = stringsOf(column, field, rows);
   const validity = new Validity(rows);
   const present: string[] = [];
@@ -201,7 +198,7 @@ function stringColumn(column: PageColumn, field: string, rows: number): Data<Utf
   return makeData({ type: new Utf8(), length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, valueOffsets, data });
 }
 
-function stringListColumn(column: PageColumn, field: string, rows: number, type: List<Utf8>): Data<List<Utf8>> {
+function stringListColumn(column: ExportColumn, field: string, rows: number, type: List<Utf8>): Data<List<Utf8>> {
   const validity = new Validity(rows);
   const offsets = new Int32Array(rows + 1);
   const items: string[] = [];
@@ -226,7 +223,7 @@ function stringListColumn(column: PageColumn, field: string, rows: number, type:
   return makeData({ type, length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, valueOffsets: offsets, child });
 }
 
-function boolColumn(column: PageColumn, field: string, rows: number): Data<Bool> {
+function boolColumn(column: ExportColumn, field: string, rows: number): Data<Bool> {
   const validity = new Validity(rows);
   const bits = new Uint8Array((rows + 7) >> 3);
   valuesOf(column, field, rows).forEach((value, i) => {
@@ -236,7 +233,7 @@ function boolColumn(column: PageColumn, field: string, rows: number): Data<Bool>
   return makeData({ type: new Bool(), length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, data: bits });
 }
 
-function int64Column(column: PageColumn, field: string, rows: number): Data<Int64> {
+function int64Column(column: ExportColumn, field: string, rows: number): Data<Int64> {
   const validity = new Validity(rows);
   const values = new BigInt64Array(rows);
   valuesOf(column, field, rows).forEach((value, i) => {
@@ -247,7 +244,7 @@ function int64Column(column: PageColumn, field: string, rows: number): Data<Int6
   return makeData({ type: new Int64(), length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, data: values });
 }
 
-function doubleColumn(column: PageColumn, field: string, rows: number): Data<Float64> {
+function doubleColumn(column: ExportColumn, field: string, rows: number): Data<Float64> {
   const validity = new Validity(rows);
   const values = new Float64Array(rows);
   valuesOf(column, field, rows).forEach((value, i) => {
@@ -301,7 +298,7 @@ export function storedTimeMillis(text: string): number | undefined {
 }
 
 /** Times come as ISO text: the shard's stored `toISOString()` times, or clients' event times in any ISO form. */
-function timestampColumn(column: PageColumn, field: string, rows: number, type: TimestampNanosecond | TimestampMicrosecond): Data {
+function timestampColumn(column: ExportColumn, field: string, rows: number, type: TimestampNanosecond | TimestampMicrosecond): Data {
   const validity = new Validity(rows);
   const values = new BigInt64Array(rows);
   const nanosecond = type instanceof TimestampNanosecond;
@@ -320,7 +317,7 @@ function timestampColumn(column: PageColumn, field: string, rows: number, type: 
   return makeData({ type, length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, data: values });
 }
 
-function columnData(column: PageColumn, field: string, rows: number, kind: Kind, type: DataType): Data {
+function columnData(column: ExportColumn, field: string, rows: number, kind: Kind, type: DataType): Data {
   switch (kind) {
     case "bool": return boolColumn(column, field, rows);
     case "int64": return int64Column(column, field, rows);
@@ -333,7 +330,7 @@ function columnData(column: PageColumn, field: string, rows: number, kind: Kind,
 
 /** A page of no rows. */
 export function emptyPage(fields: readonly string[]): ColumnPage {
-  const columns = kindsOf(fields).map(([name, kind]): [string, PageColumn] => [
+  const columns = kindsOf(fields).map(([name, kind]): [string, ExportColumn] => [
     name,
     kind === "bool" || kind === "int64" || kind === "double" ? { values: "[]" } : { strings: "[]" },
   ]);

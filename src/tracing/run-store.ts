@@ -85,61 +85,36 @@ export type ExportPage = { rows: number; more: boolean; last: ExportCursor | nul
 type ExportShape = "text" | "integer" | "real" | "list" | "null";
 
 /**
- * Export columns the shard can produce, as SQL over `runs` and the shape they are handed over in;
- * `sized` marks the columns of unbounded size, which a page's byte limit counts.
- * `first_token_time` is the time of the first `new_token` event (streamed LLM runs), kept as the
- * client's text; feedback and tiers are not tracked yet (null).
+ * The export columns the shard can produce and the shape each is handed over in. Stored times are
+ * `toISOString()` text, which the writer reads faster than SQLite's date functions; feedback and
+ * tiers are not tracked yet (null).
  */
-const EXPORT_COLUMNS: Record<string, { sql: string; shape: ExportShape; sized?: true }> = {
-  id: { sql: "runs.id", shape: "text" },
-  session_id: { sql: "runs.session_id", shape: "text" },
-  trace_id: { sql: "runs.trace_id", shape: "text" },
-  parent_run_id: { sql: "runs.parent_run_id", shape: "text" },
-  dotted_order: { sql: "runs.dotted_order", shape: "text", sized: true },
-  is_root: { sql: "runs.is_root", shape: "integer" },
-  name: { sql: "runs.name", shape: "text", sized: true },
-  run_type: { sql: "runs.run_type", shape: "text" },
-  status: { sql: "runs.status", shape: "text" },
-  // Stored as toISOString() text, which the writer reads faster than SQLite's date functions.
-  start_time: { sql: "runs.start_time", shape: "text" },
-  end_time: { sql: "runs.end_time", shape: "text" },
-  // Only ISO text: event times come from clients, and one odd value must not fail a whole export.
-  // The instr() test skips the per-row subquery for the runs (most) without a token event.
-  first_token_time: {
-    sql: "CASE WHEN instr(runs.events, 'new_token') > 0 THEN (SELECT json_extract(event.value, '$.time') FROM json_each(runs.events) AS event WHERE json_extract(event.value, '$.name') = 'new_token' AND json_type(event.value, '$.time') = 'text' AND json_extract(event.value, '$.time') GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*' LIMIT 1) END",
-    shape: "text",
-  },
-  inputs: { sql: "runs.inputs", shape: "text", sized: true },
-  outputs: { sql: "runs.outputs", shape: "text", sized: true },
-  error: { sql: "runs.error", shape: "text", sized: true },
-  extra: { sql: "runs.extra", shape: "text", sized: true },
-  events: { sql: "runs.events", shape: "text", sized: true },
-  tags: { sql: "runs.tags", shape: "list", sized: true },
-  parent_run_ids: { sql: "runs.parent_run_ids", shape: "list", sized: true },
-  reference_example_id: { sql: "runs.reference_example_id", shape: "text" },
-  prompt_tokens: { sql: "runs.prompt_tokens", shape: "integer" },
-  completion_tokens: { sql: "runs.completion_tokens", shape: "integer" },
-  total_tokens: { sql: "runs.total_tokens", shape: "integer" },
-  prompt_cost: { sql: "runs.prompt_cost", shape: "real" },
-  completion_cost: { sql: "runs.completion_cost", shape: "real" },
-  total_cost: { sql: "runs.total_cost", shape: "real" },
-  feedback_stats: { sql: "NULL", shape: "null" },
-  trace_tier: { sql: "NULL", shape: "null" },
+const EXPORT_SHAPES: Record<string, ExportShape> = {
+  id: "text", session_id: "text", trace_id: "text", parent_run_id: "text", dotted_order: "text", is_root: "integer",
+  name: "text", run_type: "text", status: "text", start_time: "text", end_time: "text", first_token_time: "text",
+  inputs: "text", outputs: "text", error: "text", extra: "text", events: "text", tags: "list", parent_run_ids: "list",
+  reference_example_id: "text", prompt_tokens: "integer", completion_tokens: "integer", total_tokens: "integer",
+  prompt_cost: "real", completion_cost: "real", total_cost: "real", feedback_stats: "null", trace_tier: "null",
 };
+
+/**
+ * The SQL of an export column: the stored column of its name, except `first_token_time`, the time of
+ * a streamed LLM run's first `new_token` event. Only ISO text counts there: event times come from
+ * clients, and one odd value must not fail a whole export. The instr() test skips the per-row
+ * subquery for the runs (most) without a token event.
+ */
+function exportSql(field: string): string {
+  if (field !== "first_token_time") return `runs.${field}`;
+  return "CASE WHEN instr(runs.events, 'new_token') > 0 THEN (SELECT json_extract(event.value, '$.time') FROM json_each(runs.events) AS event WHERE json_extract(event.value, '$.name') = 'new_token' AND json_type(event.value, '$.time') = 'text' AND json_extract(event.value, '$.time') GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*' LIMIT 1) END";
+}
 
 /** The aggregate that hands column `c` of a page over in its shape. */
 function exportAggregate(c: string, shape: Exclude<ExportShape, "null">, listsAsArrays: boolean): string {
-  switch (shape) {
-    case "integer":
-      return `json_group_array(${c})`;
-    // JSON renders reals with 15 digits; %!.17g round-trips every double.
-    case "real":
-      return `json_group_array(CASE WHEN ${c} IS NULL THEN NULL ELSE json(printf('%!.17g', ${c})) END)`;
-    case "list":
-      return listsAsArrays ? `json_group_array(json(${c}))` : exportAggregate(c, "text", false);
-    case "text":
-      return `json_group_array(${c})`;
-  }
+  // JSON renders reals with 15 digits; %!.17g round-trips every double.
+  if (shape === "real") return `json_group_array(CASE WHEN ${c} IS NULL THEN NULL ELSE json(printf('%!.17g', ${c})) END)`;
+  // Lists are stored JSON text: json() embeds them as arrays rather than strings.
+  if (shape === "list" && listsAsArrays) return `json_group_array(json(${c}))`;
+  return `json_group_array(${c})`;
 }
 
 /**
@@ -325,7 +300,7 @@ export class RunStore {
    * (see ExportColumn) so a page costs SQLite's time, not a JavaScript object per row.
    */
   exportPage(query: ExportQuery): ExportPage {
-    const fields = query.fields.filter((field) => Object.hasOwn(EXPORT_COLUMNS, field));
+    const fields = query.fields.filter((field) => Object.hasOwn(EXPORT_SHAPES, field));
     // The cursor's time is the lower bound the index seeks to (see query()): without it every page
     // would scan the day from its start, and an export of a day would be quadratic in its runs.
     const lower = query.after && query.after.start_time > query.start ? query.after.start_time : query.start;
@@ -343,9 +318,10 @@ export class RunStore {
 
     // Where the page ends: at `limit` rows, or at the row whose text reaches `maxBytes` (a page always
     // holds one row). The sizes are the expressions runs_by_start holds, so without a filter the
-    // index answers alone; they count every column of unbounded size, asked for or not.
+    // index answers alone; they count every column of unbounded size, asked for or not, and inputs
+    // and outputs when either is asked for.
     const payload = fields.includes("inputs") || fields.includes("outputs");
-    const size = fields.some((field) => EXPORT_COLUMNS[field].sized) ? `(${RUN_TEXT_BYTES})${payload ? ` + (${RUN_PAYLOAD_BYTES})` : ""}` : "0";
+    const size = `(${RUN_TEXT_BYTES})${payload ? ` + (${RUN_PAYLOAD_BYTES})` : ""}`;
     const [head] = this.sql.all<{ rows: number; bytes: number }>(
       `SELECT count(*) AS rows, total(size) AS bytes FROM (SELECT ${size} AS size ${matching} LIMIT ?)`,
       ...params,
@@ -367,10 +343,10 @@ export class RunStore {
 
     const listsAsArrays = query.listsAsArrays ?? false;
     // Columns the shard does not track need no SQL.
-    const constant: Record<string, ExportColumn> = Object.fromEntries(fields.filter((field) => EXPORT_COLUMNS[field].shape === "null").map((field) => [field, { constant: null }]));
+    const constant: Record<string, ExportColumn> = Object.fromEntries(fields.filter((field) => EXPORT_SHAPES[field] === "null").map((field) => [field, { constant: null }]));
     const read = fields.filter((field) => !Object.hasOwn(constant, field));
-    const shapes = read.map((field) => EXPORT_COLUMNS[field].shape as Exclude<ExportShape, "null">);
-    const selected = read.map((field, i) => `${EXPORT_COLUMNS[field].sql} AS c${i}`);
+    const shapes = read.map((field) => EXPORT_SHAPES[field] as Exclude<ExportShape, "null">);
+    const selected = read.map((field, i) => `${exportSql(field)} AS c${i}`);
     for (;;) {
       const last = this.sql.all<ExportCursor>(`SELECT runs.start_time, runs.id ${matching} LIMIT 1 OFFSET ?`, ...params, rows - 1)[0];
       const page = (columns: Record<string, ExportColumn>): ExportPage => ({ rows, more: head.rows > rows, last: { start_time: last.start_time, id: last.id }, columns: { ...columns, ...constant } });
