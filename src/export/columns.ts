@@ -174,52 +174,45 @@ function stringsOf(column: ExportColumn, field: string, rows: number): (string |
 const encoder = new TextEncoder();
 
 /**
- * An Arrow UTF-8 column from a text column. The strings are joined and encoded in one call; when
- * that takes one byte per UTF-16 unit, every string is ASCII and its length is its byte length.
+ * Arrow UTF-8 buffers of strings (null for null). The strings are joined and encoded in one call;
+ * when that takes one byte per UTF-16 unit, every string is ASCII and its length is its byte length.
  * Otherwise each string is encoded on its own to learn its length.
  */
-function stringColumn(column: ExportColumn, field: string, rows: number): Data<Utf8> {
-  const strings = stringsOf(column, field, rows);
-  const validity = new Validity(rows);
+function utf8Buffers(strings: readonly (string | null)[]): { data: Uint8Array; valueOffsets: Int32Array; validity: Validity } {
+  const validity = new Validity(strings.length);
   const present: string[] = [];
   strings.forEach((text, i) => (text === null ? validity.setNull(i) : present.push(text)));
   const joined = present.join("");
-  let data: Uint8Array = encoder.encode(joined);
-  let valueOffsets: Int32Array = new Int32Array(rows + 1);
-  if (data.byteLength === joined.length) {
-    let offset = 0;
-    for (let i = 0; i < rows; i++) valueOffsets[i + 1] = offset += strings[i]?.length ?? 0;
-  } else {
-    const column = new Utf8Column(rows, data.byteLength);
+  const data = encoder.encode(joined);
+  if (data.byteLength !== joined.length) {
+    const column = new Utf8Column(strings.length, data.byteLength);
     for (const text of strings) column.push(text ?? "");
-    data = column.data;
-    valueOffsets = column.offsets;
+    return { data: column.data, valueOffsets: column.offsets, validity };
   }
+  const valueOffsets = new Int32Array(strings.length + 1);
+  let offset = 0;
+  strings.forEach((text, i) => (valueOffsets[i + 1] = offset += text?.length ?? 0));
+  return { data, valueOffsets, validity };
+}
+
+function stringColumn(column: ExportColumn, field: string, rows: number): Data<Utf8> {
+  const { data, valueOffsets, validity } = utf8Buffers(stringsOf(column, field, rows));
   return makeData({ type: new Utf8(), length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, valueOffsets, data });
 }
 
+/** A `v2_beta` list column: the shard hands lists over as arrays. */
 function stringListColumn(column: ExportColumn, field: string, rows: number, type: List<Utf8>): Data<List<Utf8>> {
   const validity = new Validity(rows);
   const offsets = new Int32Array(rows + 1);
   const items: string[] = [];
-  // Lists come as arrays from the shard, or as JSON text from other sources.
-  const lists = "values" in column ? valuesOf(column, field, rows) : stringsOf(column, field, rows).map((text, i) => {
-    if (text === null) return null;
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      throw new ColumnError(`${field} of row ${i} is not JSON: ${text.slice(0, 80)}`);
-    }
-  });
-  lists.forEach((list, i) => {
+  valuesOf(column, field, rows).forEach((list, i) => {
     if (list === null) validity.setNull(i);
-    else if (!Array.isArray(list)) throw new ColumnError(`${field} of row ${i} is not a JSON array`);
+    else if (!Array.isArray(list)) throw new ColumnError(`${field} of row ${i} is not a list`);
     else for (const item of list) items.push(typeof item === "string" ? item : JSON.stringify(item));
     offsets[i + 1] = items.length;
   });
-  const values = new Utf8Column(items.length, items.length * 16);
-  for (const item of items) values.push(item);
-  const child = makeData({ type: new Utf8(), length: items.length, nullCount: 0, valueOffsets: values.offsets, data: values.data });
+  const values = utf8Buffers(items);
+  const child = makeData({ type: new Utf8(), length: items.length, nullCount: 0, valueOffsets: values.valueOffsets, data: values.data });
   return makeData({ type, length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, valueOffsets: offsets, child });
 }
 
@@ -330,11 +323,7 @@ function columnData(column: ExportColumn, field: string, rows: number, kind: Kin
 
 /** A page of no rows. */
 export function emptyPage(fields: readonly string[]): ColumnPage {
-  const columns = kindsOf(fields).map(([name, kind]): [string, ExportColumn] => [
-    name,
-    kind === "bool" || kind === "int64" || kind === "double" ? { values: "[]" } : { strings: "[]" },
-  ]);
-  return { rows: 0, columns: Object.fromEntries(columns) };
+  return { rows: 0, columns: Object.fromEntries(fields.map((field) => [field, { constant: null }])) };
 }
 
 /** The first id of a page, to name it in an error. */

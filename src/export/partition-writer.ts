@@ -132,12 +132,8 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
       let batch = first;
       for (;;) {
         const current = withConstants(batch);
-        if (!batch.more) {
-          exhausted = true;
-          yield current;
-          return;
-        }
-        if (rows >= limits.rowsPerFile || text >= limits.fileBytes) {
+        exhausted = !batch.more;
+        if (exhausted || rows >= limits.rowsPerFile || text >= limits.fileBytes) {
           yield current;
           return;
         }

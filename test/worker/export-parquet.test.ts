@@ -164,14 +164,17 @@ describe("encodeParquet in workerd", () => {
   });
 
   it("reads stored toISOString() times on a fast path and any other ISO time exactly; constant columns for the tenant and untracked fields", async () => {
-    const page = pageOf(ROWS.slice(0, 2));
     const ms = Date.UTC(2026, 10, 20, 10, 0, 0, 123);
-    page.columns.start_time = { strings: JSON.stringify([new Date(ms).toISOString(), "2026-11-20T11:00:00.000001+01:00"]) };
-    page.columns.end_time = { strings: JSON.stringify([null, new Date(Date.UTC(2024, 1, 29, 23, 59, 59, 999)).toISOString()]) };
-    page.columns.tenant_id = { constant: "tenant-é" };
-    page.columns.trace_tier = { constant: null };
+    const pageFor = (version: FormatVersion) => {
+      const page = pageOf(ROWS.slice(0, 2), version !== "v1");
+      page.columns.start_time = { strings: JSON.stringify([new Date(ms).toISOString(), "2026-11-20T11:00:00.000001+01:00"]) };
+      page.columns.end_time = { strings: JSON.stringify([null, new Date(Date.UTC(2024, 1, 29, 23, 59, 59, 999)).toISOString()]) };
+      page.columns.tenant_id = { constant: "tenant-é" };
+      page.columns.trace_tier = { constant: null };
+      return page;
+    };
     for (const [version, unit] of [["v1", 1_000_000n], ["v2_beta", 1_000n]] as const) {
-      const table = read(await bytesOf(encodeParquet([page], { fields: EXPORT_FIELDS, version, compression: "snappy" })));
+      const table = read(await bytesOf(encodeParquet([pageFor(version)], { fields: EXPORT_FIELDS, version, compression: "snappy" })));
       expect(int64s(table, "start_time")).toEqual([BigInt(ms) * unit, (BigInt(Date.UTC(2026, 10, 20, 10)) * 1_000_000n + 1_000n) / (1_000_000n / unit)]);
       expect(int64s(table, "end_time")).toEqual([null, BigInt(Date.UTC(2024, 1, 29, 23, 59, 59, 999)) * unit]);
       expect(table.getChild("tenant_id")!.toArray()).toEqual(["tenant-é", "tenant-é"]);
@@ -181,6 +184,7 @@ describe("encodeParquet in workerd", () => {
     for (const other of ["2026-02-30T10:00:00.000Z", "2026-13-01T10:00:00.000Z", "2026-11-20T10:00:00.12Z", "2026-11-20T10:00:00.123+", "2026-11-2OT10:00:00.123Z"]) {
       expect(storedTimeMillis(other)).toBeUndefined();
     }
+    const page = pageFor("v1");
     page.columns.start_time = { strings: '["2026-02-30T10:00:00.000Z", null]' };
     await expect(bytesOf(encodeParquet([page], { fields: EXPORT_FIELDS, version: "v1", compression: "none" }))).rejects.toThrow(/start_time of row 0 is not an ISO-8601 time: 2026-02-30/);
   });
@@ -224,8 +228,9 @@ describe("encodeParquet in workerd", () => {
   it("errors the stream on a bad row instead of writing a file without it", async () => {
     const bad = [ROWS, [exportRow({ id: "bad-run", start_time: "yesterday" })]];
     await expect(encode("v1", "zstandard", bad)).rejects.toThrow(/Export page from run bad-run: start_time of row 0 is not an ISO-8601 time: yesterday/);
-    const badTags = pageOf([exportRow(), exportRow({ id: "bad-tags", tags: "a,b" })]);
-    await expect(bytesOf(encodeParquet([badTags], { fields: EXPORT_FIELDS, version: "v2_beta", compression: "none" }))).rejects.toThrow(/tags of row 1 is not JSON: a,b/);
+    const badTags = pageOf([exportRow(), exportRow({ id: "bad-tags" })], true);
+    badTags.columns.tags = { values: '[["a"], "a,b"]' };
+    await expect(bytesOf(encodeParquet([badTags], { fields: EXPORT_FIELDS, version: "v2_beta", compression: "none" }))).rejects.toThrow(/tags of row 1 is not a list/);
     // A text column holding something else is refused, not written as text.
     const odd = pageOf([exportRow()]);
     odd.columns.name = { strings: "[42]" };
