@@ -8,7 +8,7 @@ import type { ThreadRecord } from "../thread/thread-record.ts";
 import { fail, ok, type Outcome, type ThreadStatus } from "../thread/types.ts";
 import { errorPayload, executeRun } from "./executor.ts";
 import { isActive, RunStore, runJson, type RunRecord } from "./run-store.ts";
-import { RunStreams } from "./streams.ts";
+import { RunStreams, singleEventStream } from "./streams.ts";
 import type { CancelAction, CreateRunInput, RunJson, RunStatus } from "./types.ts";
 import { deliverWebhook } from "./webhook.ts";
 
@@ -20,6 +20,14 @@ export const HEARTBEAT_MS = 30_000;
 export const THREAD_BUSY =
   "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.";
 export const RUN_NOT_FOUND = "Run not found";
+
+/**
+ * What readers and waiters of a run get when its thread is deleted under it: a 404 that arrives
+ * after the response began, shaped as the official server reports one inside a stream.
+ */
+export function threadDeletedError(threadId: string): { error: string; message: string } {
+  return { error: "HTTPException", message: `404: Thread ${threadId} was deleted while the run was in progress` };
+}
 
 /** What runs need from the thread that hosts them (the ThreadDO). */
 export interface RunHost {
@@ -69,6 +77,8 @@ export class RunManager {
   #executing: Execution | null = null;
   readonly #waiters = new Map<string, ((result: Settled) => void)[]>();
   #pendingWebhooks = 0;
+  /** While the thread is being deleted: the error new joins and streams get at once. */
+  #deletion: { error: string; message: string } | null = null;
 
   constructor(
     private readonly host: RunHost,
@@ -411,6 +421,7 @@ export class RunManager {
   join(runId: string): Promise<Settled> {
     const run = this.store.get(runId);
     if (!run) return Promise.resolve(fail(404, RUN_NOT_FOUND));
+    if (this.#deletion && isActive(run.status)) return Promise.resolve(ok(JSON.stringify({ __error__: this.#deletion })));
     if (!isActive(run.status)) return Promise.resolve(ok(run.result ?? "null"));
     return new Promise((resolve) => {
       const waiting = this.#waiters.get(runId) ?? [];
@@ -427,6 +438,7 @@ export class RunManager {
   stream(runId: string, options: { lastEventId?: number; cancelOnDisconnect?: boolean }): Outcome<ReadableStream<Uint8Array>> {
     const run = this.store.get(runId);
     if (!run) return fail(404, RUN_NOT_FOUND);
+    if (this.#deletion && isActive(run.status)) return ok(singleEventStream("error", this.#deletion));
     if (isActive(run.status)) this.streams.open(runId, run.kwargs.resumable);
     const onDisconnect = options.cancelOnDisconnect ? () => void this.cancel({ runIds: [runId], action: "interrupt" }) : undefined;
     return ok(this.streams.subscribe(runId, { lastEventId: options.lastEventId, onDisconnect }));
@@ -486,14 +498,27 @@ export class RunManager {
     return ok(true);
   }
 
-  /** Stops everything before the thread is deleted. */
+  /**
+   * Stops everything before the thread is deleted. Readers and waiters of its active runs are told
+   * first, with an error naming the deletion, so none mistakes the cut-off for a finished run.
+   */
   async shutdown(): Promise<void> {
     const active = this.store.active();
     const thread = this.host.readThread();
-    if (thread && active.length) this.#cancel(active, "interrupt", thread);
-    await this.#executing?.done;
-    this.streams.closeAll();
-    this.store.reset();
+    const deleted = threadDeletedError(thread?.threadId ?? active[0]?.thread_id ?? "");
+    this.#deletion = deleted;
+    try {
+      for (const run of active) {
+        this.streams.fail(run.run_id, deleted);
+        this.#resolveWaiters(run.run_id, ok(JSON.stringify({ __error__: deleted })));
+      }
+      if (thread && active.length) this.#cancel(active, "interrupt", thread);
+      await this.#executing?.done;
+      this.streams.closeAll(deleted);
+      this.store.reset();
+    } finally {
+      this.#deletion = null;
+    }
   }
 }
 

@@ -10,6 +10,20 @@ export function sseFrame(event: string, data: string, id?: number | string): Uin
   return encoder.encode(`event: ${event}\ndata: ${data}\n${id === undefined ? "" : `id: ${id}\n`}\n`);
 }
 
+/**
+ * A stream that opens and carries one event, then ends: how a join that cannot follow its run (hidden,
+ * unknown, or its thread deleted) answers once the client already expects SSE.
+ */
+export function singleEventStream(event: string, data: unknown): ReadableStream<Uint8Array> {
+  const frame = sseFrame(event, JSON.stringify(data));
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(frame);
+      controller.close();
+    },
+  });
+}
+
 class Subscriber {
   readonly readable: ReadableStream<Uint8Array>;
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
@@ -101,6 +115,18 @@ export class RunStreams {
     this.#live.delete(runId);
   }
 
+  /** Ends every reader of the run with an `error` event: the run cannot go on (its thread is deleted). */
+  fail(runId: string, error: unknown): void {
+    const run = this.#live.get(runId);
+    if (!run) return;
+    const json = JSON.stringify(error);
+    const seq = run.seq++;
+    if (run.resumable) this.store.appendEvent(runId, seq, "error", json);
+    const frame = sseFrame("error", json, seq);
+    for (const subscriber of run.subscribers) subscriber.write(frame);
+    this.finish(runId);
+  }
+
   /**
    * A reader of one run. With `lastEventId` on a resumable run it first replays every later stored
    * event. A run that is not live (finished, or unknown) gives only the replay.
@@ -130,10 +156,14 @@ export class RunStreams {
     return subscriber.readable;
   }
 
-  /** Closes every reader (the thread is being deleted). */
-  closeAll(): void {
+  /** Closes every reader (the thread is being deleted); thread-wide readers first get `error`. */
+  closeAll(error?: unknown): void {
     for (const runId of [...this.#live.keys()]) this.finish(runId);
-    for (const subscriber of this.#threadSubscribers) subscriber.close();
+    const frame = error === undefined ? undefined : sseFrame("error", JSON.stringify(error), this.#threadSeq++);
+    for (const subscriber of this.#threadSubscribers) {
+      if (frame) subscriber.write(frame);
+      subscriber.close();
+    }
     this.#threadSubscribers.clear();
   }
 

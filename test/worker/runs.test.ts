@@ -330,3 +330,117 @@ describe("recovery after a restart", () => {
     expect(result.__error__.message).toContain("exceeded max attempts");
   });
 });
+
+describe("joins that cannot follow their run", () => {
+  const joinEvents = async (path: string, key?: string) => {
+    const response = await call(path, { key });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("text/event-stream");
+    return parseSse(await response.text());
+  };
+
+  it("open the stream and carry one error event naming the 404: unknown run, unknown thread", async () => {
+    const threadId = await newThread();
+    expect(await joinEvents(`/threads/${threadId}/runs/${crypto.randomUUID()}/stream`)).toEqual([
+      { event: "error", data: { error: "HTTPException", message: "404: Run not found" }, id: undefined },
+    ]);
+    const missing = crypto.randomUUID();
+    expect(await joinEvents(`/threads/${missing}/runs/${crypto.randomUUID()}/stream`)).toEqual([
+      { event: "error", data: { error: "HTTPException", message: `404: Thread with ID ${missing} not found` }, id: undefined },
+    ]);
+  });
+
+  it("stateless: an unknown run, or another workspace's, is one error event, never an empty stream", async () => {
+    const notFound = [{ event: "error", data: { error: "HTTPException", message: "404: Run not found" }, id: undefined }];
+    expect(await joinEvents(`/runs/${crypto.randomUUID()}/stream`)).toEqual(notFound);
+
+    const run = await json<RunJson>(await post("/runs", { assistant_id: "steps", input: { delay_ms: 300 }, stream_mode: ["updates"] }));
+    const workspace = await json<{ id: string }>(await call("/api/v1/workspaces", { method: "POST", json: { display_name: "Elsewhere" } }));
+    const { key } = await json<{ key: string }>(await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }));
+    expect(await joinEvents(`/runs/${run.run_id}/stream`, key)).toEqual(notFound);
+    // Its own workspace follows it to the end.
+    const own = await joinEvents(`/runs/${run.run_id}/stream`);
+    expect(own.filter((e) => e.event === "updates").map((e) => Object.keys(e.data as object)[0]).at(-1)).toBe("review");
+  });
+});
+
+describe("deleting a thread under a waiting join or stream", () => {
+  const slow = { assistant_id: "steps", input: { delay_ms: 200 }, stream_mode: ["updates"] };
+  const deleted = (threadId: string) => ({ error: "HTTPException", message: `404: Thread ${threadId} was deleted while the run was in progress` });
+  const deleteSoon = (threadId: string) =>
+    new Promise((resolve) => setTimeout(resolve, 250)).then(async () => expect((await call(`/threads/${threadId}`, { method: "DELETE" })).status).toBe(200));
+
+  it("ends GET .../join with __error__ and GET .../stream with an error event", async () => {
+    const threadId = await newThread();
+    const run = await json<RunJson>(await post(`/threads/${threadId}/runs`, slow));
+    const joined = call(`/threads/${threadId}/runs/${run.run_id}/join`);
+    const streamed = call(`/threads/${threadId}/runs/${run.run_id}/stream`);
+    const [join, stream] = await Promise.all([joined, streamed]);
+    expect(join.status).toBe(200);
+    expect(stream.status).toBe(200);
+    await deleteSoon(threadId);
+    expect(await json(join)).toEqual({ __error__: deleted(threadId) });
+    const events = parseSse(await stream.text());
+    expect(events.at(-1)).toMatchObject({ event: "error", data: deleted(threadId) });
+    expect(events.filter((e) => e.event === "error")).toHaveLength(1);
+  });
+
+  it("ends POST .../runs/stream with an error event and POST .../runs/wait with __error__", async () => {
+    const threadId = await newThread();
+    const streamed = await post(`/threads/${threadId}/runs/stream`, slow);
+    const waited = await post(`/threads/${threadId}/runs/wait`, { ...slow, multitask_strategy: "enqueue" });
+    await deleteSoon(threadId);
+    const events = parseSse(await streamed.text());
+    expect(events[0].event).toBe("metadata");
+    expect(events.at(-1)).toMatchObject({ event: "error", data: deleted(threadId) });
+    expect(await json(waited)).toEqual({ __error__: deleted(threadId) });
+    expect((await call(`/threads/${threadId}`)).status).toBe(404);
+  });
+
+  it("ends the thread-wide stream with the error too, and a thread made again with the id works", async () => {
+    const threadId = await newThread();
+    const following = await call(`/threads/${threadId}/stream`);
+    await post(`/threads/${threadId}/runs`, slow);
+    await deleteSoon(threadId);
+    expect(parseSse(await following.text()).at(-1)).toMatchObject({ event: "error", data: deleted(threadId) });
+    expect((await post("/threads", { thread_id: threadId })).status).toBe(200);
+    const again = await post(`/threads/${threadId}/runs/wait`, { assistant_id: "steps", input: {} });
+    expect((await json<{ items: string[] }>(again)).items).toEqual(["step1", "step2", "step3", "review"]);
+  });
+});
+
+describe("POST /runs/cancel with only a status", () => {
+  const busyIndexed = async (ids: string[]) => {
+    for (let i = 0; i < 100; i++) {
+      const busy = await json<ThreadJson[]>(await post("/threads/search", { ids, status: "busy", limit: 100 }));
+      if (busy.length === ids.length) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    throw new Error("threads never showed busy in the index");
+  };
+
+  it("cancels every pending run of the workspace and leaves running ones", async () => {
+    const threads = [await newThread(), await newThread()];
+    const slow = { assistant_id: "steps", input: { delay_ms: 150 } };
+    const running = await Promise.all(threads.map(async (id) => json<RunJson>(await post(`/threads/${id}/runs`, slow))));
+    const pending = await Promise.all(threads.map(async (id) => json<RunJson>(await post(`/threads/${id}/runs`, { ...slow, multitask_strategy: "enqueue" }))));
+    await busyIndexed(threads);
+    const response = await post("/runs/cancel", { status: "pending" });
+    expect(response.status).toBe(204);
+    for (const [i, threadId] of threads.entries()) {
+      expect((await json<RunJson>(await call(`/threads/${threadId}/runs/${pending[i].run_id}`))).status).toBe("interrupted");
+      expect((await settled(threadId, running[i].run_id)).status).toBe("success");
+    }
+  });
+
+  it("cancels running runs with status running or all, and rejects an empty body", async () => {
+    const threadId = await newThread();
+    const run = await json<RunJson>(await post(`/threads/${threadId}/runs`, { assistant_id: "steps", input: { delay_ms: 150 } }));
+    await busyIndexed([threadId]);
+    expect((await post("/runs/cancel", { status: "all" })).status).toBe(204);
+    expect((await settled(threadId, run.run_id)).status).toBe("interrupted");
+    const empty = await post("/runs/cancel", {});
+    expect(empty.status).toBe(422);
+    expect(JSON.stringify(await json(empty))).toContain("Give thread_id, run_ids or status");
+  });
+});

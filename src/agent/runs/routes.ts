@@ -5,6 +5,9 @@ import { createRouter } from "../../http/router.ts";
 import { authErrors, conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
 import { authFilter, guardThread } from "../../auth/guards.ts";
+import { filterAsContainment } from "../../auth/custom-auth.ts";
+import { database } from "../../db/client.ts";
+import { searchThreadIndex } from "../../thread/thread-index.ts";
 import { ThreadIdParam } from "../threads/schemas.ts";
 import { threadStub, unwrap } from "../threads/service.ts";
 import {
@@ -17,7 +20,8 @@ import {
   RunSchema,
   StatelessRunIdParams,
 } from "./schemas.ts";
-import { lastEventId, runInput, sseHeaders } from "./service.ts";
+import { joinedOrNotFoundEvent, lastEventId, runInput, sseHeaders } from "./service.ts";
+import { RUN_NOT_FOUND } from "../../runs/run-manager.ts";
 import { waitingBody } from "../../runs/waiting-body.ts";
 import type { Outcome } from "../../thread/types.ts";
 import type { RunJson } from "../../runs/types.ts";
@@ -50,7 +54,7 @@ const routes = {
   statelessStream: route({ method: "post", path: "/runs/stream", tags: statelessTags, summary: "Run without a thread and stream its output", request: statelessRunRequest, responses: { 200: sse, ...errors } }),
   statelessWait: route({ method: "post", path: "/runs/wait", tags: statelessTags, summary: "Run without a thread and wait for its final values", request: statelessRunRequest, responses: { 200: waited, ...errors } }),
   batch: route({ method: "post", path: "/runs/batch", tags: statelessTags, summary: "Create many background runs without threads", request: { body: jsonBody(z.array(RunCreateSchema).min(1).max(100)) }, responses: { 200: jsonContent(z.array(RunSchema), "The pending runs"), ...errors } }),
-  bulkCancel: route({ method: "post", path: "/runs/cancel", tags: statelessTags, summary: "Cancel runs of a thread, or stateless runs by id", request: { query: z.object({ action: z.enum(["interrupt", "rollback"]).default("interrupt") }), body: jsonBody(BulkCancelSchema) }, responses: { 204: { description: "Cancelled" }, ...errors } }),
+  bulkCancel: route({ method: "post", path: "/runs/cancel", tags: statelessTags, summary: "Cancel runs: of a thread, stateless runs by id, or every run of the workspace with a status", request: { query: z.object({ action: z.enum(["interrupt", "rollback"]).default("interrupt") }), body: jsonBody(BulkCancelSchema) }, responses: { 204: { description: "Cancelled" }, ...errors } }),
   statelessJoinStream: route({ method: "get", path: "/runs/{run_id}/stream", tags: statelessTags, summary: "Join the event stream of a stateless run", request: { params: StatelessRunIdParams, query: JoinStreamQuery }, responses: { 200: sse, ...errors } }),
 };
 
@@ -83,6 +87,33 @@ async function createAndWait(c: Ctx, body: z.infer<typeof RunCreateSchema>, thre
   const { run, body: result } = unwrap(created, input.threadId);
   const location = threadId ? threadLocation(threadId, run.run_id) : statelessLocation(run.run_id);
   return c.body(result, 200, { "Content-Type": "application/json", "Content-Location": location }) as never;
+}
+
+/** Busy threads examined at most by one status-only cancel. */
+const MAX_CANCEL_THREADS = 10_000;
+const CANCEL_PAGE = 500;
+
+/**
+ * `POST /runs/cancel` with only `status`: cancels the matching runs of every busy thread of the
+ * workspace that the `threads:update` filter lets this user change. Threads are found through the
+ * search index (a run's thread is `busy` there while it has a pending or running run); the busy set
+ * is read first, as cancelling changes it.
+ */
+async function cancelWorkspaceRuns(c: Ctx, status: "pending" | "running" | "all", action: "interrupt" | "rollback"): Promise<void> {
+  const workspaceId = c.get("principal").workspaceId;
+  const authMetadata = filterAsContainment(await authFilter(c, "threads:update", { action, status }));
+  const db = database(c.env);
+  const threadIds: string[] = [];
+  for (let offset = 0; offset < MAX_CANCEL_THREADS; offset += CANCEL_PAGE) {
+    const { rows } = await searchThreadIndex(db, workspaceId, { status: "busy", authMetadata, limit: CANCEL_PAGE, offset, sortBy: "created_at", sortOrder: "asc" });
+    threadIds.push(...rows.map((row) => row.threadId));
+    if (rows.length < CANCEL_PAGE) break;
+  }
+  // A few at a time: each is a DO call, and a Worker has 6 simultaneous connections. A thread
+  // deleted meanwhile has nothing left to cancel.
+  for (let i = 0; i < threadIds.length; i += 6) {
+    await Promise.all(threadIds.slice(i, i + 6).map((id) => threadStub(c.env, workspaceId, id).cancelRuns({ status, action })));
+  }
 }
 
 export const runRoutes = createRouter()
@@ -139,14 +170,14 @@ export const runRoutes = createRouter()
   .openapi(routes.joinStream, async (c) => {
     const { thread_id, run_id } = c.req.valid("param");
     const { cancel_on_disconnect } = c.req.valid("query");
-    await guardThread(c, thread_id, "threads:read");
-    const stream = unwrap(
-      await threadStub(c.env, c.get("principal").workspaceId, thread_id).streamRun(run_id, {
+    const stream = await joinedOrNotFoundEvent(async () => {
+      await guardThread(c, thread_id, "threads:read");
+      const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).streamRun(run_id, {
         lastEventId: lastEventId(c.req.header("last-event-id")),
         cancelOnDisconnect: cancel_on_disconnect,
-      }),
-      thread_id,
-    );
+      });
+      return unwrap(outcome, thread_id);
+    });
     return c.body(stream, 200, sseHeaders()) as never;
   })
   .openapi(routes.threadStream, async (c) => {
@@ -189,9 +220,11 @@ export const runRoutes = createRouter()
         await threadStub(c.env, workspaceId, body.thread_id).cancelRuns({ runIds: body.run_ids ?? undefined, status: body.status ?? "all", action }),
         body.thread_id,
       );
+    } else if (!body.run_ids) {
+      await cancelWorkspaceRuns(c, body.status ?? "all", action);
     } else {
       // A stateless run lives in the thread named by its own id.
-      for (const runId of body.run_ids ?? []) {
+      for (const runId of body.run_ids) {
         await guardThread(c, runId, "threads:update", { action, run_ids: [runId] });
         const outcome = await threadStub(c.env, workspaceId, runId).cancelRuns({ runIds: [runId], action });
         if (!outcome.ok) unwrap({ ok: false, status: 404, detail: `Run ${runId} not found` }, runId);
@@ -202,12 +235,15 @@ export const runRoutes = createRouter()
   .openapi(routes.statelessJoinStream, async (c) => {
     const { run_id } = c.req.valid("param");
     const { cancel_on_disconnect } = c.req.valid("query");
-    await guardThread(c, run_id, "threads:read");
-    const outcome = await threadStub(c.env, c.get("principal").workspaceId, run_id).streamRun(run_id, {
-      lastEventId: lastEventId(c.req.header("last-event-id")),
-      cancelOnDisconnect: cancel_on_disconnect,
-    });
-    // A finished stateless run's thread is gone: an empty stream, as the JS server answers.
-    const stream = outcome.ok ? outcome.value : new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
+    // A stateless run lives in the thread named by its id; that thread is gone once the run ended
+    // (on_completion delete), so a finished run is as unknown as one that never was.
+    const stream = await joinedOrNotFoundEvent(async () => {
+      await guardThread(c, run_id, "threads:read");
+      const outcome = await threadStub(c.env, c.get("principal").workspaceId, run_id).streamRun(run_id, {
+        lastEventId: lastEventId(c.req.header("last-event-id")),
+        cancelOnDisconnect: cancel_on_disconnect,
+      });
+      return unwrap(outcome, run_id);
+    }, RUN_NOT_FOUND);
     return c.body(stream, 200, sseHeaders(undefined, statelessLocation(run_id))) as never;
   });

@@ -109,5 +109,5 @@ export const BulkCancelSchema = z
     run_ids: z.array(Id).min(1).max(100).nullish(),
     status: z.enum(["pending", "running", "all"]).nullish(),
   })
-  .refine((body) => body.thread_id || body.run_ids, { message: "Give thread_id, run_ids, or both" })
+  .refine((body) => body.thread_id || body.run_ids || body.status, { message: "Give thread_id, run_ids or status" })
   .openapi("RunsCancel");

@@ -1,7 +1,8 @@
 import { v7 as uuidv7 } from "uuid";
 import type { AuthUser } from "../../auth/custom-auth.ts";
 import type { Principal } from "../../auth/principal.ts";
-import { notFound } from "../../http/errors.ts";
+import { ApiError, notFound } from "../../http/errors.ts";
+import { singleEventStream } from "../../runs/streams.ts";
 import type { CreateRunInput, RunJson, StreamMode } from "../../runs/types.ts";
 import type { Outcome } from "../../thread/types.ts";
 import { threadStub, unwrap } from "../threads/service.ts";
@@ -79,6 +80,24 @@ export function sseHeaders(location?: string, contentLocation?: string): Record<
     ...(location ? { Location: location } : {}),
     ...(contentLocation ? { "Content-Location": contentLocation } : {}),
   };
+}
+
+/**
+ * A join that cannot follow its run still opens its stream, as the official server's joins do: a
+ * hidden or unknown run or thread becomes one `error` event whose message names the 404 (the SDK's
+ * `joinStream` yields it). `detail` replaces the error's own text (stateless runs have no thread to
+ * name).
+ */
+export async function joinedOrNotFoundEvent(
+  open: () => Promise<ReadableStream<Uint8Array>>,
+  detail?: string,
+): Promise<ReadableStream<Uint8Array>> {
+  try {
+    return await open();
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 404) throw error;
+    return singleEventStream("error", { error: "HTTPException", message: `404: ${detail ?? error.message}` });
+  }
 }
 
 /** `Last-Event-ID`: a run event sequence number; `-1` (or `-`) means from the start. */
