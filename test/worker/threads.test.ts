@@ -149,7 +149,12 @@ describe("POST /threads/{id}/copy", () => {
     expect(update.status).toBe(200);
     expect(await history(copy.thread_id)).toHaveLength(before.length + 1);
     expect(strip(await history(source.thread_id))).toEqual(strip(before));
-    expect((await post(`/threads/${crypto.randomUUID()}/copy`, {})).status).toBe(404);
+  });
+
+  it("answers 409 Thread not found for a thread that does not exist, as the official API does", async () => {
+    const missing = await post(`/threads/${crypto.randomUUID()}/copy`, {});
+    expect(missing.status).toBe(409);
+    expect(await json(missing)).toEqual({ detail: "Thread not found" });
   });
 });
 
@@ -301,7 +306,8 @@ describe("tenancy", () => {
     expect((await asOther(`/threads/${mine.thread_id}/state`)).status).toBe(404);
     expect((await asOther(`/threads/${mine.thread_id}/history`, { method: "POST", json: {} })).status).toBe(404);
     expect((await asOther(`/threads/${mine.thread_id}`, { method: "PATCH", json: { metadata: { x: 1 } } })).status).toBe(404);
-    expect((await asOther(`/threads/${mine.thread_id}/copy`, { method: "POST", json: {} })).status).toBe(404);
+    // A copy of a thread the caller cannot see is a 409, as for one that does not exist.
+    expect((await asOther(`/threads/${mine.thread_id}/copy`, { method: "POST", json: {} })).status).toBe(409);
     expect((await asOther(`/threads/${mine.thread_id}`, { method: "DELETE" })).status).toBe(404);
     expect(await json(await asOther("/threads/search", { method: "POST", json: { metadata: { tag } } }))).toEqual([]);
     expect(await json(await asOther("/threads/count", { method: "POST", json: { metadata: { tag } } }))).toBe(0);

@@ -1,15 +1,16 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { database } from "../../db/client.ts";
-import { ApiError } from "../../http/errors.ts";
+import { ApiError, conflict } from "../../http/errors.ts";
 import { page } from "../../http/pagination.ts";
 import { createRouter } from "../../http/router.ts";
 import { authErrors, conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
 import { withFilterLimit } from "../../http/filter-limit.ts";
 import { countThreadIndex } from "../../thread/thread-index.ts";
+import { THREAD_NOT_FOUND } from "../../thread/thread-do.ts";
 import type { Outcome, ThreadJson } from "../../thread/types.ts";
-import { filterAsContainment } from "../../auth/custom-auth.ts";
+import { filterAsContainment, matchesFilter } from "../../auth/custom-auth.ts";
 import { authFilter, guardThread } from "../../auth/guards.ts";
 import {
   BoolQuery,
@@ -89,7 +90,7 @@ const routes = {
     path: "/threads/{thread_id}/copy",
     summary: "Copy a thread with its whole history",
     request: { params: ThreadIdParam },
-    responses: { 200: jsonContent(ThreadSchema, "The new thread"), ...errors },
+    responses: { 200: jsonContent(ThreadSchema, "The new thread"), ...errors, ...conflictError },
   }),
   getState: route({
     method: "get",
@@ -149,8 +150,14 @@ export const threadRoutes = createRouter()
     const { workspaceId } = c.get("principal");
     const threadId = body.thread_id ?? crypto.randomUUID();
     const value = { thread_id: threadId, metadata: body.metadata, if_exists: body.if_exists };
-    await authFilter(c, "threads:create", value);
-    const outcome = await threadStub(c.env, workspaceId, threadId).create({
+    const filter = await authFilter(c, "threads:create", value);
+    const stub = threadStub(c.env, workspaceId, threadId);
+    // `do_nothing` answers with an existing thread only when this user may see it.
+    if (filter && body.if_exists === "do_nothing") {
+      const existing = (await stub.get()) as Outcome<ThreadJson>;
+      if (existing.ok && !matchesFilter(existing.value.metadata, filter)) throw conflict(`Thread ${threadId} already exists`);
+    }
+    const outcome = await stub.create({
       threadId,
       workspaceId,
       metadata: value.metadata,
@@ -214,9 +221,14 @@ export const threadRoutes = createRouter()
   })
   .openapi(routes.copy, async (c) => {
     const { thread_id } = c.req.valid("param");
-    await guardThread(c, thread_id, "threads:read");
+    // The official API answers a copy of a missing or hidden thread with 409 "Thread not found".
+    await guardThread(c, thread_id, "threads:read").catch((error: unknown) => {
+      throw error instanceof ApiError && error.status === 404 ? conflict(THREAD_NOT_FOUND) : error;
+    });
     const workspaceId = c.get("principal").workspaceId;
-    const copy = unwrap((await threadStub(c.env, workspaceId, thread_id).copyTo(crypto.randomUUID())) as Outcome<ThreadJson>, thread_id);
+    const copied = (await threadStub(c.env, workspaceId, thread_id).copyTo(crypto.randomUUID())) as Outcome<ThreadJson>;
+    if (!copied.ok && copied.status === 404) throw conflict(THREAD_NOT_FOUND);
+    const copy = unwrap(copied, thread_id);
     // The copy is a thread created by this user: the create handler may stamp its metadata.
     const value = { thread_id: copy.thread_id, metadata: { ...copy.metadata } };
     await authFilter(c, "threads:create", value);
