@@ -123,11 +123,15 @@ export async function searchItems(db: Database, workspaceId: string, search: Ite
 /** Distinct namespaces scanned at most, before prefix/suffix/depth are applied in code. */
 const MAX_NAMESPACES_SCANNED = 10_000;
 
-export async function listNamespaces(
-  db: Database,
-  workspaceId: string,
-  options: { prefix?: string[]; suffix?: string[]; maxDepth?: number; limit: number; offset: number },
-): Promise<string[][]> {
+export interface NamespaceListing {
+  prefix?: string[];
+  suffix?: string[];
+  maxDepth?: number;
+  limit: number;
+  offset: number;
+}
+
+export async function listNamespaces(db: Database, workspaceId: string, options: NamespaceListing): Promise<string[][]> {
   const rows = await db
     .selectDistinct({ namespace: storeItems.namespace })
     .from(storeItems)
@@ -135,19 +139,29 @@ export async function listNamespaces(
     .orderBy(asc(storeItems.namespace))
     .limit(MAX_NAMESPACES_SCANNED)
     .all();
+  return shapeNamespaces(
+    rows.map((row) => row.namespace.split(".")),
+    options,
+  );
+}
+
+/**
+ * The listing of `namespaces` (sorted, under the prefix): those ending with `suffix`, cut to
+ * `maxDepth`, each once, then the page.
+ */
+export function shapeNamespaces(namespaces: string[][], options: NamespaceListing): string[][] {
   const suffix = options.suffix ?? [];
   const seen = new Set<string>();
-  const namespaces: string[][] = [];
-  for (const { namespace } of rows) {
-    let labels = namespace.split(".");
+  const shaped: string[][] = [];
+  for (let labels of namespaces) {
     if (suffix.length && labels.slice(-suffix.length).join(".") !== suffix.join(".")) continue;
     if (options.maxDepth !== undefined) labels = labels.slice(0, options.maxDepth);
     const id = labels.join(".");
     if (seen.has(id)) continue;
     seen.add(id);
-    namespaces.push(labels);
+    shaped.push(labels);
   }
-  return namespaces.slice(options.offset, options.offset + options.limit);
+  return shaped.slice(options.offset, options.offset + options.limit);
 }
 
 /** Deletes expired items, a bounded batch at a time (the minute tick). Returns how many went. */

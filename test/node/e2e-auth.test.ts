@@ -38,7 +38,8 @@ describe("custom auth: examples/custom-auth", () => {
     const id = thread.thread_id;
     expect(await status(other.threads.get(id))).toBe(404);
     expect(await status(other.threads.update(id, { metadata: { taken: true } }))).toBe(404);
-    expect(await status(other.threads.copy(id))).toBe(404);
+    // A copy of a thread the caller cannot see is a 409, as the official API answers.
+    expect(await status(other.threads.copy(id))).toBe(409);
     expect(await status(other.threads.getState(id))).toBe(404);
     expect(await status(other.threads.updateState(id, { values: { items: ["x"] }, asNode: "step1" }))).toBe(404);
     expect(await status(other.threads.getHistory(id))).toBe(404);
@@ -48,8 +49,12 @@ describe("custom auth: examples/custom-auth", () => {
     expect(await status(other.runs.join(id, run.run_id))).toBe(404);
     expect(await status(other.runs.cancel(id, run.run_id))).toBe(404);
     expect(await status(other.threads.delete(id))).toBe(404);
+    // A stream join opens and carries one error event naming the 404; the SDK yields it.
     const streamed = await fetch(`${deployment.url}/threads/${id}/runs/${run.run_id}/stream`, { headers: { Authorization: "Bearer token-bob" } });
-    expect(streamed.status).toBe(404);
+    expect(streamed.status).toBe(200);
+    const joined = [];
+    for await (const event of other.runs.joinStream(id, run.run_id)) joined.push(event);
+    expect(joined).toEqual([{ event: "error", data: { error: "HTTPException", message: `404: Thread with ID ${id} not found` } }]);
     expect(await other.threads.search({ metadata: { topic: "private" } })).toEqual([]);
     expect(await other.threads.count({ metadata: { topic: "private" } })).toBe(0);
 

@@ -152,8 +152,11 @@ async function taskOf(c: Ctx, threadId: string, runId: string): Promise<NeutralT
   return { ...base, state: "completed", artifactText: finalText(result) };
 }
 
-/** The task a JSON-RPC `params.id` names, or undefined (unknown, or hidden from this caller). */
-async function findTask(c: Ctx, taskId: unknown): Promise<{ threadId: string; runId: string } | undefined> {
+/**
+ * The task a JSON-RPC `params.id` names, or undefined (unknown, or hidden from this caller by the
+ * `event` handler's filter: `threads:read` to get it, `threads:update` to cancel it).
+ */
+async function findTask(c: Ctx, taskId: unknown, event: "threads:read" | "threads:update"): Promise<{ threadId: string; runId: string } | undefined> {
   if (typeof taskId !== "string") return undefined;
   const { workspaceId } = c.get("principal");
   const row = await database(c.env)
@@ -163,7 +166,7 @@ async function findTask(c: Ctx, taskId: unknown): Promise<{ threadId: string; ru
     .get();
   if (!row) return undefined;
   try {
-    await guardThread(c, row.threadId, "threads:read");
+    await guardThread(c, row.threadId, event, event === "threads:update" ? { action: "interrupt", run_ids: [row.taskId] } : {});
   } catch {
     return undefined;
   }
@@ -221,7 +224,7 @@ async function handleRpc(c: Ctx, assistant: AssistantRow): Promise<Response> {
     return c.json(rpcResult(id, sendResult(dialect, await taskOf(c, started.threadId, started.runId))));
   }
   if (is(METHODS.get) || is(METHODS.cancel)) {
-    const found = await findTask(c, params.id);
+    const found = await findTask(c, params.id, is(METHODS.get) ? "threads:read" : "threads:update");
     if (!found) return c.json(rpcError(id, ERRORS.taskNotFound, `Task not found: ${String(params.id)}`));
     const task = await taskOf(c, found.threadId, found.runId);
     if (is(METHODS.get)) return c.json(rpcResult(id, taskJson(dialect, task)));

@@ -10,7 +10,7 @@ import { page } from "../../http/pagination.ts";
 import { createRouter } from "../../http/router.ts";
 import { authErrors, conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
-import { filterAsContainment } from "../../auth/custom-auth.ts";
+import { filterAsContainment, matchesFilter } from "../../auth/custom-auth.ts";
 import { authFilter, guardMetadata } from "../../auth/guards.ts";
 import { BoolQuery } from "../threads/schemas.ts";
 import { pruneThreads } from "../threads/service.ts";
@@ -114,7 +114,7 @@ export const assistantRoutes = createRouter()
     const db = database(c.env);
     const assistantId = body.assistant_id ?? crypto.randomUUID();
     const value = { ...body, assistant_id: assistantId };
-    await authFilter(c, "assistants:create", value);
+    const filter = await authFilter(c, "assistants:create", value);
     const created = await insertAssistant(
       db,
       workspaceId,
@@ -123,7 +123,10 @@ export const assistantRoutes = createRouter()
       new Date().toISOString(),
     );
     if (!created && body.if_exists === "raise") throw conflict(`Assistant ${assistantId} already exists`);
-    return c.json(assistantJson((await findAssistant(c.env, workspaceId, assistantId))!), 200);
+    const assistant = (await findAssistant(c.env, workspaceId, assistantId))!;
+    // `do_nothing` answers with the existing assistant only when this user may see it.
+    if (!created && !matchesFilter(assistant.metadata, filter)) throw conflict(`Assistant ${assistantId} already exists`);
+    return c.json(assistantJson(assistant), 200);
   })
   .openapi(routes.search, async (c) => {
     const body = c.req.valid("json");
@@ -181,9 +184,11 @@ export const assistantRoutes = createRouter()
     const { workspaceId } = c.get("principal");
     const row = await assistantOr404(c, c.req.valid("param").assistant_id, "assistants:delete");
     if (c.req.valid("query").delete_threads) {
-      // Threads whose runs used this assistant, found through the index, a page at a time.
+      // Threads whose runs used this assistant, found through the index, a page at a time; only
+      // those the threads:delete filter lets this user delete.
       const db = database(c.env);
-      const filter = { metadata: { assistant_id: row.assistantId } };
+      const authMetadata = filterAsContainment(await authFilter(c, "threads:delete", { assistant_id: row.assistantId }));
+      const filter = { metadata: { assistant_id: row.assistantId }, authMetadata };
       for (;;) {
         const { rows } = await searchThreadIndex(db, workspaceId, { ...filter, limit: 100, offset: 0, sortBy: "created_at", sortOrder: "asc" });
         if (!rows.length || (await pruneThreads(c.env, workspaceId, rows.map((r) => r.threadId), "delete")) === 0) break;

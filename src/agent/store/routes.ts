@@ -7,7 +7,7 @@ import { withFilterLimit } from "../../http/filter-limit.ts";
 import { createRouter } from "../../http/router.ts";
 import { authErrors, jsonBody, jsonContent } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
-import { deleteItem, getItem, listNamespaces, namespaceProblem, putItem, searchItems, type StoreItem } from "../../store/items.ts";
+import { deleteItem, getItem, listNamespaces, namespaceProblem, putItem, searchItems, shapeNamespaces, type StoreItem } from "../../store/items.ts";
 
 const tags = ["Store"];
 const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute({ tags, ...config }));
@@ -90,6 +90,26 @@ async function guardExistingItem(
 const SCAN_PAGE = 1000;
 const MAX_SCANNED = 10_000;
 
+/**
+ * The items a handler filter lets this user see, in store order, until `wanted` are found. A filter
+ * can test an item's namespace and key as well as its value, so it is applied while scanning; a scan
+ * past MAX_SCANNED items is a 400 rather than an unbounded read.
+ */
+async function visibleItems(
+  page: (limit: number, offset: number) => Promise<StoreItem[]>,
+  filter: AuthFilter,
+  wanted = Number.POSITIVE_INFINITY,
+): Promise<StoreItem[]> {
+  const visible: StoreItem[] = [];
+  for (let scanned = 0; visible.length < wanted; scanned += SCAN_PAGE) {
+    if (scanned >= MAX_SCANNED) throw new ApiError(400, "Authenticated store query exceeded maximum scan limit. Narrow the namespace or filters.");
+    const items = await page(SCAN_PAGE, scanned);
+    visible.push(...items.filter((item) => matchesFilter(itemMetadata(item), filter)));
+    if (items.length < SCAN_PAGE) break;
+  }
+  return visible;
+}
+
 function checkNamespace(namespace: string[], field: string, allowEmpty = false): void {
   const problem = namespaceProblem(namespace, allowEmpty);
   if (problem) throw new ApiError(422, [{ type: "value_error", loc: ["body", field], msg: problem }]);
@@ -147,27 +167,22 @@ export const storeRoutes = createRouter()
         }),
       );
     if (!authorization) return c.json({ items: await search(body.limit, body.offset) }, 200);
-    // A handler filter can test the namespace and key as well as the value: applied while scanning.
-    const visible = [];
-    for (let scanned = 0; visible.length < body.offset + body.limit; scanned += SCAN_PAGE) {
-      if (scanned >= MAX_SCANNED) throw new ApiError(400, "Authenticated store query exceeded maximum scan limit. Narrow the namespace or filters.");
-      const page = await search(SCAN_PAGE, scanned);
-      visible.push(...page.filter((item) => matchesFilter(itemMetadata(item), authorization)));
-      if (page.length < SCAN_PAGE) break;
-    }
+    const visible = await visibleItems(search, authorization, body.offset + body.limit);
     return c.json({ items: visible.slice(body.offset, body.offset + body.limit) }, 200);
   })
   .openapi(routes.namespaces, async (c) => {
     const body = c.req.valid("json");
     const request = { namespace: body.prefix ?? [], suffix: body.suffix, max_depth: body.max_depth, limit: body.limit, offset: body.offset };
-    await authFilter(c, "store:list_namespaces", request);
+    const authorization = await authFilter(c, "store:list_namespaces", request);
     checkNamespace(request.namespace, "prefix", true);
-    const namespaces = await listNamespaces(database(c.env), c.get("principal").workspaceId, {
-      prefix: request.namespace,
-      suffix: body.suffix ?? undefined,
-      maxDepth: body.max_depth ?? undefined,
-      limit: body.limit,
-      offset: body.offset,
-    });
-    return c.json({ namespaces }, 200);
+    const db = database(c.env);
+    const workspaceId = c.get("principal").workspaceId;
+    const listing = { prefix: request.namespace, suffix: body.suffix ?? undefined, maxDepth: body.max_depth ?? undefined, limit: body.limit, offset: body.offset };
+    if (!authorization) return c.json({ namespaces: await listNamespaces(db, workspaceId, listing) }, 200);
+    // As item search: only namespaces that hold an item the filter lets this user see.
+    const visible = await visibleItems(
+      (limit, offset) => searchItems(db, workspaceId, { namespacePrefix: request.namespace, limit, offset }),
+      authorization,
+    );
+    return c.json({ namespaces: shapeNamespaces(visible.map((item) => item.namespace), listing) }, 200);
   });
