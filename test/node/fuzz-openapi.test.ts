@@ -47,6 +47,8 @@ interface Probe {
   query?: URLSearchParams;
   headers?: Record<string, string>;
   body?: string | Uint8Array;
+  /** Another workspace's id this request names: no answer may contain it. */
+  foreignId?: string;
 }
 interface Finding {
   method: string;
@@ -200,7 +202,9 @@ function probesFor(endpoint: Endpoint, index: number): Probe[] {
   params(endpoint, "path").forEach((parameter, position) => {
     const chosen = [otherTenant!, ...[0, 1].map((k) => hostile[(index + position + k * 2) % hostile.length]!)];
     for (const [kind, value] of chosen) {
-      probes.push({ endpoint, kind: `${kind} in ${parameter.name}`, path: fill(endpoint, { [parameter.name]: value(endpoint.path, parameter.name) }), ...(bodySchema ? json(base) : {}) });
+      const id = value(endpoint.path, parameter.name);
+      const foreignId = kind === otherTenant![0] && Object.values(fixtures.otherTenant).includes(id) ? id : undefined;
+      probes.push({ endpoint, kind: `${kind} in ${parameter.name}`, path: fill(endpoint, { [parameter.name]: id }), foreignId, ...(bodySchema ? json(base) : {}) });
     }
   });
   for (const parameter of params(endpoint, "query")) {
@@ -280,6 +284,7 @@ async function check(probe: Probe, response: Response): Promise<string | null> {
     return null;
   }
   const text = await response.text();
+  if (probe.foreignId && response.ok && text.includes(probe.foreignId)) return "another workspace's resource was served";
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -292,7 +297,15 @@ async function check(probe: Probe, response: Response): Promise<string | null> {
   return `body does not match the schema: ${first?.instanceLocation} ${first?.error}`.slice(0, 200);
 }
 
-async function send(probe: Probe): Promise<{ status: number | "timeout" | "network"; why: string | null }> {
+type Outcome = { status: number | "timeout" | "network"; why: string | null };
+
+/** Sends a probe; a connection dropped before any answer (a reused keep-alive socket the server just closed) is retried once. */
+async function send(probe: Probe): Promise<Outcome> {
+  const first = await sendOnce(probe);
+  return first.status === "network" ? sendOnce(probe) : first;
+}
+
+async function sendOnce(probe: Probe): Promise<Outcome> {
   const url = `${server.url}${probe.path}${probe.query?.size ? `?${probe.query}` : ""}`;
   try {
     const response = await fetch(url, {
@@ -306,7 +319,8 @@ async function send(probe: Probe): Promise<{ status: number | "timeout" | "netwo
   } catch (error) {
     const name = (error as Error).name;
     if (name === "TimeoutError" || name === "AbortError") return { status: "timeout", why: `no complete answer within ${REQUEST_TIMEOUT_MS / 1000} s` };
-    return { status: "network", why: `${name}: ${(error as Error).message}` };
+    const cause = (error as Error).cause;
+    return { status: "network", why: `${name}: ${(error as Error).message}${cause instanceof Error ? ` (${cause.message})` : ""}` };
   }
 }
 
