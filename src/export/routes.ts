@@ -1,7 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client.ts";
+import { errorResponse } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
-import { authErrors, conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
+import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
 import { isoTime } from "../tracing/run-input.ts";
 import { EXPORT_FIELDS } from "./columns.ts";
@@ -13,7 +14,9 @@ import { cancelExport, createExport, exportRow, getExportRun, listExportRuns, li
 const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute(config));
 const uuid = z.uuid().transform((id) => id.toLowerCase());
 
-const badRequest = { 400: { description: "The destination failed its write check, or the filter does not parse", content: { "application/json": { schema: z.object({ detail: z.string() }) } } } } as const;
+const badRequest = { 400: errorResponse("The destination failed its write check, or the filter does not parse") } as const;
+/** Credentials are sealed with EXPORT_ENCRYPTION_KEY; without that secret they cannot be stored. */
+const noEncryptionKey = { 503: errorResponse("Credentials sent, but the deployment has no EXPORT_ENCRYPTION_KEY secret") } as const;
 
 // ---- destinations ----
 
@@ -164,14 +167,14 @@ const routes = {
     path: "/api/v1/bulk-exports/destinations",
     summary: "Create a destination; a test object proves write access first",
     request: { body: jsonBody(DestinationCreate) },
-    responses: { 200: jsonContent(DestinationSchema, "The destination"), ...badRequest, ...authErrors },
+    responses: { 200: jsonContent(DestinationSchema, "The destination"), ...badRequest, ...noEncryptionKey },
   }),
   listDestinations: route({
     tags: tags.destinations,
     method: "get",
     path: "/api/v1/bulk-exports/destinations",
     summary: "List the workspace's destinations",
-    responses: { 200: jsonContent(z.array(DestinationSchema), "Destinations, newest first"), ...authErrors },
+    responses: { 200: jsonContent(z.array(DestinationSchema), "Destinations, newest first") },
   }),
   getDestination: route({
     tags: tags.destinations,
@@ -179,7 +182,7 @@ const routes = {
     path: "/api/v1/bulk-exports/destinations/{destination_id}",
     summary: "Get a destination",
     request: { params: DestinationId },
-    responses: { 200: jsonContent(DestinationSchema, "The destination"), ...notFoundError, ...authErrors },
+    responses: { 200: jsonContent(DestinationSchema, "The destination"), ...notFoundError },
   }),
   updateDestination: route({
     tags: tags.destinations,
@@ -187,7 +190,7 @@ const routes = {
     path: "/api/v1/bulk-exports/destinations/{destination_id}",
     summary: "Rotate a destination's credentials (null: use the deployment's defaults); re-checks write access",
     request: { params: DestinationId, body: jsonBody(z.object({ credentials: CredentialsSchema.nullable() }).openapi("BulkExportDestinationUpdate")) },
-    responses: { 200: jsonContent(DestinationSchema, "The destination"), ...badRequest, ...notFoundError, ...authErrors },
+    responses: { 200: jsonContent(DestinationSchema, "The destination"), ...badRequest, ...notFoundError, ...noEncryptionKey },
   }),
   createExport: route({
     tags: tags.exports,
@@ -195,14 +198,14 @@ const routes = {
     path: "/api/v1/bulk-exports",
     summary: "Create a one-off export (start_time, end_time) or a scheduled one (interval_hours)",
     request: { body: jsonBody(ExportCreate) },
-    responses: { 200: jsonContent(ExportSchema, "The export"), ...badRequest, ...notFoundError, ...authErrors },
+    responses: { 200: jsonContent(ExportSchema, "The export"), ...badRequest, ...notFoundError },
   }),
   listExports: route({
     tags: tags.exports,
     method: "get",
     path: "/api/v1/bulk-exports",
     summary: "List the workspace's exports, newest first",
-    responses: { 200: jsonContent(z.array(ExportSchema), "Exports"), ...authErrors },
+    responses: { 200: jsonContent(z.array(ExportSchema), "Exports") },
   }),
   spawnedRuns: route({
     tags: tags.exports,
@@ -210,7 +213,7 @@ const routes = {
     path: "/api/v1/bulk-exports/runs",
     summary: "The export runs of every export a scheduled export spawned",
     request: { query: z.object({ source_bulk_export_id: uuid }) },
-    responses: { 200: jsonContent(z.array(ExportRunSchema), "Export runs"), ...notFoundError, ...authErrors },
+    responses: { 200: jsonContent(z.array(ExportRunSchema), "Export runs"), ...notFoundError },
   }),
   getExport: route({
     tags: tags.exports,
@@ -218,7 +221,7 @@ const routes = {
     path: "/api/v1/bulk-exports/{bulk_export_id}",
     summary: "Get an export and its status",
     request: { params: ExportId },
-    responses: { 200: jsonContent(ExportSchema, "The export"), ...notFoundError, ...authErrors },
+    responses: { 200: jsonContent(ExportSchema, "The export"), ...notFoundError },
   }),
   cancelExport: route({
     tags: tags.exports,
@@ -226,7 +229,7 @@ const routes = {
     path: "/api/v1/bulk-exports/{bulk_export_id}",
     summary: "Cancel an export (the only change allowed); a cancelled export cannot be restarted",
     request: { params: ExportId, body: jsonBody(z.object({ status: z.literal("Cancelled") }).openapi("BulkExportUpdate")) },
-    responses: { 200: jsonContent(ExportSchema, "The export"), ...notFoundError, ...conflictError, ...authErrors },
+    responses: { 200: jsonContent(ExportSchema, "The export"), ...notFoundError, ...conflictError },
   }),
   listRuns: route({
     tags: tags.exports,
@@ -234,7 +237,7 @@ const routes = {
     path: "/api/v1/bulk-exports/{bulk_export_id}/runs",
     summary: "An export's runs: one per (project, UTC day)",
     request: { params: ExportId },
-    responses: { 200: jsonContent(z.array(ExportRunSchema), "Export runs"), ...notFoundError, ...authErrors },
+    responses: { 200: jsonContent(z.array(ExportRunSchema), "Export runs"), ...notFoundError },
   }),
   getRun: route({
     tags: tags.exports,
@@ -242,7 +245,7 @@ const routes = {
     path: "/api/v1/bulk-exports/{bulk_export_id}/runs/{run_id}",
     summary: "One export run",
     request: { params: z.object({ bulk_export_id: uuid, run_id: uuid }) },
-    responses: { 200: jsonContent(ExportRunSchema, "The export run"), ...notFoundError, ...authErrors },
+    responses: { 200: jsonContent(ExportRunSchema, "The export run"), ...notFoundError },
   }),
 };
 

@@ -12,13 +12,6 @@ export const ErrorSchema = z
 
 const error = (description: string) => ({ description, content: { "application/json": { schema: ErrorSchema } } });
 
-/** Error responses shared by authenticated routes, for the OpenAPI document. */
-export const authErrors = {
-  401: error("Missing, invalid, revoked or expired API key"),
-  403: error("The key may not perform this operation or act in the requested workspace"),
-  422: error("Validation error: `detail` lists each invalid field"),
-} as const;
-
 export const notFoundError = { 404: error("Not found") } as const;
 export const conflictError = { 409: error("Conflict") } as const;
 

@@ -6,7 +6,7 @@ import type { ApiKeyRow, WorkspaceRow } from "../db/schema.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { createRouter } from "../http/router.ts";
 import { secured } from "../http/secured.ts";
-import { authErrors, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
+import { jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { generateApiKey, hashApiKey, shortKey } from "./keys.ts";
 import {
   findApiKey,
@@ -89,14 +89,14 @@ const routes = {
     tags,
     summary: "Create a workspace (tenant) in the caller's organization",
     request: { body: jsonBody(WorkspaceCreateSchema) },
-    responses: { 200: jsonContent(WorkspaceSchema, "The new workspace"), ...authErrors },
+    responses: { 200: jsonContent(WorkspaceSchema, "The new workspace") },
   }), requireOrganizationAdmin),
   listWorkspaces: secured(createRoute({
     method: "get",
     path: "/api/v1/workspaces",
     tags,
     summary: "List the workspaces of the caller's organization",
-    responses: { 200: jsonContent(z.array(WorkspaceSchema), "Workspaces, oldest first"), ...authErrors },
+    responses: { 200: jsonContent(z.array(WorkspaceSchema), "Workspaces, oldest first") },
   }), requireOrganizationAdmin),
   createApiKey: secured(createRoute({
     method: "post",
@@ -105,7 +105,7 @@ const routes = {
     summary: "Create an API key scoped to the organization or to one workspace",
     description: "The response carries the secret `key` once; only its hash is stored.",
     request: { body: jsonBody(ApiKeyCreateSchema) },
-    responses: { 200: jsonContent(ApiKeyCreatedSchema, "The new key, with its secret"), ...authErrors, ...notFoundError },
+    responses: { 200: jsonContent(ApiKeyCreatedSchema, "The new key, with its secret"), ...notFoundError },
   }), requireOrganizationAdmin),
   listApiKeys: secured(createRoute({
     method: "get",
@@ -113,7 +113,7 @@ const routes = {
     tags,
     summary: "List the organization's API keys (never their secrets)",
     request: { query: z.object({ workspace_id: z.uuid().optional() }) },
-    responses: { 200: jsonContent(z.array(ApiKeySchema), "Keys, newest first"), ...authErrors },
+    responses: { 200: jsonContent(z.array(ApiKeySchema), "Keys, newest first") },
   }), requireOrganizationAdmin),
   revokeApiKey: secured(createRoute({
     method: "delete",
@@ -121,7 +121,7 @@ const routes = {
     tags,
     summary: "Revoke an API key",
     request: { params: z.object({ api_key_id: z.uuid() }) },
-    responses: { 200: jsonContent(ApiKeySchema, "The revoked key"), ...authErrors, ...notFoundError },
+    responses: { 200: jsonContent(ApiKeySchema, "The revoked key"), ...notFoundError },
   }), requireOrganizationAdmin),
 };
 

@@ -2,7 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { createRouter } from "../http/router.ts";
-import { authErrors, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
+import { jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
+import { errorResponse, publicRoute } from "../http/responses.ts";
 import { secured } from "../http/secured.ts";
 import { Ingestor, type IngestResult, locateRun } from "./ingest.ts";
 import { traceShardName } from "./trace-shard-do.ts";
@@ -22,6 +23,8 @@ const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secure
 const RunBody = z.record(z.string(), z.unknown()).openapi("RunIngest");
 const RunId = z.object({ run_id: z.uuid().transform((id) => id.toLowerCase()) });
 const Problem = z.object({ run_id: z.string().nullable(), operation: z.enum(["post", "patch"]), status: z.number(), detail: z.string() });
+/** A traced run as stored: its own component, not the Agent Server's `Run`. */
+const TracingRunSchema = z.record(z.string(), z.unknown()).openapi("TracingRun");
 const Accepted = z.object({ accepted: z.number(), errors: z.array(Problem) }).openapi("IngestResult");
 
 const uuid = z.uuid().transform((id) => id.toLowerCase());
@@ -72,22 +75,23 @@ const InfoSchema = z
   .openapi("TracingInfo");
 
 const routes = {
-  info: createRoute({
+  info: publicRoute(createRoute({
     tags,
     method: "get",
     path: "/api/v1/info",
     summary: "Tracing server info: how the langsmith SDKs should batch and compress",
     responses: { 200: jsonContent(InfoSchema, "Info") },
-  }),
+  })),
   multipart: route({
     method: "post",
     path: "/api/v1/runs/multipart",
     summary: "Create and update runs as multipart/form-data (post.<id>, patch.<id>, <event>.<id>.<field>); gzip bodies accepted",
     responses: {
       202: jsonContent(Accepted, "Stored (see errors)"),
-      413: jsonContent(z.object({ detail: z.string() }), "Body, or decompressed body, too large"),
-      415: jsonContent(z.object({ detail: z.string() }), "Not multipart/form-data, or an unsupported Content-Encoding"),
-      ...authErrors,
+      400: errorResponse("A multipart Content-Type without a boundary, or a body that is not readable multipart"),
+      413: errorResponse("Body, or decompressed body, too large"),
+      415: errorResponse("Not multipart/form-data, or an unsupported Content-Encoding"),
+      422: errorResponse("Every run of the request was refused (each problem is listed in `detail`)"),
     },
   }),
   create: route({
@@ -95,21 +99,21 @@ const routes = {
     path: "/api/v1/runs",
     summary: "Create a run",
     request: { body: jsonBody(RunBody) },
-    responses: { 202: jsonContent(Accepted, "Stored"), ...authErrors },
+    responses: { 202: jsonContent(Accepted, "Stored") },
   }),
   update: route({
     method: "patch",
     path: "/api/v1/runs/{run_id}",
     summary: "Update a run (end_time, outputs, error, extra, events, tags…)",
     request: { params: RunId, body: jsonBody(RunBody) },
-    responses: { 202: jsonContent(Accepted, "Stored"), ...notFoundError, ...authErrors },
+    responses: { 202: jsonContent(Accepted, "Stored"), ...notFoundError },
   }),
   batch: route({
     method: "post",
     path: "/api/v1/runs/batch",
     summary: "Create and update runs in one request; bad runs are reported in `errors` and the rest are stored",
     request: { body: jsonBody(z.object({ post: z.array(RunBody).default([]), patch: z.array(RunBody).default([]) }).openapi("RunBatch")) },
-    responses: { 202: jsonContent(Accepted, "Stored (see errors)"), ...authErrors },
+    responses: { 202: jsonContent(Accepted, "Stored (see errors)") },
   }),
   query: route({
     method: "post",
@@ -118,8 +122,7 @@ const routes = {
     request: { body: jsonBody(QuerySchema) },
     responses: {
       200: jsonContent(z.object({ runs: z.array(z.record(z.string(), z.unknown())), cursors: z.object({ next: z.string().nullable(), prev: z.null() }) }), "A page of runs"),
-      400: jsonContent(z.object({ detail: z.string() }), "A filter that does not parse, a bad cursor, or limit above 100"),
-      ...authErrors,
+      400: errorResponse("A filter that does not parse, a bad cursor, or limit above 100"),
     },
   }),
   validate: route({
@@ -127,21 +130,21 @@ const routes = {
     path: "/api/v1/runs/query/validate",
     summary: "Check the filters of a runs query without running it",
     request: { body: jsonBody(z.object({ filter: z.string().nullish(), trace_filter: z.string().nullish(), tree_filter: z.string().nullish() }).openapi("RunsQueryValidate")) },
-    responses: { 200: jsonContent(ValidateResult, "Whether the filters parse, with positioned errors"), ...authErrors },
+    responses: { 200: jsonContent(ValidateResult, "Whether the filters parse, with positioned errors") },
   }),
   attachment: route({
     method: "get",
     path: "/api/v1/runs/{run_id}/attachments/{name}",
     summary: "Download a run's attachment (sent as a multipart `attachment.<run id>.<name>` part)",
     request: { params: z.object({ run_id: z.uuid().transform((id) => id.toLowerCase()), name: z.string().min(1) }) },
-    responses: { 200: { description: "The attachment's bytes, with its MIME type" }, ...notFoundError, ...authErrors },
+    responses: { 200: { description: "The attachment's bytes, with its MIME type" }, ...notFoundError },
   }),
   get: route({
     method: "get",
     path: "/api/v1/runs/{run_id}",
     summary: "Get a run",
     request: { params: RunId },
-    responses: { 200: jsonContent(z.record(z.string(), z.unknown()).openapi("Run"), "The run"), ...notFoundError, ...authErrors },
+    responses: { 200: jsonContent(TracingRunSchema, "The run"), ...notFoundError },
   }),
 };
 

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client.ts";
 import { createRouter } from "../http/router.ts";
-import { authErrors, conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
+import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
 import { isoTime } from "./run-input.ts";
 import { createProject, deleteProject, getProject, listProjects, updateProject } from "./projects.ts";
@@ -49,7 +49,7 @@ const routes = {
     path: "/api/v1/sessions",
     summary: "Create a tracing project (`upsert=true` returns and updates an existing one of that name)",
     request: { query: z.object({ upsert: z.enum(["true", "false"]).default("false") }), body: jsonBody(CreateSchema) },
-    responses: { 200: jsonContent(SessionSchema, "The project"), ...conflictError, ...authErrors },
+    responses: { 200: jsonContent(SessionSchema, "The project"), ...conflictError },
   }),
   list: route({
     method: "get",
@@ -64,22 +64,22 @@ const routes = {
         offset: z.coerce.number().int().min(0).default(0),
       }),
     },
-    responses: { 200: jsonContent(z.array(SessionSchema), "Projects"), ...authErrors },
+    responses: { 200: jsonContent(z.array(SessionSchema), "Projects") },
   }),
-  get: route({ method: "get", path: "/api/v1/sessions/{session_id}", summary: "Get a tracing project", request: { params: IdParam }, responses: { 200: jsonContent(SessionSchema, "The project"), ...notFoundError, ...authErrors } }),
+  get: route({ method: "get", path: "/api/v1/sessions/{session_id}", summary: "Get a tracing project", request: { params: IdParam }, responses: { 200: jsonContent(SessionSchema, "The project"), ...notFoundError } }),
   update: route({
     method: "patch",
     path: "/api/v1/sessions/{session_id}",
     summary: "Update a tracing project",
     request: { params: IdParam, body: jsonBody(UpdateSchema) },
-    responses: { 200: jsonContent(SessionSchema, "The project"), ...notFoundError, ...conflictError, ...authErrors },
+    responses: { 200: jsonContent(SessionSchema, "The project"), ...notFoundError, ...conflictError },
   }),
   delete: route({
     method: "delete",
     path: "/api/v1/sessions/{session_id}",
     summary: "Delete a tracing project",
     request: { params: IdParam },
-    responses: { 200: jsonContent(z.object({}), "Deleted"), ...notFoundError, ...authErrors },
+    responses: { 200: jsonContent(z.object({}), "Deleted"), ...notFoundError },
   }),
 };
 

@@ -1,11 +1,23 @@
+import { getRefId, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
+import { Validator, type Schema } from "@cfworker/json-schema";
+import type { ZodType } from "zod";
 import { describe, expect, it } from "vitest";
 import { createApp, PUBLIC_PATHS } from "../../src/app.ts";
 import { call, json } from "./helpers.ts";
 
+interface Content {
+  [mediaType: string]: { schema?: Record<string, unknown> };
+}
+interface Operation {
+  security?: unknown[];
+  parameters?: unknown[];
+  requestBody?: { content: Content };
+  responses: Record<string, { description: string; content?: Content }>;
+}
 interface OpenApiDocument {
   openapi: string;
-  paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, unknown> }>>;
-  components: { securitySchemes: Record<string, unknown> };
+  paths: Record<string, Record<string, Operation>>;
+  components: { securitySchemes: Record<string, unknown>; schemas: Record<string, Record<string, unknown>> };
 }
 
 const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
@@ -48,6 +60,96 @@ describe("OpenAPI document", () => {
         }
       }
     }
+  });
+});
+
+const ERROR_REF = { $ref: "#/components/schemas/ErrorResponse" };
+const errorSchemaOf = (operation: Operation, status: string) => operation.responses[status]?.content?.["application/json"]?.schema;
+
+describe("OpenAPI document: every answer is described", () => {
+  it("every operation lists the shared middleware errors with the ErrorResponse schema", async () => {
+    const doc = await json<OpenApiDocument>(await call("/openapi.json", { key: null }));
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const name = `${method.toUpperCase()} ${path}`;
+        expect(errorSchemaOf(operation, "500"), name).toEqual(ERROR_REF);
+        if (operation.security) {
+          expect(errorSchemaOf(operation, "401"), name).toEqual(ERROR_REF);
+          expect(errorSchemaOf(operation, "403"), name).toEqual(ERROR_REF);
+        }
+        if (method !== "get") expect(operation.responses, name).toHaveProperty("413");
+        if (operation.requestBody?.content["application/json"]) expect(errorSchemaOf(operation, "415"), name).toEqual(ERROR_REF);
+        if (operation.parameters?.length || operation.requestBody) expect(errorSchemaOf(operation, "422"), name).toEqual(ERROR_REF);
+      }
+    }
+  });
+
+  it("the statuses and bodies the server answers for wrong requests are the documented ones", async () => {
+    const doc = await json<OpenApiDocument>(await call("/openapi.json", { key: null }));
+    const jsonRpc = { jsonrpc: "2.0", id: 1, method: "tools/list" };
+    const cases: { method: string; path: string; documented: string; init: RequestInit & { json?: unknown }; status: number }[] = [
+      { method: "post", path: "/threads", documented: "/threads", init: { method: "POST", body: "{}", headers: { "Content-Type": "text/plain" } }, status: 415 },
+      { method: "post", path: "/threads", documented: "/threads", init: { method: "POST", body: "{", headers: { "Content-Type": "application/json" } }, status: 422 },
+      { method: "post", path: "/mcp", documented: "/mcp", init: { method: "POST", json: jsonRpc, headers: { Accept: "text/html" } }, status: 406 },
+      { method: "post", path: "/mcp", documented: "/mcp", init: { method: "POST", body: JSON.stringify(jsonRpc), headers: { Accept: "application/json, text/event-stream", "Content-Type": "text/plain" } }, status: 415 },
+      { method: "post", path: "/mcp", documented: "/mcp", init: { method: "POST", body: "{", headers: { Accept: "application/json, text/event-stream", "Content-Type": "application/json" } }, status: 400 },
+      { method: "get", path: "/mcp", documented: "/mcp", init: {}, status: 405 },
+      { method: "delete", path: "/mcp", documented: "/mcp", init: { method: "DELETE" }, status: 405 },
+      { method: "post", path: "/api/v1/runs/multipart", documented: "/api/v1/runs/multipart", init: { method: "POST", body: "x", headers: { "Content-Type": "multipart/form-data" } }, status: 400 },
+      { method: "post", path: "/api/v1/runs/multipart", documented: "/api/v1/runs/multipart", init: { method: "POST", body: "x", headers: { "Content-Type": "text/plain" } }, status: 415 },
+    ];
+    for (const { method, path, documented, init, status } of cases) {
+      const response = await call(path, init);
+      const name = `${method.toUpperCase()} ${path} → ${status}`;
+      expect(response.status, name).toBe(status);
+      const declared = doc.paths[documented]![method]!.responses[String(status)];
+      expect(declared, name).toBeDefined();
+      const schema = declared!.content?.["application/json"]?.schema;
+      expect(schema, name).toBeDefined();
+      const result = new Validator({ ...schema, components: doc.components } as Schema, "2020-12").validate(await response.json());
+      expect(result.errors, name).toEqual([]);
+    }
+  });
+
+  it("GET /api/v1/runs/{run_id} answers a TracingRun, not the Agent Server's Run", async () => {
+    const doc = await json<OpenApiDocument>(await call("/openapi.json", { key: null }));
+    const schema = doc.paths["/api/v1/runs/{run_id}"]!.get!.responses["200"]!.content!["application/json"]!.schema;
+    expect(schema).toEqual({ $ref: "#/components/schemas/TracingRun" });
+    expect(doc.components.schemas.Run).toMatchObject({ required: expect.arrayContaining(["run_id", "thread_id", "assistant_id"]) });
+  });
+
+  it("no component name is shared by two different schemas", () => {
+    const app = createApp();
+    // Every zod schema reachable from the registered routes and components, by the component name it claims.
+    const claims = new Map<string, Set<ZodType>>();
+    const seen = new Set<unknown>();
+    const visit = (value: unknown): void => {
+      if (!value || typeof value !== "object" || seen.has(value)) return;
+      seen.add(value);
+      // zod schemas (checks carry `_zod` too, but no `.meta()`).
+      if ("_zod" in value && typeof (value as { meta?: unknown }).meta === "function") {
+        const schema = value as ZodType & { _zod: { def: Record<string, unknown> } };
+        const refId = getRefId(schema);
+        const def = schema._zod.def;
+        // `.optional()`, `.nullable()`… of a named schema carry its name too; only the named one counts.
+        const inner = (def.innerType ?? def.in) as ZodType | undefined;
+        if (refId && !(inner && getRefId(inner) === refId)) claims.set(refId, (claims.get(refId) ?? new Set()).add(schema));
+        if (typeof def.getter === "function") visit((def.getter as () => unknown)());
+        for (const child of Object.values(def)) visit(child);
+        return;
+      }
+      for (const child of Object.values(value)) visit(child);
+    };
+    visit(app.openAPIRegistry.definitions);
+    expect(claims.get("Run")?.size).toBe(1);
+    expect(claims.get("TracingRun")?.size).toBe(1);
+    const collisions = [...claims]
+      .filter(([, schemas]) => {
+        const generated = [...schemas].map((schema) => JSON.stringify(new OpenApiGeneratorV31([schema]).generateComponents().components?.schemas));
+        return new Set(generated).size > 1;
+      })
+      .map(([name]) => name);
+    expect(collisions).toEqual([]);
   });
 });
 

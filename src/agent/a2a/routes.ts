@@ -8,7 +8,7 @@ import { deployment } from "../../deployment/index.ts";
 import type { AppEnv } from "../../http/app-env.ts";
 import { ApiError, notFound } from "../../http/errors.ts";
 import { createRouter } from "../../http/router.ts";
-import { authErrors, notFoundError } from "../../http/schemas.ts";
+import { notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
 import type { RunJson } from "../../runs/types.ts";
 import type { Outcome } from "../../thread/types.ts";
@@ -49,7 +49,7 @@ const routes = {
       tags,
       summary: "The A2A agent card of an assistant",
       request: { query: z.object({ assistant_id: z.string().min(1) }) },
-      responses: { 200: json("Agent card (A2A v1.0, with the v0.3 fields)"), ...authErrors, ...notFoundError },
+      responses: { 200: json("Agent card (A2A v1.0, with the v0.3 fields)"), ...notFoundError },
     }),
   ),
   rpc: secured(
@@ -59,7 +59,13 @@ const routes = {
       tags,
       summary: "A2A JSON-RPC: SendMessage / message/send, SendStreamingMessage / message/stream, GetTask / tasks/get, CancelTask / tasks/cancel",
       request: { params: z.object({ assistant_id: z.string().min(1) }) },
-      responses: { 200: json("JSON-RPC response, or SSE of JSON-RPC responses for streaming"), ...authErrors, ...notFoundError },
+      responses: {
+        200: {
+          description: "JSON-RPC response (errors too), or for SendStreamingMessage / message/stream an SSE stream of JSON-RPC responses",
+          content: { "application/json": { schema: z.unknown() }, "text/event-stream": { schema: z.string() } },
+        },
+        ...notFoundError,
+      },
     }),
   ),
 };

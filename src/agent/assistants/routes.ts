@@ -8,7 +8,7 @@ import { ApiError, conflict, notFound } from "../../http/errors.ts";
 import { withFilterLimit } from "../../http/filter-limit.ts";
 import { page } from "../../http/pagination.ts";
 import { createRouter } from "../../http/router.ts";
-import { authErrors, conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
+import { conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
 import { filterAsContainment, matchesFilter } from "../../auth/custom-auth.ts";
 import { authFilter, guardMetadata } from "../../auth/guards.ts";
@@ -42,7 +42,7 @@ import {
 } from "./store.ts";
 
 const tags = ["Assistants"];
-const errors = { ...authErrors, ...notFoundError };
+const errors = { ...notFoundError };
 const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute({ tags, ...config }));
 type Assistant = z.infer<typeof AssistantSchema>;
 

@@ -9,7 +9,7 @@ import { ApiError, notFound } from "../../http/errors.ts";
 import { withFilterLimit } from "../../http/filter-limit.ts";
 import { page } from "../../http/pagination.ts";
 import { createRouter } from "../../http/router.ts";
-import { authErrors, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
+import { jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
 import type { Outcome, ThreadJson } from "../../thread/types.ts";
 import { assistantIdOf, assistantNotFound, findAssistant } from "../assistants/resolve.ts";
@@ -20,7 +20,7 @@ import { Id, ThreadIdParam } from "../threads/schemas.ts";
 import { threadStub } from "../threads/service.ts";
 
 const tags = ["Crons"];
-const errors = { ...authErrors, ...notFoundError };
+const errors = { ...notFoundError };
 const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute({ tags, ...config }));
 const JsonObject = z.record(z.string(), z.unknown());
 

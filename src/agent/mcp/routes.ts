@@ -7,8 +7,9 @@ import type { Context } from "hono";
 import { deployment } from "../../deployment/index.ts";
 import type { AppEnv } from "../../http/app-env.ts";
 import { notFound } from "../../http/errors.ts";
+import { errorResponse } from "../../http/responses.ts";
 import { createRouter } from "../../http/router.ts";
-import { authErrors } from "../../http/schemas.ts";
+import { ErrorSchema, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
 import { visibleAssistants, assistantInputSchema, finalText } from "../assistants/agents.ts";
 import { runToCompletion } from "../runs/service.ts";
@@ -22,10 +23,42 @@ import { runToCompletion } from "../runs/service.ts";
 const tags = ["MCP"];
 const mcpResponse = { description: "JSON-RPC response (202 for notifications)", content: { "application/json": { schema: z.unknown() } } };
 
+/** The transport answers protocol errors as JSON-RPC errors, not `{"detail": ...}`. */
+const JsonRpcErrorSchema = z
+  .object({
+    jsonrpc: z.literal("2.0"),
+    error: z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }),
+    id: z.union([z.string(), z.number(), z.null()]),
+  })
+  .openapi("JsonRpcError");
+const rpcError = (description: string) => ({ description, content: { "application/json": { schema: JsonRpcErrorSchema } } });
+
+/** Statuses of the MCP endpoint besides the shared ones; 404 when the deployment disables MCP. */
+const mcpErrors = { ...notFoundError, 405: rpcError("Method not allowed: the endpoint is stateless; use POST (Allow: POST)") };
+
 const routes = {
-  post: secured(createRoute({ method: "post", path: "/mcp", tags, summary: "MCP streamable-HTTP endpoint (JSON-RPC)", responses: { 200: mcpResponse, 202: { description: "Notification accepted" }, ...authErrors } })),
-  get: secured(createRoute({ method: "get", path: "/mcp", tags, summary: "Not supported: no server-initiated stream (405)", responses: { 405: { description: "Method not allowed" }, ...authErrors } })),
-  delete: secured(createRoute({ method: "delete", path: "/mcp", tags, summary: "Not supported: the transport is stateless (405)", responses: { 405: { description: "Method not allowed" }, ...authErrors } })),
+  post: secured(
+    createRoute({
+      method: "post",
+      path: "/mcp",
+      tags,
+      summary: "MCP streamable-HTTP endpoint (JSON-RPC)",
+      responses: {
+        200: mcpResponse,
+        202: { description: "Notification accepted" },
+        400: rpcError("Parse error: the body is not JSON, or not a JSON-RPC message"),
+        ...notFoundError,
+        406: rpcError("Not acceptable: the Accept header must list both application/json and text/event-stream"),
+        413: {
+          description: "Body larger than MAX_BODY_BYTES (`{detail}`), or than the transport's 4 MiB (a JSON-RPC error)",
+          content: { "application/json": { schema: z.union([ErrorSchema, JsonRpcErrorSchema]) } },
+        },
+        415: rpcError("Unsupported media type: the Content-Type must be application/json"),
+      },
+    }),
+  ),
+  get: secured(createRoute({ method: "get", path: "/mcp", tags, summary: "Not supported: no server-initiated stream (405)", responses: mcpErrors })),
+  delete: secured(createRoute({ method: "delete", path: "/mcp", tags, summary: "Not supported: the transport is stateless (405)", responses: mcpErrors })),
 };
 
 /** Tool names are limited to letters, digits, `_` and `-` (64 at most). */

@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../http/app-env.ts";
 import { createRouter } from "../../http/router.ts";
-import { authErrors, conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
+import { conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
 import { authFilter, guardThread } from "../../auth/guards.ts";
 import { filterAsContainment } from "../../auth/custom-auth.ts";
@@ -31,7 +31,7 @@ type Created = Outcome<{ run: RunJson; stream?: ReadableStream<Uint8Array> }>;
 
 const tags = ["Thread Runs"];
 const statelessTags = ["Stateless Runs"];
-const errors = { ...authErrors, ...notFoundError };
+const errors = { ...notFoundError };
 const sse = { description: "Server-sent events (see the streaming reference)", content: { "text/event-stream": { schema: z.string() } } };
 const waited = jsonContent(z.unknown(), "The run's final values, or {__error__: {error, message}}");
 

@@ -63,7 +63,7 @@ export const RunSchema = z
         input: z.unknown(),
         command: z.object({ resume: z.unknown().optional(), update: z.unknown().optional(), goto: z.unknown().optional() }).nullable(),
         config: JsonObject,
-        context: JsonObject,
+        context: z.unknown().describe("The run's context, as it was sent ({} when none)"),
         stream_mode: z.array(StreamModeSchema),
         subgraphs: z.boolean(),
         resumable: z.boolean(),

@@ -5,7 +5,8 @@ import { authFilter } from "../../auth/guards.ts";
 import { ApiError, notFound } from "../../http/errors.ts";
 import { withFilterLimit } from "../../http/filter-limit.ts";
 import { createRouter } from "../../http/router.ts";
-import { authErrors, jsonBody, jsonContent } from "../../http/schemas.ts";
+import { errorResponse } from "../../http/responses.ts";
+import { jsonBody, jsonContent } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
 import { deleteItem, getItem, listNamespaces, namespaceProblem, putItem, searchItems, shapeNamespaces, type StoreItem } from "../../store/items.ts";
 
@@ -50,18 +51,21 @@ const NamespacesSchema = z
   })
   .openapi("StoreNamespacesRequest");
 
+/** With custom auth, an item the handler's filter hides is answered as absent. */
+const hiddenItem = { 404: errorResponse("The item exists but the authorization handler's filter hides it") } as const;
+
 const routes = {
-  put: route({ method: "put", path: "/store/items", summary: "Create or replace an item", request: { body: jsonBody(PutSchema) }, responses: { 204: { description: "Stored" }, ...authErrors } }),
+  put: route({ method: "put", path: "/store/items", summary: "Create or replace an item", request: { body: jsonBody(PutSchema) }, responses: { 204: { description: "Stored" }, ...hiddenItem } }),
   get: route({
     method: "get",
     path: "/store/items",
     summary: "Get an item (JSON null when absent)",
     request: { query: z.object({ namespace: z.string().default(""), key: z.string().min(1), refresh_ttl: z.enum(["true", "false", "1", "0"]).optional() }) },
-    responses: { 200: jsonContent(ItemSchema.nullable(), "The item, or null"), ...authErrors },
+    responses: { 200: jsonContent(ItemSchema.nullable(), "The item, or null"), ...hiddenItem },
   }),
-  delete: route({ method: "delete", path: "/store/items", summary: "Delete an item", request: { body: jsonBody(DeleteSchema) }, responses: { 204: { description: "Deleted (or absent)" }, ...authErrors } }),
-  search: route({ method: "post", path: "/store/items/search", summary: "Search items under a namespace prefix", request: { body: jsonBody(SearchSchema) }, responses: { 200: jsonContent(z.object({ items: z.array(ItemSchema) }), "Items"), ...authErrors } }),
-  namespaces: route({ method: "post", path: "/store/namespaces", summary: "List namespaces", request: { body: jsonBody(NamespacesSchema) }, responses: { 200: jsonContent(z.object({ namespaces: z.array(Namespace) }), "Namespaces"), ...authErrors } }),
+  delete: route({ method: "delete", path: "/store/items", summary: "Delete an item", request: { body: jsonBody(DeleteSchema) }, responses: { 204: { description: "Deleted (or absent)" }, ...hiddenItem } }),
+  search: route({ method: "post", path: "/store/items/search", summary: "Search items under a namespace prefix", request: { body: jsonBody(SearchSchema) }, responses: { 200: jsonContent(z.object({ items: z.array(ItemSchema) }), "Items"), 400: errorResponse("With custom auth: the filtered search scanned more than 10,000 items; narrow it") } }),
+  namespaces: route({ method: "post", path: "/store/namespaces", summary: "List namespaces", request: { body: jsonBody(NamespacesSchema) }, responses: { 200: jsonContent(z.object({ namespaces: z.array(Namespace) }), "Namespaces") } }),
 };
 
 /** What authorization filters see of an item: its value's fields, plus its namespace and key. */

@@ -1,7 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { deployment } from "../../deployment/index.ts";
+import { publicRoute } from "../../http/responses.ts";
 import { createRouter } from "../../http/router.ts";
-import { authErrors, jsonContent } from "../../http/schemas.ts";
+import { jsonContent } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
 import { collectMetrics } from "../../observability/http-metrics.ts";
 import { renderPrometheus } from "../../observability/metrics.ts";
@@ -21,20 +22,20 @@ const InfoSchema = z
   .openapi("ServerInfo");
 
 const routes = {
-  ok: createRoute({
+  ok: publicRoute(createRoute({
     method: "get",
     path: "/ok",
     tags,
     summary: "Health check",
     responses: { 200: jsonContent(z.object({ ok: z.literal(true) }), "The server is up") },
-  }),
-  info: createRoute({
+  })),
+  info: publicRoute(createRoute({
     method: "get",
     path: "/info",
     tags,
     summary: "Server version and feature flags",
     responses: { 200: jsonContent(InfoSchema, "Version, feature flags and deployed graphs") },
-  }),
+  })),
   metrics: secured(
     createRoute({
       method: "get",
@@ -43,7 +44,6 @@ const routes = {
       summary: "Prometheus metrics: request counts and latency histograms by route and status",
       responses: {
         200: { description: "Prometheus text exposition format", content: { "text/plain": { schema: z.string() } } },
-        ...authErrors,
       },
     }),
   ),

@@ -4,7 +4,7 @@ import { database } from "../../db/client.ts";
 import { ApiError, conflict } from "../../http/errors.ts";
 import { page } from "../../http/pagination.ts";
 import { createRouter } from "../../http/router.ts";
-import { authErrors, conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
+import { conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
 import { withFilterLimit } from "../../http/filter-limit.ts";
 import { countThreadIndex } from "../../thread/thread-index.ts";
@@ -31,7 +31,7 @@ import {
 import { pruneThreads, searchThreads, threadStub, unwrap } from "./service.ts";
 
 const tags = ["Threads"];
-const errors = { ...authErrors, ...notFoundError };
+const errors = { ...notFoundError };
 
 const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute({ tags, ...config }));
 

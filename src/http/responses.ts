@@ -1,0 +1,45 @@
+import type { RouteConfig } from "@hono/zod-openapi";
+import { ErrorSchema } from "./schemas.ts";
+
+/**
+ * The OpenAPI document is the contract: every status the server can send for a route is listed
+ * there. Routes declare what their handlers answer (200, 404, 409…); the answers of the shared
+ * middleware are added here, in one place, for every route.
+ */
+
+/** A `{"detail": ...}` error response, with the shared `ErrorResponse` schema. */
+export const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: ErrorSchema } } });
+
+type Responses = RouteConfig["responses"];
+
+const hasJsonBody = (route: RouteConfig) => Boolean(route.request?.body?.content?.["application/json"]);
+const hasRequestSchema = (route: RouteConfig) => Boolean(route.request?.params || route.request?.query || route.request?.body);
+/** The body limit applies to every request that carries a body; GET and HEAD requests carry none. */
+const takesBody = (route: RouteConfig) => route.method !== "get" && route.method !== "head";
+
+/** The error answers of the middleware stack that apply to `route`. */
+function middlewareErrors(route: RouteConfig, authenticated: boolean): Responses {
+  return {
+    ...(authenticated && {
+      401: errorResponse("Missing, invalid, revoked or expired API key"),
+      403: errorResponse("The key may not perform this operation, or act in the workspace named by X-Tenant-Id"),
+    }),
+    ...(takesBody(route) && { 413: errorResponse("Request body larger than MAX_BODY_BYTES (10 MiB by default)") }),
+    ...(hasJsonBody(route) && { 415: errorResponse("A body sent without a JSON Content-Type (application/json)") }),
+    ...(hasRequestSchema(route) && {
+      422: errorResponse("Validation error: malformed JSON, or a path, query or body field that does not validate; `detail` lists each"),
+    }),
+    500: errorResponse("Internal error (a bug: please report it with the X-Request-Id header)"),
+  };
+}
+
+/**
+ * Adds the middleware's error responses to a route's own. The route's declarations win, so a route
+ * whose handler answers one of these statuses differently (a JSON-RPC error, say) documents that.
+ */
+export function withMiddlewareErrors<R extends RouteConfig>(route: R, options: { authenticated: boolean }): R {
+  return { ...route, responses: { ...middlewareErrors(route, options.authenticated), ...route.responses } };
+}
+
+/** A route anyone may call, without an API key. */
+export const publicRoute = <R extends RouteConfig>(route: R): R => withMiddlewareErrors(route, { authenticated: false });
