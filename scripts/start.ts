@@ -1,11 +1,13 @@
 // `npm start [-- --config path/to/langgraph.json] [--port 8787] [...wrangler dev flags]`
 // Serves the platform on wrangler dev's local state (.wrangler/): builds the deployment, makes sure
-// .dev.vars has a bootstrap API key, applies the D1 migrations, then runs `wrangler dev`.
+// .dev.vars has a bootstrap API key, applies the D1 migrations, then runs `wrangler dev` and, once it
+// answers, fires the Worker's scheduled handler at every minute as the deployed Cron Trigger does.
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BuildError, buildDeployment, configPathFromArgs, PROJECT_ROOT } from "./lib/deployment.ts";
-import { applyLocalMigrations, DEV_API_KEY, offlineEnv, spawnWrangler } from "./lib/wrangler.ts";
+import { configuredCrons, localBaseUrl, startMinuteTicker, type MinuteTicker } from "./lib/minute-tick.ts";
+import { applyLocalMigrations, DEV_API_KEY, offlineEnv, spawnWrangler, waitForOk } from "./lib/wrangler.ts";
 
 const argv = process.argv.slice(2);
 const option = (name: string, fallback: string): [string, string[]] => {
@@ -57,6 +59,27 @@ try {
 }
 
 const persist = persistTo ? ["--persist-to", persistTo] : [];
+const crons = configuredCrons().catch((error: Error) => {
+  console.error(`Cannot read the crons of wrangler.toml, so no minute tick: ${error.message}`);
+  return [] as string[];
+});
 const child = spawnWrangler(["dev", "--ip", ip, "--port", port, ...persist, ...passThrough], { env });
+let ticker: MinuteTicker | undefined;
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
-child.on("exit", (code) => process.exit(code ?? 0));
+child.on("exit", (code) => {
+  ticker?.stop();
+  process.exit(code ?? 0);
+});
+
+// The minute tick starts once the Worker answers, so no tick is lost to a server still starting.
+const baseUrl = localBaseUrl(ip, port);
+try {
+  await waitForOk(`${baseUrl}/ok`, 300_000, child);
+  const expressions = await crons;
+  if (expressions.length) {
+    ticker = startMinuteTicker({ baseUrl, crons: expressions });
+    console.log(`Firing the scheduled handler at every minute boundary for crons ${expressions.map((c) => `"${c}"`).join(", ")}, as the deployed Cron Trigger does`);
+  }
+} catch (error) {
+  if (child.exitCode === null) console.error(`No minute tick: ${(error as Error).message}`);
+}

@@ -54,14 +54,15 @@ async function principalForKey(c: Context<AppEnv>, key: string): Promise<Princip
  * - API keys: verified wherever one is sent (a wrong key is 401 on any path, known or not); the
  *   tenant is the key's workspace, or the one named by `X-Tenant-Id` for an organization key.
  * - With custom auth (`auth.path`), the deployment's handler authenticates the Agent Server routes
- *   instead, acting in the default workspace; the administration and tracing API (/api/v1) keeps
- *   API keys. A studio request (`x-auth-scheme: langsmith`) needs a valid key as well.
+ *   instead, acting in the default workspace; the administration and tracing API (/api/v1) and
+ *   /metrics (organization admins only) keep API keys. A studio request (`x-auth-scheme: langsmith`)
+ *   needs a valid key as well.
  */
 export function authenticate(isPublic: (path: string) => boolean) {
   return createMiddleware<AppEnv>(async (c, next) => {
     if (isPublic(c.req.path)) return next();
     const key = c.req.header("x-api-key");
-    if (!customAuthEnabled || c.req.path.startsWith("/api/v1/")) {
+    if (!customAuthEnabled || c.req.path.startsWith("/api/v1/") || c.req.path === "/metrics") {
       if (key) c.set("principal", await principalForKey(c, key));
       return next();
     }

@@ -11,18 +11,23 @@ import type { Outcome } from "../thread/types.ts";
 import { nextRunDate } from "./schedule.ts";
 import { claimCron, disableCron, dueCrons } from "./store.ts";
 
-/** A tick fires the occurrences falling before its time plus one minute: the occurrence of its minute. */
-const WINDOW_MS = 60_000;
+/**
+ * How early a trigger may come and still start the occurrence it was meant for (a Cron Trigger can
+ * fire a moment before its minute). Anything further ahead waits for the next tick.
+ */
+export const EARLY_TRIGGER_TOLERANCE_MS = 5_000;
 const BATCH = 100;
 
 /**
- * The minute tick: starts every due cron once. A due cron is claimed first (its next run moved on,
- * compare-and-set), so overlapping or retried ticks never start the same occurrence twice. Missed
- * occurrences (downtime) are not replayed: one run, then the schedule continues from now.
+ * The minute tick: starts every cron whose occurrence has come (at or before the tick time, or within
+ * EARLY_TRIGGER_TOLERANCE_MS after it), once. A due cron is claimed first (its next run moved past
+ * the occurrence, compare-and-set), so overlapping or retried ticks never start the same occurrence
+ * twice, nor the next one ahead of its time. Missed occurrences (downtime) are not replayed: one run,
+ * then the schedule continues from now.
  */
 export async function fireDueCrons(env: Env, tickTime: Date): Promise<number> {
   const db = database(env);
-  const horizon = new Date(tickTime.getTime() + WINDOW_MS).toISOString();
+  const horizon = new Date(tickTime.getTime() + EARLY_TRIGGER_TOLERANCE_MS).toISOString();
   let started = 0;
   for (const cron of await dueCrons(db, horizon, BATCH)) {
     const at = new Date().toISOString();

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, lt, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, lte, type SQL } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { containments } from "../db/json-filter.ts";
 import { crons, type CronRow } from "../db/schema.ts";
@@ -75,9 +75,9 @@ export async function countCrons(db: Database, workspaceId: string, filter: Cron
   return row?.total ?? 0;
 }
 
-/** Enabled crons whose next run falls before `before`, soonest first (every workspace: the tick). */
-export async function dueCrons(db: Database, before: string, limit: number): Promise<CronRow[]> {
-  return db.select().from(crons).where(and(eq(crons.enabled, true), lt(crons.nextRunDate, before))).orderBy(asc(crons.nextRunDate)).limit(limit).all();
+/** Enabled crons whose next run is at or before `horizon`, soonest first (every workspace: the tick). */
+export async function dueCrons(db: Database, horizon: string, limit: number): Promise<CronRow[]> {
+  return db.select().from(crons).where(and(eq(crons.enabled, true), lte(crons.nextRunDate, horizon))).orderBy(asc(crons.nextRunDate)).limit(limit).all();
 }
 
 /**

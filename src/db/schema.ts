@@ -210,7 +210,7 @@ export const a2aTasks = sqliteTable("a2a_tasks", {
 export const tracingProjects = sqliteTable(
   "tracing_projects",
   {
-    id: text("id").primaryKey(),
+    id: text("id").notNull(),
     workspaceId: text("workspace_id").notNull(),
     name: text("name").notNull(),
     description: text("description"),
@@ -222,7 +222,8 @@ export const tracingProjects = sqliteTable(
     endTime: text("end_time"),
     createdAt: text("created_at").notNull(),
   },
-  (t) => [uniqueIndex("tracing_projects_name_idx").on(t.workspaceId, t.name)],
+  // Ids are unique per workspace (migration 0009): one workspace cannot learn another's ids.
+  (t) => [primaryKey({ columns: [t.workspaceId, t.id] }), uniqueIndex("tracing_projects_name_idx").on(t.workspaceId, t.name)],
 );
 
 export type TracingProjectRow = typeof tracingProjects.$inferSelect;

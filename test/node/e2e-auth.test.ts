@@ -28,6 +28,13 @@ describe("custom auth: examples/custom-auth", () => {
     expect((await fetch(`${deployment.url}/info`)).status).toBe(200);
   });
 
+  it("keeps /metrics on API keys, for organization admins only", async () => {
+    expect((await fetch(`${deployment.url}/metrics`, { headers: { "X-Api-Key": DEV_API_KEY } })).status).toBe(200);
+    const user = await fetch(`${deployment.url}/metrics`, { headers: { Authorization: "Bearer token-alice" } });
+    expect(user.status).toBe(401);
+    expect(await user.json()).toEqual({ detail: "Missing API key: send it in the X-Api-Key header" });
+  });
+
   it("stamps the owner and hides every thread operation from other users (404)", async () => {
     const thread = await alice().threads.create({ metadata: { topic: "private" } });
     expect(thread.metadata).toMatchObject({ topic: "private", owner: "alice" });

@@ -36,6 +36,28 @@ describe("system assistants", () => {
     }
     expect((await json<Assistant>(await call("/assistants/echo"))).assistant_id).toBe(systemAssistantId("echo"));
   });
+
+  it("cannot be deleted, by graph id or by id, in any workspace, and keeps serving runs and threads", async () => {
+    const workspace = await json<{ id: string }>(await post("/api/v1/workspaces", { display_name: "System assistants" }));
+    const { key } = await json<{ key: string }>(await post("/api/v1/api-key", { workspace_id: workspace.id }));
+    const thread = await json<ThreadJson>(await post("/threads", {}));
+    expect((await post(`/threads/${thread.thread_id}/runs/wait`, { assistant_id: "echo", input: { messages: [{ role: "user", content: "hi" }] } })).status).toBe(200);
+    for (const [path, as] of [
+      ["/assistants/echo?delete_threads=true", undefined],
+      [`/assistants/${systemAssistantId("echo")}`, undefined],
+      ["/assistants/echo", key],
+    ] as const) {
+      const response = await call(path, { method: "DELETE", key: as });
+      expect(response.status, path).toBe(409);
+      expect(await response.json()).toEqual({ detail: `Assistant ${systemAssistantId("echo")} is the system assistant of graph "echo" and cannot be deleted` });
+    }
+    for (const as of [undefined, key]) {
+      expect((await json<Assistant>(await call("/assistants/echo", { key: as }))).assistant_id).toBe(systemAssistantId("echo"));
+      expect((await post("/runs/wait", { assistant_id: "echo", input: { messages: [{ role: "user", content: "still here" }] } }, as)).status).toBe(200);
+    }
+    // delete_threads was refused with the rest: the thread that used it is still there.
+    expect((await call(`/threads/${thread.thread_id}`)).status).toBe(200);
+  });
 });
 
 describe("assistant resource", () => {

@@ -68,8 +68,8 @@ describe("workspaces and keys (organization admin)", () => {
     expect(Object.values(stored ?? {})).not.toContain(created.key);
 
     // The new key authenticates, in its own workspace only.
-    expect((await call("/metrics", { key: created.key })).status).toBe(200);
-    const elsewhere = await call("/metrics", { key: created.key, headers: { "X-Tenant-Id": crypto.randomUUID() } });
+    expect((await call("/api/v1/sessions", { key: created.key })).status).toBe(200);
+    const elsewhere = await call("/api/v1/sessions", { key: created.key, headers: { "X-Tenant-Id": crypto.randomUUID() } });
     expect(elsewhere.status).toBe(403);
     expect((await json(elsewhere)).detail).toContain(`scoped to workspace ${workspace.id}`);
   });
@@ -91,19 +91,19 @@ describe("workspaces and keys (organization admin)", () => {
   it("selects the workspace of an organization key with X-Tenant-Id, and refuses unknown ones", async () => {
     const workspace = await createWorkspace("Tenant pick");
     const orgKey = await createKey({ description: "org member" });
-    expect((await call("/metrics", { key: orgKey.key, headers: { "X-Tenant-Id": workspace.id } })).status).toBe(200);
-    const unknown = await call("/metrics", { key: orgKey.key, headers: { "X-Tenant-Id": crypto.randomUUID() } });
+    expect((await call("/api/v1/sessions", { key: orgKey.key, headers: { "X-Tenant-Id": workspace.id } })).status).toBe(200);
+    const unknown = await call("/api/v1/sessions", { key: orgKey.key, headers: { "X-Tenant-Id": crypto.randomUUID() } });
     expect(unknown.status).toBe(403);
     expect((await json(unknown)).detail).toContain("does not exist in this key's organization");
   });
 
   it("revokes a key: it stops working and stays listed as revoked", async () => {
     const created = await createKey({ description: "short-lived" });
-    expect((await call("/metrics", { key: created.key })).status).toBe(200);
+    expect((await call("/api/v1/sessions", { key: created.key })).status).toBe(200);
     const revoked = await call(`/api/v1/api-key/${created.id}`, { method: "DELETE" });
     expect(revoked.status).toBe(200);
     expect((await json<CreatedKey>(revoked)).revoked_at).toEqual(expect.any(String));
-    const after = await call("/metrics", { key: created.key });
+    const after = await call("/api/v1/sessions", { key: created.key });
     expect(after.status).toBe(401);
     expect(await after.json()).toEqual({ detail: "API key has been revoked" });
     expect((await call(`/api/v1/api-key/${crypto.randomUUID()}`, { method: "DELETE" })).status).toBe(404);
@@ -112,7 +112,7 @@ describe("workspaces and keys (organization admin)", () => {
   it("refuses an expired key", async () => {
     const created = await createKey({ description: "expiring", expires_at: new Date(Date.now() + 1500).toISOString() });
     await env.DB.prepare("UPDATE api_keys SET expires_at = ? WHERE id = ?").bind("2000-01-01T00:00:00.000Z", created.id).run();
-    const response = await call("/metrics", { key: created.key });
+    const response = await call("/api/v1/sessions", { key: created.key });
     expect(response.status).toBe(401);
     expect(await response.json()).toEqual({ detail: "API key has expired" });
   });

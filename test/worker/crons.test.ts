@@ -1,5 +1,6 @@
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { EARLY_TRIGGER_TOLERANCE_MS } from "../../src/crons/fire.ts";
 import worker from "../../src/index.ts";
 import type { RunJson } from "../../src/runs/types.ts";
 import type { ThreadJson } from "../../src/thread/types.ts";
@@ -22,11 +23,14 @@ interface Cron {
 
 const post = (path: string, body: unknown, key?: string) => call(path, { method: "POST", json: body, key });
 
-async function tick(at = new Date()): Promise<void> {
+async function tick(at: Date): Promise<void> {
   const ctx = createExecutionContext();
   await worker.scheduled(createScheduledController({ scheduledTime: at, cron: "* * * * *" }), env, ctx);
   await waitOnExecutionContext(ctx);
 }
+
+/** A tick late enough that every cron created so far has come due. */
+const tickAfterNextMinute = () => tick(new Date(Date.now() + 60_000));
 
 async function runsOf(threadId: string): Promise<RunJson[]> {
   return json<RunJson[]>(await call(`/threads/${threadId}/runs`));
@@ -69,15 +73,16 @@ describe("firing", () => {
   it("starts exactly one run per occurrence, on the cron's thread", async () => {
     const threadId = await newThread();
     const cron = await json<Cron>(await post(`/threads/${threadId}/runs/crons`, { assistant_id: "echo", schedule: "* * * * *", input: { messages: [{ role: "user", content: "tick" }] } }));
-    await Promise.all([tick(), tick()]); // overlapping ticks
-    await tick();
+    const occurrence = new Date(cron.next_run_date!);
+    await Promise.all([tick(occurrence), tick(occurrence)]); // overlapping ticks
+    await tick(occurrence); // a retried one
     const runs = await runsOf(threadId);
     expect(runs).toHaveLength(1);
     expect(runs[0].metadata).toMatchObject({ cron_id: cron.cron_id });
     const after = await json<Cron>(await call(`/runs/crons/${cron.cron_id}`));
     expect(Date.parse(after.next_run_date!) - Date.parse(cron.next_run_date!)).toBe(60_000);
     // The next minute's tick starts the next run.
-    await tick(new Date(Date.parse(cron.next_run_date!) + 1_000));
+    await tick(new Date(Date.parse(after.next_run_date!) + 1_000));
     expect(await runsOf(threadId)).toHaveLength(2);
   });
 
@@ -86,7 +91,7 @@ describe("firing", () => {
     await post("/runs/crons", { assistant_id: "echo", schedule: "* * * * *", input: { messages: [{ role: "user", content: "gone" }] }, metadata: { tag } });
     const keep = await json<Cron>(await post("/runs/crons", { assistant_id: "echo", schedule: "* * * * *", input: { messages: [{ role: "user", content: "kept" }] }, on_run_completed: "keep", metadata: { tag } }));
     expect(keep.on_run_completed).toBe("keep");
-    await tick();
+    await tickAfterNextMinute();
     // Kept runs leave their thread (indexed with the run's assistant); deleted ones leave nothing.
     let kept: ThreadJson[] = [];
     for (let i = 0; i < 80 && kept.length === 0; i++) {
@@ -106,11 +111,55 @@ describe("firing", () => {
     const threadId = await newThread();
     const threadless = await json<Cron>(await post(`/threads/${threadId}/runs/crons`, { assistant_id: "echo", schedule: "* * * * *" }));
     await call(`/threads/${threadId}`, { method: "DELETE" });
-    await tick();
+    await tickAfterNextMinute();
     const state = async (id: string) => json<Cron>(await call(`/runs/crons/${id}`));
     expect(await state(ended.cron_id)).toMatchObject({ enabled: false, disabled_reason: expect.stringContaining("end_time") });
     expect(await state(orphan.cron_id)).toMatchObject({ enabled: false, disabled_reason: expect.stringContaining("assistant") });
     expect(await state(threadless.cron_id)).toMatchObject({ enabled: false, disabled_reason: expect.stringContaining("thread") });
+  });
+});
+
+describe("firing time", () => {
+  const newCron = async () => {
+    const threadId = await newThread();
+    const cron = await json<Cron>(await post(`/threads/${threadId}/runs/crons`, { assistant_id: "echo", schedule: "* * * * *", input: { messages: [{ role: "user", content: "on time" }] } }));
+    return { threadId, cron, occurrence: Date.parse(cron.next_run_date!) };
+  };
+  const nextRunOf = async (cronId: string) => (await json<Cron>(await call(`/runs/crons/${cronId}`))).next_run_date;
+
+  it("starts one run for two ticks seconds apart, not the next minute's occurrence ahead of time", async () => {
+    const { threadId, cron, occurrence } = await newCron();
+    await tick(new Date(occurrence));
+    await tick(new Date(occurrence + 5_000));
+    expect(await runsOf(threadId)).toHaveLength(1);
+    expect(await nextRunOf(cron.cron_id)).toBe(new Date(occurrence + 60_000).toISOString());
+  });
+
+  it("starts nothing on a tick 30 s before the occurrence", async () => {
+    const { threadId, cron, occurrence } = await newCron();
+    await tick(new Date(occurrence - 30_000));
+    expect(await runsOf(threadId)).toHaveLength(0);
+    expect(await nextRunOf(cron.cron_id)).toBe(cron.next_run_date);
+  });
+
+  it("starts the occurrence on the tick at its time", async () => {
+    const { threadId, cron, occurrence } = await newCron();
+    await tick(new Date(occurrence));
+    const runs = await runsOf(threadId);
+    expect(runs).toHaveLength(1);
+    expect(runs[0].metadata).toMatchObject({ cron_id: cron.cron_id });
+  });
+
+  it("starts the occurrence once on a trigger a few seconds early, and not again on time", async () => {
+    const { threadId, cron, occurrence } = await newCron();
+    await tick(new Date(occurrence - EARLY_TRIGGER_TOLERANCE_MS));
+    expect(await runsOf(threadId)).toHaveLength(1);
+    await tick(new Date(occurrence));
+    expect(await runsOf(threadId)).toHaveLength(1);
+    expect(await nextRunOf(cron.cron_id)).toBe(new Date(occurrence + 60_000).toISOString());
+    // Just beyond the tolerance, the next occurrence still waits.
+    await tick(new Date(occurrence + 60_000 - EARLY_TRIGGER_TOLERANCE_MS - 1_000));
+    expect(await runsOf(threadId)).toHaveLength(1);
   });
 });
 

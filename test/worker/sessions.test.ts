@@ -78,6 +78,38 @@ describe("tracing projects", () => {
     expect((await call("/api/v1/sessions", { key: null })).status).toBe(401);
   });
 
+  it("keeps project ids per workspace: another workspace's id is neither confirmed nor reached", async () => {
+    const workspace = await json<{ id: string }>(await call("/api/v1/workspaces", { method: "POST", json: { display_name: "Tracing ids" } }));
+    const { key } = await json<{ key: string }>(await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }));
+    const id = crypto.randomUUID();
+    const theirs = await json<Session>(await create({ id, name: unique("theirs") }));
+    // The same id in another workspace is a new project there, not a 409 that confirms the id exists.
+    const response = await create({ id, name: unique("mine") }, "", key);
+    expect(response.status, await response.clone().text()).toBe(200);
+    const mine = await json<Session>(response);
+    expect(mine).toMatchObject({ id, tenant_id: workspace.id });
+    expect((await json<Session>(await call(`/api/v1/sessions/${id}`))).name).toBe(theirs.name);
+    expect((await json<Session>(await call(`/api/v1/sessions/${id}`, { key }))).name).toBe(mine.name);
+    // Within one workspace an id is still taken.
+    const again = await create({ id, name: unique("again") }, "", key);
+    expect(again.status).toBe(409);
+    expect(await json(again)).toEqual({ detail: `A tracing project with id ${id} already exists` });
+
+    // A run of the second workspace posted to that id lands in its own project only.
+    const runId = crypto.randomUUID();
+    const start = "2026-10-01T10:00:00.000Z";
+    const run = { id: runId, name: "r", run_type: "chain", start_time: start, session_id: id, trace_id: runId, dotted_order: `20261001T100000000000Z${runId}` };
+    expect((await call("/api/v1/runs/batch", { method: "POST", json: { post: [run] }, key })).status).toBe(202);
+    const read = await call(`/api/v1/runs/${runId}`, { key });
+    expect(read.status).toBe(200);
+    expect(await json(read)).toMatchObject({ id: runId, session_id: id });
+    expect((await call(`/api/v1/runs/${runId}`)).status).toBe(404);
+
+    // Deleting it in one workspace leaves the other's.
+    expect((await call(`/api/v1/sessions/${id}`, { method: "DELETE", key })).status).toBe(200);
+    expect((await call(`/api/v1/sessions/${id}`)).status).toBe(200);
+  });
+
   it("creates a project on first use of its name, once", async () => {
     const db = database(env);
     const name = unique("auto");

@@ -30,6 +30,23 @@ describe("metrics", () => {
     expect((await call("/metrics", { key: null })).status).toBe(401);
   });
 
+  it("is for organization admins only: it shows every workspace's traffic", async () => {
+    const workspace = await json<{ id: string }>(await call("/api/v1/workspaces", { method: "POST", json: { display_name: "Metrics readers" } }));
+    const member = await json<{ key: string }>(await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }));
+    const orgMember = await json<{ key: string }>(await call("/api/v1/api-key", { method: "POST", json: {} }));
+    const admin = await json<{ key: string }>(await call("/api/v1/api-key", { method: "POST", json: { role: "admin" } }));
+    for (const key of [member.key, orgMember.key]) {
+      const refused = await call("/metrics", { key });
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toEqual({ detail: "This operation needs an organization-admin API key" });
+    }
+    for (const key of [admin.key, undefined]) {
+      const allowed = await call("/metrics", { key });
+      expect(allowed.status).toBe(200);
+      expect(await allowed.text()).toContain("http_requests_total");
+    }
+  });
+
   it("counts requests by route pattern and status, with latency histograms", async () => {
     await call("/ok", { key: null });
     await call("/ok", { key: null });

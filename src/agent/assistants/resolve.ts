@@ -37,7 +37,10 @@ function systemAssistants(): ({ assistantId: string } & AssistantFields)[] {
   });
 }
 
-/** Workspaces whose system assistants this isolate has already ensured. */
+/**
+ * Workspaces whose system assistants this isolate has already ensured: only spares the inserts, since
+ * a system assistant can never be deleted (409), so once ensured it stays in every isolate's view.
+ */
 const ensured = new Set<string>();
 
 /** Makes sure the workspace has this deployment's system assistants: the first request does it. */
@@ -45,6 +48,11 @@ export async function ensureWorkspaceAssistants(env: Env, workspaceId: string): 
   if (ensured.has(workspaceId)) return;
   await ensureSystemAssistants(database(env), workspaceId, systemAssistants(), new Date().toISOString());
   ensured.add(workspaceId);
+}
+
+/** The deployed graph whose system assistant this is, or undefined for any other assistant. */
+export function systemAssistantGraph(assistantId: string): string | undefined {
+  return deployment.graphs.find((graph) => systemAssistantId(graph.id) === assistantId)?.id;
 }
 
 /** A graph id names its system assistant; anything else is taken as an assistant id. */

@@ -16,7 +16,7 @@ import { BoolQuery } from "../threads/schemas.ts";
 import { pruneThreads } from "../threads/service.ts";
 import { searchThreadIndex } from "../../thread/thread-index.ts";
 import { drawGraph, graphSchemas, subgraphSchemas } from "./graph-info.ts";
-import { ensureWorkspaceAssistants, findAssistant } from "./resolve.ts";
+import { ensureWorkspaceAssistants, findAssistant, systemAssistantGraph } from "./resolve.ts";
 import {
   AssistantCountSchema,
   AssistantCreateSchema,
@@ -52,7 +52,7 @@ const routes = {
   count: route({ method: "post", path: "/assistants/count", summary: "Count assistants", request: { body: jsonBody(AssistantCountSchema) }, responses: { 200: jsonContent(z.number().int(), "Number of matching assistants"), ...errors } }),
   get: route({ method: "get", path: "/assistants/{assistant_id}", summary: "Get an assistant (by id, or a graph id for its system assistant)", request: { params: AssistantIdParam }, responses: { 200: jsonContent(AssistantSchema, "The assistant"), ...errors } }),
   patch: route({ method: "patch", path: "/assistants/{assistant_id}", summary: "Update an assistant: a new version, made current", request: { params: AssistantIdParam, body: jsonBody(AssistantPatchSchema) }, responses: { 200: jsonContent(AssistantSchema, "The assistant at its new version"), ...errors } }),
-  delete: route({ method: "delete", path: "/assistants/{assistant_id}", summary: "Delete an assistant and its versions", request: { params: AssistantIdParam, query: z.object({ delete_threads: BoolQuery }) }, responses: { 200: jsonContent(z.object({}), "Deleted"), ...errors } }),
+  delete: route({ method: "delete", path: "/assistants/{assistant_id}", summary: "Delete an assistant and its versions (a graph's system assistant cannot be deleted: 409)", request: { params: AssistantIdParam, query: z.object({ delete_threads: BoolQuery }) }, responses: { 200: jsonContent(z.object({}), "Deleted"), ...errors, ...conflictError } }),
   versions: route({ method: "post", path: "/assistants/{assistant_id}/versions", summary: "List an assistant's versions, newest first", request: { params: AssistantIdParam, body: jsonBody(VersionsRequestSchema) }, responses: { 200: jsonContent(z.array(AssistantVersionSchema), "Versions"), ...errors } }),
   latest: route({ method: "post", path: "/assistants/{assistant_id}/latest", summary: "Make a version current (body {version}, or ?version=)", request: { params: AssistantIdParam, query: z.object({ version: z.coerce.number().int().min(1).optional() }), body: jsonBody(LatestRequestSchema) }, responses: { 200: jsonContent(AssistantSchema, "The assistant"), ...errors } }),
   graph: route({ method: "get", path: "/assistants/{assistant_id}/graph", summary: "The assistant's graph: nodes and edges", request: { params: AssistantIdParam, query: XrayQuery }, responses: { 200: jsonContent(z.record(z.string(), z.unknown()), "{nodes, edges}"), ...errors } }),
@@ -183,6 +183,9 @@ export const assistantRoutes = createRouter()
   .openapi(routes.delete, async (c) => {
     const { workspaceId } = c.get("principal");
     const row = await assistantOr404(c, c.req.valid("param").assistant_id, "assistants:delete");
+    // The graph id keeps naming its system assistant, so that assistant stays, in every workspace.
+    const graphId = systemAssistantGraph(row.assistantId);
+    if (graphId) throw conflict(`Assistant ${row.assistantId} is the system assistant of graph "${graphId}" and cannot be deleted`);
     if (c.req.valid("query").delete_threads) {
       // Threads whose runs used this assistant, found through the index, a page at a time; only
       // those the threads:delete filter lets this user delete.

@@ -8,6 +8,7 @@ import { collectMetrics } from "../../observability/http-metrics.ts";
 import { renderPrometheus } from "../../observability/metrics.ts";
 import { FEATURES } from "./features.ts";
 import { customAuthEnabled } from "../../auth/custom-auth.ts";
+import { requireOrganizationAdmin } from "../../auth/require-admin.ts";
 
 const tags = ["System"];
 
@@ -36,16 +37,18 @@ const routes = {
     summary: "Server version and feature flags",
     responses: { 200: jsonContent(InfoSchema, "Version, feature flags and deployed graphs") },
   })),
+  // The figures cover every workspace's traffic, so only organization admins may read them.
   metrics: secured(
     createRoute({
       method: "get",
       path: "/metrics",
       tags,
-      summary: "Prometheus metrics: request counts and latency histograms by route and status",
+      summary: "Prometheus metrics: request counts and latency histograms by route and status (organization-admin keys only)",
       responses: {
         200: { description: "Prometheus text exposition format", content: { "text/plain": { schema: z.string() } } },
       },
     }),
+    requireOrganizationAdmin,
   ),
 };
 
