@@ -75,7 +75,7 @@ export const JsonFilter = JsonObject.superRefine((value, ctx) => {
   if (key !== undefined) ctx.addIssue({ code: "custom", message: `filter key ${JSON.stringify(key)} contains a NUL character, which no JSON path can hold` });
 });
 
-/** Client-chosen identifiers (graph ids, checkpoint ids, node names, tags): 1 to MAX_ID_LENGTH characters. */
+/** Client-chosen identifiers (graph and assistant ids, checkpoint ids, node names): 1 to MAX_ID_LENGTH characters. */
 export const Identifier = z.string().min(1).max(MAX_ID_LENGTH);
 
 /** Names: at most MAX_NAME_LENGTH characters. */
