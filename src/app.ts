@@ -5,6 +5,7 @@ import { authenticate } from "./auth/api-key-auth.ts";
 import { deployment } from "./deployment/index.ts";
 import type { AppEnv } from "./http/app-env.ts";
 import { limitBodySize } from "./http/body-limit.ts";
+import { limitUrlLength } from "./http/url-limit.ts";
 import { corsMiddleware } from "./http/cors.ts";
 import { mountDocs } from "./http/docs.ts";
 import { onError, onNotFound } from "./http/error-handler.ts";
@@ -31,6 +32,7 @@ export function createApp() {
   app.use("*", requestId({ headerName: "X-Request-Id" }));
   app.use("*", httpMetrics);
   app.use("*", corsMiddleware(deployment.http.cors));
+  app.use("*", limitUrlLength);
   app.use("*", limitBodySize);
   app.use("*", authenticate(isPublic));
 

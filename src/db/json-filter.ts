@@ -1,5 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { pathStep } from "./json-path.ts";
 
 /**
  * Leaf conditions per search (all JSON filters together). Each binds at most 3 parameters, and D1
@@ -27,8 +28,7 @@ export function containments(...filters: [SQLiteColumn, Record<string, unknown> 
 export function containment(column: SQLiteColumn, filter: Record<string, unknown>, path = "$"): SQL[] {
   const conditions: SQL[] = [];
   for (const [key, expected] of Object.entries(filter)) {
-    // SQLite JSON paths escape with backslashes inside a quoted key.
-    const at = `${path}."${key.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+    const at = `${path}${pathStep(key)}`;
     if (expected !== null && typeof expected === "object" && !Array.isArray(expected)) {
       const nested = containment(column, expected as Record<string, unknown>, at);
       conditions.push(...(nested.length ? nested : [sql`json_type(${column}, ${at}) = 'object'`]));

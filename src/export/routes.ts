@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client.ts";
 import { errorResponse } from "../http/responses.ts";
+import { MAX_DISPLAY_NAME_LENGTH, MAX_EXPORT_PREFIX_LENGTH, MAX_ID_LENGTH } from "../http/limits.ts";
 import { createRouter } from "../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
@@ -29,8 +30,8 @@ const DestinationConfigSchema = z
       .max(63)
       .regex(/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/, "bucket_name may hold lowercase letters, digits, '.' and '-', and must start and end with a letter or digit")
       .refine((name) => !name.includes(".."), "bucket_name may not contain '..'"),
-    prefix: z.string().max(2048).default(""),
-    region: z.string().min(1).nullish().transform((v) => v ?? null),
+    prefix: z.string().max(MAX_EXPORT_PREFIX_LENGTH).default(""),
+    region: z.string().min(1).max(MAX_ID_LENGTH).nullish().transform((v) => v ?? null),
     endpoint_url: z
       .url({ protocol: /^https?$/, error: "endpoint_url must be an http(s) URL" })
       .max(2048)
@@ -64,7 +65,7 @@ const DestinationCreate = z
     display_name: z
       .string()
       .min(1)
-      .max(255)
+      .max(MAX_DISPLAY_NAME_LENGTH)
       .regex(/^[a-zA-Z0-9\-_ ']+$/, "display_name may hold letters, digits, spaces, '-', '_' and \"'\" only"),
     config: DestinationConfigSchema,
     credentials: CredentialsSchema.nullish().describe("Omit to use the deployment's default bucket credentials"),
@@ -95,7 +96,7 @@ const ExportCreate = z
     start_time: isoTime,
     end_time: isoTime.nullish(),
     filter: z.string().max(10_000).nullish(),
-    export_fields: z.array(z.string()).nullish().describe(`Columns to write, of: ${EXPORT_FIELDS.join(", ")}`),
+    export_fields: z.array(z.string().max(MAX_ID_LENGTH)).nullish().describe(`Columns to write, of: ${EXPORT_FIELDS.join(", ")}`),
     interval_hours: z.number().int().min(1).max(168).nullish().describe("Makes the export scheduled: one export per interval"),
     format: z.literal("Parquet").default("Parquet"),
     format_version: z.enum(["v1", "v2_beta"]).default("v1"),

@@ -2,6 +2,7 @@ import { and, asc, eq, gt, isNull, lt, lte, or, sql, type SQL } from "drizzle-or
 import type { Database } from "../db/client.ts";
 import { containments } from "../db/json-filter.ts";
 import { storeItems, type StoreItemRow } from "../db/schema.ts";
+import { MAX_NAMESPACE_LABEL_LENGTH, MAX_NAMESPACE_LABELS } from "../http/limits.ts";
 
 /** Store items in D1, for the API and for graphs (through `D1Store`). Every call is per workspace. */
 
@@ -13,9 +14,11 @@ export interface StoreItem {
   updated_at: string;
 }
 
-/** Why a namespace is unusable, or null: labels are non-empty and period-free. */
+/** Why a namespace is unusable, or null: labels are non-empty and period-free, within the size limits. */
 export function namespaceProblem(namespace: string[], allowEmpty = false): string | null {
   if (namespace.length === 0 && !allowEmpty) return "Namespace is required";
+  if (namespace.length > MAX_NAMESPACE_LABELS) return `Namespaces hold at most ${MAX_NAMESPACE_LABELS} labels; this one has ${namespace.length}`;
+  if (namespace.some((label) => label.length > MAX_NAMESPACE_LABEL_LENGTH)) return `Namespace labels are at most ${MAX_NAMESPACE_LABEL_LENGTH} characters`;
   if (namespace.some((label) => label === "" || label.includes("."))) {
     return `Namespace labels cannot be empty or contain periods. Received: ${namespace.join(".")}`;
   }

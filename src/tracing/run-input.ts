@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { JsonData, JsonDataObject } from "../http/schemas.ts";
+import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../http/limits.ts";
 
 /**
  * Runs as the `langsmith` SDKs send them (reference §1–2): validated, times normalised to ISO
@@ -22,32 +24,33 @@ export const isoTime = z
   .transform((value) => new Date(value).toISOString());
 
 const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID").transform((s) => s.toLowerCase());
-const json = z.record(z.string(), z.unknown());
+const json = JsonDataObject;
+const name = z.string().min(1).max(MAX_NAME_LENGTH);
 
 /** Fields a post or a patch may carry; a post additionally needs `name`, `run_type` and `start_time`. */
 const runFields = {
   id: uuid,
-  name: z.string().min(1).optional(),
-  run_type: z.string().min(1).optional(),
+  name: name.optional(),
+  run_type: z.string().min(1).max(MAX_ID_LENGTH).optional(),
   start_time: time.optional(),
   end_time: time.nullish(),
   inputs: json.nullish(),
   outputs: json.nullish(),
   error: z.string().nullish(),
   extra: json.nullish(),
-  serialized: z.unknown().optional(),
+  serialized: JsonData.optional(),
   events: z.array(json).nullish(),
-  tags: z.array(z.string()).nullish(),
+  tags: z.array(z.string().max(MAX_NAME_LENGTH)).nullish(),
   parent_run_id: uuid.nullish(),
   trace_id: uuid.optional(),
   dotted_order: z.string().optional(),
   session_id: uuid.nullish(),
-  session_name: z.string().min(1).nullish(),
+  session_name: name.nullish(),
   reference_example_id: uuid.nullish(),
   status: z.string().nullish(),
 };
 
-export const RunPostSchema = z.object({ ...runFields, name: z.string().min(1), run_type: z.string().min(1), start_time: time });
+export const RunPostSchema = z.object({ ...runFields, name, run_type: z.string().min(1).max(MAX_ID_LENGTH), start_time: time });
 export const RunPatchSchema = z.object(runFields);
 
 export type RunPost = z.output<typeof RunPostSchema>;

@@ -1,7 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client.ts";
 import { createRouter } from "../http/router.ts";
-import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
+import { conflictError, Description, jsonBody, jsonContent, JsonObject, Name, notFoundError } from "../http/schemas.ts";
+import { MAX_NAME_LENGTH } from "../http/limits.ts";
 import { secured } from "../http/secured.ts";
 import { isoTime } from "./run-input.ts";
 import { createProject, deleteProject, getProject, listProjects, updateProject } from "./projects.ts";
@@ -29,17 +30,17 @@ const SessionSchema = z
   .openapi("TracerSession");
 
 const editable = {
-  description: z.string().nullish(),
-  extra: z.record(z.string(), z.unknown()).nullish(),
+  description: Description.nullish(),
+  extra: JsonObject.nullish(),
   default_dataset_id: z.uuid().nullish(),
   trace_tier: z.enum(["longlived", "shortlived"]).nullish(),
   end_time: isoTime.nullish(),
 };
 
 const CreateSchema = z
-  .object({ id: ProjectId.optional(), name: z.string().trim().min(1).max(1000), start_time: isoTime.optional(), reference_dataset_id: z.uuid().nullish(), ...editable })
+  .object({ id: ProjectId.optional(), name: z.string().trim().min(1).max(MAX_NAME_LENGTH), start_time: isoTime.optional(), reference_dataset_id: z.uuid().nullish(), ...editable })
   .openapi("TracerSessionCreate");
-const UpdateSchema = z.object({ name: z.string().trim().min(1).max(1000).optional(), ...editable }).openapi("TracerSessionUpdate");
+const UpdateSchema = z.object({ name: z.string().trim().min(1).max(MAX_NAME_LENGTH).optional(), ...editable }).openapi("TracerSessionUpdate");
 
 const IdParam = z.object({ session_id: ProjectId });
 
@@ -58,8 +59,8 @@ const routes = {
     request: {
       query: z.object({
         id: z.union([ProjectId, z.array(ProjectId)]).optional(),
-        name: z.string().optional(),
-        name_contains: z.string().optional(),
+        name: Name.optional(),
+        name_contains: Name.optional(),
         limit: z.coerce.number().int().min(1).max(100).default(100),
         offset: z.coerce.number().int().min(0).default(0),
       }),

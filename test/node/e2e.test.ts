@@ -56,6 +56,17 @@ describe("wrangler dev, end to end", () => {
     expect(await response.json()).toEqual({ detail: "Request body is larger than the limit of 10485760 bytes" });
   });
 
+  it("answers a URL over 16 KiB with a JSON 414 naming the limit, up to the runtime's own 64 KiB cut-off", async () => {
+    for (const size of [17 * 1024, 63 * 1024]) {
+      const response = await get(`/threads/search?pad=${"x".repeat(size)}`, withKey(server.apiKey));
+      expect(response.status).toBe(414);
+      expect(response.headers.get("content-type")).toContain("application/json");
+      expect(((await response.json()) as { detail: string }).detail).toMatch(/^The request URL is \d+ bytes; the limit is 16384 bytes$/);
+    }
+    // workerd refuses a request line of 64 KiB or more itself, before the Worker runs (README, Limits).
+    expect((await get(`/threads/search?pad=${"x".repeat(64 * 1024)}`, withKey(server.apiKey))).status).toBe(414);
+  });
+
   it("serves /docs with its assets from the Worker's static assets", async () => {
     const html = await (await get("/docs")).text();
     expect(html).toContain("/docs/swagger-ui-bundle.js");

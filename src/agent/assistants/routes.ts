@@ -32,6 +32,7 @@ import {
 } from "./schemas.ts";
 import {
   addVersion,
+  VersionConflictError,
   countAssistants,
   deleteAssistant,
   getVersion,
@@ -167,16 +168,19 @@ export const assistantRoutes = createRouter()
       database(c.env),
       c.get("principal").workspaceId,
       current,
-      {
-        graphId: body.graph_id ?? current.graphId,
-        config: body.config ?? current.config,
-        context: body.context === undefined ? current.context : body.context,
-        metadata: { ...current.metadata, ...(value.metadata ?? {}) },
-        name: body.name ?? current.name,
-        description: body.description === undefined ? current.description : body.description,
-      },
+      (latest) => ({
+        graphId: body.graph_id ?? latest.graphId,
+        config: body.config ?? latest.config,
+        context: body.context === undefined ? latest.context : body.context,
+        metadata: { ...latest.metadata, ...(value.metadata ?? {}) },
+        name: body.name ?? latest.name,
+        description: body.description === undefined ? latest.description : body.description,
+      }),
       new Date().toISOString(),
-    );
+    ).catch((error: unknown) => {
+      if (error instanceof VersionConflictError) throw conflict(error.message);
+      throw error;
+    });
     if (!updated) throw notFound(`Assistant ${current.assistantId} not found`);
     return c.json(assistantJson(updated), 200);
   })

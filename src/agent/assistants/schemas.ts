@@ -1,12 +1,14 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_FILTER_CONDITIONS } from "../../db/json-filter.ts";
+import { Description, Identifier, JsonFilter, JsonObject, JsonSetting, Name, nestedAtMost } from "../../http/schemas.ts";
+import { MAX_ID_LENGTH, MAX_METADATA_DEPTH } from "../../http/limits.ts";
 import { BoolQuery } from "../threads/schemas.ts";
 
-const JsonObject = z.record(z.string(), z.unknown());
-
-const ConfigSchema = z
-  .object({ tags: z.array(z.string()).optional(), recursion_limit: z.number().int().positive().optional(), configurable: JsonObject.optional() })
-  .loose();
+/** A run config (of an assistant or a run): its extra keys are kept as given, so the whole object is depth-checked. */
+export const ConfigSchema = z
+  .object({ tags: z.array(Name).optional(), recursion_limit: z.number().int().positive().optional(), configurable: JsonObject.optional() })
+  .loose()
+  .superRefine(nestedAtMost(MAX_METADATA_DEPTH));
 
 export const AssistantSchema = z
   .object({
@@ -26,29 +28,29 @@ export const AssistantSchema = z
 export const AssistantVersionSchema = AssistantSchema.omit({ updated_at: true }).openapi("AssistantVersion");
 
 /** An assistant id, or a graph id naming its system assistant. */
-export const AssistantIdParam = z.object({ assistant_id: z.string().min(1).max(200) });
+export const AssistantIdParam = z.object({ assistant_id: z.string().min(1).max(MAX_ID_LENGTH) });
 
 export const AssistantCreateSchema = z
   .object({
-    graph_id: z.string().min(1).describe("A graph of this deployment"),
+    graph_id: Identifier.describe("A graph of this deployment"),
     assistant_id: z.guid().transform((id) => id.toLowerCase()).optional(),
     config: ConfigSchema.default({}),
-    context: z.unknown().optional(),
+    context: JsonSetting.optional(),
     metadata: JsonObject.default({}),
     if_exists: z.enum(["raise", "do_nothing"]).default("raise"),
-    name: z.string().min(1).max(500).optional(),
-    description: z.string().max(5000).nullish(),
+    name: Name.min(1).optional(),
+    description: Description.nullish(),
   })
   .openapi("AssistantCreate");
 
 export const AssistantPatchSchema = z
   .object({
-    graph_id: z.string().min(1).optional(),
+    graph_id: Identifier.optional(),
     config: ConfigSchema.optional().describe("Replaces the config"),
-    context: z.unknown().optional().describe("Replaces the context"),
+    context: JsonSetting.optional().describe("Replaces the context"),
     metadata: JsonObject.optional().describe("Merged into the metadata"),
-    name: z.string().min(1).max(500).optional(),
-    description: z.string().max(5000).nullish(),
+    name: Name.min(1).optional(),
+    description: Description.nullish(),
   })
   .openapi("AssistantPatch");
 
@@ -56,9 +58,9 @@ const filterNote = `Containment: every key must match (nested objects recursivel
 
 export const AssistantCountSchema = z
   .object({
-    metadata: JsonObject.optional().describe(filterNote),
-    graph_id: z.string().optional(),
-    name: z.string().optional().describe("Case-insensitive substring"),
+    metadata: JsonFilter.optional().describe(filterNote),
+    graph_id: Identifier.optional(),
+    name: Name.optional().describe("Case-insensitive substring"),
   })
   .openapi("AssistantCountRequest");
 
@@ -76,7 +78,7 @@ export const VersionsRequestSchema = z
   .object({
     limit: z.number().int().min(1).max(1000).default(10),
     offset: z.number().int().min(0).default(0),
-    metadata: JsonObject.optional(),
+    metadata: JsonFilter.optional(),
   })
   .openapi("AssistantVersionsRequest");
 

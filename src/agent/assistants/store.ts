@@ -77,18 +77,47 @@ export async function ensureSystemAssistants(
   ] as unknown as Parameters<typeof db.batch>[0]);
 }
 
-/** A new version from `fields`, made current. Undefined when the assistant does not exist. */
-export async function addVersion(db: Database, workspaceId: string, current: AssistantRow, fields: AssistantFields, at: string): Promise<AssistantRow | undefined> {
-  const [latest] = await db
-    .select({ version: max(assistantVersions.version) })
-    .from(assistantVersions)
-    .where(and(eq(assistantVersions.workspaceId, workspaceId), eq(assistantVersions.assistantId, current.assistantId)));
-  const version = (latest?.version ?? current.version) + 1;
-  const [, updated] = await db.batch([
-    db.insert(assistantVersions).values({ workspaceId, assistantId: current.assistantId, version, ...fields, createdAt: at }),
-    db.update(assistants).set({ ...fields, version, updatedAt: at }).where(where(workspaceId, current.assistantId)).returning(),
-  ]);
-  return updated[0];
+/** Concurrent patches each get a turn: every round at least one of them lands. */
+const MAX_VERSION_ATTEMPTS = 32;
+
+export class VersionConflictError extends Error {}
+
+/**
+ * A new version made current, its fields computed by `fieldsFrom` from the current row (read again
+ * when a concurrent change lands first, so no patch's merge is lost). The version number is taken
+ * inside the insert and the row is compared-and-swapped in the same batch, so parallel patches
+ * each become their own version. Undefined when the assistant does not exist; a
+ * VersionConflictError when it kept changing for MAX_VERSION_ATTEMPTS rounds.
+ */
+export async function addVersion(
+  db: Database,
+  workspaceId: string,
+  first: AssistantRow,
+  fieldsFrom: (current: AssistantRow) => AssistantFields,
+  at: string,
+): Promise<AssistantRow | undefined> {
+  let current: AssistantRow | undefined = first;
+  for (let attempt = 0; attempt < MAX_VERSION_ATTEMPTS && current; attempt++) {
+    const fields = fieldsFrom(current);
+    const unchanged = sql`workspace_id = ${workspaceId} AND assistant_id = ${current.assistantId} AND version = ${current.version} AND updated_at = ${current.updatedAt}`;
+    const nextVersion = sql`(SELECT coalesce(max(version), 0) + 1 FROM assistant_versions WHERE workspace_id = ${workspaceId} AND assistant_id = ${current.assistantId})`;
+    const [, updated] = await db.batch([
+      // Columns in the table's order, as insert-select requires.
+      db.insert(assistantVersions).select(
+        sql`SELECT workspace_id, assistant_id, ${nextVersion}, ${fields.graphId}, ${JSON.stringify(fields.config)}, ${JSON.stringify(fields.context ?? null)},
+          ${JSON.stringify(fields.metadata)}, ${fields.name}, ${fields.description}, ${at} FROM assistants WHERE ${unchanged}`,
+      ),
+      db
+        .update(assistants)
+        .set({ ...fields, version: sql`(SELECT max(version) FROM assistant_versions WHERE workspace_id = ${workspaceId} AND assistant_id = ${current.assistantId})`, updatedAt: at })
+        .where(and(where(workspaceId, current.assistantId), eq(assistants.version, current.version), eq(assistants.updatedAt, current.updatedAt)))
+        .returning(),
+    ]);
+    if (updated[0]) return updated[0];
+    current = await getAssistant(db, workspaceId, first.assistantId);
+  }
+  if (!current) return undefined;
+  throw new VersionConflictError(`Assistant ${first.assistantId} changed concurrently too often; retry the update`);
 }
 
 export async function getVersion(db: Database, workspaceId: string, assistantId: string, version: number): Promise<AssistantVersionRow | undefined> {

@@ -9,8 +9,9 @@ import { ApiError, notFound } from "../../http/errors.ts";
 import { withFilterLimit } from "../../http/filter-limit.ts";
 import { page } from "../../http/pagination.ts";
 import { createRouter } from "../../http/router.ts";
-import { jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
+import { Identifier, jsonBody, jsonContent, JsonFilter, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
+import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../../http/limits.ts";
 import type { Outcome, ThreadJson } from "../../thread/types.ts";
 import { assistantIdOf, assistantNotFound, findAssistant } from "../assistants/resolve.ts";
 import { RunCreateSchema } from "../runs/schemas.ts";
@@ -23,6 +24,7 @@ const tags = ["Crons"];
 const errors = { ...notFoundError };
 const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute({ tags, ...config }));
 const JsonObject = z.record(z.string(), z.unknown());
+const Schedule = z.string().min(1).max(MAX_NAME_LENGTH);
 
 /** The run-create fields a cron stores and replays on every run. */
 const PAYLOAD_FIELDS = [
@@ -31,12 +33,12 @@ const PAYLOAD_FIELDS = [
 ] as const;
 
 const CronFields = {
-  schedule: z.string().min(1).describe("5-field cron expression"),
-  timezone: z.string().min(1).default("UTC").describe("IANA time zone"),
+  schedule: Schedule.describe("5-field cron expression"),
+  timezone: Identifier.default("UTC").describe("IANA time zone"),
   end_time: z.iso.datetime({ offset: true }).nullish(),
   enabled: z.boolean().default(true),
   on_run_completed: z.enum(["delete", "keep"]).nullish().describe("Stateless crons: keep or delete each run's thread"),
-  user_id: z.string().nullish(),
+  user_id: z.string().max(MAX_ID_LENGTH).nullish(),
 };
 
 const CronCreateSchema = RunCreateSchema.omit({ on_completion: true, on_disconnect: true }).extend(CronFields).openapi("CronCreate");
@@ -44,12 +46,12 @@ const CronCreateSchema = RunCreateSchema.omit({ on_completion: true, on_disconne
 const CronPatchSchema = RunCreateSchema.omit({ assistant_id: true, on_completion: true, on_disconnect: true })
   .partial()
   .extend({
-    schedule: z.string().min(1).optional(),
-    timezone: z.string().min(1).optional(),
+    schedule: Schedule.optional(),
+    timezone: Identifier.optional(),
     end_time: z.iso.datetime({ offset: true }).nullish(),
     enabled: z.boolean().optional(),
     on_run_completed: z.enum(["delete", "keep"]).nullish(),
-    user_id: z.string().nullish(),
+    user_id: z.string().max(MAX_ID_LENGTH).nullish(),
   })
   .openapi("CronPatch");
 
@@ -74,7 +76,7 @@ const CronSchema = z
   .openapi("Cron");
 
 const CronCountSchema = z
-  .object({ assistant_id: z.string().nullish(), thread_id: Id.nullish(), enabled: z.boolean().nullish(), metadata: JsonObject.nullish() })
+  .object({ assistant_id: z.string().max(MAX_ID_LENGTH).nullish(), thread_id: Id.nullish(), enabled: z.boolean().nullish(), metadata: JsonFilter.nullish() })
   .openapi("CronCountRequest");
 
 const CronSearchSchema = CronCountSchema.extend({

@@ -1,30 +1,24 @@
 import { z } from "@hono/zod-openapi";
 import { RUN_STATUSES, STREAM_MODES } from "../../runs/types.ts";
 import { CheckpointSelectorSchema, Id } from "../threads/schemas.ts";
-
-const JsonObject = z.record(z.string(), z.unknown());
+import { ConfigSchema } from "../assistants/schemas.ts";
+import { Identifier, JsonGraphData, JsonObject, JsonSetting, Name } from "../../http/schemas.ts";
+import { MAX_ID_LENGTH } from "../../http/limits.ts";
 const StreamModeSchema = z.enum(STREAM_MODES);
-const Breakpoints = z.union([z.literal("*"), z.array(z.string())]);
+const Breakpoints = z.union([z.literal("*"), z.array(Identifier)]);
 
 /** Fields shared by every run-creating endpoint (reference §2). */
 export const RunCreateSchema = z
   .object({
-    assistant_id: z.string().min(1).describe("Assistant id or graph id"),
-    input: z.unknown().optional(),
+    assistant_id: Identifier.describe("Assistant id or graph id"),
+    input: JsonGraphData.optional(),
     command: z
-      .object({ resume: z.unknown().optional(), update: z.unknown().optional(), goto: z.unknown().optional() })
+      .object({ resume: JsonGraphData.optional(), update: JsonGraphData.optional(), goto: JsonGraphData.optional() })
       .nullish(),
     metadata: JsonObject.nullish(),
-    config: z
-      .object({
-        tags: z.array(z.string()).optional(),
-        recursion_limit: z.number().int().positive().optional(),
-        configurable: JsonObject.optional(),
-      })
-      .loose()
-      .nullish(),
-    context: z.unknown().optional(),
-    checkpoint_id: z.string().min(1).nullish(),
+    config: ConfigSchema.nullish(),
+    context: JsonSetting.optional(),
+    checkpoint_id: Identifier.nullish(),
     checkpoint: CheckpointSelectorSchema.nullish(),
     stream_mode: z.union([StreamModeSchema, z.array(StreamModeSchema)]).nullish(),
     stream_subgraphs: z.boolean().nullish(),
@@ -38,9 +32,9 @@ export const RunCreateSchema = z
     on_disconnect: z.enum(["cancel", "continue"]).nullish(),
     on_completion: z.enum(["delete", "keep"]).nullish(),
     durability: z.enum(["sync", "async", "exit"]).nullish(),
-    feedback_keys: z.array(z.string()).nullish(),
+    feedback_keys: z.array(Name).nullish(),
     langsmith_tracer: z
-      .object({ project_name: z.string().min(1).optional(), example_id: z.string().optional() })
+      .object({ project_name: Name.min(1).optional(), example_id: z.string().max(MAX_ID_LENGTH).optional() })
       .nullish()
       .openapi({ description: "Trace this run into the named tracing project instead of the deployment's." }),
     checkpoint_during: z.boolean().nullish(),

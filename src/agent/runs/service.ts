@@ -3,6 +3,8 @@ import type { AuthUser } from "../../auth/custom-auth.ts";
 import type { Principal } from "../../auth/principal.ts";
 import { ApiError, notFound } from "../../http/errors.ts";
 import { singleEventStream } from "../../runs/streams.ts";
+import { exceedsDepth } from "../../http/json-depth.ts";
+import { MAX_GRAPH_DATA_DEPTH } from "../../http/limits.ts";
 import type { CreateRunInput, RunJson, StreamMode } from "../../runs/types.ts";
 import type { Outcome } from "../../thread/types.ts";
 import { threadStub, unwrap } from "../threads/service.ts";
@@ -29,6 +31,10 @@ export async function runInput(
   body: RunCreateBody,
   target: { threadId?: string; headers: Headers; user?: AuthUser },
 ): Promise<CreateRunInput> {
+  // A2A and MCP build their run bodies without RunCreateSchema: their graph input gets the same bound.
+  if (exceedsDepth(body.input, MAX_GRAPH_DATA_DEPTH)) {
+    throw new ApiError(422, [{ type: "custom", loc: ["body", "input"], msg: `nesting deeper than ${MAX_GRAPH_DATA_DEPTH} levels` }]);
+  }
   const assistant = await resolveAssistant(env, principal.workspaceId, body.assistant_id);
   if (!assistant) throw notFound(assistantNotFound(body.assistant_id));
   const runId = uuidv7();

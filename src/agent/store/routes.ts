@@ -6,14 +6,16 @@ import { ApiError, notFound } from "../../http/errors.ts";
 import { withFilterLimit } from "../../http/filter-limit.ts";
 import { createRouter } from "../../http/router.ts";
 import { errorResponse } from "../../http/responses.ts";
-import { jsonBody, jsonContent } from "../../http/schemas.ts";
+import { jsonBody, jsonContent, JsonDataObject, JsonFilter } from "../../http/schemas.ts";
+import { MAX_NAMESPACE_LABEL_LENGTH, MAX_NAMESPACE_LABELS, MAX_STORE_KEY_LENGTH } from "../../http/limits.ts";
 import { secured } from "../../http/secured.ts";
 import { deleteItem, getItem, listNamespaces, namespaceProblem, putItem, searchItems, shapeNamespaces, type StoreItem } from "../../store/items.ts";
 
 const tags = ["Store"];
 const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute({ tags, ...config }));
 
-const Namespace = z.array(z.string());
+const Namespace = z.array(z.string().max(MAX_NAMESPACE_LABEL_LENGTH)).max(MAX_NAMESPACE_LABELS);
+const Key = z.string().min(1).max(MAX_STORE_KEY_LENGTH);
 const ItemSchema = z
   .object({ namespace: Namespace, key: z.string(), value: z.record(z.string(), z.unknown()), created_at: z.string(), updated_at: z.string() })
   .openapi("Item");
@@ -21,19 +23,19 @@ const ItemSchema = z
 const PutSchema = z
   .object({
     namespace: Namespace,
-    key: z.string().min(1),
-    value: z.record(z.string(), z.unknown()).describe("A JSON object"),
+    key: Key,
+    value: JsonDataObject.describe("A JSON object"),
     index: z.union([z.literal(false), z.array(z.string())]).nullish().describe("Accepted; no embedding index is configured"),
     ttl: z.number().int().positive().max(100 * 365 * 24 * 60).nullish().describe("Minutes until the item expires"),
   })
   .openapi("StorePutRequest");
 
-const DeleteSchema = z.object({ namespace: Namespace.default([]), key: z.string().min(1) }).openapi("StoreDeleteRequest");
+const DeleteSchema = z.object({ namespace: Namespace.default([]), key: Key }).openapi("StoreDeleteRequest");
 
 const SearchSchema = z
   .object({
     namespace_prefix: Namespace.default([]),
-    filter: z.record(z.string(), z.unknown()).nullish(),
+    filter: JsonFilter.nullish(),
     limit: z.number().int().min(1).max(1000).default(10),
     offset: z.number().int().min(0).default(0),
     query: z.string().nullish().describe("Text the value must contain (case-insensitive)"),
@@ -60,7 +62,7 @@ const routes = {
     method: "get",
     path: "/store/items",
     summary: "Get an item (JSON null when absent)",
-    request: { query: z.object({ namespace: z.string().default(""), key: z.string().min(1), refresh_ttl: z.enum(["true", "false", "1", "0"]).optional() }) },
+    request: { query: z.object({ namespace: z.string().default(""), key: Key, refresh_ttl: z.enum(["true", "false", "1", "0"]).optional() }) },
     responses: { 200: jsonContent(ItemSchema.nullable(), "The item, or null"), ...hiddenItem },
   }),
   delete: route({ method: "delete", path: "/store/items", summary: "Delete an item", request: { body: jsonBody(DeleteSchema) }, responses: { 204: { description: "Deleted (or absent)" }, ...hiddenItem } }),

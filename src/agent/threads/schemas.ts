@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_FILTER_CONDITIONS } from "../../db/json-filter.ts";
-
-const JsonObject = z.record(z.string(), z.unknown());
+import { Identifier, JsonGraphData, JsonFilter, JsonObject } from "../../http/schemas.ts";
+import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../../http/limits.ts";
 const ThreadStatus = z.enum(["idle", "busy", "interrupted", "error"]);
 
 /**
@@ -11,7 +11,7 @@ const ThreadStatus = z.enum(["idle", "busy", "interrupted", "error"]);
 export const Id = z.guid().transform((id) => id.toLowerCase());
 
 export const ThreadIdParam = z.object({ thread_id: Id });
-export const CheckpointIdParam = ThreadIdParam.extend({ checkpoint_id: z.string().min(1) });
+export const CheckpointIdParam = ThreadIdParam.extend({ checkpoint_id: Identifier });
 
 /** A century: longer TTLs are indistinguishable from none, and overflow timestamps. */
 const MAX_TTL_MINUTES = 100 * 365 * 24 * 60;
@@ -26,8 +26,8 @@ export const TtlInput = z
 
 export const CheckpointSelectorSchema = z
   .object({
-    checkpoint_id: z.string().nullish(),
-    checkpoint_ns: z.string().optional(),
+    checkpoint_id: z.string().max(MAX_ID_LENGTH).nullish(),
+    checkpoint_ns: z.string().max(MAX_NAME_LENGTH).optional(),
     checkpoint_map: JsonObject.nullish(),
   })
   .openapi("CheckpointConfig");
@@ -83,16 +83,16 @@ export const ThreadCreateSchema = z
     thread_id: Id.optional().describe("Generated when absent"),
     metadata: JsonObject.default({}),
     if_exists: z.enum(["raise", "do_nothing"]).default("raise"),
-    graph_id: z.string().min(1).optional().describe("Kept in metadata.graph_id"),
+    graph_id: Identifier.optional().describe("Kept in metadata.graph_id"),
     supersteps: z
       .array(
         z.object({
           updates: z
             .array(
               z.object({
-                values: z.unknown().optional(),
-                command: z.object({ update: z.unknown().optional(), goto: z.unknown().optional(), resume: z.unknown().optional() }).nullish(),
-                as_node: z.string().min(1),
+                values: JsonGraphData.optional(),
+                command: z.object({ update: JsonGraphData.optional(), goto: JsonGraphData.optional(), resume: JsonGraphData.optional() }).nullish(),
+                as_node: Identifier,
               }),
             )
             .min(1),
@@ -115,8 +115,8 @@ const filterNote = `Containment: every key must match (nested objects recursivel
 
 export const ThreadCountSchema = z
   .object({
-    metadata: JsonObject.optional().describe(filterNote),
-    values: JsonObject.optional().describe(filterNote),
+    metadata: JsonFilter.optional().describe(filterNote),
+    values: JsonFilter.optional().describe(filterNote),
     status: ThreadStatus.optional(),
   })
   .openapi("ThreadCountRequest");
@@ -141,9 +141,9 @@ export const ThreadPruneSchema = z
 
 export const StateUpdateSchema = z
   .object({
-    values: z.unknown().optional(),
-    as_node: z.string().min(1).optional(),
-    checkpoint_id: z.string().optional(),
+    values: JsonGraphData.optional(),
+    as_node: Identifier.optional(),
+    checkpoint_id: z.string().max(MAX_ID_LENGTH).optional(),
     checkpoint: CheckpointSelectorSchema.optional(),
   })
   .openapi("ThreadStateUpdate");
@@ -155,9 +155,9 @@ export const StateCheckpointSchema = z
 /** The SDK sends `before` as a config object; older clients as a bare checkpoint id. */
 const BeforeInput = z
   .union([
-    z.string().min(1),
-    z.object({ configurable: z.object({ checkpoint_id: z.string().min(1) }).loose() }).loose(),
-    z.object({ checkpoint_id: z.string().min(1) }).loose(),
+    Identifier,
+    z.object({ configurable: z.object({ checkpoint_id: Identifier }).loose() }).loose(),
+    z.object({ checkpoint_id: Identifier }).loose(),
   ])
   .transform((before): string => {
     if (typeof before === "string") return before;
@@ -169,14 +169,14 @@ export const HistoryRequestSchema = z
   .object({
     limit: z.number().int().min(1).max(1000).default(10),
     before: BeforeInput.nullish(),
-    metadata: JsonObject.nullish().describe("Only checkpoints whose metadata contains these keys"),
+    metadata: JsonFilter.nullish().describe("Only checkpoints whose metadata contains these keys"),
     checkpoint: CheckpointSelectorSchema.nullish().describe("History of this checkpoint namespace (subgraph)"),
   })
   .openapi("ThreadHistoryRequest");
 
 export const HistoryQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(10),
-  before: z.string().min(1).optional(),
+  before: Identifier.optional(),
 });
 
 export const BoolQuery = z

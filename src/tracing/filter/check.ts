@@ -1,4 +1,7 @@
 import { FilterError, parse, type Syntax } from "./parse.ts";
+import { isPathKey } from "../../db/json-path.ts";
+import { exceedsDepth } from "../../http/json-depth.ts";
+import { MAX_METADATA_DEPTH } from "../../http/limits.ts";
 
 /**
  * The meaning of a filter: each call checked against the functions and attributes of the trace
@@ -154,14 +157,20 @@ function build(node: Syntax): Filter {
           throw new FilterError(args[1].position, "a JSON object string", "text that is not JSON");
         }
         if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw new FilterError(args[1].position, "a JSON object", describe(args[1]));
+        if (exceedsDepth(parsed, MAX_METADATA_DEPTH)) throw new FilterError(args[1].position, `a JSON object nested at most ${MAX_METADATA_DEPTH} levels`, "deeper nesting");
+        const badKey = Object.keys(parsed).find((key) => !isPathKey(key));
+        if (badKey !== undefined) throw new FilterError(args[1].position, "metadata keys without NUL characters", `the key ${JSON.stringify(badKey)}`);
         return { op: "has", attribute: "metadata", value: parsed as Record<string, unknown> };
       }
       throw new FilterError(args[0].position, "tags or metadata", describe(args[0]));
     }
-    case "exists":
+    case "exists": {
       arity(node, 2, "metadata, key");
       if (!(args[0].kind === "attribute" && args[0].name === "metadata")) throw new FilterError(args[0].position, "metadata", describe(args[0]));
-      return { op: "exists", attribute: "metadata", key: stringLiteral(args[1], "a key string") };
+      const key = stringLiteral(args[1], "a key string");
+      if (!isPathKey(key)) throw new FilterError(args[1].position, "a metadata key without NUL characters", `the key ${JSON.stringify(key)}`);
+      return { op: "exists", attribute: "metadata", key };
+    }
     case "search":
       if (args.length === 1) return { op: "search", attribute: null, text: stringLiteral(args[0], "the text to search for") };
       arity(node, 2, "[attribute,] text");

@@ -1,5 +1,6 @@
 import type { Attribute, Comparison, Filter, Scalar } from "./check.ts";
 import { FilterError } from "./parse.ts";
+import { pathStep } from "../../db/json-path.ts";
 
 /**
  * Compiles a checked filter into a SQLite WHERE clause over the trace shard's `runs` table
@@ -150,7 +151,7 @@ function isLeaf(filter: Filter): filter is Leaf {
 
 /** A JSON path naming one top-level key, quoted so dots and brackets in keys stay part of the key. */
 function jsonPath(key: string): string {
-  return `$."${key.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+  return `$${pathStep(key)}`;
 }
 
 /** Compiles one checked filter; the caller ANDs the result into its own WHERE clause. */

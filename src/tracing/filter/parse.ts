@@ -1,3 +1,5 @@
+import { MAX_METADATA_DEPTH } from "../../http/limits.ts";
+
 /**
  * The trace filter language (`and(eq(run_type, "llm"), gt(latency, "5s"))`): a lexer and a
  * recursive-descent parser into a syntax tree. Every error carries the 0-based position in the
@@ -84,46 +86,71 @@ function lex(text: string): Token[] {
   return tokens;
 }
 
+/**
+ * Calls and lists nest at most this deep: the parser, the checker and the SQL compiler all recurse
+ * once per level, and SQLite limits expression depth too.
+ */
+export const MAX_FILTER_NESTING = MAX_METADATA_DEPTH;
+
 /** Parses a filter into its syntax tree (no meaning checked yet: see `check`). */
 export function parse(text: string): Syntax {
   const tokens = lex(text);
   let at = 0;
+  let depth = 0;
   const peek = () => tokens[at];
   const next = () => tokens[at++];
 
   const value = (): Syntax => {
     const token = next();
-    if (token.type === "string" || token.type === "number") return { kind: "literal", value: token.value, position: token.position };
-    if (token.type === "punct" && token.text === "[") {
-      const items: Syntax[] = [];
-      if (!(peek().type === "punct" && (peek() as { text: string }).text === "]")) {
-        for (;;) {
-          items.push(value());
-          const separator = next();
-          if (separator.type === "punct" && separator.text === "]") break;
-          if (!(separator.type === "punct" && separator.text === ",")) throw new FilterError(separator.position, '"," or "]"', describe(separator));
-        }
-      } else next();
-      return { kind: "list", items, position: token.position };
+    if (token.type === "punct" && token.text === "[") return nested(token, list);
+    if (token.type === "name" && !["true", "false", "null"].includes(token.text) && peek().type === "punct" && (peek() as { text: string }).text === "(") {
+      return nested(token, call);
     }
+    return scalar(token);
+  };
+
+  /** Parses one nested call or list, refusing to go deeper than MAX_FILTER_NESTING. */
+  const nested = <T extends Token>(token: T, parseInner: (token: T) => Syntax): Syntax => {
+    if (++depth > MAX_FILTER_NESTING) throw new FilterError(token.position, `calls and lists nested at most ${MAX_FILTER_NESTING} levels deep`, "deeper nesting");
+    const tree = parseInner(token);
+    depth--;
+    return tree;
+  };
+
+  const list = (token: Token): Syntax => {
+    const items: Syntax[] = [];
+    if (!(peek().type === "punct" && (peek() as { text: string }).text === "]")) {
+      for (;;) {
+        items.push(value());
+        const separator = next();
+        if (separator.type === "punct" && separator.text === "]") break;
+        if (!(separator.type === "punct" && separator.text === ",")) throw new FilterError(separator.position, '"," or "]"', describe(separator));
+      }
+    } else next();
+    return { kind: "list", items, position: token.position };
+  };
+
+  const call = (token: Token & { type: "name" }): Syntax => {
+    next();
+    const args: Syntax[] = [];
+    if (peek().type === "punct" && (peek() as { text: string }).text === ")") {
+      next();
+    } else {
+      for (;;) {
+        args.push(value());
+        const separator = next();
+        if (separator.type === "punct" && separator.text === ")") break;
+        if (!(separator.type === "punct" && separator.text === ",")) throw new FilterError(separator.position, '"," or ")"', describe(separator));
+      }
+    }
+    return { kind: "call", name: token.text, args, position: token.position };
+  };
+
+  const scalar = (token: Token): Syntax => {
+    if (token.type === "string" || token.type === "number") return { kind: "literal", value: token.value, position: token.position };
     if (token.type === "name") {
       if (token.text === "true" || token.text === "false") return { kind: "literal", value: token.text === "true", position: token.position };
       if (token.text === "null") return { kind: "literal", value: null, position: token.position };
-      if (peek().type === "punct" && (peek() as { text: string }).text === "(") {
-        next();
-        const args: Syntax[] = [];
-        if (peek().type === "punct" && (peek() as { text: string }).text === ")") {
-          next();
-        } else {
-          for (;;) {
-            args.push(value());
-            const separator = next();
-            if (separator.type === "punct" && separator.text === ")") break;
-            if (!(separator.type === "punct" && separator.text === ",")) throw new FilterError(separator.position, '"," or ")"', describe(separator));
-          }
-        }
-        return { kind: "call", name: token.text, args, position: token.position };
-      }
       return { kind: "attribute", name: token.text, position: token.position };
     }
     throw new FilterError(token.position, "a function, attribute or value", describe(token));

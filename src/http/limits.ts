@@ -1,0 +1,45 @@
+/**
+ * Size limits on client input, in one place so the README's "Limits" table and the schemas agree.
+ * Past a limit a request answers 422 naming it (the URL: 414; the body: 413, see `MAX_BODY_BYTES`).
+ */
+
+/**
+ * Nesting of metadata, filters, config and context. Filters become SQLite JSON paths and nested
+ * conditions, and every stored JSON value is walked recursively somewhere (zod, RPC, SQLite).
+ */
+export const MAX_METADATA_DEPTH = 64;
+
+/**
+ * Nesting of graph input, commands and state values. They are checkpointed, and LangChain refuses
+ * to deserialize a stored message nested deeper than 50 levels (counting its own wrapper): a deeper
+ * input would store a thread whose state could never be read back.
+ */
+export const MAX_GRAPH_DATA_DEPTH = 48;
+
+/** Nesting of store values and traced run payloads (inputs, outputs, extra, events, serialized). */
+export const MAX_DATA_DEPTH = 512;
+
+/** Client-chosen identifiers: graph ids, assistant/cron ids in paths, checkpoint ids, tags, node names. */
+export const MAX_ID_LENGTH = 256;
+
+/** Names: assistants, tracing projects and runs, bulk-export destinations. */
+export const MAX_NAME_LENGTH = 1024;
+
+/** Free-text descriptions of assistants and tracing projects. */
+export const MAX_DESCRIPTION_LENGTH = 10_000;
+
+/** A store namespace: at most this many labels, each at most `MAX_NAMESPACE_LABEL_LENGTH` characters. */
+export const MAX_NAMESPACE_LABELS = 32;
+export const MAX_NAMESPACE_LABEL_LENGTH = 256;
+
+/** A bulk-export destination's display name (S3-safe characters only). */
+export const MAX_DISPLAY_NAME_LENGTH = 255;
+
+/** A bulk-export destination's object-key prefix. */
+export const MAX_EXPORT_PREFIX_LENGTH = 2048;
+
+/** A store item's key. */
+export const MAX_STORE_KEY_LENGTH = 1024;
+
+/** The whole request URL (path and query), in UTF-8 bytes as sent. */
+export const MAX_URL_BYTES = 16 * 1024;

@@ -1,0 +1,14 @@
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "./app-env.ts";
+import { ApiError } from "./errors.ts";
+import { MAX_URL_BYTES } from "./limits.ts";
+
+/**
+ * Refuses URLs longer than MAX_URL_BYTES with a JSON 414, before anything parses the query. The
+ * URL of a Request is already percent-encoded ASCII, so its length is its size in bytes.
+ */
+export const limitUrlLength = createMiddleware<AppEnv>(async (c, next) => {
+  const length = c.req.url.length;
+  if (length > MAX_URL_BYTES) throw new ApiError(414, `The request URL is ${length} bytes; the limit is ${MAX_URL_BYTES} bytes`);
+  await next();
+});
