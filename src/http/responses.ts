@@ -1,4 +1,5 @@
 import type { RouteConfig } from "@hono/zod-openapi";
+import { MAX_URL_BYTES } from "./limits.ts";
 import { ErrorSchema } from "./schemas.ts";
 
 /**
@@ -24,6 +25,7 @@ function middlewareErrors(route: RouteConfig, authenticated: boolean): Responses
       401: errorResponse("Missing, invalid, revoked or expired API key"),
       403: errorResponse("The key may not perform this operation, or act in the workspace named by X-Tenant-Id"),
     }),
+    414: errorResponse(`Request URL longer than ${MAX_URL_BYTES} bytes`),
     ...(takesBody(route) && { 413: errorResponse("Request body larger than MAX_BODY_BYTES (10 MiB by default)") }),
     ...(hasJsonBody(route) && { 415: errorResponse("A body sent without a JSON Content-Type (application/json)") }),
     ...(hasRequestSchema(route) && {
