@@ -326,23 +326,24 @@ describe("runs against wrangler dev", () => {
       expect(checkpoints.at(-1)!.values.items).toEqual(ALL_STEPS);
     });
 
-    it("checkpoint and debug payloads carry a plain config, not the run's callback handlers", async () => {
+    it("checkpoint and debug payloads name the checkpoint, never the run's live config or callback handlers", async () => {
       // With a messages mode on, LangGraph adds its StreamMessagesHandler to config.callbacks; that
-      // handler (and its record of every message seen) must not be serialised into the events.
+      // handler (and its record of every message seen) must not be serialised into the events, nor
+      // anything else of the run's configurable.
       const events = await collect(
         client.runs.stream(await newThread(), "agent", { input: agentInput, streamMode: ["checkpoints", "debug", "messages-tuple"] }),
       );
-      const configs = [
-        ...events.filter((e) => e.event === "checkpoints").map((e) => (e.data as { config: Record<string, unknown> }).config),
-        ...events
-          .filter((e) => e.event === "debug" && (e.data as { type: string }).type === "checkpoint")
-          .map((e) => (e.data as { payload: { config: Record<string, unknown> } }).payload.config),
-      ];
-      expect(configs.length).toBeGreaterThan(0);
-      for (const config of configs) {
-        expect(config).toHaveProperty("configurable");
-        expect(Object.keys(config)).not.toContain("callbacks");
+      const checkpoints = events.filter((e) => e.event === "checkpoints").map((e) => e.data as { config: Record<string, unknown>; checkpoint: unknown });
+      const debug = events
+        .filter((e) => e.event === "debug" && (e.data as { type: string }).type === "checkpoint")
+        .map((e) => (e.data as { payload: Record<string, unknown> }).payload);
+      expect(checkpoints.length).toBeGreaterThan(0);
+      for (const payload of checkpoints) expect(payload.config).toEqual({ configurable: payload.checkpoint });
+      for (const payload of debug) {
+        expect(payload.checkpoint).toMatchObject({ checkpoint_ns: "", checkpoint_id: expect.any(String) });
+        expect(payload).not.toHaveProperty("config");
       }
+      expect(JSON.stringify([...checkpoints, ...debug])).not.toContain("callbacks");
     });
 
     it("tools: on_tool_start and on_tool_end around the agent's search", async () => {
