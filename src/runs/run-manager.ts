@@ -102,6 +102,7 @@ export class RunManager {
         metadata: { graph_id: input.graphId, assistant_id: input.assistantId, ...input.metadata },
         status: "idle",
         config: {},
+        requestConfig: {},
         values: null,
         interrupts: {},
         error: null,
@@ -117,7 +118,7 @@ export class RunManager {
 
     const at = now();
     const requestConfig = input.kwargs.config;
-    const config = mergeConfigs(input.assistant.config, thread.status === "busy" ? {} : thread.config, requestConfig);
+    const config = mergeConfigs(input.assistant.config, thread.status === "busy" ? {} : thread.requestConfig, requestConfig);
     const context =
       isObject(input.assistant.context) && isObject(input.kwargs.context)
         ? { ...input.assistant.context, ...input.kwargs.context }
@@ -158,9 +159,11 @@ export class RunManager {
     if (thread.status !== "busy") {
       metadataChanged = thread.metadata.graph_id !== input.graphId || thread.metadata.assistant_id !== input.assistantId;
       thread.metadata = { ...thread.metadata, graph_id: input.graphId, assistant_id: input.assistantId };
-      // The thread keeps what requests set, not the assistant's values: a patched assistant must
-      // win over what an earlier run copied.
-      thread.config = mergeConfigs(thread.config, requestConfig);
+      // The thread shows (and builds its graph for state reads with) the config of this run. Its
+      // layer in later runs is only what requests set: a patched assistant must win over what an
+      // earlier run copied.
+      thread.requestConfig = mergeConfigs(thread.requestConfig, requestConfig);
+      thread.config = threadConfig(config);
     }
     thread.status = "busy";
     thread.updatedAt = at;
@@ -499,6 +502,28 @@ export class RunManager {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Configurable keys the server sets for each run (ids, the checkpoint to fork, the auth user). */
+const SERVER_CONFIGURABLE = new Set([
+  "thread_id",
+  "run_id",
+  "checkpoint_id",
+  "checkpoint_ns",
+  "checkpoint_map",
+  "langgraph_auth_user",
+  "langgraph_auth_user_id",
+  "langgraph_auth_permissions",
+  "platform_auth_user",
+]);
+
+/** A run's config as its thread keeps it: what the assistant and the request set, no server keys. */
+function threadConfig(config: Record<string, unknown>): Record<string, unknown> {
+  const configurable = isObject(config.configurable) ? config.configurable : {};
+  return {
+    ...config,
+    configurable: Object.fromEntries(Object.entries(configurable).filter(([key]) => !key.startsWith("__") && !SERVER_CONFIGURABLE.has(key))),
+  };
 }
 
 /** Later configs win key by key; `configurable` is merged the same way rather than replaced. */

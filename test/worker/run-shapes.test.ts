@@ -1,6 +1,9 @@
 // What runs put on the wire and in storage: checkpoint payloads in streams, the thread config of
 // factory graphs, and run inputs and states larger than a storage row.
+import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
+import type { ThreadDO } from "../../src/thread/thread-do.ts";
 import type { ThreadJson } from "../../src/thread/types.ts";
 import { call, json } from "./helpers.ts";
 import { parseSse, type SseEvent } from "./sse.ts";
@@ -79,5 +82,67 @@ describe("checkpoint payloads in streams", () => {
     const child = tasks.find((task) => task.name === "child")!;
     expect(child.checkpoint).toEqual({ thread_id: threadId, checkpoint_ns: `child:${child.id as string}`, checkpoint_id: null, checkpoint_map: null });
     expect(child).not.toHaveProperty("state");
+  });
+});
+
+describe("the thread keeps the config of its runs", () => {
+  it("a factory graph's thread is built with the run's config for state updates, reads and history", async () => {
+    const assistant = await json<{ assistant_id: string }>(
+      await post("/assistants", { graph_id: "factory", config: { configurable: { nodeName: "assistant" } } }),
+    );
+    const threadId = await newThread();
+    const ran = await post(
+      `/threads/${threadId}/runs/wait`,
+      { assistant_id: assistant.assistant_id, input: human("hello"), config: { tags: ["mine"], configurable: { tone: "dry" } } },
+      { "User-Agent": "factory-client/1.0", "X-Request-Detail": "header-only" },
+    );
+    expect(ran.status).toBe(200);
+
+    // The run's config, without anything the server adds for the run (ids, user, headers).
+    const thread = await json<ThreadJson>(await call(`/threads/${threadId}`));
+    expect(thread.config).toEqual({ tags: ["mine"], configurable: { nodeName: "assistant", tone: "dry" } });
+    const [indexed] = await json<ThreadJson[]>(await post("/threads/search", { ids: [threadId] }));
+    expect(indexed.config).toEqual(thread.config);
+
+    const updated = await post(`/threads/${threadId}/state`, { values: { messages: [{ role: "ai", content: "edited" }] }, as_node: "assistant" });
+    expect(updated.status, await updated.clone().text()).toBe(200);
+    const state = await json<{ next: string[]; values: { messages: { content: string }[] }; metadata: Record<string, unknown> }>(
+      await call(`/threads/${threadId}/state`),
+    );
+    expect(state.values.messages.map((m) => m.content)).toEqual(["hello", "hello", "edited"]);
+    expect(state.metadata).toMatchObject({ source: "update" });
+    const history = await json<unknown[]>(await post(`/threads/${threadId}/history`, { limit: 10 }));
+    expect(history.length).toBeGreaterThan(3);
+
+    // A later run on the plain system assistant keeps what requests set, and shows its own config.
+    expect((await post(`/threads/${threadId}/runs/wait`, { assistant_id: "factory", input: human("again") })).status).toBe(200);
+    expect((await json<ThreadJson>(await call(`/threads/${threadId}`))).config).toEqual({ tags: ["mine"], configurable: { tone: "dry" } });
+  });
+
+  it("a thread stored before the request layer was kept apart reads and runs as before", async () => {
+    const threadId = crypto.randomUUID();
+    const stub = env.THREAD.get(env.THREAD.idFromName(`${DEFAULT_WORKSPACE_ID}:${threadId}`));
+    await runInDurableObject(stub, (_instance: ThreadDO, state) => {
+      state.storage.sql.exec(`CREATE TABLE thread (
+        singleton INTEGER PRIMARY KEY CHECK (singleton = 1), thread_id TEXT NOT NULL, workspace_id TEXT NOT NULL,
+        created_at TEXT NOT NULL, updated_at TEXT NOT NULL, state_updated_at TEXT NOT NULL, metadata TEXT NOT NULL,
+        status TEXT NOT NULL, config TEXT NOT NULL, state_values TEXT, interrupts TEXT NOT NULL, error TEXT,
+        ttl_minutes REAL, ttl_strategy TEXT, index_dirty INTEGER NOT NULL DEFAULT 0, temporary INTEGER NOT NULL DEFAULT 0,
+        values_oversize INTEGER NOT NULL DEFAULT 0)`);
+      const at = new Date().toISOString();
+      state.storage.sql.exec(
+        "INSERT INTO thread VALUES (1, ?, ?, ?, ?, ?, '{}', 'idle', ?, NULL, '{}', NULL, NULL, NULL, 0, 0, 0)",
+        threadId,
+        DEFAULT_WORKSPACE_ID,
+        at,
+        at,
+        at,
+        JSON.stringify({ configurable: { level: 5 } }),
+      );
+    });
+    expect((await json<ThreadJson>(await call(`/threads/${threadId}`))).config).toEqual({ configurable: { level: 5 } });
+    const ran = await post(`/threads/${threadId}/runs/wait`, { assistant_id: "nested", input: {} });
+    expect((await json<{ seen: Record<string, unknown> }>(ran)).seen).toMatchObject({ level: 5 });
+    expect((await json<ThreadJson>(await call(`/threads/${threadId}`))).config).toEqual({ configurable: { level: 5 } });
   });
 });
