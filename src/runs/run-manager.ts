@@ -190,7 +190,7 @@ export class RunManager {
     const execution: Execution = { runId: next.run_id, controller: new AbortController() };
     this.#executing = execution;
     execution.done = this.#execute(next, execution)
-      .catch((error) => log.error("run execution failed", { run_id: next.run_id, error: String(error) }))
+      .catch((error) => this.#failAtOnce(next.run_id, error))
       .finally(() => {
         this.#executing = null;
         this.kick();
@@ -284,6 +284,30 @@ export class RunManager {
         const unfinished = outcome.kind === "cancelled" ? "Cancelled" : outcome.kind === "error" ? outcome.error.message : "Run ended before this step finished";
         this.#background(sink.record(tracer.takeRuns(unfinished)), "agent run trace");
       }
+    }
+  }
+
+  /**
+   * A failure outside the graph (storing the run's outcome, serializing its state, building the
+   * graph) happens again on every attempt: the run fails now instead of being retried as if a restart
+   * had cut it off. Only when even that cannot be stored is the run left to recovery's attempt limit.
+   */
+  async #failAtOnce(runId: string, error: unknown): Promise<void> {
+    log.error("run failed outside the graph", { run_id: runId, error: String(error) });
+    const run = this.store.get(runId);
+    if (!run || !isActive(run.status)) {
+      // It failed after its end was stored: its readers and waiters still need the end.
+      this.streams.finish(runId);
+      this.#resolveWaiters(runId, run ? ok(run.result ?? "null") : fail(404, RUN_NOT_FOUND));
+      return;
+    }
+    const cause = errorPayload(error);
+    const failure = { error: cause.error, message: `Run ${runId} failed and was not retried: ${cause.message}` };
+    try {
+      this.streams.publish(runId, "error", failure);
+      await this.#settle(run, { kind: "error", error: failure });
+    } catch (again) {
+      log.error("failed run could not be settled; recovery will retry it", { run_id: runId, error: String(again) });
     }
   }
 

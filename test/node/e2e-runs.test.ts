@@ -431,6 +431,38 @@ describe("runs against wrangler dev", () => {
     });
   });
 
+  describe("large inputs (wrangler dev has the default 10 MiB body limit)", () => {
+    it("an 8 MB input runs: /wait gives the whole 16 MB state back, and so do the thread and its state", async () => {
+      const threadId = await newThread();
+      const text = "large input ".repeat(Math.ceil((8 * 1000 * 1000) / 12));
+      const response = await api(`/threads/${threadId}/runs/wait`, {
+        method: "POST",
+        body: JSON.stringify({ assistant_id: "echo", input: { messages: [{ role: "user", content: text }] } }),
+      });
+      expect(response.status).toBe(200);
+      const values = (await response.json()) as { messages: Message[] };
+      expect(values.messages.map((m) => [m.type, (m.content as string).length])).toEqual([["human", text.length], ["ai", text.length]]);
+      expect(values.messages[1].content).toBe(text);
+      const [run] = await client.runs.list(threadId);
+      expect(run.status).toBe("success");
+      expect((await client.threads.get(threadId)).values).toEqual(values);
+      expect((await client.threads.getState(threadId)).values).toEqual(values);
+    }, 60_000);
+
+    it("an input over the body limit gets 413 naming the limit, and leaves no run behind", async () => {
+      const threadId = await newThread();
+      const started = Date.now();
+      const response = await api(`/threads/${threadId}/runs/wait`, {
+        method: "POST",
+        body: JSON.stringify({ assistant_id: "echo", input: { messages: [{ role: "user", content: "x".repeat(10 * 1024 * 1024) }] } }),
+      });
+      expect(response.status).toBe(413);
+      expect(await response.json()).toEqual({ detail: "Request body is larger than the limit of 10485760 bytes" });
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(await client.runs.list(threadId)).toEqual([]);
+    });
+  });
+
   describe("interrupt() and Command({resume})", () => {
     it("pauses on review (thread interrupted, /wait returns __interrupt__), then resumes to success", async () => {
       const threadId = await newThread();

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import type { ThreadDO } from "../../src/thread/thread-do.ts";
 import type { ThreadJson } from "../../src/thread/types.ts";
+import type { CreateRunInput, RunJson } from "../../src/runs/types.ts";
 import { call, json } from "./helpers.ts";
 import { parseSse, type SseEvent } from "./sse.ts";
 
@@ -144,5 +145,116 @@ describe("the thread keeps the config of its runs", () => {
     const ran = await post(`/threads/${threadId}/runs/wait`, { assistant_id: "nested", input: {} });
     expect((await json<{ seen: Record<string, unknown> }>(ran)).seen).toMatchObject({ level: 5 });
     expect((await json<ThreadJson>(await call(`/threads/${threadId}`))).config).toEqual({ configurable: { level: 5 } });
+  });
+});
+
+describe("run inputs and states larger than a storage row", () => {
+  // Local SQLite takes values up to 8 MiB (Cloudflare's takes 2 MB): these are above both.
+  const big = (mib: number, unit = "é") => unit.repeat(Math.ceil((mib * 1024 * 1024) / new TextEncoder().encode(unit).byteLength));
+  const threadStub = (threadId: string) => env.THREAD.get(env.THREAD.idFromName(`${DEFAULT_WORKSPACE_ID}:${threadId}`));
+
+  it("a run over 16 MiB gets 413 naming the limit when MAX_BODY_BYTES is raised above it", async () => {
+    const { checkRunInputSize, MAX_RUN_INPUT_BYTES } = await import("../../src/agent/runs/service.ts");
+    const raised = 64 * 1024 * 1024;
+    const over = { assistant_id: "echo", input: { text: "x".repeat(MAX_RUN_INPUT_BYTES) } };
+    expect(() => checkRunInputSize(raised, over)).toThrow(
+      expect.objectContaining({ status: 413, detail: expect.stringMatching(/^Run input is 1677\d{4} bytes of JSON .*; the limit is 16777216 bytes$/) }),
+    );
+    // Counted in UTF-8: 6 MiB of "é" is 12 MiB of JSON, under the limit.
+    expect(() => checkRunInputSize(raised, { assistant_id: "echo", input: { text: "é".repeat(6 * 1024 * 1024) } })).not.toThrow();
+    expect(() => checkRunInputSize(raised, { assistant_id: "echo", input: { text: "é".repeat(9 * 1024 * 1024) } })).toThrow(expect.objectContaining({ status: 413 }));
+    // Under the default body limit the body limit itself is the bound (413 before any parsing).
+    expect(() => checkRunInputSize(10 * 1024 * 1024, over)).not.toThrow();
+  });
+
+  it("the run store keeps kwargs, results and events of any size, in chunks, and deletes them with the run", async () => {
+    const { RunStore } = await import("../../src/runs/run-store.ts");
+    const { durableObjectSql } = await import("../../src/thread/sql.ts");
+    const input = { messages: [{ role: "user", content: big(9) }] };
+    await runInDurableObject(threadStub(crypto.randomUUID()), (_instance: ThreadDO, state) => {
+      const store = new RunStore(durableObjectSql(state.storage));
+      const at = new Date().toISOString();
+      const kwargs = { input, command: null, config: {}, context: {}, stream_mode: ["values" as const], subgraphs: false, resumable: true, interrupt_before: null, interrupt_after: null, webhook: null, on_completion: null, durability: null, headers: {} };
+      const run = { run_id: "r1", thread_id: "t", assistant_id: "a", graphId: "echo", created_at: at, updated_at: at, status: "pending" as const, metadata: {}, kwargs, multitask_strategy: "enqueue" as const, attempt: 0, notBefore: 0, startedAt: null, endedAt: null, result: null, error: null, authUser: null };
+      store.insert(run);
+      expect(store.get("r1")!.kwargs.input).toEqual(input);
+
+      const result = JSON.stringify({ messages: [input.messages[0], { type: "ai", content: big(3, "x") }] });
+      store.update({ ...run, status: "success", result });
+      expect(store.get("r1")!.result).toBe(result);
+      store.update({ ...run, status: "success", result: "{}" });
+      expect(store.get("r1")!.result).toBe("{}");
+
+      store.appendEvent("r1", 0, "values", result);
+      store.appendEvent("r1", 1, "end", "null");
+      expect(store.eventsAfter("r1", -1)).toEqual([{ seq: 0, event: "values", data: result }, { seq: 1, event: "end", data: "null" }]);
+      expect(store.list({ limit: 10, offset: 0 }).map((r) => r.kwargs.input)).toEqual([input]);
+
+      store.delete("r1");
+      expect(store.get("r1")).toBeUndefined();
+      expect(state.storage.sql.exec("SELECT COUNT(*) AS n FROM run_chunks").one().n).toBe(0);
+    });
+  });
+
+  it("runs a graph on a 4.5 MiB input: the 9 MiB result comes back whole from wait, join, state and a resumed stream", async () => {
+    const echo = await json<{ assistant_id: string }[]>(await post("/assistants/search", { graph_id: "echo" }));
+    const threadId = crypto.randomUUID();
+    const runId = crypto.randomUUID();
+    const content = big(4.5);
+    const input: CreateRunInput = {
+      runId,
+      threadId,
+      workspaceId: DEFAULT_WORKSPACE_ID,
+      assistantId: echo[0].assistant_id,
+      graphId: "echo",
+      assistant: { config: {}, context: {}, metadata: {} },
+      metadata: {},
+      kwargs: { input: human(content), command: null, config: {}, context: {}, stream_mode: ["values"], subgraphs: false, resumable: true, interrupt_before: null, interrupt_after: null, webhook: null, on_completion: null, durability: null, headers: {} },
+      checkpoint: null,
+      multitaskStrategy: "enqueue",
+      ifNotExists: "create",
+      afterSeconds: 0,
+      userId: null,
+      authUser: null,
+      stateless: false,
+    };
+    // Straight to the thread: the test Worker's body limit is 64 KiB.
+    const created = await threadStub(threadId).createRunWait(input);
+    expect(created.ok).toBe(true);
+    const body = await new Response((created as unknown as { value: { body: ReadableStream<Uint8Array> } }).value.body).text();
+    const result = JSON.parse(body) as { messages: { type: string; content: string }[] };
+    expect(result.messages.map((m) => [m.type, m.content.length])).toEqual([["human", content.length], ["ai", content.length]]);
+    expect(result.messages[1].content).toBe(content);
+
+    const run = await json<RunJson>(await call(`/threads/${threadId}/runs/${runId}`));
+    expect(run.status).toBe("success");
+    expect(await (await call(`/threads/${threadId}/runs/${runId}/join`)).text()).toBe(body.trim());
+    const state = await json<{ values: unknown }>(await call(`/threads/${threadId}/state`));
+    expect(state.values).toEqual(result);
+    const thread = await json<ThreadJson>(await call(`/threads/${threadId}`));
+    expect(thread.status).toBe("idle");
+    expect(thread.values).toEqual(result);
+
+    const replay = parseSse(await (await call(`/threads/${threadId}/runs/${runId}/stream`, { headers: { "Last-Event-ID": "-1" } })).text());
+    expect(replay.map((e) => e.event)).toEqual(["metadata", "values", "values"]);
+    expect(replay.at(-1)!.data).toEqual(result);
+  }, 60_000);
+
+  it("a storage error outside the graph fails the run at once, naming the error, instead of retrying it as a restart", async () => {
+    const threadId = await newThread();
+    expect((await post(`/threads/${threadId}/runs/wait`, { assistant_id: "echo", input: human("first") })).status).toBe(200);
+    // A storage fault that recurs on every attempt: the run's successful end cannot be written.
+    await runInDurableObject(threadStub(threadId), (_instance: ThreadDO, state) => {
+      state.storage.sql.exec(
+        "CREATE TRIGGER refuse_success BEFORE UPDATE ON runs WHEN NEW.status = 'success' BEGIN SELECT RAISE(ABORT, 'disk refuses the write'); END",
+      );
+    });
+    const response = await post(`/threads/${threadId}/runs/wait`, { assistant_id: "echo", input: human("second") });
+    const result = await json<{ __error__: { error: string; message: string } }>(response);
+    expect(result.__error__.message).toMatch(/^Run [0-9a-f-]{36} failed and was not retried: .*disk refuses the write/);
+    const [run] = await json<RunJson[]>(await call(`/threads/${threadId}/runs`));
+    expect(run.status).toBe("error");
+    const thread = await json<ThreadJson>(await call(`/threads/${threadId}`));
+    expect(thread).toMatchObject({ status: "error", error: result.__error__.message });
   });
 });
