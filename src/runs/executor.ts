@@ -3,6 +3,7 @@ import { AIMessageChunk, BaseMessageChunk } from "@langchain/core/messages";
 import { Command, Send } from "@langchain/langgraph";
 import type { LoadedGraph } from "../deployment/graphs.ts";
 import { streamedMessageJson, toJson } from "../thread/serialize.ts";
+import { checkpointPayload, debugPayload, taskPayload } from "./checkpoint-events.ts";
 import type { RunCommand, StreamMode } from "./types.ts";
 
 /** Where a run's events go: the run's event stream, by SSE event name. */
@@ -97,8 +98,9 @@ export async function executeRun(options: ExecuteOptions): Promise<void> {
     }
     // `values` is always streamed from the graph (it tracks progress) but only serialized when asked for.
     if (!requested.has(mode as StreamMode)) return;
-    if (mode === "checkpoints") options.publish(`${mode}${suffix}`, checkpointPayload(chunk));
+    if (mode === "checkpoints") options.publish(`${mode}${suffix}`, checkpointPayload(chunk, { withConfig: true }));
     else if (mode === "debug") options.publish(`${mode}${suffix}`, debugPayload(chunk));
+    else if (mode === "tasks") options.publish(`${mode}${suffix}`, taskPayload(chunk));
     else options.publish(`${mode}${suffix}`, toJson(chunk));
   };
 
@@ -129,38 +131,6 @@ export async function executeRun(options: ExecuteOptions): Promise<void> {
     return;
   }
   for await (const chunk of await options.graph.stream(input, streamOptions)) dispatch(chunk, options.subgraphs, handle);
-}
-
-/** The auth user may carry secrets (tokens): it never appears in events. */
-const AUTH_KEYS = new Set(["langgraph_auth_user", "platform_auth_user", "langgraph_auth_permissions"]);
-
-/**
- * A run config as events show it: plain fields only. The live config carries callback handlers and
- * `__`-prefixed internals that must not leave the server (and grow with every message).
- */
-function publicConfig(config: unknown): unknown {
-  if (!config || typeof config !== "object") return config ?? null;
-  const { configurable = {}, metadata, tags, recursionLimit } = config as Record<string, unknown> & { configurable?: Record<string, unknown> };
-  return toJson({
-    configurable: Object.fromEntries(Object.entries(configurable).filter(([key]) => !key.startsWith("__") && !AUTH_KEYS.has(key))),
-    ...(metadata ? { metadata } : {}),
-    ...(tags ? { tags } : {}),
-    ...(recursionLimit !== undefined ? { recursion_limit: recursionLimit } : {}),
-  });
-}
-
-/** A `checkpoints` event in the Python shape: `{values, next, config, parent_config, metadata, tasks}`. */
-function checkpointPayload(chunk: unknown): unknown {
-  if (!chunk || typeof chunk !== "object") return toJson(chunk);
-  const { config, parentConfig, parent_config, ...rest } = chunk as Record<string, unknown>;
-  return { ...(toJson(rest) as Record<string, unknown>), config: publicConfig(config), parent_config: publicConfig(parentConfig ?? parent_config) };
-}
-
-/** `debug` events: checkpoint payloads cleaned like `checkpoints` events. */
-function debugPayload(chunk: unknown): unknown {
-  if (!chunk || typeof chunk !== "object") return toJson(chunk);
-  const { payload, ...rest } = chunk as { payload?: unknown; type?: string };
-  return { ...(toJson(rest) as Record<string, unknown>), payload: rest.type === "checkpoint" ? checkpointPayload(payload) : toJson(payload) };
 }
 
 /** Graph stream chunks are `[mode, chunk]`, or `[namespace, mode, chunk]` with subgraphs. */

@@ -112,6 +112,7 @@ export class RunManager {
         metadata: { graph_id: input.graphId, assistant_id: input.assistantId, ...input.metadata },
         status: "idle",
         config: {},
+        requestConfig: {},
         values: null,
         interrupts: {},
         error: null,
@@ -127,7 +128,7 @@ export class RunManager {
 
     const at = now();
     const requestConfig = input.kwargs.config;
-    const config = mergeConfigs(input.assistant.config, thread.status === "busy" ? {} : thread.config, requestConfig);
+    const config = mergeConfigs(input.assistant.config, thread.status === "busy" ? {} : thread.requestConfig, requestConfig);
     const context =
       isObject(input.assistant.context) && isObject(input.kwargs.context)
         ? { ...input.assistant.context, ...input.kwargs.context }
@@ -168,9 +169,11 @@ export class RunManager {
     if (thread.status !== "busy") {
       metadataChanged = thread.metadata.graph_id !== input.graphId || thread.metadata.assistant_id !== input.assistantId;
       thread.metadata = { ...thread.metadata, graph_id: input.graphId, assistant_id: input.assistantId };
-      // The thread keeps what requests set, not the assistant's values: a patched assistant must
-      // win over what an earlier run copied.
-      thread.config = mergeConfigs(thread.config, requestConfig);
+      // The thread shows (and builds its graph for state reads with) the config of this run. Its
+      // layer in later runs is only what requests set: a patched assistant must win over what an
+      // earlier run copied.
+      thread.requestConfig = mergeConfigs(thread.requestConfig, requestConfig);
+      thread.config = threadConfig(config);
     }
     thread.status = "busy";
     thread.updatedAt = at;
@@ -197,7 +200,7 @@ export class RunManager {
     const execution: Execution = { runId: next.run_id, controller: new AbortController() };
     this.#executing = execution;
     execution.done = this.#execute(next, execution)
-      .catch((error) => log.error("run execution failed", { run_id: next.run_id, error: String(error) }))
+      .catch((error) => this.#failAtOnce(next.run_id, error))
       .finally(() => {
         this.#executing = null;
         this.kick();
@@ -291,6 +294,30 @@ export class RunManager {
         const unfinished = outcome.kind === "cancelled" ? "Cancelled" : outcome.kind === "error" ? outcome.error.message : "Run ended before this step finished";
         this.#background(sink.record(tracer.takeRuns(unfinished)), "agent run trace");
       }
+    }
+  }
+
+  /**
+   * A failure outside the graph (storing the run's outcome, serializing its state, building the
+   * graph) happens again on every attempt: the run fails now instead of being retried as if a restart
+   * had cut it off. Only when even that cannot be stored is the run left to recovery's attempt limit.
+   */
+  async #failAtOnce(runId: string, error: unknown): Promise<void> {
+    log.error("run failed outside the graph", { run_id: runId, error: String(error) });
+    const run = this.store.get(runId);
+    if (!run || !isActive(run.status)) {
+      // It failed after its end was stored: its readers and waiters still need the end.
+      this.streams.finish(runId);
+      this.#resolveWaiters(runId, run ? ok(run.result ?? "null") : fail(404, RUN_NOT_FOUND));
+      return;
+    }
+    const cause = errorPayload(error);
+    const failure = { error: cause.error, message: `Run ${runId} failed and was not retried: ${cause.message}` };
+    try {
+      this.streams.publish(runId, "error", failure);
+      await this.#settle(run, { kind: "error", error: failure });
+    } catch (again) {
+      log.error("failed run could not be settled; recovery will retry it", { run_id: runId, error: String(again) });
     }
   }
 
@@ -524,6 +551,28 @@ export class RunManager {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Configurable keys the server sets for each run (ids, the checkpoint to fork, the auth user). */
+const SERVER_CONFIGURABLE = new Set([
+  "thread_id",
+  "run_id",
+  "checkpoint_id",
+  "checkpoint_ns",
+  "checkpoint_map",
+  "langgraph_auth_user",
+  "langgraph_auth_user_id",
+  "langgraph_auth_permissions",
+  "platform_auth_user",
+]);
+
+/** A run's config as its thread keeps it: what the assistant and the request set, no server keys. */
+function threadConfig(config: Record<string, unknown>): Record<string, unknown> {
+  const configurable = isObject(config.configurable) ? config.configurable : {};
+  return {
+    ...config,
+    configurable: Object.fromEntries(Object.entries(configurable).filter(([key]) => !key.startsWith("__") && !SERVER_CONFIGURABLE.has(key))),
+  };
 }
 
 /** Later configs win key by key; `configurable` is merged the same way rather than replaced. */

@@ -1,4 +1,5 @@
 import type { SqlStore } from "../thread/sql.ts";
+import { ChunkedTexts, CHUNKS_SCHEMA } from "./chunked-text.ts";
 import type { MultitaskStrategy, RunJson, RunKwargs, RunStatus } from "./types.ts";
 
 /** A run as the thread stores it: the API shape plus what scheduling and recovery need. */
@@ -67,19 +68,26 @@ const SCHEMA = [
     data TEXT NOT NULL,
     PRIMARY KEY (run_id, seq)
   )`,
+  // kwargs, results and events too long for a row.
+  CHUNKS_SCHEMA,
 ];
 
 const ACTIVE: RunStatus[] = ["pending", "running"];
 
 export class RunStore {
   #ready = false;
+  readonly #texts: ChunkedTexts;
 
-  constructor(private readonly sql: SqlStore) {}
+  constructor(private readonly sql: SqlStore) {
+    this.#texts = new ChunkedTexts(sql);
+  }
 
+  /** Whether the thread has run tables; when it has, tables added since they were made are created. */
   #exists(): boolean {
     if (this.#ready) return true;
-    this.#ready = this.sql.all("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'runs'").length > 0;
-    return this.#ready;
+    if (this.sql.all("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'runs'").length === 0) return false;
+    this.#ensure();
+    return true;
   }
 
   #ensure(): void {
@@ -92,8 +100,13 @@ export class RunStore {
     this.#ready = false;
   }
 
+  /** Inserts the run; its kwargs (which hold its input) may be of any size the Worker accepted. */
   insert(run: RunRecord): void {
     this.#ensure();
+    this.sql.transaction(() => this.#insert(run));
+  }
+
+  #insert(run: RunRecord): void {
     this.sql.run(
       `INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, created_at, updated_at, status, metadata, kwargs,
          multitask_strategy, attempt, not_before, started_at, ended_at, result, error, auth_user)
@@ -106,37 +119,39 @@ export class RunStore {
       run.updated_at,
       run.status,
       JSON.stringify(run.metadata),
-      JSON.stringify(run.kwargs),
+      this.#texts.store(run.run_id, "kwargs", JSON.stringify(run.kwargs)),
       run.multitask_strategy,
       run.attempt,
       run.notBefore,
       run.startedAt,
       run.endedAt,
-      run.result,
+      run.result === null ? null : this.#texts.store(run.run_id, "result", run.result),
       run.error,
       run.authUser ? JSON.stringify(run.authUser) : null,
     );
   }
 
   update(run: RunRecord): void {
-    this.sql.run(
-      `UPDATE runs SET status = ?, updated_at = ?, attempt = ?, started_at = ?, ended_at = ?, result = ?, error = ?
-       WHERE run_id = ?`,
-      run.status,
-      run.updated_at,
-      run.attempt,
-      run.startedAt,
-      run.endedAt,
-      run.result,
-      run.error,
-      run.run_id,
+    this.sql.transaction(() =>
+      this.sql.run(
+        `UPDATE runs SET status = ?, updated_at = ?, attempt = ?, started_at = ?, ended_at = ?, result = ?, error = ?
+         WHERE run_id = ?`,
+        run.status,
+        run.updated_at,
+        run.attempt,
+        run.startedAt,
+        run.endedAt,
+        run.result === null ? null : this.#texts.store(run.run_id, "result", run.result),
+        run.error,
+        run.run_id,
+      ),
     );
   }
 
   get(runId: string): RunRecord | undefined {
     if (!this.#exists()) return undefined;
     const row = this.sql.all<RunRow>("SELECT * FROM runs WHERE run_id = ?", runId)[0];
-    return row && fromRow(row);
+    return row && this.#fromRow(row);
   }
 
   /** Newest first, as the Python server lists them. */
@@ -146,12 +161,12 @@ export class RunStore {
     const params = options.status ? [options.status] : [];
     return this.sql
       .all<RunRow>(`SELECT * FROM runs ${where} ORDER BY created_at DESC, run_id DESC LIMIT ? OFFSET ?`, ...params, options.limit, options.offset)
-      .map(fromRow);
+      .map((row) => this.#fromRow(row));
   }
 
   active(): RunRecord[] {
     if (!this.#exists()) return [];
-    return this.sql.all<RunRow>("SELECT * FROM runs WHERE status IN ('pending', 'running') ORDER BY created_at, run_id").map(fromRow);
+    return this.sql.all<RunRow>("SELECT * FROM runs WHERE status IN ('pending', 'running') ORDER BY created_at, run_id").map((row) => this.#fromRow(row));
   }
 
   /** Whether any run is pending or running, without reading the runs. */
@@ -167,7 +182,7 @@ export class RunStore {
       "SELECT * FROM runs WHERE status = 'pending' AND not_before <= ? ORDER BY created_at, run_id LIMIT 1",
       now,
     )[0];
-    return row && fromRow(row);
+    return row && this.#fromRow(row);
   }
 
   /** When the earliest delayed pending run becomes due. */
@@ -179,28 +194,49 @@ export class RunStore {
 
   delete(runId: string): void {
     if (!this.#exists()) return;
-    this.sql.run("DELETE FROM run_events WHERE run_id = ?", runId);
-    this.sql.run("DELETE FROM runs WHERE run_id = ?", runId);
+    this.sql.transaction(() => {
+      this.sql.run("DELETE FROM run_events WHERE run_id = ?", runId);
+      this.#texts.deleteRun(runId);
+      this.sql.run("DELETE FROM runs WHERE run_id = ?", runId);
+    });
   }
 
   appendEvent(runId: string, seq: number, event: string, data: string): void {
     this.#ensure();
-    this.sql.run("INSERT OR REPLACE INTO run_events (run_id, seq, event, data) VALUES (?, ?, ?, ?)", runId, seq, event, data);
+    this.sql.transaction(() =>
+      this.sql.run(
+        "INSERT OR REPLACE INTO run_events (run_id, seq, event, data) VALUES (?, ?, ?, ?)",
+        runId,
+        seq,
+        event,
+        this.#texts.store(runId, `event:${seq}`, data),
+      ),
+    );
   }
 
   eventsAfter(runId: string, afterSeq: number): { seq: number; event: string; data: string }[] {
     if (!this.#exists()) return [];
-    return this.sql.all<{ seq: number; event: string; data: string }>(
-      "SELECT seq, event, data FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq",
-      runId,
-      afterSeq,
-    );
+    return this.sql
+      .all<{ seq: number; event: string; data: string }>(
+        "SELECT seq, event, data FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq",
+        runId,
+        afterSeq,
+      )
+      .map((row) => ({ ...row, data: this.#texts.load(runId, `event:${row.seq}`, row.data) }));
   }
 
   lastSeq(runId: string): number {
     if (!this.#exists()) return -1;
     const row = this.sql.all<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM run_events WHERE run_id = ?", runId)[0];
     return row?.seq ?? -1;
+  }
+
+  #fromRow(row: RunRow): RunRecord {
+    return fromRow({
+      ...row,
+      kwargs: this.#texts.load(row.run_id, "kwargs", row.kwargs),
+      result: row.result === null ? null : this.#texts.load(row.run_id, "result", row.result),
+    });
   }
 }
 

@@ -41,6 +41,18 @@ export function checkpointConfig(threadId: string, selector: CheckpointSelector 
   return { configurable };
 }
 
+/**
+ * The config a thread's graph is built with outside runs (state reads, updates, history): the
+ * thread's config, which a graph factory may depend on, addressed to the thread's root checkpoints.
+ */
+export function threadGraphConfig(thread: { threadId: string; config: Record<string, unknown> }): RunnableConfig {
+  const configurable = thread.config.configurable;
+  return {
+    ...thread.config,
+    configurable: { ...(configurable && typeof configurable === "object" ? configurable : {}), ...checkpointConfig(thread.threadId).configurable },
+  };
+}
+
 export function checkpointRef(config: RunnableConfig | undefined): CheckpointRef | null {
   const configurable = config?.configurable;
   if (!configurable?.thread_id) return null;

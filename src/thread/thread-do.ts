@@ -17,6 +17,7 @@ import {
   checkpointConfig,
   checkpointRef,
   EMPTY_STATE,
+  threadGraphConfig,
   pendingInterrupts,
   stateJson,
   unknownNode,
@@ -115,6 +116,7 @@ export class ThreadDO extends DurableObject<Env> {
         metadata,
         status: "idle",
         config: {},
+        requestConfig: {},
         values: null,
         interrupts: {},
         error: null,
@@ -373,7 +375,7 @@ export class ThreadDO extends DurableObject<Env> {
       if (!record) return this.#notFound();
       const target = this.env.THREAD.get(this.env.THREAD.idFromName(`${record.workspaceId}:${newThreadId}`));
       const at = now();
-      const copy: ThreadRecord = { ...record, threadId: newThreadId, createdAt: at, updatedAt: at, status: "idle", config: {}, error: null, indexDirty: false };
+      const copy: ThreadRecord = { ...record, threadId: newThreadId, createdAt: at, updatedAt: at, status: "idle", config: {}, requestConfig: {}, error: null, indexDirty: false };
       const begun = await target.importBegin(copy);
       if (!begun.ok) return begun;
       try {
@@ -537,7 +539,7 @@ export class ThreadDO extends DurableObject<Env> {
   async #graph(record: ThreadRecord): Promise<(LoadedGraph & { graphId: string }) | undefined> {
     const graphId = record.metadata.graph_id;
     if (typeof graphId !== "string") return undefined;
-    const graph = await bindGraph(graphId, this.#saver, checkpointConfig(record.threadId), new D1Store(this.env, record.workspaceId));
+    const graph = await bindGraph(graphId, this.#saver, threadGraphConfig(record), new D1Store(this.env, record.workspaceId));
     return graph && Object.assign(graph, { graphId });
   }
 

@@ -10,7 +10,17 @@ export interface ThreadRecord {
   stateUpdatedAt: string;
   metadata: Record<string, unknown>;
   status: ThreadStatus;
+  /**
+   * The config the thread's latest run started with (assistant's, then thread's, then request's),
+   * without server-set ids. Shown by the API, and the config graph factories are built with for the
+   * thread's state reads and updates.
+   */
   config: Record<string, unknown>;
+  /**
+   * What run requests set, merged: the thread's layer in its next run's config. Kept apart from
+   * `config` so a patched assistant wins over values an earlier run copied from it.
+   */
+  requestConfig: Record<string, unknown>;
   /** null until the thread has state. */
   values: Record<string, unknown> | null;
   interrupts: Record<string, unknown[]>;
@@ -37,6 +47,7 @@ interface ThreadRow {
   metadata: string;
   status: ThreadStatus;
   config: string;
+  request_config: string | null;
   state_values: string | null;
   interrupts: string;
   error: string | null;
@@ -65,8 +76,12 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS thread (
   ttl_strategy TEXT,
   index_dirty INTEGER NOT NULL DEFAULT 0,
   temporary INTEGER NOT NULL DEFAULT 0,
-  values_oversize INTEGER NOT NULL DEFAULT 0
+  values_oversize INTEGER NOT NULL DEFAULT 0,
+  request_config TEXT
 )`;
+
+/** Columns added after the first release: a thread stored before them gets them on first use. */
+const ADDED_COLUMNS = [{ name: "request_config", definition: "request_config TEXT" }];
 
 export class ThreadRecords {
   #schemaReady = false;
@@ -78,6 +93,7 @@ export class ThreadRecords {
     if (!this.#schemaReady) {
       const exists = this.sql.all("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'thread'");
       if (exists.length === 0) return null;
+      this.#addMissingColumns();
       this.#schemaReady = true;
     }
     const row = this.sql.all<ThreadRow>("SELECT * FROM thread WHERE singleton = 1")[0];
@@ -87,6 +103,7 @@ export class ThreadRecords {
   write(record: ThreadRecord): void {
     if (!this.#schemaReady) {
       this.sql.run(SCHEMA);
+      this.#addMissingColumns();
       this.#schemaReady = true;
     }
     let values = record.values === null ? null : JSON.stringify(record.values);
@@ -99,9 +116,9 @@ export class ThreadRecords {
     record.valuesOversize = oversize;
     this.sql.run(
       `INSERT OR REPLACE INTO thread (singleton, thread_id, workspace_id, created_at, updated_at, state_updated_at,
-         metadata, status, config, state_values, interrupts, error, ttl_minutes, ttl_strategy, index_dirty, temporary,
-         values_oversize)
-       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         metadata, status, config, request_config, state_values, interrupts, error, ttl_minutes, ttl_strategy, index_dirty,
+         temporary, values_oversize)
+       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       record.threadId,
       record.workspaceId,
       record.createdAt,
@@ -110,6 +127,7 @@ export class ThreadRecords {
       JSON.stringify(record.metadata),
       record.status,
       JSON.stringify(record.config),
+      JSON.stringify(record.requestConfig),
       values,
       JSON.stringify(record.interrupts),
       record.error,
@@ -119,6 +137,13 @@ export class ThreadRecords {
       record.temporary ? 1 : 0,
       oversize ? 1 : 0,
     );
+  }
+
+  #addMissingColumns(): void {
+    const [table] = this.sql.all<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'thread'");
+    for (const column of ADDED_COLUMNS) {
+      if (table && !new RegExp(`\\b${column.name}\\b`).test(table.sql)) this.sql.run(`ALTER TABLE thread ADD COLUMN ${column.definition}`);
+    }
   }
 
   /** Clears the index flag, unless the record changed (or was deleted) since `updatedAt`. */
@@ -143,6 +168,8 @@ function fromRow(row: ThreadRow): ThreadRecord {
     metadata: JSON.parse(row.metadata),
     status: row.status,
     config: JSON.parse(row.config),
+    // A thread stored before `request_config` kept only the request layer, in `config`.
+    requestConfig: JSON.parse(row.request_config ?? row.config),
     values: row.state_values === null ? null : JSON.parse(row.state_values),
     interrupts: JSON.parse(row.interrupts),
     error: row.error,

@@ -104,6 +104,20 @@ describe("custom auth: examples/custom-auth", () => {
     expect(JSON.stringify(history)).not.toContain("ghp_alice_secret");
   });
 
+  it("streams checkpoint payloads without the auth user", async () => {
+    const thread = await alice().threads.create();
+    const events = [];
+    for await (const event of alice().runs.stream(thread.thread_id, "echo", {
+      input: { messages: [{ role: "user", content: "hi" }] },
+      streamMode: ["debug", "checkpoints", "tasks"],
+    })) {
+      events.push(event);
+    }
+    expect(events.some((e) => e.event === "debug")).toBe(true);
+    const wire = JSON.stringify(events);
+    for (const leak of ["ghp_alice_secret", "Alice", "threads:write", "langgraph_auth", "platform_auth"]) expect(wire, leak).not.toContain(leak);
+  });
+
   it("serves A2A behind the custom auth, per user, and honours http.disable_mcp", async () => {
     const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
     const mine = await alice().assistants.create({ graphId: "echo", name: "alice-agent" });

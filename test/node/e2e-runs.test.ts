@@ -326,23 +326,24 @@ describe("runs against wrangler dev", () => {
       expect(checkpoints.at(-1)!.values.items).toEqual(ALL_STEPS);
     });
 
-    it("checkpoint and debug payloads carry a plain config, not the run's callback handlers", async () => {
+    it("checkpoint and debug payloads name the checkpoint, never the run's live config or callback handlers", async () => {
       // With a messages mode on, LangGraph adds its StreamMessagesHandler to config.callbacks; that
-      // handler (and its record of every message seen) must not be serialised into the events.
+      // handler (and its record of every message seen) must not be serialised into the events, nor
+      // anything else of the run's configurable.
       const events = await collect(
         client.runs.stream(await newThread(), "agent", { input: agentInput, streamMode: ["checkpoints", "debug", "messages-tuple"] }),
       );
-      const configs = [
-        ...events.filter((e) => e.event === "checkpoints").map((e) => (e.data as { config: Record<string, unknown> }).config),
-        ...events
-          .filter((e) => e.event === "debug" && (e.data as { type: string }).type === "checkpoint")
-          .map((e) => (e.data as { payload: { config: Record<string, unknown> } }).payload.config),
-      ];
-      expect(configs.length).toBeGreaterThan(0);
-      for (const config of configs) {
-        expect(config).toHaveProperty("configurable");
-        expect(Object.keys(config)).not.toContain("callbacks");
+      const checkpoints = events.filter((e) => e.event === "checkpoints").map((e) => e.data as { config: Record<string, unknown>; checkpoint: unknown });
+      const debug = events
+        .filter((e) => e.event === "debug" && (e.data as { type: string }).type === "checkpoint")
+        .map((e) => (e.data as { payload: Record<string, unknown> }).payload);
+      expect(checkpoints.length).toBeGreaterThan(0);
+      for (const payload of checkpoints) expect(payload.config).toEqual({ configurable: payload.checkpoint });
+      for (const payload of debug) {
+        expect(payload.checkpoint).toMatchObject({ checkpoint_ns: "", checkpoint_id: expect.any(String) });
+        expect(payload).not.toHaveProperty("config");
       }
+      expect(JSON.stringify([...checkpoints, ...debug])).not.toContain("callbacks");
     });
 
     it("tools: on_tool_start and on_tool_end around the agent's search", async () => {
@@ -427,6 +428,38 @@ describe("runs against wrangler dev", () => {
       const values = (await client.runs.wait(threadId, "echo", { input: { messages: [{ role: "user", content: "ping" }] } })) as { messages: Message[] };
       expect(values.messages.map((m) => [m.type, content(m)])).toEqual([["human", "ping"], ["ai", "ping"]]);
       expect(values).not.toHaveProperty("__interrupt__");
+    });
+  });
+
+  describe("large inputs (wrangler dev has the default 10 MiB body limit)", () => {
+    it("an 8 MB input runs: /wait gives the whole 16 MB state back, and so do the thread and its state", async () => {
+      const threadId = await newThread();
+      const text = "large input ".repeat(Math.ceil((8 * 1000 * 1000) / 12));
+      const response = await api(`/threads/${threadId}/runs/wait`, {
+        method: "POST",
+        body: JSON.stringify({ assistant_id: "echo", input: { messages: [{ role: "user", content: text }] } }),
+      });
+      expect(response.status).toBe(200);
+      const values = (await response.json()) as { messages: Message[] };
+      expect(values.messages.map((m) => [m.type, (m.content as string).length])).toEqual([["human", text.length], ["ai", text.length]]);
+      expect(values.messages[1].content).toBe(text);
+      const [run] = await client.runs.list(threadId);
+      expect(run.status).toBe("success");
+      expect((await client.threads.get(threadId)).values).toEqual(values);
+      expect((await client.threads.getState(threadId)).values).toEqual(values);
+    }, 60_000);
+
+    it("an input over the body limit gets 413 naming the limit, and leaves no run behind", async () => {
+      const threadId = await newThread();
+      const started = Date.now();
+      const response = await api(`/threads/${threadId}/runs/wait`, {
+        method: "POST",
+        body: JSON.stringify({ assistant_id: "echo", input: { messages: [{ role: "user", content: "x".repeat(10 * 1024 * 1024) }] } }),
+      });
+      expect(response.status).toBe(413);
+      expect(await response.json()).toEqual({ detail: "Request body is larger than the limit of 10485760 bytes" });
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(await client.runs.list(threadId)).toEqual([]);
     });
   });
 

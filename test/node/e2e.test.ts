@@ -18,7 +18,7 @@ describe("wrangler dev, end to end", () => {
   it("answers /ok and /info without a key", async () => {
     expect(await (await get("/ok")).json()).toEqual({ ok: true });
     const info = (await (await get("/info")).json()) as { metadata: { graphs: string[] } };
-    expect(info.metadata.graphs).toEqual(["echo", "steps", "agent", "nested", "memory"]);
+    expect(info.metadata.graphs).toEqual(["echo", "steps", "agent", "nested", "memory", "factory"]);
   });
 
   it("the official SDK reaches the server with the documented dev key, and is refused without it", async () => {
@@ -154,7 +154,7 @@ describe("client.assistants against wrangler dev", () => {
   it("creates, reads, versions, searches, counts and deletes", async () => {
     const sdk = client();
     const system = await sdk.assistants.search({ metadata: { created_by: "system" }, sortBy: "name", sortOrder: "asc" });
-    expect(system.map((a) => a.name)).toEqual(["agent", "echo", "memory", "nested", "steps"]);
+    expect(system.map((a) => a.name)).toEqual(["agent", "echo", "factory", "memory", "nested", "steps"]);
     const made = await sdk.assistants.create({ graphId: "nested", name: "Dry", config: { configurable: { tone: "dry" } }, metadata: { suite: "e2e" } });
     expect(await sdk.assistants.get(made.assistant_id)).toMatchObject({ name: "Dry", version: 1 });
     const updated = await sdk.assistants.update(made.assistant_id, { config: { configurable: { tone: "wet" } }, metadata: { round: 2 } });

@@ -6,7 +6,7 @@ import { GraphRegistry } from "../../src/deployment/graphs.ts";
 
 describe("deployed example graphs", () => {
   it("registers the graphs of langgraph.json", () => {
-    expect(graphs.ids()).toEqual(["echo", "steps", "agent", "nested", "memory"]);
+    expect(graphs.ids()).toEqual(["echo", "steps", "agent", "nested", "memory", "factory"]);
     expect(graphs.entry("agent")?.description).toContain("tool-calling agent");
   });
 

@@ -1,6 +1,7 @@
 import { v7 as uuidv7 } from "uuid";
 import type { AuthUser } from "../../auth/custom-auth.ts";
 import type { Principal } from "../../auth/principal.ts";
+import { maxBodyBytes } from "../../http/body-limit.ts";
 import { ApiError, notFound } from "../../http/errors.ts";
 import { singleEventStream } from "../../runs/streams.ts";
 import { exceedsDepth } from "../../http/json-depth.ts";
@@ -24,6 +25,45 @@ export function configurableHeaders(headers: Headers): Record<string, string> {
   return copied;
 }
 
+/**
+ * The largest run a thread accepts: its input, command, config, context and metadata as JSON. The
+ * Worker hands a run to its thread in one call (at most 32 MiB), and a running graph holds its
+ * values several times over in the isolate's 128 MB. The request body limit (`MAX_BODY_BYTES`, 10 MiB
+ * by default) is lower unless a deployment raises it.
+ */
+export const MAX_RUN_INPUT_BYTES = 16 * 1024 * 1024;
+
+/** UTF-8 length of `text`, without encoding it. */
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code < 0xdc00 && i + 1 < text.length) {
+      bytes += 4; // a surrogate pair
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/**
+ * 413 for a run over MAX_RUN_INPUT_BYTES. Only measured when the request body limit (`bodyLimit`)
+ * does not already bound it.
+ */
+export function checkRunInputSize(bodyLimit: number, body: RunCreateBody): void {
+  if (bodyLimit <= MAX_RUN_INPUT_BYTES) return;
+  const { input, command, config, context, metadata } = body;
+  const bytes = utf8Length(JSON.stringify({ input, command, config, context, metadata }));
+  if (bytes > MAX_RUN_INPUT_BYTES) {
+    throw new ApiError(
+      413,
+      `Run input is ${bytes} bytes of JSON (input, command, config, context and metadata together); the limit is ${MAX_RUN_INPUT_BYTES} bytes`,
+    );
+  }
+}
+
 /** Validates what needs the Worker's view (the assistant) and shapes the body for the thread. */
 export async function runInput(
   env: Env,
@@ -35,6 +75,7 @@ export async function runInput(
   if (exceedsDepth(body.input, MAX_GRAPH_DATA_DEPTH)) {
     throw new ApiError(422, [{ type: "custom", loc: ["body", "input"], msg: `nesting deeper than ${MAX_GRAPH_DATA_DEPTH} levels` }]);
   }
+  checkRunInputSize(maxBodyBytes(env), body);
   const assistant = await resolveAssistant(env, principal.workspaceId, body.assistant_id);
   if (!assistant) throw notFound(assistantNotFound(body.assistant_id));
   const runId = uuidv7();

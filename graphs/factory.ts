@@ -1,0 +1,19 @@
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { MessagesAnnotation, StateGraph, type LangGraphRunnableConfig } from "@langchain/langgraph";
+
+/**
+ * A graph factory: the platform calls it with the run's config (and with the thread's config for
+ * state reads and updates). Its one node, which echoes the last human message, is named by
+ * `configurable.nodeName` (default `respond`), so what a thread's graph looks like depends on its config.
+ */
+export function graph(config: LangGraphRunnableConfig) {
+  const nodeName = typeof config.configurable?.nodeName === "string" ? config.configurable.nodeName : "respond";
+  return new StateGraph(MessagesAnnotation)
+    .addNode(nodeName, (state: typeof MessagesAnnotation.State) => {
+      const lastHuman = state.messages.findLast((message) => HumanMessage.isInstance(message));
+      return { messages: [new AIMessage({ content: lastHuman?.content ?? "" })] };
+    })
+    .addEdge("__start__", nodeName)
+    .addEdge(nodeName, "__end__")
+    .compile();
+}
