@@ -23,5 +23,8 @@ export default defineConfig({
   test: {
     include: ["test/worker/**/*.test.ts"],
     setupFiles: ["./test/worker/setup.ts"],
+    // The Worker's structured logs (expected warnings of failure-path tests) are shown for failing
+    // tests only, so a passing run stays readable.
+    silent: "passed-only",
   },
 });
