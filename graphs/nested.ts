@@ -15,15 +15,20 @@ const child = new StateGraph(State)
   .addEdge("inner", "__end__")
   .compile();
 
-/** Every configurable value the run provides (ids, assistant settings, copied `x-` headers). */
+/**
+ * Every scalar configurable value the run provides (ids, assistant settings, copied `x-` headers),
+ * and the identity of the custom-auth user it acts for, if any.
+ */
 function observe(_state: typeof State.State, config: LangGraphRunnableConfig) {
   const configurable = config.configurable ?? {};
+  const identity = (key: string) => (configurable[key] as { identity?: unknown } | undefined)?.identity;
   const seen = Object.fromEntries(
     Object.entries(configurable).filter(
       ([key, value]) => !key.startsWith("__") && !key.startsWith("checkpoint_") && typeof value !== "object",
     ),
   );
-  return { seen: { ...seen, metadata_run_id: config.metadata?.run_id ?? null }, trail: ["observe"] };
+  const authIdentity = identity("langgraph_auth_user") ?? identity("platform_auth_user") ?? null;
+  return { seen: { ...seen, metadata_run_id: config.metadata?.run_id ?? null, auth_identity: authIdentity }, trail: ["observe"] };
 }
 
 export const graph = new StateGraph(State)

@@ -11,6 +11,7 @@ import { isActive, RunStore, runJson, type RunRecord } from "./run-store.ts";
 import { RunStreams, singleEventStream } from "./streams.ts";
 import type { CancelAction, CreateRunInput, RunJson, RunStatus } from "./types.ts";
 import { deliverWebhook } from "./webhook.ts";
+import { clientConfigurable, isServerConfigurableKey } from "./server-config.ts";
 
 /** A run interrupted by restarts this many times fails instead of trying again. */
 const MAX_ATTEMPTS = 3;
@@ -333,6 +334,9 @@ export class RunManager {
       max_concurrency?: number;
       tags?: string[];
     };
+    // Whatever the client, the assistant or the thread put under a server key is dropped (runs
+    // stored before they were dropped at creation still carry it); the server's values go in below.
+    const client = clientConfigurable(configurable);
     const server = { thread_id: run.thread_id, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: run.graphId };
     // The custom-auth user, under LangGraph's key and the spec's; never stored in graph state.
     const auth = run.authUser
@@ -348,8 +352,8 @@ export class RunManager {
       ...(recursion_limit !== undefined ? { recursionLimit: recursion_limit } : {}),
       ...(max_concurrency !== undefined ? { maxConcurrency: max_concurrency } : {}),
       ...(tags ? { tags } : {}),
-      configurable: { ...configurable, ...run.kwargs.headers, ...auth, ...server, checkpoint_ns: (configurable.checkpoint_ns as string | undefined) ?? "" },
-      metadata: { ...run.metadata, ...server, user_id: configurable.user_id ?? null, run_attempt: run.attempt },
+      configurable: { ...client, ...run.kwargs.headers, ...auth, ...server, checkpoint_ns: (client.checkpoint_ns as string | undefined) ?? "" },
+      metadata: { ...run.metadata, ...server, user_id: client.user_id ?? null, run_attempt: run.attempt },
       context: run.kwargs.context,
     };
   }
@@ -553,25 +557,15 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-/** Configurable keys the server sets for each run (ids, the checkpoint to fork, the auth user). */
-const SERVER_CONFIGURABLE = new Set([
-  "thread_id",
-  "run_id",
-  "checkpoint_id",
-  "checkpoint_ns",
-  "checkpoint_map",
-  "langgraph_auth_user",
-  "langgraph_auth_user_id",
-  "langgraph_auth_permissions",
-  "platform_auth_user",
-]);
+/** Keys that pick the checkpoint a run forks from: the run's own, never the thread's. */
+const CHECKPOINT_KEYS = new Set(["checkpoint_id", "checkpoint_ns", "checkpoint_map"]);
 
 /** A run's config as its thread keeps it: what the assistant and the request set, no server keys. */
 function threadConfig(config: Record<string, unknown>): Record<string, unknown> {
   const configurable = isObject(config.configurable) ? config.configurable : {};
   return {
     ...config,
-    configurable: Object.fromEntries(Object.entries(configurable).filter(([key]) => !key.startsWith("__") && !SERVER_CONFIGURABLE.has(key))),
+    configurable: Object.fromEntries(Object.entries(configurable).filter(([key]) => !isServerConfigurableKey(key) && !CHECKPOINT_KEYS.has(key))),
   };
 }
 
@@ -582,7 +576,8 @@ function mergeConfigs(...configs: Record<string, unknown>[]): Record<string, unk
   for (const config of configs) {
     const { configurable: inner, ...rest } = config;
     Object.assign(merged, rest);
-    if (isObject(inner)) Object.assign(configurable, inner);
+    // Every layer (assistant, thread, request or cron payload) loses the keys only the server sets.
+    Object.assign(configurable, clientConfigurable(inner));
   }
   return { ...merged, configurable };
 }

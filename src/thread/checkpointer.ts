@@ -15,6 +15,7 @@ import {
   WRITES_IDX_MAP,
 } from "@langchain/langgraph-checkpoint";
 import { type SqlStore, type SqlValue, toBytes } from "./sql.ts";
+import { StateTooDeepError, unloadableDepth } from "./stored-depth.ts";
 
 /**
  * LangGraph checkpoints in SQLite: Durable Object SQLite in the Worker, node:sqlite in tests.
@@ -236,7 +237,9 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
     const metadataJson = await this.#dumpMetadata({ ...runMetadata(config), ...metadata });
     const blobRows: SqlValue[][] = [];
     for (const [channel, version] of Object.entries(newVersions)) {
-      const stored: Stored = Object.hasOwn(values, channel) ? await this.#dump(values[channel]) : { type: EMPTY, bytes: new Uint8Array() };
+      const stored: Stored = Object.hasOwn(values, channel)
+        ? await this.#dump(values[channel], `The value of channel "${channel}"`)
+        : { type: EMPTY, bytes: new Uint8Array() };
       splitBytes(stored.bytes).forEach((chunk, index) => {
         const value = stored.type === EMPTY ? null : chunk;
         blobRows.push([threadId, checkpoint_ns, channel, String(version), index, stored.type, value]);
@@ -291,7 +294,7 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
     for (const [position, [channel, value]] of writes.entries()) {
       const idx = specialIndex(channel) ?? position;
       if (!replace && byIdx.has(idx)) continue;
-      byIdx.set(idx, { taskId, channel, ...(await this.#dump(value)) });
+      byIdx.set(idx, { taskId, channel, ...(await this.#dump(value, `A write to channel "${channel}"`)) });
     }
 
     const key = [String(thread_id), checkpoint_ns, String(checkpoint_id), taskId];
@@ -413,14 +416,23 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
     });
   }
 
-  async #dump(value: unknown): Promise<Stored> {
-    const [type, bytes] = await this.serde.dumpsTyped(value);
-    return { type, bytes: bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes) };
+  /**
+   * Serializes a value to store. A value LangChain could not deserialize again (a message nested too
+   * deep) is refused before anything is written: a stored one would make every later state read fail.
+   */
+  async #dump(value: unknown, where: string): Promise<Stored> {
+    const [type, raw] = await this.serde.dumpsTyped(value);
+    const bytes = raw instanceof Uint8Array ? raw : new Uint8Array(raw);
+    if (type === "json") {
+      const depth = unloadableDepth(bytes);
+      if (depth !== undefined) throw new StateTooDeepError(where, depth);
+    }
+    return { type, bytes };
   }
 
   /** Metadata is stored as JSON text so that list() can filter it with SQLite's JSON functions. */
   async #dumpMetadata(metadata: CheckpointMetadata): Promise<string> {
-    const { type, bytes } = await this.#dump(metadata);
+    const { type, bytes } = await this.#dump(metadata, "Checkpoint metadata");
     if (type !== "json") throw new TypeError(`checkpoint metadata must serialize to JSON, got "${type}"`);
     return new TextDecoder().decode(bytes);
   }

@@ -58,6 +58,10 @@ beforeAll(async () => {
   task = (sent.result as { id: string }).id;
 }, 60_000);
 
+/** A thread of bob's own, made once. */
+let bobs: Promise<string> | undefined;
+const bobsThread = () => (bobs ??= ok(as("bob", "POST", "/threads", {})).then((thread) => thread.thread_id as string));
+
 describe("authorization filters hide alice's resources from bob on every route", () => {
   // [what, request as bob, expected status]
   const hidden: [string, () => Promise<Answer>, number][] = [
@@ -95,6 +99,14 @@ describe("authorization filters hide alice's resources from bob on every route",
     ["DELETE store item", () => as("bob", "DELETE", "/store/items", { namespace: ["alice", "secret-project"], key: "plan" }), 404],
     ["A2A agent card", () => as("bob", "GET", `/.well-known/agent-card.json?assistant_id=${assistant}`), 404],
     ["A2A message", () => as("bob", "POST", `/a2a/${assistant}`, { jsonrpc: "2.0", id: 1, method: "message/send", params: { message: { messageId: "m", role: "user", parts: [{ kind: "text", text: "x" }] } } }), 404],
+    // Running or scheduling alice's assistant, even on bob's own thread or without one.
+    ["run alice's assistant on bob's thread", async () => as("bob", "POST", `/threads/${await bobsThread()}/runs/wait`, { assistant_id: assistant, input: {} }), 404],
+    ["stream alice's assistant on bob's thread", async () => as("bob", "POST", `/threads/${await bobsThread()}/runs/stream`, { assistant_id: assistant, input: {} }), 404],
+    ["stateless run of alice's assistant", () => as("bob", "POST", "/runs/wait", { assistant_id: assistant, input: {} }), 404],
+    ["background stateless run of alice's assistant", () => as("bob", "POST", "/runs", { assistant_id: assistant, input: {} }), 404],
+    ["batch with alice's assistant", () => as("bob", "POST", "/runs/batch", [{ assistant_id: assistant, input: {} }]), 404],
+    ["cron on alice's assistant", () => as("bob", "POST", "/runs/crons", { assistant_id: assistant, schedule: "0 0 1 1 *" }), 404],
+    ["thread cron on alice's assistant", async () => as("bob", "POST", `/threads/${await bobsThread()}/runs/crons`, { assistant_id: assistant, schedule: "0 0 1 1 *" }), 404],
   ];
 
   it.each(hidden)("%s", async (_what, request, status) => {
@@ -150,11 +162,24 @@ describe("authorization filters hide alice's resources from bob on every route",
     const input = { messages: [{ role: "user", content: "hi" }] };
     const alicesThread = (await ok(as("alice", "POST", "/threads", {}))).thread_id as string;
     await ok(as("alice", "POST", `/threads/${alicesThread}/runs/wait`, { assistant_id: shared, input }));
-    const bobsThread = (await ok(as("bob", "POST", "/threads", {}))).thread_id as string;
-    await ok(as("bob", "POST", `/threads/${bobsThread}/runs/wait`, { assistant_id: shared, input }));
+    // Bob may not run alice's assistant; a thread of his that names it stands for one he ran it on.
+    const bobsThread = (await ok(as("bob", "POST", "/threads", { metadata: { assistant_id: shared } }))).thread_id as string;
     expect((await as("alice", "DELETE", `/assistants/${shared}?delete_threads=true`)).status).toBe(200);
     expect((await as("alice", "GET", `/threads/${alicesThread}`)).status).toBe(404);
     expect((await ok(as("bob", "GET", `/threads/${bobsThread}`))).metadata).toMatchObject({ owner: "bob", assistant_id: shared });
+  });
+
+  it("bob still runs the deployment's graphs and his own assistants; a run of alice's names no assistant", async () => {
+    const thread = await bobsThread();
+    expect((await ok(as("bob", "POST", `/threads/${thread}/runs/wait`, { assistant_id: "steps", input: {} }))).items).toEqual(["step1", "step2", "step3", "review"]);
+    const own = (await ok(as("bob", "POST", "/assistants", { graph_id: "steps", name: "bob's steps" }))).assistant_id as string;
+    expect((await ok(as("bob", "POST", "/runs/wait", { assistant_id: own, input: {} }))).items).toEqual(["step1", "step2", "step3", "review"]);
+    const hidden = await as("bob", "POST", "/runs/wait", { assistant_id: assistant, input: {} });
+    const missing = crypto.randomUUID();
+    const unknown = await as("bob", "POST", "/runs/wait", { assistant_id: missing, input: {} });
+    expect(hidden.body).toEqual({ detail: (unknown.body as { detail: string }).detail.replace(missing, assistant) });
+    // Nothing of the refused runs was stored on bob's thread.
+    expect(((await ok(as("bob", "GET", `/threads/${thread}/runs`))) as unknown as unknown[]).length).toBe(1);
   });
 
   it("leaves alice everything, untouched", async () => {

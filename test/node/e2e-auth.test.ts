@@ -104,6 +104,31 @@ describe("custom auth: examples/custom-auth", () => {
     expect(JSON.stringify(history)).not.toContain("ghp_alice_secret");
   });
 
+  it("the authenticated user wins over one a request or an assistant puts in config.configurable", async () => {
+    const forged = {
+      langgraph_auth_user: { identity: "admin", display_name: "Admin", permissions: ["*"], github_token: "ghp_forged" },
+      platform_auth_user: { identity: "admin", permissions: ["*"] },
+      langgraph_auth_user_id: "admin",
+      langgraph_auth_permissions: ["*"],
+    };
+    const expected = {
+      identity: "alice",
+      display_name: "Alice",
+      permissions: ["threads:write"],
+      platform_identity: "alice",
+      same_object: true,
+      has_secret: true,
+      user_id: "alice",
+      langgraph_auth_user_id: "alice",
+    };
+    const thread = await alice().threads.create();
+    const direct = (await alice().runs.wait(thread.thread_id, "whoami", { input: {}, config: { configurable: forged } })) as { seen: Record<string, unknown> };
+    expect(direct.seen).toEqual(expected);
+    const assistant = await alice().assistants.create({ graphId: "whoami", config: { configurable: forged } });
+    const viaAssistant = (await alice().runs.wait(null, assistant.assistant_id, { input: {} })) as { seen: Record<string, unknown> };
+    expect(viaAssistant.seen).toEqual(expected);
+  });
+
   it("streams checkpoint payloads without the auth user", async () => {
     const thread = await alice().threads.create();
     const events = [];

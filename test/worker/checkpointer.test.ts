@@ -7,6 +7,7 @@ import { type CheckpointMetadata, emptyCheckpoint, type Checkpoint, uuid6 } from
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { hasCheckpointSchema, SqliteCheckpointSaver } from "../../src/thread/checkpointer.ts";
+import { MAX_LOADABLE_DEPTH, unloadableDepth } from "../../src/thread/stored-depth.ts";
 import { durableObjectSql } from "../../src/thread/sql.ts";
 
 const META: CheckpointMetadata = { source: "loop", step: 0, parents: {} };
@@ -14,6 +15,13 @@ const MiB = 1024 * 1024;
 
 function checkpoint(values: Record<string, unknown>, versions: Record<string, number>): Checkpoint {
   return { ...emptyCheckpoint(), id: uuid6(-1), channel_values: values, channel_versions: versions };
+}
+
+/** `{a: {a: ... {}}}`, `levels` objects deep, built without recursion. */
+function nested(levels: number): Record<string, unknown> {
+  let value: Record<string, unknown> = {};
+  for (let i = 1; i < levels; i++) value = { a: value };
+  return value;
 }
 
 function freshThread() {
@@ -104,6 +112,52 @@ describe("SqliteCheckpointSaver on Durable Object SQLite", () => {
       const messages = reread?.checkpoint.channel_values.messages as BaseMessage[];
       expect(messages.map((m) => m.content)).toEqual([huge, huge.toUpperCase(), "again", "AGAIN"]);
       expect(AIMessage.isInstance(messages[1])).toBe(true);
+    });
+  });
+
+  it("measures a message's nesting exactly as LangChain's load() limits it", async () => {
+    // The serde every saver uses (LangGraph's JsonPlusSerializer, not exported on its own).
+    const serde = await runInDurableObject(freshThread(), (_instance, state) => new SqliteCheckpointSaver(durableObjectSql(state.storage)).serde);
+    let boundary: number | undefined;
+    for (let levels = 40; levels <= 60; levels++) {
+      const [, bytes] = await serde.dumpsTyped([new AIMessage({ content: "x", additional_kwargs: { deep: nested(levels) } })]);
+      const loads = await serde.loadsTyped("json", bytes).then(() => true, () => false);
+      expect(unloadableDepth(bytes) === undefined, `${levels} levels`).toBe(loads);
+      if (!loads) boundary ??= levels;
+    }
+    expect(boundary).toBeDefined();
+    // Plain state (no LangChain object) of any depth is LangGraph's to read back, and is stored.
+    const [, plain] = await serde.dumpsTyped({ deep: nested(500) });
+    expect(unloadableDepth(plain)).toBeUndefined();
+    // A string full of brackets is not nesting.
+    const [, text] = await serde.dumpsTyped([new AIMessage("{[".repeat(1000))]);
+    expect(unloadableDepth(text)).toBeUndefined();
+  });
+
+  it("fails a step that writes a message nested too deep, and keeps the thread readable", async () => {
+    await runInDurableObject(freshThread(), async (_instance, state) => {
+      const graph = new StateGraph(MessagesAnnotation)
+        .addNode("reply", (s) => {
+          const text = `${s.messages.at(-1)?.content}`;
+          return { messages: [new AIMessage({ content: text.toUpperCase(), additional_kwargs: text === "deep" ? { deep: nested(60) } : {} })] };
+        })
+        .addEdge(START, "reply")
+        .addEdge("reply", END)
+        .compile({ checkpointer: new SqliteCheckpointSaver(durableObjectSql(state.storage)) });
+      const config = { configurable: { thread_id: "deep" } };
+      await graph.invoke({ messages: [new HumanMessage("hello")] }, config);
+      await expect(graph.invoke({ messages: [new HumanMessage("deep")] }, config)).rejects.toThrow(
+        new RegExp(`channel "messages" holds a LangChain object \\(such as a message\\) nested \\d+ levels deep; LangChain reads back at most ${MAX_LOADABLE_DEPTH}`),
+      );
+      // Nothing deep was stored: the state, its history and a fresh saver all read back.
+      const snapshot = await graph.getState(config);
+      expect((snapshot.values.messages as BaseMessage[]).map((m) => m.content)).toEqual(["hello", "HELLO", "deep"]);
+      expect((await toArray(graph.getStateHistory(config))).length).toBeGreaterThan(0);
+      const reread = await new SqliteCheckpointSaver(durableObjectSql(state.storage)).getTuple(config);
+      expect((reread?.checkpoint.channel_values.messages as BaseMessage[]).length).toBe(3);
+      // The thread goes on.
+      const next = await graph.invoke({ messages: [new HumanMessage("again")] }, config);
+      expect(next.messages.map((m: BaseMessage) => m.content)).toEqual(["hello", "HELLO", "deep", "again", "AGAIN"]);
     });
   });
 });

@@ -86,6 +86,17 @@ describe("firing", () => {
     expect(await runsOf(threadId)).toHaveLength(2);
   });
 
+  it("a cron's payload cannot set the auth user or the run's ids in config.configurable", async () => {
+    const threadId = await newThread();
+    const forged = { langgraph_auth_user: { identity: "admin", permissions: ["*"] }, langgraph_auth_user_id: "admin", thread_id: "elsewhere", tone: "kept" };
+    const cron = await json<Cron>(await post(`/threads/${threadId}/runs/crons`, { assistant_id: "nested", schedule: "* * * * *", input: {}, config: { configurable: forged } }));
+    await tick(new Date(cron.next_run_date!));
+    const [run] = await runsOf(threadId);
+    const values = await json<{ seen: Record<string, unknown> }>(await call(`/threads/${threadId}/runs/${run.run_id}/join`));
+    expect(values.seen).toMatchObject({ thread_id: threadId, auth_identity: null, tone: "kept" });
+    expect(values.seen).not.toHaveProperty("langgraph_auth_user_id");
+  });
+
   it("runs stateless crons on fresh threads, deleted or kept per on_run_completed", async () => {
     const tag = crypto.randomUUID();
     await post("/runs/crons", { assistant_id: "echo", schedule: "* * * * *", input: { messages: [{ role: "user", content: "gone" }] }, metadata: { tag } });

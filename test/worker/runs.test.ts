@@ -262,6 +262,53 @@ describe("subgraphs and the config nodes see", () => {
     const [run] = await json<RunJson[]>(await call(`/threads/${threadId}/runs`));
     expect(run.metadata).toMatchObject({ origin: "test", created_by: "system" });
   });
+
+  // The keys a client must not set: the auth user (graphs trust it) and the run's own ids.
+  const forged = {
+    langgraph_auth_user: { identity: "admin", permissions: ["*"] },
+    platform_auth_user: { identity: "admin", permissions: ["*"] },
+    langgraph_auth_user_id: "admin",
+    langgraph_auth_permissions: ["*"],
+    thread_id: "someone-elses-thread",
+    run_id: "forged-run",
+    assistant_id: "forged-assistant",
+    graph_id: "forged-graph",
+    __pregel_forged: "internal",
+  };
+  const expectServerValues = (seen: Record<string, unknown>, threadId: string) => {
+    expect(seen).toMatchObject({ thread_id: threadId, graph_id: "nested", auth_identity: null, user_id: "bootstrap" });
+    expect(seen.run_id).toBe(seen.metadata_run_id);
+    expect(seen.assistant_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(seen).not.toHaveProperty("langgraph_auth_user_id");
+    expect(seen).not.toHaveProperty("__pregel_forged");
+  };
+
+  it("a request cannot set the auth user or the run's ids in config.configurable", async () => {
+    const threadId = await newThread();
+    const response = await post(`/threads/${threadId}/runs/wait`, { assistant_id: "nested", input: {}, config: { configurable: { ...forged, tone: "kept" } } });
+    const { seen } = await json<{ seen: Record<string, unknown> }>(response);
+    expectServerValues(seen, threadId);
+    expect(seen.tone).toBe("kept");
+    // Neither the run nor the thread keeps the forged keys.
+    const [run] = await json<RunJson[]>(await call(`/threads/${threadId}/runs`));
+    expect(Object.keys(run.kwargs.config.configurable as object).sort()).toEqual(["tone", "user_id"]);
+    expect((await json<ThreadJson>(await call(`/threads/${threadId}`))).config).toEqual({ configurable: { tone: "kept" } });
+    // A later run on the thread (whose config carries the earlier request's) sees none either.
+    const again = await json<{ seen: Record<string, unknown> }>(await post(`/threads/${threadId}/runs/wait`, { assistant_id: "nested", input: {} }));
+    expectServerValues(again.seen, threadId);
+    expect(again.seen.tone).toBe("kept");
+  });
+
+  it("nor can an assistant's config, for runs or for its graph factory", async () => {
+    const assistant = await json<{ assistant_id: string }>(await post("/assistants", { graph_id: "nested", config: { configurable: { ...forged, tone: "dry" } } }));
+    const threadId = await newThread();
+    const { seen } = await json<{ seen: Record<string, unknown> }>(await post(`/threads/${threadId}/runs/wait`, { assistant_id: assistant.assistant_id, input: {} }));
+    expectServerValues(seen, threadId);
+    expect(seen).toMatchObject({ tone: "dry", assistant_id: assistant.assistant_id });
+    const stateless = await json<{ seen: Record<string, unknown> }>(await post("/runs/wait", { assistant_id: assistant.assistant_id, input: {} }));
+    expect(stateless.seen).toMatchObject({ auth_identity: null, graph_id: "nested", tone: "dry" });
+    expect(stateless.seen).not.toHaveProperty("langgraph_auth_user_id");
+  });
 });
 
 describe("errors", () => {

@@ -4,6 +4,7 @@ import { authFilter } from "../../auth/guards.ts";
 import { database } from "../../db/client.ts";
 import type { AssistantRow } from "../../db/schema.ts";
 import { graphs } from "../../deployment/index.ts";
+import { clientConfig } from "../../runs/server-config.ts";
 import type { AppEnv } from "../../http/app-env.ts";
 import { graphSchemas } from "./graph-info.ts";
 import { ensureWorkspaceAssistants } from "./resolve.ts";
@@ -30,7 +31,7 @@ export async function visibleAssistants(c: Context<AppEnv>): Promise<AssistantRo
 
 /** The JSON Schema of what the assistant's graph takes as input (an object schema). */
 export async function assistantInputSchema(assistant: AssistantRow): Promise<Record<string, unknown>> {
-  const graph = await graphs.load(assistant.graphId, { ...assistant.config });
+  const graph = await graphs.load(assistant.graphId, clientConfig(assistant.config));
   if (!graph) return { type: "object" };
   const { $schema: _draft, ...schema } = graphSchemas(graph, assistant.graphId).input_schema ?? { type: "object" };
   return schema.type === "object" ? schema : { type: "object", properties: {} };

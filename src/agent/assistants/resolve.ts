@@ -3,6 +3,7 @@ import { database } from "../../db/client.ts";
 import type { AssistantRow } from "../../db/schema.ts";
 import { deployment } from "../../deployment/index.ts";
 import { log } from "../../observability/log.ts";
+import { authorize, matchesFilter, type AuthUser } from "../../auth/custom-auth.ts";
 import { ensureSystemAssistants, getAssistant, type AssistantFields } from "./store.ts";
 
 /** The namespace the official server derives system assistant ids from (RFC 4122's URL namespace). */
@@ -75,9 +76,25 @@ export interface ResolvedAssistant {
   metadata: Record<string, unknown>;
 }
 
-export async function resolveAssistant(env: Env, workspaceId: string, idOrGraphId: string): Promise<ResolvedAssistant | undefined> {
+/**
+ * Who asks to use an assistant (custom auth only), and which handler's filter decides: the official
+ * server takes the `assistants:search` filter for runs and `assistants:read` for crons.
+ */
+export interface AssistantUse {
+  user: AuthUser;
+  event: "assistants:search" | "assistants:read";
+  value: Record<string, unknown>;
+}
+
+/**
+ * The workspace's assistant named by an assistant id or a graph id, or undefined. With `use`, an
+ * assistant the handler's filter hides is undefined too, as if it did not exist. A graph's system
+ * assistant is exempt, as on the official server: every user may run the deployment's graphs.
+ */
+export async function resolveAssistant(env: Env, workspaceId: string, idOrGraphId: string, use?: AssistantUse): Promise<ResolvedAssistant | undefined> {
   const row = await findAssistant(env, workspaceId, idOrGraphId);
   if (!row) return undefined;
+  if (use && !systemAssistantGraph(row.assistantId) && !matchesFilter(row.metadata, await authorize(use.user, use.event, use.value))) return undefined;
   return {
     assistantId: row.assistantId,
     graphId: row.graphId,

@@ -41,6 +41,7 @@ import {
   searchAssistants,
   setCurrentVersion,
 } from "./store.ts";
+import { clientConfig } from "../../runs/server-config.ts";
 
 const tags = ["Assistants"];
 const errors = { ...notFoundError };
@@ -100,7 +101,7 @@ async function assistantOr404(
 
 /** The assistant's graph, built with the assistant's config (graph factories receive it). */
 async function loadGraph(row: AssistantRow) {
-  const graph = await graphs.load(row.graphId, { configurable: (row.config.configurable as Record<string, unknown> | undefined) ?? {}, ...row.config });
+  const graph = await graphs.load(row.graphId, clientConfig({ configurable: {}, ...row.config }));
   if (!graph) throw notFound(`Graph "${row.graphId}" of assistant ${row.assistantId} is not deployed`);
   return graph;
 }

@@ -13,7 +13,7 @@ import { Identifier, jsonBody, jsonContent, JsonFilter, notFoundError } from "..
 import { secured } from "../../http/secured.ts";
 import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../../http/limits.ts";
 import type { Outcome, ThreadJson } from "../../thread/types.ts";
-import { assistantIdOf, assistantNotFound, findAssistant } from "../assistants/resolve.ts";
+import { assistantIdOf, assistantNotFound, resolveAssistant } from "../assistants/resolve.ts";
 import { RunCreateSchema } from "../runs/schemas.ts";
 import { filterAsContainment } from "../../auth/custom-auth.ts";
 import { authFilter, guardMetadata, guardThread } from "../../auth/guards.ts";
@@ -140,7 +140,10 @@ async function create(c: Context<AppEnv>, body: z.infer<typeof CronCreateSchema>
   if (threadId) await guardThread(c, threadId, "threads:read");
   const value = { ...body, thread_id: threadId, metadata: body.metadata ?? {} };
   await authFilter(c, "crons:create", value);
-  const assistant = await findAssistant(c.env, workspaceId, body.assistant_id);
+  // Its runs will use the assistant: a user may schedule only one their `assistants:read` filter lets them see.
+  const user = c.get("user");
+  const use = user ? { user, event: "assistants:read" as const, value: { assistant_id: assistantIdOf(body.assistant_id) } } : undefined;
+  const assistant = await resolveAssistant(c.env, workspaceId, body.assistant_id, use);
   if (!assistant) throw notFound(assistantNotFound(body.assistant_id));
   if (threadId) {
     const thread = (await threadStub(c.env, workspaceId, threadId).get()) as Outcome<ThreadJson>;

@@ -76,7 +76,9 @@ export async function runInput(
     throw new ApiError(422, [{ type: "custom", loc: ["body", "input"], msg: `nesting deeper than ${MAX_GRAPH_DATA_DEPTH} levels` }]);
   }
   checkRunInputSize(maxBodyBytes(env), body);
-  const assistant = await resolveAssistant(env, principal.workspaceId, body.assistant_id);
+  // A user runs only assistants their filter lets them see (a hidden one is a 404, as a missing one).
+  const use = target.user ? { user: target.user, event: "assistants:search" as const, value: { metadata: {} } } : undefined;
+  const assistant = await resolveAssistant(env, principal.workspaceId, body.assistant_id, use);
   if (!assistant) throw notFound(assistantNotFound(body.assistant_id));
   const runId = uuidv7();
   const stateless = target.threadId === undefined;
