@@ -347,6 +347,19 @@ describe("stateless runs", () => {
     const batch = await json<RunJson[]>(await post("/runs/batch", [{ assistant_id: "echo", input: human("a") }, { assistant_id: "steps", input: {} }]));
     expect(batch.map((r) => r.status)).toEqual(["pending", "pending"]);
   });
+
+  it("starts no run of a batch that one body makes fail", async () => {
+    const body = (marker: string) => ({ assistant_id: "echo", input: human("a"), metadata: { marker }, on_completion: "keep", after_seconds: 3600 });
+    const marked = async (marker: string) => (await json<unknown[]>(await post("/threads/search", { metadata: { marker } }))).length;
+    const [refusedMarker, acceptedMarker] = [crypto.randomUUID(), crypto.randomUUID()];
+    const refused = await post("/runs/batch", [body(refusedMarker), { assistant_id: "no-such-assistant", input: human("b") }]);
+    expect(refused.status).toBe(404);
+    // A batch that is accepted afterwards shows up in the thread index (written after the answer);
+    // by then the refused batch's thread would have too, had it been created.
+    expect((await post("/runs/batch", [body(acceptedMarker)])).status).toBe(200);
+    await expect.poll(() => marked(acceptedMarker), { timeout: 5_000 }).toBe(1);
+    expect(await marked(refusedMarker)).toBe(0);
+  });
 });
 
 describe("recovery after a restart", () => {

@@ -195,16 +195,17 @@ export const runRoutes = createRouter()
   .openapi(routes.statelessStream, (c) => createAndStream(c, c.req.valid("json")))
   .openapi(routes.statelessWait, (c) => createAndWait(c, c.req.valid("json")))
   .openapi(routes.batch, async (c) => {
-    const runs = [];
-    // Each run is its own thread; create them a few at a time (a Worker has 6 open connections).
+    // Every body is checked (auth, assistant, limits) before any run starts, so a refused batch
+    // leaves nothing behind. Each run is its own thread; they start a few at a time (a Worker has
+    // 6 open connections).
     const bodies = c.req.valid("json");
-    for (let i = 0; i < bodies.length; i += 6) {
+    const prepared = [];
+    for (let i = 0; i < bodies.length; i += 6) prepared.push(...(await Promise.all(bodies.slice(i, i + 6).map((body) => createRun(c, body)))));
+    const runs = [];
+    for (let i = 0; i < prepared.length; i += 6) {
       runs.push(
         ...(await Promise.all(
-          bodies.slice(i, i + 6).map(async (body) => {
-            const { input, stub } = await createRun(c, body);
-            return unwrap((await stub.createRun(input)) as Created, input.threadId).run;
-          }),
+          prepared.slice(i, i + 6).map(async ({ input, stub }) => unwrap((await stub.createRun(input)) as Created, input.threadId).run),
         )),
       );
     }
