@@ -10,6 +10,7 @@ import { D1Store } from "../store/d1-store.ts";
 import { toJsonObject } from "./serialize.ts";
 import { RunManager, type RunHost, type TraceSink } from "../runs/run-manager.ts";
 import { Ingestor } from "../tracing/ingest.ts";
+import { tracedRunLimit } from "../tracing/run-size.ts";
 import { waitingBody } from "../runs/waiting-body.ts";
 import type { CancelAction, CreateRunInput, RunJson, RunStatus } from "../runs/types.ts";
 import {
@@ -658,7 +659,9 @@ export class ThreadDO extends DurableObject<Env> {
       project: this.env.AGENT_TRACING_PROJECT,
       record: async (runs) => {
         if (!runs.length) return;
-        const { errors } = await new Ingestor(database(this.env), this.env.TRACE_SHARD, record.workspaceId).ingest(runs, []);
+        // A field over the trace limit is stored as a marker: the rest of the trace is kept.
+        const ingestor = new Ingestor(database(this.env), this.env.TRACE_SHARD, record.workspaceId, { maxRunBytes: tracedRunLimit(this.env), truncateOversize: true });
+        const { errors } = await ingestor.ingest(runs, []);
         if (errors.length) log.warn("agent run trace rejected runs", { thread_id: record.threadId, errors: errors.slice(0, 3) });
       },
     };
