@@ -15,6 +15,8 @@ export default defineConfig({
           TEST_MIGRATIONS: await readD1Migrations(join(import.meta.dirname, "migrations")),
           BOOTSTRAP_API_KEY: "lgp_test_bootstrap_key",
           MAX_BODY_BYTES: "65536",
+          // Below the body limit, so a test can send a traced run over it.
+          MAX_TRACED_RUN_BYTES: "32768",
           EXPORT_ENCRYPTION_KEY: "test-export-encryption-key-0123456789",
         },
       },

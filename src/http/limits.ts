@@ -43,3 +43,12 @@ export const MAX_STORE_KEY_LENGTH = 1024;
 
 /** The whole request URL (path and query), in UTF-8 bytes as sent. */
 export const MAX_URL_BYTES = 16 * 1024;
+
+/**
+ * Each of a traced run's inputs, outputs, extra, events, error and tags, in UTF-8 bytes of JSON. A
+ * Durable Object SQLite row holds at most 2 MB, and a trace shard keeps a run in one row: these six
+ * fields (each from its post or any patch) plus flattened copies of inputs, outputs and metadata for
+ * filters, nine values of at most 192 KiB, 1.7 MB in all. The `MAX_TRACED_RUN_BYTES` var may lower
+ * it, never raise it.
+ */
+export const MAX_TRACED_RUN_BYTES = 192 * 1024;

@@ -1,3 +1,5 @@
+import { utf8Pieces } from "./json-stream.ts";
+
 /**
  * The JSON body of `/wait` and `/join`, sent as a stream: a newline every few seconds keeps proxies
  * from timing out a long run (JSON allows leading whitespace), then the result.
@@ -11,7 +13,7 @@ export function waitingBody(result: Promise<string>): ReadableStream<Uint8Array>
       result.then(
         (json) => {
           clearInterval(timer);
-          controller.enqueue(encoder.encode(json));
+          for (const piece of utf8Pieces(json)) controller.enqueue(piece);
           controller.close();
         },
         (error) => {

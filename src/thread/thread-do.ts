@@ -10,7 +10,9 @@ import { D1Store } from "../store/d1-store.ts";
 import { toJsonObject } from "./serialize.ts";
 import { RunManager, type RunHost, type TraceSink } from "../runs/run-manager.ts";
 import { Ingestor } from "../tracing/ingest.ts";
+import { tracedRunLimit } from "../tracing/run-size.ts";
 import { waitingBody } from "../runs/waiting-body.ts";
+import { jsonArrayStream, jsonStream } from "../runs/json-stream.ts";
 import type { CancelAction, CreateRunInput, RunJson, RunStatus } from "../runs/types.ts";
 import {
   bindGraph,
@@ -143,11 +145,28 @@ export class ThreadDO extends DurableObject<Env> {
     });
   }
 
-  async get(options: { includeTtl?: boolean } = {}): Promise<Outcome<ThreadJson>> {
+  /**
+   * The thread for checks inside the Worker (metadata, status). Values above 1 MiB are read from the
+   * checkpoint only with `oversizeValues` (they may outgrow one RPC result); without it they are `{}`.
+   * A client gets the whole thread from `getBody`.
+   */
+  async get(options: { includeTtl?: boolean; oversizeValues?: boolean } = {}): Promise<Outcome<ThreadJson>> {
     const record = this.#records.read();
     if (!record) return this.#notFound();
-    if (record.valuesOversize) await this.#loadOversizeValues(record);
+    if (record.valuesOversize && options.oversizeValues) await this.#loadOversizeValues(record);
     return ok(threadJson(record, options));
+  }
+
+  /** The whole thread as JSON bytes (see json-stream.ts): its values may be larger than one RPC result. */
+  async getBody(options: { includeTtl?: boolean } = {}): Promise<Outcome<ReadableStream<Uint8Array>>> {
+    const record = this.#records.read();
+    if (!record) return this.#notFound();
+    return ok(await this.#threadBody(record, options));
+  }
+
+  async #threadBody(record: ThreadRecord, options: { includeTtl?: boolean } = {}): Promise<ReadableStream<Uint8Array>> {
+    if (record.valuesOversize) await this.#loadOversizeValues(record);
+    return jsonStream([JSON.stringify(threadJson(record, options))]);
   }
 
   /** Values too large for the thread row come from the latest checkpoint. */
@@ -156,7 +175,8 @@ export class ThreadDO extends DurableObject<Env> {
     if (graph) record.values = toJsonObject((await graph.getState(checkpointConfig(record.threadId))).values);
   }
 
-  patch(input: { metadata?: Record<string, unknown>; ttl?: TtlSetting | null }): Promise<Outcome<ThreadJson>> {
+  /** Patches the thread and answers with the whole patched thread as JSON bytes (see `getBody`). */
+  patch(input: { metadata?: Record<string, unknown>; ttl?: TtlSetting | null }): Promise<Outcome<ReadableStream<Uint8Array>>> {
     return this.#exclusive(() => this.#patch(input));
   }
 
@@ -169,14 +189,14 @@ export class ThreadDO extends DurableObject<Env> {
     return this.#exclusive(() => this.#prune(strategy));
   }
 
-  async #patch(input: { metadata?: Record<string, unknown>; ttl?: TtlSetting | null }): Promise<Outcome<ThreadJson>> {
+  async #patch(input: { metadata?: Record<string, unknown>; ttl?: TtlSetting | null }): Promise<Outcome<ReadableStream<Uint8Array>>> {
     const record = this.#records.read();
     if (!record) return this.#notFound();
     if (input.metadata) record.metadata = { ...record.metadata, ...input.metadata };
     if (input.ttl !== undefined) record.ttl = input.ttl;
     record.updatedAt = now();
     await this.#save(record);
-    return ok(threadJson(record));
+    return ok(await this.#threadBody(record));
   }
 
   async #delete(): Promise<Outcome<true>> {
@@ -203,8 +223,14 @@ export class ThreadDO extends DurableObject<Env> {
 
   // ---- state ----
 
+  /** The state as JSON bytes (see json-stream.ts): a state may be larger than one RPC result. */
+  async getState(input: { checkpoint?: CheckpointSelector; subgraphs?: boolean }): Promise<Outcome<ReadableStream<Uint8Array>>> {
+    const outcome = await this.#stateText(input);
+    return outcome.ok ? ok(jsonStream([outcome.value])) : outcome;
+  }
+
   /** The state as JSON text (see StateCache). */
-  async getState(input: { checkpoint?: CheckpointSelector; subgraphs?: boolean }): Promise<Outcome<string>> {
+  async #stateText(input: { checkpoint?: CheckpointSelector; subgraphs?: boolean }): Promise<Outcome<string>> {
     const record = this.#records.read();
     if (!record) return this.#notFound();
     const graph = await this.#graph(record);
@@ -253,12 +279,12 @@ export class ThreadDO extends DurableObject<Env> {
     });
   }
 
-  /** History as a JSON array text, newest first (see StateCache). */
-  async history(input: HistoryInput): Promise<Outcome<string>> {
+  /** History as a JSON array, newest first, in bytes (see json-stream.ts and StateCache). */
+  async history(input: HistoryInput): Promise<Outcome<ReadableStream<Uint8Array>>> {
     const record = this.#records.read();
     if (!record) return this.#notFound();
     const graph = await this.#graph(record);
-    if (!graph) return ok("[]");
+    if (!graph) return ok(jsonArrayStream([]));
     const config = checkpointConfig(record.threadId, input.checkpoint);
     const options = {
       limit: input.limit,
@@ -268,7 +294,7 @@ export class ThreadDO extends DurableObject<Env> {
     if (input.checkpoint?.checkpoint_ns) {
       const states: ThreadStateJson[] = [];
       for await (const snapshot of graph.getStateHistory(config, options)) states.push(stateJson(snapshot, graph.graphId));
-      return ok(JSON.stringify(states));
+      return ok(jsonArrayStream(states.map((state) => JSON.stringify(state))));
     }
     // Root history: reuse the states already built; rebuild only the checkpoints not seen before.
     let ids: string[];
@@ -294,7 +320,7 @@ export class ThreadDO extends DurableObject<Env> {
     } else {
       for (const id of missing) remember(stateJson(await graph.getState(checkpointConfig(record.threadId, { checkpoint_id: id })), graph.graphId));
     }
-    return ok(`[${ids.flatMap((id) => found.get(id) ?? []).join(",")}]`);
+    return ok(jsonArrayStream(ids.flatMap((id) => found.get(id) ?? [])));
   }
 
   // ---- runs ----
@@ -321,14 +347,19 @@ export class ThreadDO extends DurableObject<Env> {
   async createRunWait(input: CreateRunInput): Promise<Outcome<{ run: RunJson; body: ReadableStream<Uint8Array> }>> {
     const created = await this.#exclusive(() => this.#runs.create(input));
     if (!created.ok) return created;
-    const result = this.#runs.join(input.runId).then((outcome) =>
-      outcome.ok ? outcome.value : JSON.stringify({ __error__: { error: "RunNotFound", message: outcome.detail } }),
-    );
-    return ok({ run: created.value.run, body: waitingBody(result) });
+    return ok({ run: created.value.run, body: this.joinRunBody(input.runId) });
   }
 
   joinRun(runId: string): Promise<Outcome<string>> {
     return this.#runs.join(runId);
+  }
+
+  /** The `/join` body: keep-alive newlines, then the result (or the run's disappearance) as JSON. */
+  joinRunBody(runId: string): ReadableStream<Uint8Array> {
+    const result = this.#runs.join(runId).then((outcome) =>
+      outcome.ok ? outcome.value : JSON.stringify({ __error__: { error: "RunNotFound", message: outcome.detail } }),
+    );
+    return waitingBody(result);
   }
 
   streamRun(runId: string, options: { lastEventId?: number; cancelOnDisconnect?: boolean }): Outcome<ReadableStream<Uint8Array>> {
@@ -342,9 +373,10 @@ export class ThreadDO extends DurableObject<Env> {
     return ok(this.#runs.streams.subscribeThread(lastEventId));
   }
 
-  listRuns(options: { limit: number; offset: number; status?: RunStatus }): Outcome<RunJson[]> {
+  /** A page of runs as a JSON array in bytes: several multi-MB runs outgrow one RPC result. */
+  listRuns(options: { limit: number; offset: number; status?: RunStatus }): Outcome<ReadableStream<Uint8Array>> {
     if (!this.#records.read()) return this.#notFound();
-    return ok(this.#runs.list(options));
+    return ok(jsonArrayStream(this.#runs.list(options).map((run) => JSON.stringify(run))));
   }
 
   getRun(runId: string): Outcome<RunJson> {
@@ -356,13 +388,21 @@ export class ThreadDO extends DurableObject<Env> {
     return this.#exclusive(async () => (this.#records.read() ? this.#runs.delete(runId) : this.#notFound()));
   }
 
+  /**
+   * Cancels runs and answers the first of them as it now stands (what cancelling one run answers),
+   * never the whole list: several multi-MB runs would outgrow one RPC result.
+   */
   async cancelRuns(request: {
     runIds?: string[];
     status?: "pending" | "running" | "all";
     action: CancelAction;
     wait?: boolean;
-  }): Promise<Outcome<RunJson[]>> {
-    return this.#exclusive(async () => (this.#records.read() ? this.#runs.cancel(request) : this.#notFound()));
+  }): Promise<Outcome<RunJson | null>> {
+    return this.#exclusive(async () => {
+      if (!this.#records.read()) return this.#notFound();
+      const cancelled = await this.#runs.cancel(request);
+      return cancelled.ok ? ok(cancelled.value[0] ?? null) : cancelled;
+    });
   }
 
   // ---- copy ----
@@ -412,10 +452,10 @@ export class ThreadDO extends DurableObject<Env> {
     });
   }
 
+  /** The copy's thread, values above 1 MiB left out as in `get` (the copy route answers with `getBody`). */
   async importFinish(): Promise<Outcome<ThreadJson>> {
     const record = this.#records.read();
     if (!record) return this.#notFound();
-    if (record.valuesOversize) await this.#loadOversizeValues(record);
     await this.#save(record);
     return ok(threadJson(record));
   }
@@ -658,7 +698,9 @@ export class ThreadDO extends DurableObject<Env> {
       project: this.env.AGENT_TRACING_PROJECT,
       record: async (runs) => {
         if (!runs.length) return;
-        const { errors } = await new Ingestor(database(this.env), this.env.TRACE_SHARD, record.workspaceId).ingest(runs, []);
+        // A field over the trace limit is stored as a marker: the rest of the trace is kept.
+        const ingestor = new Ingestor(database(this.env), this.env.TRACE_SHARD, record.workspaceId, { maxRunBytes: tracedRunLimit(this.env), truncateOversize: true });
+        const { errors } = await ingestor.ingest(runs, []);
         if (errors.length) log.warn("agent run trace rejected runs", { thread_id: record.threadId, errors: errors.slice(0, 3) });
       },
     };

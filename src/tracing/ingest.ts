@@ -3,16 +3,25 @@ import type { Database } from "../db/client.ts";
 import { traceRunLocations, traceShards } from "../db/schema.ts";
 import { getProject, projectForName } from "./projects.ts";
 import { describeIssues, dottedOrderProblem, type RunAttachment, type RunPatch, RunPatchSchema, type RunPost, RunPostSchema } from "./run-input.ts";
+import { oversizeDetail, truncateOversize } from "./run-size.ts";
 import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
 
 /**
  * Ingestion: validates each run on its own (one bad run never sinks the rest), resolves its project
  * (by `session_id`, else by `session_name`, created on first use, default "default"), and sends
  * each shard its runs in one RPC. Run locations are indexed in D1 for patches and reads by id.
+ * A post or patch over the traced run limit is refused (413) or, for the agent tracer, truncated
+ * (see run-size.ts), so it never reaches a shard row it could not fit in.
  */
 
-/** `status` is 404 for a patch of an unknown run, 422 for an invalid run. */
-export type RunProblem = { run_id: string | null; operation: "post" | "patch"; status: 404 | 422; detail: string };
+/** `status` is 404 for a patch of an unknown run, 413 for a run over the size limit, 422 for an invalid run. */
+export type RunProblem = { run_id: string | null; operation: "post" | "patch"; status: 404 | 413 | 422; detail: string };
+export type IngestOptions = {
+  /** `MAX_TRACED_RUN_BYTES` in force (see `tracedRunLimit`). */
+  maxRunBytes: number;
+  /** Store a run's fields over the limit as markers (see run-size.ts), rather than refuse the run. */
+  truncateOversize?: boolean;
+};
 export type IngestResult = { accepted: number; errors: RunProblem[] };
 
 export const DEFAULT_PROJECT = "default";
@@ -43,6 +52,7 @@ export class Ingestor {
     private readonly db: Database,
     private readonly shards: DurableObjectNamespace<TraceShardDO>,
     private readonly workspaceId: string,
+    private readonly options: IngestOptions,
   ) {}
 
   async ingest(rawPosts: unknown[], rawPatches: unknown[], rawAttachments: RunAttachment[] = []): Promise<IngestResult> {
@@ -69,15 +79,24 @@ export class Ingestor {
     return { accepted: posts.length + patches.length + attachments.length, errors: this.#errors };
   }
 
-  #problem(operation: "post" | "patch", runId: string | null, detail: string, status: 404 | 422 = 422): null {
+  #problem(operation: "post" | "patch", runId: string | null, detail: string, status: RunProblem["status"] = 422): null {
     this.#errors.push({ operation, run_id: runId, status, detail });
     return null;
+  }
+
+  /** `run` within the size limit: as is, truncated (agent tracing), or null once refused. */
+  #sized<T extends RunPatch>(operation: "post" | "patch", run: T): T | null {
+    const { maxRunBytes, truncateOversize: truncate } = this.options;
+    const detail = oversizeDetail(run, maxRunBytes);
+    if (!detail) return run;
+    return truncate ? truncateOversize(run, maxRunBytes) : this.#problem(operation, run.id, detail, 413);
   }
 
   async #locatePost(raw: unknown): Promise<Located<RunPost> | null> {
     const parsed = RunPostSchema.safeParse(raw);
     if (!parsed.success) return this.#problem("post", idOf(raw), describeIssues(parsed.error));
-    const run = parsed.data;
+    const run = this.#sized("post", parsed.data);
+    if (!run) return null;
     const problem = dottedOrderProblem(run);
     if (problem) return this.#problem("post", run.id, problem);
     const projectId = await this.#project(run);
@@ -88,7 +107,8 @@ export class Ingestor {
   async #locatePatch(raw: unknown, posts: Located<RunPost>[]): Promise<Located<RunPatch> | null> {
     const parsed = RunPatchSchema.safeParse(raw);
     if (!parsed.success) return this.#problem("patch", idOf(raw), describeIssues(parsed.error));
-    const run = parsed.data;
+    const run = this.#sized("patch", parsed.data);
+    if (!run) return null;
     const problem = dottedOrderProblem(run);
     if (problem) return this.#problem("patch", run.id, problem);
     // Same request's post first, then what the patch says about itself, then the D1 index.

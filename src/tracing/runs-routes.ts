@@ -1,3 +1,4 @@
+import type { Context } from "hono";
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client.ts";
 import { ApiError, notFound } from "../http/errors.ts";
@@ -5,13 +6,15 @@ import { createRouter } from "../http/router.ts";
 import { jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { errorResponse, publicRoute } from "../http/responses.ts";
 import { secured } from "../http/secured.ts";
-import { Ingestor, type IngestResult, locateRun } from "./ingest.ts";
+import { Ingestor, type IngestResult, locateRun, type RunProblem } from "./ingest.ts";
 import { traceShardName } from "./trace-shard-do.ts";
 import { validateFilter } from "./filter/check.ts";
 import { decodeCursor, QueryFilterError, queryRuns } from "./query.ts";
 import { readMultipartRuns } from "./multipart.ts";
 import { isoTime } from "./run-input.ts";
 import { maxBodyBytes } from "../http/body-limit.ts";
+import type { AppEnv } from "../http/app-env.ts";
+import { tracedRunLimit } from "./run-size.ts";
 import { deployment } from "../deployment/index.ts";
 
 /** `/api/v1/runs`: ingestion as the `langsmith` SDKs send it, and reads of one run. */
@@ -148,6 +151,16 @@ const routes = {
   }),
 };
 
+/** The ingestion of this request's workspace, under the traced run limit in force. */
+const ingestor = (c: Context<AppEnv>) =>
+  new Ingestor(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId, { maxRunBytes: tracedRunLimit(c.env) });
+
+/** A batch none of whose runs was stored: 413 when every run was too large, else 422; the detail lists each. */
+function refusedBatch(errors: RunProblem[]): ApiError {
+  const status = errors.every((e) => e.status === 413) ? 413 : 422;
+  return new ApiError(status, errors.map((e) => `${e.operation} ${e.run_id ?? "(no id)"}: ${e.detail}`).join("; "));
+}
+
 /** A single-run request fails as a whole when its run is refused. */
 function singleRun(result: IngestResult): IngestResult {
   const [problem] = result.errors;
@@ -157,21 +170,18 @@ function singleRun(result: IngestResult): IngestResult {
 
 export const tracingRunRoutes = createRouter()
   .openapi(routes.create, async (c) => {
-    const ingestor = new Ingestor(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId);
-    return c.json(singleRun(await ingestor.ingest([c.req.valid("json")], [])), 202);
+    return c.json(singleRun(await ingestor(c).ingest([c.req.valid("json")], [])), 202);
   })
   .openapi(routes.update, async (c) => {
     const { run_id } = c.req.valid("param");
     const body = c.req.valid("json");
     if (body.id !== undefined && String(body.id).toLowerCase() !== run_id) throw new ApiError(422, `Body id ${String(body.id)} does not match the run id ${run_id} in the path`);
-    const ingestor = new Ingestor(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId);
-    return c.json(singleRun(await ingestor.ingest([], [{ ...body, id: run_id }])), 202);
+    return c.json(singleRun(await ingestor(c).ingest([], [{ ...body, id: run_id }])), 202);
   })
   .openapi(routes.batch, async (c) => {
     const { post, patch } = c.req.valid("json");
-    const ingestor = new Ingestor(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId);
-    const result = await ingestor.ingest(post, patch);
-    if (result.accepted === 0 && result.errors.length > 0) throw new ApiError(422, result.errors.map((e) => `${e.operation} ${e.run_id ?? "(no id)"}: ${e.detail}`).join("; "));
+    const result = await ingestor(c).ingest(post, patch);
+    if (result.accepted === 0 && result.errors.length > 0) throw refusedBatch(result.errors);
     return c.json(result, 202);
   })
   .openapi(routes.info, (c) =>
@@ -194,10 +204,9 @@ export const tracingRunRoutes = createRouter()
   )
   .openapi(routes.multipart, async (c) => {
     const { posts, patches, attachments, problems } = await readMultipartRuns(c.req.raw, maxBodyBytes(c.env));
-    const ingestor = new Ingestor(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId);
-    const result = await ingestor.ingest(posts, patches, attachments);
+    const result = await ingestor(c).ingest(posts, patches, attachments);
     const errors = [...problems, ...result.errors];
-    if (result.accepted === 0 && errors.length > 0) throw new ApiError(422, errors.map((e) => `${e.operation} ${e.run_id ?? "(no id)"}: ${e.detail}`).join("; "));
+    if (result.accepted === 0 && errors.length > 0) throw refusedBatch(errors);
     return c.json({ accepted: result.accepted, errors }, 202);
   })
   .openapi(routes.query, async (c) => {

@@ -447,7 +447,100 @@ describe("runs against wrangler dev", () => {
       expect(run.status).toBe("success");
       expect((await client.threads.get(threadId)).values).toEqual(values);
       expect((await client.threads.getState(threadId)).values).toEqual(values);
+
+      // The run's trace is kept whole: fields over MAX_TRACED_RUN_BYTES (192 KiB) stored as markers.
+      const runsOfTrace = await until(
+        async () => {
+          const sessions = (await (await api("/api/v1/sessions?name=agent-runs")).json()) as { id: string }[];
+          if (!sessions[0]) return [];
+          const filter = `and(eq(metadata_key, "run_id"), eq(metadata_value, "${run.run_id}"))`;
+          const query = await api("/api/v1/runs/query", { method: "POST", body: JSON.stringify({ session: [sessions[0].id], filter, limit: 100 }) });
+          return ((await query.json()) as { runs: { name: string; is_root: boolean; status: string; inputs: unknown; outputs: unknown }[] }).runs;
+        },
+        (found) => found.some((r) => r.is_root),
+      );
+      const root = runsOfTrace.find((r) => r.is_root)!;
+      expect(root).toMatchObject({ name: "LangGraph", status: "success" });
+      expect(root.inputs).toEqual({ __truncated__: expect.stringMatching(/^inputs of \d+ bytes exceed the 196608-byte trace limit$/) });
+      expect(runsOfTrace.map((r) => r.name)).toContain("respond");
     }, 60_000);
+
+    it("a thread with three 8 MB runs: list runs, history, state, join, get, patch and copy answer 200 with everything", async () => {
+      // Each run adds a human and an AI message of 8 MB: the state ends at 48 MB, and a page of runs,
+      // the history and the state are each more than one 32 MiB Durable Object RPC result.
+      const threadId = await newThread();
+      const texts = ["first", "second", "third"].map((word) => `${word} large input `.repeat(Math.ceil((8 * 1000 * 1000) / (word.length + 13))));
+      const runIds: string[] = [];
+      for (const text of texts) {
+        const response = await api(`/threads/${threadId}/runs/wait`, {
+          method: "POST",
+          body: JSON.stringify({ assistant_id: "echo", input: { messages: [{ role: "user", content: text }] } }),
+        });
+        expect(response.status).toBe(200);
+        runIds.unshift(response.headers.get("Content-Location")!.split("/").pop()!);
+        await response.text();
+      }
+      const expected = texts.flatMap((text) => [["human", text], ["ai", text]]);
+      const shape = (values: { messages: Message[] }) => values.messages.map((m) => [m.type, m.content]);
+
+      const listed = await api(`/threads/${threadId}/runs?limit=10`);
+      expect(listed.status).toBe(200);
+      const runs = (await listed.json()) as (Run & { kwargs: { input: { messages: Message[] } } })[];
+      expect(runs.map((run) => [run.run_id, run.status])).toEqual(runIds.map((id) => [id, "success"]));
+      expect(runs.map((run) => run.kwargs.input.messages[0].content)).toEqual([...texts].reverse());
+
+      const state = await api(`/threads/${threadId}/state`);
+      expect(state.status).toBe(200);
+      expect(shape(((await state.json()) as { values: { messages: Message[] } }).values)).toEqual(expected);
+
+      const joined = await api(`/threads/${threadId}/runs/${runIds[0]}/join`);
+      expect(joined.status).toBe(200);
+      expect(shape((await joined.json()) as { messages: Message[] })).toEqual(expected);
+
+      // The last run's three checkpoints: 40, 40 and 48 MB of state.
+      const history = await api(`/threads/${threadId}/history`, { method: "POST", body: JSON.stringify({ limit: 3 }) });
+      expect(history.status).toBe(200);
+      const states = (await history.json()) as { values: { messages: Message[] }; metadata: { run_id: string } }[];
+      expect(states.map((s) => [s.metadata.run_id, s.values.messages.length])).toEqual([[runIds[0], 6], [runIds[0], 5], [runIds[0], 4]]);
+      expect(shape(states[0].values)).toEqual(expected);
+
+      const thread = await api(`/threads/${threadId}`);
+      expect(thread.status).toBe(200);
+      expect(shape(((await thread.json()) as { values: { messages: Message[] } }).values)).toEqual(expected);
+
+      const patched = await api(`/threads/${threadId}`, { method: "PATCH", body: JSON.stringify({ metadata: { large: true } }) });
+      expect(patched.status).toBe(200);
+      const patchedThread = (await patched.json()) as { metadata: Record<string, unknown>; values: { messages: Message[] } };
+      expect(patchedThread.metadata).toMatchObject({ large: true });
+      expect(shape(patchedThread.values)).toEqual(expected);
+
+      const copied = await api(`/threads/${threadId}/copy`, { method: "POST" });
+      expect(copied.status).toBe(200);
+      const copy = (await copied.json()) as { thread_id: string; values: { messages: Message[] } };
+      expect(copy.thread_id).not.toBe(threadId);
+      expect(shape(copy.values)).toEqual(expected);
+      const copyState = await api(`/threads/${copy.thread_id}/state`);
+      expect(copyState.status).toBe(200);
+      expect(shape(((await copyState.json()) as { values: { messages: Message[] } }).values)).toEqual(expected);
+    }, 180_000);
+
+    it("cancelling four pending 9 MB runs of a thread at once answers 204 and cancels them all", async () => {
+      // 36 MB of runs: more than one 32 MiB Durable Object RPC result.
+      const threadId = await newThread();
+      const text = "queued input ".repeat(Math.ceil((9 * 1000 * 1000) / 13));
+      const created: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        const response = await api(`/threads/${threadId}/runs`, {
+          method: "POST",
+          body: JSON.stringify({ assistant_id: "echo", input: { messages: [{ role: "user", content: text }] }, after_seconds: 3600, multitask_strategy: "enqueue" }),
+        });
+        expect(response.status).toBe(200);
+        created.push(((await response.json()) as Run).run_id);
+      }
+      const cancelled = await api(`/runs/cancel?action=interrupt`, { method: "POST", body: JSON.stringify({ thread_id: threadId, status: "all" }) });
+      expect(cancelled.status).toBe(204);
+      for (const runId of created) expect(await runStatus(threadId, runId)).toBe("interrupted");
+    }, 120_000);
 
     it("an input over the body limit gets 413 naming the limit, and leaves no run behind", async () => {
       const threadId = await newThread();

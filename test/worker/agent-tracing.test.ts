@@ -2,6 +2,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ThreadJson } from "../../src/thread/types.ts";
 import { AgentRunTracer, agentTraceProject, DEFAULT_AGENT_PROJECT } from "../../src/tracing/agent-tracer.ts";
+import { oversizeDetail, truncateOversize } from "../../src/tracing/run-size.ts";
 import { call, json } from "./helpers.ts";
 
 type TraceRun = {
@@ -137,6 +138,50 @@ describe("agent runs are traced", () => {
     expect(agentTraceProject("deployment", { langsmith_tracer: null, config })).toBe("c");
     expect(agentTraceProject("deployment", { config: {} })).toBe("deployment");
     expect(agentTraceProject(undefined, { config: {} })).toBe(DEFAULT_AGENT_PROJECT);
+  });
+
+  it("keeps the whole trace of a run whose fields exceed MAX_TRACED_RUN_BYTES, with markers in their place", async () => {
+    // The workerd tests run with MAX_TRACED_RUN_BYTES = 32768 (vitest.config.ts); the run is unaffected.
+    const text = "z".repeat(40_000);
+    const { threadId, runId, result } = await waitRun({ assistant_id: "echo", input: human(text) });
+    expect((result as { messages: { content: string }[] }).messages.map((m) => m.content)).toEqual([text, text]);
+    const runs = await traceOf(runId);
+    const root = runs.find((run) => run.is_root)!;
+    expect(root).toMatchObject({ name: "LangGraph", status: "success", error: null });
+    expect(runs.map((run) => run.name)).toContain("respond");
+    const marker = /^(inputs|outputs) of \d+ bytes exceed the 32768-byte trace limit$/;
+    expect(root.inputs).toEqual({ __truncated__: expect.stringMatching(marker) });
+    expect(root.outputs).toEqual({ __truncated__: expect.stringMatching(marker) });
+    // The ids leading back to the thread and run survive, and no stored run is over the limit.
+    for (const run of runs) {
+      expect(run.extra.metadata).toMatchObject({ thread_id: threadId, run_id: runId });
+      for (const field of [run.inputs, run.outputs, run.extra, run.events]) expect(JSON.stringify(field).length).toBeLessThanOrEqual(32768);
+    }
+  });
+
+  it("replaces each field over the limit by its marker and leaves the others", () => {
+    const run = {
+      id: "r",
+      inputs: { small: true },
+      outputs: { text: "o".repeat(200) },
+      extra: { metadata: { run_id: "r" }, runtime: "x".repeat(200) },
+      events: [{ name: "start", data: "e".repeat(200) }],
+      error: "E".repeat(2000),
+      tags: ["a"],
+    };
+    expect(oversizeDetail(run, 150)).toBe(
+      "Run r: outputs is 211 bytes, extra is 240 bytes, events is 228 bytes, error is 2000 bytes of JSON; the limit for each field of a traced run is 150 bytes (MAX_TRACED_RUN_BYTES)",
+    );
+    expect(truncateOversize(run, 150)).toEqual({
+      id: "r",
+      inputs: { small: true },
+      outputs: { __truncated__: "outputs of 211 bytes exceed the 150-byte trace limit" },
+      extra: { metadata: { run_id: "r" }, __truncated__: "extra of 240 bytes exceed the 150-byte trace limit" },
+      events: [{ name: "__truncated__", __truncated__: "events of 228 bytes exceed the 150-byte trace limit" }],
+      error: `${"E".repeat(1024)}… [error of 2000 bytes exceed the 150-byte trace limit]`,
+      tags: ["a"],
+    });
+    expect(oversizeDetail(run, 5000)).toBeNull();
   });
 
   it("closes the steps a run left open with the reason it ended", () => {

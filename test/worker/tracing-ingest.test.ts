@@ -93,6 +93,44 @@ describe("tracing ingestion", () => {
     expect((await call("/api/v1/runs/batch", { method: "POST", json: { post: "not a list" } })).status).toBe(422);
   });
 
+  it("refuses a run with a field over MAX_TRACED_RUN_BYTES with 413, alone or in a batch, and stores the others", async () => {
+    // The workerd tests run with MAX_TRACED_RUN_BYTES = 32768 (vitest.config.ts).
+    const big = { text: "x".repeat(40_000) };
+    const single = sdkRun("too-big", new Date("2026-11-20T15:00:00Z"), undefined, { session_name: "sizes", inputs: big });
+    const refused = await call("/api/v1/runs", { method: "POST", json: single });
+    expect(refused.status).toBe(413);
+    expect((await json<{ detail: string }>(refused)).detail).toBe(
+      `Run ${single.id}: inputs is 40011 bytes of JSON; the limit for each field of a traced run is 32768 bytes (MAX_TRACED_RUN_BYTES)`,
+    );
+    expect((await getRun(single.id)).status).toBe(404);
+
+    const small = sdkRun("fits", new Date("2026-11-20T15:00:01Z"), undefined, { session_name: "sizes" });
+    const bigPost = sdkRun("big-post", new Date("2026-11-20T15:00:02Z"), undefined, { session_name: "sizes", inputs: big });
+    const response = await call("/api/v1/runs/batch", { method: "POST", json: { post: [small, bigPost] } });
+    expect(response.status).toBe(202);
+    const result = await json<{ accepted: number; errors: { run_id: string; operation: string; status: number; detail: string }[] }>(response);
+    expect(result).toEqual({
+      accepted: 1,
+      errors: [{ operation: "post", run_id: bigPost.id, status: 413, detail: `Run ${bigPost.id}: inputs is 40011 bytes of JSON; the limit for each field of a traced run is 32768 bytes (MAX_TRACED_RUN_BYTES)` }],
+    });
+    expect(await json<Run>(await getRun(small.id))).toMatchObject({ status: "pending", inputs: { question: "fits" }, outputs: null });
+    expect((await getRun(bigPost.id)).status).toBe(404);
+
+    // A batch whose every run is too large is a 413 listing each.
+    const bigPatch = { id: small.id, trace_id: small.id, dotted_order: small.dotted_order, end_time: "2026-11-20T15:00:03Z", outputs: { text: "y".repeat(33_000) }, error: "e".repeat(3_000) };
+    const refusedBatch = await call("/api/v1/runs/batch", { method: "POST", json: { patch: [bigPatch] } });
+    expect(refusedBatch.status).toBe(413);
+    expect((await json<{ detail: string }>(refusedBatch)).detail).toBe(
+      `patch ${small.id}: Run ${small.id}: outputs is 33011 bytes of JSON; the limit for each field of a traced run is 32768 bytes (MAX_TRACED_RUN_BYTES)`,
+    );
+    expect(await json<Run>(await getRun(small.id))).toMatchObject({ status: "pending", outputs: null, error: null });
+
+    // A patch over the limit, sent alone, is a 413 too; the run keeps what it had.
+    const patch = await call(`/api/v1/runs/${small.id}`, { method: "PATCH", json: { outputs: big } });
+    expect(patch.status).toBe(413);
+    expect((await json<{ detail: string }>(patch)).detail).toMatch(/: outputs is 40011 bytes of JSON; the limit for each field of a traced run is 32768 bytes \(MAX_TRACED_RUN_BYTES\)$/);
+  });
+
   it("does not show one workspace's runs to another", async () => {
     const run = sdkRun("private", new Date("2026-11-20T13:00:00Z"));
     await call("/api/v1/runs", { method: "POST", json: run });

@@ -65,6 +65,20 @@ describe("multipart ingestion", () => {
     expect((await call(`/api/v1/runs/${good.id}`)).status).toBe(200);
   });
 
+  it("lists a run with a field over MAX_TRACED_RUN_BYTES in errors with 413 and stores the others", async () => {
+    // The workerd tests run with MAX_TRACED_RUN_BYTES = 32768 (vitest.config.ts).
+    const good = sdkRun("mp-fits", "2026-11-20T13:00:00.000Z");
+    const big = sdkRun("mp-too-big", "2026-11-20T13:00:00.000Z");
+    const response = await send(form([[`post.${good.id}`, good], [`post.${good.id}.inputs`, { q: "small" }], [`post.${big.id}`, big], [`post.${big.id}.outputs`, { text: "y".repeat(50_000) }]]), true);
+    expect(response.status).toBe(202);
+    expect(await json(response)).toEqual({
+      accepted: 1,
+      errors: [{ operation: "post", run_id: big.id, status: 413, detail: `Run ${big.id}: outputs is 50011 bytes of JSON; the limit for each field of a traced run is 32768 bytes (MAX_TRACED_RUN_BYTES)` }],
+    });
+    expect(await json(await call(`/api/v1/runs/${good.id}`))).toMatchObject({ inputs: { q: "small" } });
+    expect((await call(`/api/v1/runs/${big.id}`)).status).toBe(404);
+  });
+
   it("stores attachments with their run, lists them on the run and serves their bytes", async () => {
     const run = sdkRun("mp-attach", "2026-11-20T12:00:00.000Z");
     const data = form([[`post.${run.id}`, run]]);

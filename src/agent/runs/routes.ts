@@ -22,7 +22,6 @@ import {
 } from "./schemas.ts";
 import { joinedOrNotFoundEvent, lastEventId, runInput, sseHeaders } from "./service.ts";
 import { RUN_NOT_FOUND } from "../../runs/run-manager.ts";
-import { waitingBody } from "../../runs/waiting-body.ts";
 import type { Outcome } from "../../thread/types.ts";
 import type { RunJson } from "../../runs/types.ts";
 
@@ -129,8 +128,9 @@ export const runRoutes = createRouter()
   .openapi(routes.list, async (c) => {
     const { thread_id } = c.req.valid("param");
     await guardThread(c, thread_id, "threads:read");
+    // The page arrives as JSON bytes: several multi-MB runs outgrow one RPC result.
     const runs = unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).listRuns(c.req.valid("query")), thread_id);
-    return c.json(runs as z.infer<typeof RunSchema>[], 200);
+    return c.body(runs, 200, { "Content-Type": "application/json" }) as never;
   })
   .openapi(routes.get, async (c) => {
     const { thread_id, run_id } = c.req.valid("param");
@@ -148,11 +148,11 @@ export const runRoutes = createRouter()
     const { thread_id, run_id } = c.req.valid("param");
     const { wait, action } = c.req.valid("query");
     await guardThread(c, thread_id, "threads:update", { action, run_ids: [run_id] });
-    const runs = unwrap(
-      (await threadStub(c.env, c.get("principal").workspaceId, thread_id).cancelRuns({ runIds: [run_id], action, wait })) as Outcome<RunJson[]>,
+    const run = unwrap(
+      (await threadStub(c.env, c.get("principal").workspaceId, thread_id).cancelRuns({ runIds: [run_id], action, wait })) as Outcome<RunJson | null>,
       thread_id,
     );
-    return c.json(runs[0] as z.infer<typeof RunSchema>, 200);
+    return c.json(run as z.infer<typeof RunSchema>, 200);
   })
   .openapi(routes.join, async (c) => {
     const { thread_id, run_id } = c.req.valid("param");
@@ -160,12 +160,8 @@ export const runRoutes = createRouter()
     const stub = threadStub(c.env, c.get("principal").workspaceId, thread_id);
     unwrap(await stub.getRun(run_id), thread_id);
     // The 200 is sent before the run ends, so a run that vanishes meanwhile (rolled back) is reported
-    // in the body, as /wait does.
-    const result = stub.joinRun(run_id).then((settled) => {
-      const outcome = settled as Outcome<string>;
-      return outcome.ok ? outcome.value : JSON.stringify({ __error__: { error: "RunNotFound", message: outcome.detail } });
-    });
-    return c.body(waitingBody(result), 200, { "Content-Type": "application/json" }) as never;
+    // in the body, as /wait does. The body comes from the DO as bytes, a state of any size.
+    return c.body(await stub.joinRunBody(run_id), 200, { "Content-Type": "application/json" }) as never;
   })
   .openapi(routes.joinStream, async (c) => {
     const { thread_id, run_id } = c.req.valid("param");

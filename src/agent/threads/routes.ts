@@ -141,7 +141,8 @@ const routes = {
 };
 
 /** States arrive from the thread as ready JSON text; parsing them only to re-serialize would be waste. */
-const jsonText = (c: Context, text: string) => c.body(text, 200, { "Content-Type": "application/json" }) as never;
+/** A JSON body the thread's DO produced as bytes (see runs/json-stream.ts). */
+const jsonBytes = (c: Context, body: ReadableStream<Uint8Array>) => c.body(body, 200, { "Content-Type": "application/json" }) as never;
 
 
 export const threadRoutes = createRouter()
@@ -203,15 +204,15 @@ export const threadRoutes = createRouter()
     const { thread_id } = c.req.valid("param");
     await guardThread(c, thread_id, "threads:read");
     const include = [c.req.valid("query").include ?? []].flat().flatMap((v) => v.split(","));
-    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).get({ includeTtl: include.includes("ttl") });
-    return c.json(unwrap(outcome, thread_id) as z.infer<typeof ThreadSchema>, 200);
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getBody({ includeTtl: include.includes("ttl") });
+    return jsonBytes(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.patch, async (c) => {
     const { thread_id } = c.req.valid("param");
     const body = c.req.valid("json");
     const value = await guardThread(c, thread_id, "threads:update", { metadata: body.metadata });
     const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).patch({ ...body, metadata: value.metadata });
-    return c.json(unwrap(outcome, thread_id) as z.infer<typeof ThreadSchema>, 200);
+    return jsonBytes(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.delete, async (c) => {
     const { thread_id } = c.req.valid("param");
@@ -232,16 +233,17 @@ export const threadRoutes = createRouter()
     // The copy is a thread created by this user: the create handler may stamp its metadata.
     const value = { thread_id: copy.thread_id, metadata: { ...copy.metadata } };
     await authFilter(c, "threads:create", value);
-    if (JSON.stringify(value.metadata) === JSON.stringify(copy.metadata)) return c.json(copy as z.infer<typeof ThreadSchema>, 200);
-    const stamped = await threadStub(c.env, workspaceId, copy.thread_id).patch({ metadata: value.metadata });
-    return c.json(unwrap(stamped, copy.thread_id) as z.infer<typeof ThreadSchema>, 200);
+    const target = threadStub(c.env, workspaceId, copy.thread_id);
+    // Both answer with the whole copy, values of any size included (see ThreadDO.getBody).
+    const answer = JSON.stringify(value.metadata) === JSON.stringify(copy.metadata) ? await target.getBody() : await target.patch({ metadata: value.metadata });
+    return jsonBytes(c, unwrap(answer, copy.thread_id));
   })
   .openapi(routes.getState, async (c) => {
     const { thread_id } = c.req.valid("param");
     const { subgraphs } = c.req.valid("query");
     await guardThread(c, thread_id, "threads:read");
     const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getState({ subgraphs });
-    return jsonText(c, unwrap(outcome, thread_id));
+    return jsonBytes(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.updateState, async (c) => {
     const { thread_id } = c.req.valid("param");
@@ -260,21 +262,21 @@ export const threadRoutes = createRouter()
     const { subgraphs } = c.req.valid("query");
     await guardThread(c, thread_id, "threads:read");
     const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getState({ checkpoint: { checkpoint_id }, subgraphs });
-    return jsonText(c, unwrap(outcome, thread_id));
+    return jsonBytes(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.getStateAtCheckpoint, async (c) => {
     const { thread_id } = c.req.valid("param");
     const { checkpoint, subgraphs } = c.req.valid("json");
     await guardThread(c, thread_id, "threads:read");
     const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getState({ checkpoint, subgraphs });
-    return jsonText(c, unwrap(outcome, thread_id));
+    return jsonBytes(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.historyGet, async (c) => {
     const { thread_id } = c.req.valid("param");
     const { limit, before } = c.req.valid("query");
     await guardThread(c, thread_id, "threads:read");
     const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).history({ limit, before });
-    return jsonText(c, unwrap(outcome, thread_id));
+    return jsonBytes(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.history, async (c) => {
     const { thread_id } = c.req.valid("param");
@@ -286,5 +288,5 @@ export const threadRoutes = createRouter()
       metadata: body.metadata ?? undefined,
       checkpoint: body.checkpoint ?? undefined,
     });
-    return jsonText(c, unwrap(outcome, thread_id));
+    return jsonBytes(c, unwrap(outcome, thread_id));
   });

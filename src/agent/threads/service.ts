@@ -32,7 +32,7 @@ export async function searchThreads(
       const thread = indexRowJson(row);
       if (row.valuesIndexed) return thread;
       // State too large for the index: read it from the thread itself.
-      const fresh = (await threadStub(env, workspaceId, row.threadId).get()) as Outcome<ThreadJson>;
+      const fresh = (await threadStub(env, workspaceId, row.threadId).get({ oversizeValues: true })) as Outcome<ThreadJson>;
       return fresh.ok ? fresh.value : thread;
     }),
   );
