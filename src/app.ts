@@ -1,6 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { requestId } from "hono/request-id";
-import { systemRoutes } from "./agent/system/routes.ts";
+import { systemRoutes } from "./system/routes.ts";
 import { authenticate } from "./auth/api-key-auth.ts";
 import { deployment } from "./deployment/index.ts";
 import type { AppEnv } from "./http/app-env.ts";
@@ -9,17 +9,17 @@ import { limitUrlLength } from "./http/url-limit.ts";
 import { corsMiddleware } from "./http/cors.ts";
 import { mountDocs } from "./http/docs.ts";
 import { onError, onNotFound } from "./http/error-handler.ts";
-import { httpMetrics } from "./observability/http-metrics.ts";
+import { httpMetrics } from "./http/metrics.ts";
 import { tenancyRoutes } from "./tenancy/routes.ts";
-import { threadRoutes } from "./agent/threads/routes.ts";
-import { runRoutes } from "./agent/runs/routes.ts";
-import { assistantRoutes } from "./agent/assistants/routes.ts";
-import { storeRoutes } from "./agent/store/routes.ts";
-import { cronRoutes } from "./agent/crons/routes.ts";
-import { mcpRoutes } from "./agent/mcp/routes.ts";
-import { a2aRoutes } from "./agent/a2a/routes.ts";
-import { sessionRoutes } from "./tracing/sessions-routes.ts";
-import { tracingRunRoutes } from "./tracing/runs-routes.ts";
+import { threadRoutes } from "./threads/routes.ts";
+import { runRoutes } from "./threads/runs/routes.ts";
+import { assistantRoutes } from "./assistants/routes.ts";
+import { storeRoutes } from "./store/routes.ts";
+import { cronRoutes } from "./crons/routes.ts";
+import { mcpRoutes } from "./mcp/routes.ts";
+import { a2aRoutes } from "./a2a/routes.ts";
+import { sessionRoutes } from "./tracing/projects/routes.ts";
+import { tracingRunRoutes } from "./tracing/routes.ts";
 import { bulkExportRoutes } from "./export/routes.ts";
 
 /** Paths reachable without credentials. Everything else is declared with `secured(...)`. */

@@ -5,8 +5,8 @@ import { runTick, type TickJob } from "./background/cron.ts";
 import { dispatchQueueBatch, type WorkHandler } from "./background/queue.ts";
 import { applyDeploymentEnv } from "./deployment/index.ts";
 import { database } from "./db/client.ts";
-import { sweepExpiredItems } from "./store/items.ts";
-import { fireDueCrons } from "./crons/fire.ts";
+import { sweepExpiredItems } from "./store/store.ts";
+import { fireDueCrons } from "./crons/service.ts";
 import { exportTick } from "./export/planner.ts";
 import { EXPORT_RUN_MESSAGE, handleExportRun, type ExportRunMessage } from "./export/partition-writer.ts";
 
@@ -15,7 +15,7 @@ import { EXPORT_RUN_MESSAGE, handleExportRun, type ExportRunMessage } from "./ex
 AsyncLocalStorageProviderSingleton.initializeGlobalInstance(new AsyncLocalStorage());
 applyDeploymentEnv();
 
-export { ThreadDO } from "./thread/thread-do.ts";
+export { ThreadDO } from "./threads/thread-do.ts";
 export { MetricsDO } from "./observability/metrics-do.ts";
 export { TraceShardDO } from "./tracing/trace-shard-do.ts";
 

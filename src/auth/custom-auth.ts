@@ -1,5 +1,5 @@
 import { deployment } from "../deployment/index.ts";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../core/errors.ts";
 
 /**
  * Custom authentication and authorization from langgraph.json `auth.path`: an `Auth` from

@@ -1,8 +1,8 @@
 import type { Context } from "hono";
-import { threadStub } from "../agent/threads/service.ts";
+import { threadStub } from "../threads/client.ts";
 import type { AppEnv } from "../http/app-env.ts";
-import { notFound } from "../http/errors.ts";
-import type { Outcome, ThreadJson } from "../thread/types.ts";
+import { notFound } from "../core/errors.ts";
+import type { Outcome, ThreadJson } from "../threads/types.ts";
 import { authorize, matchesFilter, type AuthFilter } from "./custom-auth.ts";
 
 /**

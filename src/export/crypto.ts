@@ -1,4 +1,4 @@
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../core/errors.ts";
 
 /**
  * Destination credentials at rest: AES-256-GCM under a key derived from the `EXPORT_ENCRYPTION_KEY`

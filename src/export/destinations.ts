@@ -1,7 +1,7 @@
 import { and, desc, eq } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { exportDestinations, type ExportDestinationRow } from "../db/schema.ts";
-import { ApiError, notFound } from "../http/errors.ts";
+import { ApiError, notFound } from "../core/errors.ts";
 import { log } from "../observability/log.ts";
 import { decryptJson, encryptJson } from "./crypto.ts";
 import { R2BindingStore, r2Binding } from "./r2-store.ts";

@@ -3,7 +3,7 @@ import type { Database } from "../db/client.ts";
 import { bulkExportRuns, bulkExports, type BulkExportRow, type BulkExportRunRow } from "../db/schema.ts";
 import { columnTypes, EXPORT_FIELDS, type FormatVersion } from "./columns.ts";
 import { destinationTarget, objectKey, type DestinationConfig } from "./destinations.ts";
-import { FINISHED } from "./exports.ts";
+import { FINISHED } from "./service.ts";
 
 /**
  * The commit marker of an export: `manifest.json` under the export's folder, written after the

@@ -8,7 +8,7 @@ import type { ExportPage } from "../tracing/run-store.ts";
 import { traceShardName } from "../tracing/trace-shard-do.ts";
 import { type ColumnPage, EXPORT_FIELDS, type FormatVersion } from "./columns.ts";
 import { destinationTarget } from "./destinations.ts";
-import { FINISHED } from "./exports.ts";
+import { FINISHED } from "./service.ts";
 import { finishExportIfDone } from "./manifest.ts";
 import { encodeParquet, type ParquetCompression, parquetMemoryBytes } from "./parquet.ts";
 import { destinationErrorMessage, S3Error, uploadStream } from "./s3.ts";

@@ -1,10 +1,10 @@
 import { and, asc, eq, gte, inArray, lt, lte } from "drizzle-orm";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../core/errors.ts";
 import { database, type Database } from "../db/client.ts";
 import { bulkExportRuns, bulkExports, traceShards, type BulkExportRow } from "../db/schema.ts";
 import { log } from "../observability/log.ts";
 import { type destinationTarget, getDestination } from "./destinations.ts";
-import { createExport, type ExportInput } from "./exports.ts";
+import { createExport, type ExportInput } from "./service.ts";
 import { finishExportIfDone, partitionFolder } from "./manifest.ts";
 import { EXPORT_RUN_MESSAGE, type ExportRunMessage } from "./partition-writer.ts";
 import type { FormatVersion } from "./columns.ts";

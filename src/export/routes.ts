@@ -1,14 +1,14 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client.ts";
 import { errorResponse } from "../http/responses.ts";
-import { MAX_DISPLAY_NAME_LENGTH, MAX_EXPORT_PREFIX_LENGTH, MAX_ID_LENGTH } from "../http/limits.ts";
+import { MAX_DISPLAY_NAME_LENGTH, MAX_EXPORT_PREFIX_LENGTH, MAX_ID_LENGTH } from "../core/limits.ts";
 import { createRouter } from "../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
-import { secured } from "../http/secured.ts";
+import { secured } from "../auth/secured.ts";
 import { isoTime } from "../tracing/run-input.ts";
 import { EXPORT_FIELDS } from "./columns.ts";
 import { createDestination, getDestination, listDestinations, updateDestinationCredentials } from "./destinations.ts";
-import { cancelExport, createExport, exportRow, getExportRun, listExportRuns, listExports, runsOfSpawnedExports, toBulkExport } from "./exports.ts";
+import { cancelExport, createExport, exportRow, getExportRun, listExportRuns, listExports, runsOfSpawnedExports, toBulkExport } from "./service.ts";
 
 /** `/api/v1/bulk-exports`: destinations, exports and their runs (reference §4). */
 

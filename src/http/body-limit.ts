@@ -1,7 +1,7 @@
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./app-env.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../core/errors.ts";
 
 const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 const limiters = new Map<number, ReturnType<typeof bodyLimit>>();

@@ -1,7 +1,7 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "./app-env.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../core/errors.ts";
 import { log } from "../observability/log.ts";
 
 /** Maps anything thrown by a route to the Python server's error shape, `{"detail": ...}`. */

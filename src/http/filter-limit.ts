@@ -1,6 +1,6 @@
 import { FilterTooLargeError } from "../db/json-filter.ts";
 import { JsonPathKeyError } from "../db/json-path.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../core/errors.ts";
 
 /** Filters that would exceed D1's bound-parameter limit, or hold keys no JSON path can name, are a client error, not a 500. */
 export async function withFilterLimit<T>(work: () => Promise<T>): Promise<T> {

@@ -1,5 +1,5 @@
 import type { RouteConfig } from "@hono/zod-openapi";
-import { MAX_URL_BYTES } from "./limits.ts";
+import { MAX_URL_BYTES } from "../core/limits.ts";
 import { ErrorSchema } from "./schemas.ts";
 
 /**

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { isPathKey } from "../db/json-path.ts";
-import { exceedsDepth, findKey } from "./json-depth.ts";
-import { MAX_DATA_DEPTH, MAX_DESCRIPTION_LENGTH, MAX_GRAPH_DATA_DEPTH, MAX_ID_LENGTH, MAX_METADATA_DEPTH, MAX_NAME_LENGTH } from "./limits.ts";
+import { exceedsDepth, findKey } from "../core/json-depth.ts";
+import { MAX_DATA_DEPTH, MAX_DESCRIPTION_LENGTH, MAX_GRAPH_DATA_DEPTH, MAX_ID_LENGTH, MAX_METADATA_DEPTH, MAX_NAME_LENGTH } from "../core/limits.ts";
 
 /** `{"detail": ...}`: every error response of the API. */
 export const ErrorSchema = z

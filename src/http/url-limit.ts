@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./app-env.ts";
-import { ApiError } from "./errors.ts";
-import { MAX_URL_BYTES } from "./limits.ts";
+import { ApiError } from "../core/errors.ts";
+import { MAX_URL_BYTES } from "../core/limits.ts";
 
 /**
  * Refuses URLs longer than MAX_URL_BYTES with a JSON 414, before anything parses the query. The

@@ -3,9 +3,9 @@ import { clearApiKeyCache } from "../auth/api-key-auth.ts";
 import { requireOrganizationAdmin } from "../auth/require-admin.ts";
 import { database } from "../db/client.ts";
 import type { ApiKeyRow, WorkspaceRow } from "../db/schema.ts";
-import { ApiError, notFound } from "../http/errors.ts";
+import { ApiError, notFound } from "../core/errors.ts";
 import { createRouter } from "../http/router.ts";
-import { secured } from "../http/secured.ts";
+import { secured } from "../auth/secured.ts";
 import { jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { generateApiKey, hashApiKey, shortKey } from "./keys.ts";
 import {

@@ -1,5 +1,5 @@
 import { BaseTracer, type Run } from "@langchain/core/tracers/base";
-import { toJson } from "../thread/serialize.ts";
+import { toJson } from "../db/serialize.ts";
 
 /**
  * Traces the Agent Server's own runs: a LangChain callback handler that collects the run tree

@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { traceRunLocations, traceShards } from "../db/schema.ts";
-import { getProject, projectForName } from "./projects.ts";
+import { getProject, projectForName } from "./projects/service.ts";
 import { describeIssues, dottedOrderProblem, type RunAttachment, type RunPatch, RunPatchSchema, type RunPost, RunPostSchema } from "./run-input.ts";
 import { oversizeDetail, truncateOversize } from "./run-size.ts";
 import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";

@@ -1,5 +1,5 @@
 import { getMultipartBoundary, MaxFileSizeExceededError, MaxTotalSizeExceededError, parseMultipartStream } from "@remix-run/multipart-parser";
-import { ApiError } from "../http/errors.ts";
+import { ApiError } from "../core/errors.ts";
 import type { RunProblem } from "./ingest.ts";
 import type { RunAttachment } from "./run-input.ts";
 

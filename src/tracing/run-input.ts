@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { JsonData, JsonDataObject } from "../http/schemas.ts";
-import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../http/limits.ts";
+import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../core/limits.ts";
 
 /**
  * Runs as the `langsmith` SDKs send them (reference §1–2): validated, times normalised to ISO

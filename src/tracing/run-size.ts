@@ -1,4 +1,4 @@
-import { MAX_TRACED_RUN_BYTES } from "../http/limits.ts";
+import { MAX_TRACED_RUN_BYTES } from "../core/limits.ts";
 import type { RunPatch } from "./run-input.ts";
 
 /**

@@ -1,4 +1,4 @@
-import { type SqlStore, type SqlValue, toBytes } from "../thread/sql.ts";
+import { type SqlStore, type SqlValue, toBytes } from "../db/sql.ts";
 import type { CompiledFilter } from "./filter/compile.ts";
 import { ancestorIds, type ModelPrices, type RunPatch, type RunPost, type Usage, usageOf } from "./run-input.ts";
 import { ATTACHMENTS_TABLE, flattenForFilters, PENDING_PATCHES_TABLE, RUN_PAYLOAD_BYTES, RUN_TEXT_BYTES, RUNS_INDEXES, RUNS_TABLE } from "./shard-schema.ts";

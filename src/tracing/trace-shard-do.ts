@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { durableObjectSql } from "../thread/sql.ts";
+import { durableObjectSql } from "../db/sql.ts";
 import { parseModelPrices, type RunAttachment, type RunPatch, type RunPost } from "./run-input.ts";
 import { type ExportPage, type ExportQuery, RunStore } from "./run-store.ts";
 import type { RunQuery } from "./run-store.ts";

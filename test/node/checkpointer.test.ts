@@ -14,8 +14,8 @@ import {
 import { validate } from "@langchain/langgraph-checkpoint-validation";
 import * as vitest from "vitest";
 import { describe, expect, it } from "vitest";
-import { hasCheckpointSchema, SqliteCheckpointSaver } from "../../src/thread/checkpointer.ts";
-import type { SqlStore, SqlValue } from "../../src/thread/sql.ts";
+import { hasCheckpointSchema, SqliteCheckpointSaver } from "../../src/threads/checkpointer.ts";
+import type { SqlStore, SqlValue } from "../../src/db/sql.ts";
 import { nodeSql } from "./node-sqlite.ts";
 
 // The contract suite calls describe/it/expect as globals (its own CLI turns vitest globals on).

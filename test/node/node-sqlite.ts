@@ -1,7 +1,7 @@
 // A SqlStore over node:sqlite (Node 22), so the thread storage code runs in Node tests. It behaves like
 // the Durable Object adapter: BLOB columns come back as ArrayBuffer and rows are plain objects.
 import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
-import type { SqlRow, SqlStore, SqlValue } from "../../src/thread/sql.ts";
+import type { SqlRow, SqlStore, SqlValue } from "../../src/db/sql.ts";
 
 export function nodeSql(db: DatabaseSync = new DatabaseSync(":memory:")): SqlStore & { db: DatabaseSync } {
   // Prepared once per query text, as DO SQLite caches its statements too.

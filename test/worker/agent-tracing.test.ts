@@ -1,6 +1,6 @@
 // Every run the Agent Server executes is traced into the shards of its workspace.
 import { beforeAll, describe, expect, it } from "vitest";
-import type { ThreadJson } from "../../src/thread/types.ts";
+import type { ThreadJson } from "../../src/threads/types.ts";
 import { AgentRunTracer, agentTraceProject, DEFAULT_AGENT_PROJECT } from "../../src/tracing/agent-tracer.ts";
 import { oversizeDetail, truncateOversize } from "../../src/tracing/run-size.ts";
 import { call, json } from "./helpers.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { systemAssistantId } from "../../src/agent/assistants/resolve.ts";
-import type { ThreadJson } from "../../src/thread/types.ts";
+import { systemAssistantId } from "../../src/assistants/resolve.ts";
+import type { ThreadJson } from "../../src/threads/types.ts";
 import { call, json } from "./helpers.ts";
 
 interface Assistant {

@@ -6,9 +6,9 @@ import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph
 import { type CheckpointMetadata, emptyCheckpoint, type Checkpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { hasCheckpointSchema, SqliteCheckpointSaver } from "../../src/thread/checkpointer.ts";
-import { MAX_LOADABLE_DEPTH, unloadableDepth } from "../../src/thread/stored-depth.ts";
-import { durableObjectSql } from "../../src/thread/sql.ts";
+import { hasCheckpointSchema, SqliteCheckpointSaver } from "../../src/threads/checkpointer.ts";
+import { MAX_LOADABLE_DEPTH, unloadableDepth } from "../../src/threads/stored-depth.ts";
+import { durableObjectSql } from "../../src/db/sql.ts";
 
 const META: CheckpointMetadata = { source: "loop", step: 0, parents: {} };
 const MiB = 1024 * 1024;

@@ -1,9 +1,9 @@
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { EARLY_TRIGGER_TOLERANCE_MS } from "../../src/crons/fire.ts";
+import { EARLY_TRIGGER_TOLERANCE_MS } from "../../src/crons/service.ts";
 import worker from "../../src/index.ts";
-import type { RunJson } from "../../src/runs/types.ts";
-import type { ThreadJson } from "../../src/thread/types.ts";
+import type { RunJson } from "../../src/threads/runs/types.ts";
+import type { ThreadJson } from "../../src/threads/types.ts";
 import { call, json } from "./helpers.ts";
 
 interface Cron {

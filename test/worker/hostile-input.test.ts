@@ -1,7 +1,7 @@
 // Hostile input: deep nesting, NUL keys, oversized ids and names, long URLs and concurrent writes
 // answer 4xx JSON naming the problem (never a 500), and nothing stored can break a later read.
 import { describe, expect, it } from "vitest";
-import { exceedsDepth } from "../../src/http/json-depth.ts";
+import { exceedsDepth } from "../../src/core/json-depth.ts";
 import { call, json } from "./helpers.ts";
 
 /** `{"a":{"a":...1...}}` nested `depth` levels, written as text (no recursion to build it). */

@@ -3,9 +3,9 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
-import type { ThreadDO } from "../../src/thread/thread-do.ts";
-import type { ThreadJson } from "../../src/thread/types.ts";
-import type { CreateRunInput, RunJson } from "../../src/runs/types.ts";
+import type { ThreadDO } from "../../src/threads/thread-do.ts";
+import type { ThreadJson } from "../../src/threads/types.ts";
+import type { CreateRunInput, RunJson } from "../../src/threads/runs/types.ts";
 import { call, json } from "./helpers.ts";
 import { parseSse, type SseEvent } from "./sse.ts";
 
@@ -154,7 +154,7 @@ describe("run inputs and states larger than a storage row", () => {
   const threadStub = (threadId: string) => env.THREAD.get(env.THREAD.idFromName(`${DEFAULT_WORKSPACE_ID}:${threadId}`));
 
   it("a run over 16 MiB gets 413 naming the limit when MAX_BODY_BYTES is raised above it", async () => {
-    const { checkRunInputSize, MAX_RUN_INPUT_BYTES } = await import("../../src/agent/runs/service.ts");
+    const { checkRunInputSize, MAX_RUN_INPUT_BYTES } = await import("../../src/threads/runs/service.ts");
     const raised = 64 * 1024 * 1024;
     const over = { assistant_id: "echo", input: { text: "x".repeat(MAX_RUN_INPUT_BYTES) } };
     expect(() => checkRunInputSize(raised, over)).toThrow(
@@ -168,8 +168,8 @@ describe("run inputs and states larger than a storage row", () => {
   });
 
   it("the run store keeps kwargs, results and events of any size, in chunks, and deletes them with the run", async () => {
-    const { RunStore } = await import("../../src/runs/run-store.ts");
-    const { durableObjectSql } = await import("../../src/thread/sql.ts");
+    const { RunStore } = await import("../../src/threads/runs/run-store.ts");
+    const { durableObjectSql } = await import("../../src/db/sql.ts");
     const input = { messages: [{ role: "user", content: big(9) }] };
     await runInDurableObject(threadStub(crypto.randomUUID()), (_instance: ThreadDO, state) => {
       const store = new RunStore(durableObjectSql(state.storage));

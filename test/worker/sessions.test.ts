@@ -1,7 +1,7 @@
 // Tracing projects (`/api/v1/sessions`) as the langsmith SDK uses them, with workspace isolation.
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:test";
-import { projectForName } from "../../src/tracing/projects.ts";
+import { projectForName } from "../../src/tracing/projects/service.ts";
 import { database } from "../../src/db/client.ts";
 import { call, json } from "./helpers.ts";
 

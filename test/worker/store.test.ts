@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
-import type { ThreadJson } from "../../src/thread/types.ts";
+import type { ThreadJson } from "../../src/threads/types.ts";
 import { call, json } from "./helpers.ts";
 
 interface Item {

@@ -1,8 +1,8 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
-import type { ThreadDO } from "../../src/thread/thread-do.ts";
-import type { ThreadJson, ThreadStateJson } from "../../src/thread/types.ts";
+import type { ThreadDO } from "../../src/threads/thread-do.ts";
+import type { ThreadJson, ThreadStateJson } from "../../src/threads/types.ts";
 import { call, json } from "./helpers.ts";
 
 const post = (path: string, body: unknown, key?: string) => call(path, { method: "POST", json: body, key });

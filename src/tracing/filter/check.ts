@@ -1,7 +1,7 @@
 import { FilterError, parse, type Syntax } from "./parse.ts";
 import { isPathKey } from "../../db/json-path.ts";
-import { exceedsDepth } from "../../http/json-depth.ts";
-import { MAX_METADATA_DEPTH } from "../../http/limits.ts";
+import { exceedsDepth } from "../../core/json-depth.ts";
+import { MAX_METADATA_DEPTH } from "../../core/limits.ts";
 
 /**
  * The meaning of a filter: each call checked against the functions and attributes of the trace

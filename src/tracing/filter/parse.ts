@@ -1,4 +1,4 @@
-import { MAX_METADATA_DEPTH } from "../../http/limits.ts";
+import { MAX_METADATA_DEPTH } from "../../core/limits.ts";
 
 /**
  * The trace filter language (`and(eq(run_type, "llm"), gt(latency, "5s"))`): a lexer and a

@@ -1,0 +1,102 @@
+import { z } from "@hono/zod-openapi";
+import { MAX_FILTER_CONDITIONS } from "../db/json-filter.ts";
+import { Description, Identifier, JsonFilter, JsonObject, JsonSetting, Name, nestedAtMost } from "../http/schemas.ts";
+import { MAX_ID_LENGTH, MAX_METADATA_DEPTH } from "../core/limits.ts";
+import { BoolQuery } from "../threads/schemas.ts";
+
+/** A run config (of an assistant or a run): its extra keys are kept as given, so the whole object is depth-checked. */
+export const ConfigSchema = z
+  .object({ tags: z.array(Name).optional(), recursion_limit: z.number().int().positive().optional(), configurable: JsonObject.optional() })
+  .loose()
+  .superRefine(nestedAtMost(MAX_METADATA_DEPTH));
+
+export const AssistantSchema = z
+  .object({
+    assistant_id: z.string(),
+    graph_id: z.string(),
+    config: JsonObject,
+    context: z.unknown(),
+    metadata: JsonObject,
+    version: z.number().int(),
+    name: z.string(),
+    description: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("Assistant");
+
+export const AssistantVersionSchema = AssistantSchema.omit({ updated_at: true }).openapi("AssistantVersion");
+
+/** An assistant id, or a graph id naming its system assistant. */
+export const AssistantIdParam = z.object({ assistant_id: z.string().min(1).max(MAX_ID_LENGTH) });
+
+export const AssistantCreateSchema = z
+  .object({
+    graph_id: Identifier.describe("A graph of this deployment"),
+    assistant_id: z.guid().transform((id) => id.toLowerCase()).optional(),
+    config: ConfigSchema.default({}),
+    context: JsonSetting.optional(),
+    metadata: JsonObject.default({}),
+    if_exists: z.enum(["raise", "do_nothing"]).default("raise"),
+    name: Name.min(1).optional(),
+    description: Description.nullish(),
+  })
+  .openapi("AssistantCreate");
+
+export const AssistantPatchSchema = z
+  .object({
+    graph_id: Identifier.optional(),
+    config: ConfigSchema.optional().describe("Replaces the config"),
+    context: JsonSetting.optional().describe("Replaces the context"),
+    metadata: JsonObject.optional().describe("Merged into the metadata"),
+    name: Name.min(1).optional(),
+    description: Description.nullish(),
+  })
+  .openapi("AssistantPatch");
+
+const filterNote = `Containment: every key must match (nested objects recursively); at most ${MAX_FILTER_CONDITIONS} values`;
+
+export const AssistantCountSchema = z
+  .object({
+    metadata: JsonFilter.optional().describe(filterNote),
+    graph_id: Identifier.optional(),
+    name: Name.optional().describe("Case-insensitive substring"),
+  })
+  .openapi("AssistantCountRequest");
+
+export const ASSISTANT_FIELDS = AssistantSchema.keyof().options;
+
+export const AssistantSearchSchema = AssistantCountSchema.extend({
+  limit: z.number().int().min(1).max(1000).default(10),
+  offset: z.number().int().min(0).default(0),
+  sort_by: z.enum(["assistant_id", "graph_id", "name", "created_at", "updated_at"]).default("created_at"),
+  sort_order: z.enum(["asc", "desc"]).default("desc"),
+  select: z.array(z.enum(ASSISTANT_FIELDS)).min(1).optional(),
+}).openapi("AssistantSearchRequest");
+
+export const VersionsRequestSchema = z
+  .object({
+    limit: z.number().int().min(1).max(1000).default(10),
+    offset: z.number().int().min(0).default(0),
+    metadata: JsonFilter.optional(),
+  })
+  .openapi("AssistantVersionsRequest");
+
+export const LatestRequestSchema = z.object({ version: z.number().int().min(1).optional() }).openapi("AssistantSetLatest");
+
+export const XrayQuery = z.object({
+  xray: z
+    .string()
+    .optional()
+    .transform((value, ctx): boolean | number => {
+      if (value === undefined) return false;
+      if (/^(true|yes)$/i.test(value)) return true;
+      if (/^(false|no)$/i.test(value)) return false;
+      const depth = Number(value);
+      if (Number.isInteger(depth) && depth >= 0) return depth;
+      ctx.addIssue({ code: "custom", message: "xray is a boolean or a depth (non-negative integer)" });
+      return z.NEVER;
+    }),
+});
+
+export const RecurseQuery = z.object({ recurse: BoolQuery });

@@ -1,0 +1,69 @@
+import {
+  BaseStore,
+  type GetOperation,
+  type Item,
+  type ListNamespacesOperation,
+  type Operation,
+  type OperationResults,
+  type PutOperation,
+  type SearchOperation,
+} from "@langchain/langgraph-checkpoint";
+import { database } from "../db/client.ts";
+import { deleteItem, getItem, listNamespaces, namespaceProblem, putItem, searchItems, type StoreItem } from "./store.ts";
+
+const toItem = (item: StoreItem): Item => ({
+  namespace: item.namespace,
+  key: item.key,
+  value: item.value,
+  createdAt: new Date(item.created_at),
+  updatedAt: new Date(item.updated_at),
+});
+
+const isPut = (op: Operation): op is PutOperation => "value" in op;
+const isSearch = (op: Operation): op is SearchOperation => "namespacePrefix" in op;
+const isGet = (op: Operation): op is GetOperation => "key" in op && !("value" in op);
+
+/**
+ * LangGraph's store interface over the platform's D1 store, scoped to one workspace: what a node
+ * writes through `getStore()` / `config.store` is what the `/store` API reads, and back.
+ */
+export class D1Store extends BaseStore {
+  constructor(
+    private readonly env: Pick<Env, "DB">,
+    private readonly workspaceId: string,
+  ) {
+    super();
+  }
+
+  async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
+    const db = database(this.env);
+    const results: unknown[] = [];
+    for (const op of operations) {
+      if (isPut(op)) {
+        const problem = namespaceProblem(op.namespace);
+        if (problem) throw new Error(problem);
+        if (op.value === null) await deleteItem(db, this.workspaceId, op.namespace, op.key);
+        else await putItem(db, this.workspaceId, { namespace: op.namespace, key: op.key, value: op.value, ttlMinutes: null });
+        results.push(undefined);
+      } else if (isSearch(op)) {
+        const items = await searchItems(db, this.workspaceId, {
+          namespacePrefix: op.namespacePrefix,
+          filter: op.filter,
+          query: op.query,
+          limit: op.limit ?? 10,
+          offset: op.offset ?? 0,
+        });
+        results.push(items.map(toItem));
+      } else if (isGet(op)) {
+        const item = await getItem(db, this.workspaceId, op.namespace, op.key);
+        results.push(item ? toItem(item) : null);
+      } else {
+        const list = op as ListNamespacesOperation;
+        const prefix = list.matchConditions?.find((c) => c.matchType === "prefix")?.path;
+        const suffix = list.matchConditions?.find((c) => c.matchType === "suffix")?.path;
+        results.push(await listNamespaces(db, this.workspaceId, { prefix, suffix, maxDepth: list.maxDepth, limit: list.limit, offset: list.offset }));
+      }
+    }
+    return results as OperationResults<Op>;
+  }
+}

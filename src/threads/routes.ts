@@ -1,0 +1,292 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { database } from "../db/client.ts";
+import { ApiError, conflict } from "../core/errors.ts";
+import { page } from "../http/pagination.ts";
+import { createRouter } from "../http/router.ts";
+import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
+import { secured } from "../auth/secured.ts";
+import { withFilterLimit } from "../http/filter-limit.ts";
+import { countThreadIndex } from "./thread-index.ts";
+import { THREAD_NOT_FOUND } from "./thread-do.ts";
+import type { Outcome, ThreadJson } from "./types.ts";
+import { filterAsContainment, matchesFilter } from "../auth/custom-auth.ts";
+import { authFilter, guardThread } from "../auth/guards.ts";
+import {
+  BoolQuery,
+  CheckpointIdParam,
+  HistoryQuerySchema,
+  HistoryRequestSchema,
+  StateCheckpointSchema,
+  StateUpdateSchema,
+  ThreadCountSchema,
+  ThreadCreateSchema,
+  ThreadIdParam,
+  ThreadPatchSchema,
+  ThreadPruneSchema,
+  ThreadSchema,
+  ThreadSearchSchema,
+  ThreadStateSchema,
+} from "./schemas.ts";
+import { pruneThreads, searchThreads, threadStub, unwrap } from "./client.ts";
+
+const tags = ["Threads"];
+const errors = { ...notFoundError };
+
+const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute({ tags, ...config }));
+
+const routes = {
+  create: route({
+    method: "post",
+    path: "/threads",
+    summary: "Create a thread, optionally prepopulated by supersteps",
+    request: { body: jsonBody(ThreadCreateSchema) },
+    responses: { 200: jsonContent(ThreadSchema, "The thread"), ...errors, ...conflictError },
+  }),
+  search: route({
+    method: "post",
+    path: "/threads/search",
+    summary: "Search threads",
+    request: { body: jsonBody(ThreadSearchSchema) },
+    responses: { 200: jsonContent(z.array(ThreadSchema.partial()), "Matching threads; X-Pagination-Total and X-Pagination-Next headers"), ...errors },
+  }),
+  count: route({
+    method: "post",
+    path: "/threads/count",
+    summary: "Count threads",
+    request: { body: jsonBody(ThreadCountSchema) },
+    responses: { 200: jsonContent(z.number().int(), "Number of matching threads"), ...errors },
+  }),
+  prune: route({
+    method: "post",
+    path: "/threads/prune",
+    summary: "Delete threads, or compact them to their latest checkpoint",
+    request: { body: jsonBody(ThreadPruneSchema) },
+    responses: { 200: jsonContent(z.object({ pruned_count: z.number().int() }), "How many threads were pruned"), ...errors },
+  }),
+  get: route({
+    method: "get",
+    path: "/threads/{thread_id}",
+    summary: "Get a thread",
+    request: { params: ThreadIdParam, query: z.object({ include: z.union([z.string(), z.array(z.string())]).optional() }) },
+    responses: { 200: jsonContent(ThreadSchema, "The thread"), ...errors },
+  }),
+  patch: route({
+    method: "patch",
+    path: "/threads/{thread_id}",
+    summary: "Update a thread's metadata (merged) or TTL",
+    request: { params: ThreadIdParam, body: jsonBody(ThreadPatchSchema) },
+    responses: { 200: jsonContent(ThreadSchema, "The thread"), ...errors },
+  }),
+  delete: route({
+    method: "delete",
+    path: "/threads/{thread_id}",
+    summary: "Delete a thread and all its checkpoints",
+    request: { params: ThreadIdParam },
+    responses: { 200: jsonContent(z.object({}), "Deleted"), ...errors },
+  }),
+  copy: route({
+    method: "post",
+    path: "/threads/{thread_id}/copy",
+    summary: "Copy a thread with its whole history",
+    request: { params: ThreadIdParam },
+    responses: { 200: jsonContent(ThreadSchema, "The new thread"), ...errors, ...conflictError },
+  }),
+  getState: route({
+    method: "get",
+    path: "/threads/{thread_id}/state",
+    summary: "Latest state of a thread",
+    request: { params: ThreadIdParam, query: z.object({ subgraphs: BoolQuery }) },
+    responses: { 200: jsonContent(ThreadStateSchema, "The state"), ...errors },
+  }),
+  updateState: route({
+    method: "post",
+    path: "/threads/{thread_id}/state",
+    summary: "Update a thread's state (a new checkpoint with source `update`)",
+    request: { params: ThreadIdParam, body: jsonBody(StateUpdateSchema) },
+    responses: {
+      200: jsonContent(z.object({ checkpoint: z.record(z.string(), z.unknown()).nullable() }), "The new checkpoint"),
+      ...errors,
+      ...conflictError,
+    },
+  }),
+  getStateAt: route({
+    method: "get",
+    path: "/threads/{thread_id}/state/{checkpoint_id}",
+    summary: "State of a thread at a checkpoint",
+    request: { params: CheckpointIdParam, query: z.object({ subgraphs: BoolQuery }) },
+    responses: { 200: jsonContent(ThreadStateSchema, "The state"), ...errors },
+  }),
+  getStateAtCheckpoint: route({
+    method: "post",
+    path: "/threads/{thread_id}/state/checkpoint",
+    summary: "State of a thread at a checkpoint (namespace, id, map)",
+    request: { params: ThreadIdParam, body: jsonBody(StateCheckpointSchema) },
+    responses: { 200: jsonContent(ThreadStateSchema, "The state"), ...errors },
+  }),
+  historyGet: route({
+    method: "get",
+    path: "/threads/{thread_id}/history",
+    summary: "State history, most recent first",
+    request: { params: ThreadIdParam, query: HistoryQuerySchema },
+    responses: { 200: jsonContent(z.array(ThreadStateSchema), "States"), ...errors },
+  }),
+  history: route({
+    method: "post",
+    path: "/threads/{thread_id}/history",
+    summary: "State history with filters, most recent first",
+    request: { params: ThreadIdParam, body: jsonBody(HistoryRequestSchema) },
+    responses: { 200: jsonContent(z.array(ThreadStateSchema), "States"), ...errors },
+  }),
+};
+
+/** States arrive from the thread as ready JSON text; parsing them only to re-serialize would be waste. */
+/** A JSON body the thread's DO produced as bytes (see runs/json-stream.ts). */
+const jsonBytes = (c: Context, body: ReadableStream<Uint8Array>) => c.body(body, 200, { "Content-Type": "application/json" }) as never;
+
+
+export const threadRoutes = createRouter()
+  .openapi(routes.create, async (c) => {
+    const body = c.req.valid("json");
+    const { workspaceId } = c.get("principal");
+    const threadId = body.thread_id ?? crypto.randomUUID();
+    const value = { thread_id: threadId, metadata: body.metadata, if_exists: body.if_exists };
+    const filter = await authFilter(c, "threads:create", value);
+    const stub = threadStub(c.env, workspaceId, threadId);
+    // `do_nothing` answers with an existing thread only when this user may see it.
+    if (filter && body.if_exists === "do_nothing") {
+      const existing = (await stub.get()) as Outcome<ThreadJson>;
+      if (existing.ok && !matchesFilter(existing.value.metadata, filter)) throw conflict(`Thread ${threadId} already exists`);
+    }
+    const outcome = await stub.create({
+      threadId,
+      workspaceId,
+      metadata: value.metadata,
+      ifExists: body.if_exists,
+      graphId: body.graph_id,
+      supersteps: body.supersteps?.map((s) => ({ updates: s.updates.map((u) => ({ ...u, command: u.command ?? undefined })) })),
+      ttl: body.ttl,
+    });
+    return c.json(unwrap(outcome, threadId) as z.infer<typeof ThreadSchema>, 200);
+  })
+  .openapi(routes.search, async (c) => {
+    const body = c.req.valid("json");
+    const filter = await authFilter(c, "threads:search", { ...body });
+    const { threads, total } = await withFilterLimit(() =>
+      searchThreads(c.env, c.get("principal").workspaceId, {
+        authMetadata: filterAsContainment(filter),
+        metadata: body.metadata,
+        values: body.values,
+        status: body.status,
+        ids: body.ids,
+        limit: body.limit,
+        offset: body.offset,
+        sortBy: body.sort_by,
+        sortOrder: body.sort_order,
+      }),
+    );
+    return c.json(page(c, threads, total, body.offset, body.select) as z.infer<typeof ThreadSchema>[], 200);
+  })
+  .openapi(routes.count, async (c) => {
+    const body = c.req.valid("json");
+    const filter = await authFilter(c, "threads:search", { ...body });
+    const total = await withFilterLimit(() =>
+      countThreadIndex(database(c.env), c.get("principal").workspaceId, { ...body, authMetadata: filterAsContainment(filter) }),
+    );
+    return c.json(total, 200);
+  })
+  .openapi(routes.prune, async (c) => {
+    const { thread_ids, strategy } = c.req.valid("json");
+    const filter = await authFilter(c, "threads:delete", { thread_ids, strategy });
+    return c.json({ pruned_count: await pruneThreads(c.env, c.get("principal").workspaceId, thread_ids, strategy, filterAsContainment(filter)) }, 200);
+  })
+  .openapi(routes.get, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    await guardThread(c, thread_id, "threads:read");
+    const include = [c.req.valid("query").include ?? []].flat().flatMap((v) => v.split(","));
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getBody({ includeTtl: include.includes("ttl") });
+    return jsonBytes(c, unwrap(outcome, thread_id));
+  })
+  .openapi(routes.patch, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const value = await guardThread(c, thread_id, "threads:update", { metadata: body.metadata });
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).patch({ ...body, metadata: value.metadata });
+    return jsonBytes(c, unwrap(outcome, thread_id));
+  })
+  .openapi(routes.delete, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    await guardThread(c, thread_id, "threads:delete");
+    unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).delete(), thread_id);
+    return c.json({}, 200);
+  })
+  .openapi(routes.copy, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    // The official API answers a copy of a missing or hidden thread with 409 "Thread not found".
+    await guardThread(c, thread_id, "threads:read").catch((error: unknown) => {
+      throw error instanceof ApiError && error.status === 404 ? conflict(THREAD_NOT_FOUND) : error;
+    });
+    const workspaceId = c.get("principal").workspaceId;
+    const copied = (await threadStub(c.env, workspaceId, thread_id).copyTo(crypto.randomUUID())) as Outcome<ThreadJson>;
+    if (!copied.ok && copied.status === 404) throw conflict(THREAD_NOT_FOUND);
+    const copy = unwrap(copied, thread_id);
+    // The copy is a thread created by this user: the create handler may stamp its metadata.
+    const value = { thread_id: copy.thread_id, metadata: { ...copy.metadata } };
+    await authFilter(c, "threads:create", value);
+    const target = threadStub(c.env, workspaceId, copy.thread_id);
+    // Both answer with the whole copy, values of any size included (see ThreadDO.getBody).
+    const answer = JSON.stringify(value.metadata) === JSON.stringify(copy.metadata) ? await target.getBody() : await target.patch({ metadata: value.metadata });
+    return jsonBytes(c, unwrap(answer, copy.thread_id));
+  })
+  .openapi(routes.getState, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    const { subgraphs } = c.req.valid("query");
+    await guardThread(c, thread_id, "threads:read");
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getState({ subgraphs });
+    return jsonBytes(c, unwrap(outcome, thread_id));
+  })
+  .openapi(routes.updateState, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    await guardThread(c, thread_id, "threads:update", { values: body.values, as_node: body.as_node });
+    const checkpoint = body.checkpoint_id ? { ...body.checkpoint, checkpoint_id: body.checkpoint_id } : body.checkpoint;
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).updateState({
+      values: body.values ?? null,
+      asNode: body.as_node,
+      checkpoint,
+    });
+    return c.json(unwrap(outcome, thread_id) as { checkpoint: Record<string, unknown> | null }, 200);
+  })
+  .openapi(routes.getStateAt, async (c) => {
+    const { thread_id, checkpoint_id } = c.req.valid("param");
+    const { subgraphs } = c.req.valid("query");
+    await guardThread(c, thread_id, "threads:read");
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getState({ checkpoint: { checkpoint_id }, subgraphs });
+    return jsonBytes(c, unwrap(outcome, thread_id));
+  })
+  .openapi(routes.getStateAtCheckpoint, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    const { checkpoint, subgraphs } = c.req.valid("json");
+    await guardThread(c, thread_id, "threads:read");
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getState({ checkpoint, subgraphs });
+    return jsonBytes(c, unwrap(outcome, thread_id));
+  })
+  .openapi(routes.historyGet, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    const { limit, before } = c.req.valid("query");
+    await guardThread(c, thread_id, "threads:read");
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).history({ limit, before });
+    return jsonBytes(c, unwrap(outcome, thread_id));
+  })
+  .openapi(routes.history, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    await guardThread(c, thread_id, "threads:read");
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).history({
+      limit: body.limit,
+      before: body.before ?? undefined,
+      metadata: body.metadata ?? undefined,
+      checkpoint: body.checkpoint ?? undefined,
+    });
+    return jsonBytes(c, unwrap(outcome, thread_id));
+  });

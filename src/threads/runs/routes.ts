@@ -1,0 +1,246 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../http/app-env.ts";
+import { createRouter } from "../../http/router.ts";
+import { conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
+import { secured } from "../../auth/secured.ts";
+import { authFilter, guardThread } from "../../auth/guards.ts";
+import { filterAsContainment } from "../../auth/custom-auth.ts";
+import { database } from "../../db/client.ts";
+import { searchThreadIndex } from "../thread-index.ts";
+import { ThreadIdParam } from "../schemas.ts";
+import { threadStub, unwrap } from "../client.ts";
+import {
+  BulkCancelSchema,
+  CancelQuery,
+  JoinStreamQuery,
+  RunCreateSchema,
+  RunIdParams,
+  RunListQuery,
+  RunSchema,
+  StatelessRunIdParams,
+} from "./schemas.ts";
+import { joinedOrNotFoundEvent, lastEventId, runInput, sseHeaders } from "./service.ts";
+import { RUN_NOT_FOUND } from "./run-manager.ts";
+import type { Outcome } from "../types.ts";
+import type { RunJson } from "./types.ts";
+
+// Durable Object RPC results lose their generic types; these name them again.
+type Created = Outcome<{ run: RunJson; stream?: ReadableStream<Uint8Array> }>;
+
+const tags = ["Thread Runs"];
+const statelessTags = ["Stateless Runs"];
+const errors = { ...notFoundError };
+const sse = { description: "Server-sent events (see the streaming reference)", content: { "text/event-stream": { schema: z.string() } } };
+const waited = jsonContent(z.unknown(), "The run's final values, or {__error__: {error, message}}");
+
+const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute(config));
+const threadRunRequest = { params: ThreadIdParam, body: jsonBody(RunCreateSchema) };
+const statelessRunRequest = { body: jsonBody(RunCreateSchema) };
+
+const routes = {
+  create: route({ method: "post", path: "/threads/{thread_id}/runs", tags, summary: "Create a background run", request: threadRunRequest, responses: { 200: jsonContent(RunSchema, "The pending run; Content-Location names it"), ...errors, ...conflictError } }),
+  stream: route({ method: "post", path: "/threads/{thread_id}/runs/stream", tags, summary: "Create a run and stream its output", request: threadRunRequest, responses: { 200: sse, ...errors, ...conflictError } }),
+  wait: route({ method: "post", path: "/threads/{thread_id}/runs/wait", tags, summary: "Create a run and wait for its final values", request: threadRunRequest, responses: { 200: waited, ...errors, ...conflictError } }),
+  list: route({ method: "get", path: "/threads/{thread_id}/runs", tags, summary: "List a thread's runs, newest first", request: { params: ThreadIdParam, query: RunListQuery }, responses: { 200: jsonContent(z.array(RunSchema), "Runs"), ...errors } }),
+  get: route({ method: "get", path: "/threads/{thread_id}/runs/{run_id}", tags, summary: "Get a run", request: { params: RunIdParams }, responses: { 200: jsonContent(RunSchema, "The run"), ...errors } }),
+  delete: route({ method: "delete", path: "/threads/{thread_id}/runs/{run_id}", tags, summary: "Delete a run (an active one is cancelled first)", request: { params: RunIdParams }, responses: { 200: jsonContent(z.object({}), "Deleted"), ...errors } }),
+  cancel: route({ method: "post", path: "/threads/{thread_id}/runs/{run_id}/cancel", tags, summary: "Cancel a run", request: { params: RunIdParams, query: CancelQuery }, responses: { 200: jsonContent(RunSchema, "The run after cancellation"), ...errors } }),
+  join: route({ method: "get", path: "/threads/{thread_id}/runs/{run_id}/join", tags, summary: "Wait for a run and return its final values", request: { params: RunIdParams }, responses: { 200: waited, ...errors } }),
+  joinStream: route({ method: "get", path: "/threads/{thread_id}/runs/{run_id}/stream", tags, summary: "Join a run's event stream (Last-Event-ID replays a resumable run)", request: { params: RunIdParams, query: JoinStreamQuery }, responses: { 200: sse, ...errors } }),
+  threadStream: route({ method: "get", path: "/threads/{thread_id}/stream", tags, summary: "Stream the events of every run of a thread", request: { params: ThreadIdParam, query: z.object({ stream_mode: z.union([z.string(), z.array(z.string())]).optional(), stream_modes: z.union([z.string(), z.array(z.string())]).optional() }) }, responses: { 200: sse, ...errors } }),
+  statelessCreate: route({ method: "post", path: "/runs", tags: statelessTags, summary: "Create a background run without a thread", request: statelessRunRequest, responses: { 200: jsonContent(RunSchema, "The pending run"), ...errors } }),
+  statelessStream: route({ method: "post", path: "/runs/stream", tags: statelessTags, summary: "Run without a thread and stream its output", request: statelessRunRequest, responses: { 200: sse, ...errors } }),
+  statelessWait: route({ method: "post", path: "/runs/wait", tags: statelessTags, summary: "Run without a thread and wait for its final values", request: statelessRunRequest, responses: { 200: waited, ...errors } }),
+  batch: route({ method: "post", path: "/runs/batch", tags: statelessTags, summary: "Create many background runs without threads", request: { body: jsonBody(z.array(RunCreateSchema).min(1).max(100)) }, responses: { 200: jsonContent(z.array(RunSchema), "The pending runs"), ...errors } }),
+  bulkCancel: route({ method: "post", path: "/runs/cancel", tags: statelessTags, summary: "Cancel runs: of a thread, stateless runs by id, or every run of the workspace with a status", request: { query: z.object({ action: z.enum(["interrupt", "rollback"]).default("interrupt") }), body: jsonBody(BulkCancelSchema) }, responses: { 204: { description: "Cancelled" }, ...errors } }),
+  statelessJoinStream: route({ method: "get", path: "/runs/{run_id}/stream", tags: statelessTags, summary: "Join the event stream of a stateless run", request: { params: StatelessRunIdParams, query: JoinStreamQuery }, responses: { 200: sse, ...errors } }),
+};
+
+type Ctx = Context<AppEnv>;
+const threadLocation = (threadId: string, runId: string) => `/threads/${threadId}/runs/${runId}`;
+const statelessLocation = (runId: string) => `/runs/${runId}`;
+
+async function createRun(c: Ctx, body: z.infer<typeof RunCreateSchema>, threadId?: string) {
+  // The handler sees the run about to be created and may stamp its metadata; on an existing thread
+  // its filter must match the thread (a hidden thread is a 404).
+  const value = { ...body, thread_id: threadId ?? null, metadata: body.metadata ?? {} };
+  if (threadId) await guardThread(c, threadId, "threads:create_run", value, { allowMissing: body.if_not_exists === "create" });
+  else await authFilter(c, "threads:create_run", value);
+  const input = await runInput(c.env, c.get("principal"), { ...body, metadata: value.metadata }, { threadId, headers: c.req.raw.headers, user: c.get("user") });
+  const stub = threadStub(c.env, input.workspaceId, input.threadId);
+  return { input, stub };
+}
+
+async function createAndStream(c: Ctx, body: z.infer<typeof RunCreateSchema>, threadId?: string) {
+  const { input, stub } = await createRun(c, body, threadId);
+  const cancelOnDisconnect = body.on_disconnect === "cancel";
+  const { run, stream } = unwrap((await stub.createRunStream(input, cancelOnDisconnect)) as Created, input.threadId);
+  const location = threadId ? threadLocation(threadId, run.run_id) : statelessLocation(run.run_id);
+  return c.body(stream!, 200, sseHeaders(`${location}/stream`, location)) as never;
+}
+
+async function createAndWait(c: Ctx, body: z.infer<typeof RunCreateSchema>, threadId?: string) {
+  const { input, stub } = await createRun(c, body, threadId);
+  const created = (await stub.createRunWait(input)) as Outcome<{ run: RunJson; body: ReadableStream<Uint8Array> }>;
+  const { run, body: result } = unwrap(created, input.threadId);
+  const location = threadId ? threadLocation(threadId, run.run_id) : statelessLocation(run.run_id);
+  return c.body(result, 200, { "Content-Type": "application/json", "Content-Location": location }) as never;
+}
+
+/** Busy threads examined at most by one status-only cancel. */
+const MAX_CANCEL_THREADS = 10_000;
+const CANCEL_PAGE = 500;
+
+/**
+ * `POST /runs/cancel` with only `status`: cancels the matching runs of every busy thread of the
+ * workspace that the `threads:update` filter lets this user change. Threads are found through the
+ * search index (a run's thread is `busy` there while it has a pending or running run); the busy set
+ * is read first, as cancelling changes it.
+ */
+async function cancelWorkspaceRuns(c: Ctx, status: "pending" | "running" | "all", action: "interrupt" | "rollback"): Promise<void> {
+  const workspaceId = c.get("principal").workspaceId;
+  const authMetadata = filterAsContainment(await authFilter(c, "threads:update", { action, status }));
+  const db = database(c.env);
+  const threadIds: string[] = [];
+  for (let offset = 0; offset < MAX_CANCEL_THREADS; offset += CANCEL_PAGE) {
+    const { rows } = await searchThreadIndex(db, workspaceId, { status: "busy", authMetadata, limit: CANCEL_PAGE, offset, sortBy: "created_at", sortOrder: "asc" });
+    threadIds.push(...rows.map((row) => row.threadId));
+    if (rows.length < CANCEL_PAGE) break;
+  }
+  // A few at a time: each is a DO call, and a Worker has 6 simultaneous connections. A thread
+  // deleted meanwhile has nothing left to cancel.
+  for (let i = 0; i < threadIds.length; i += 6) {
+    await Promise.all(threadIds.slice(i, i + 6).map((id) => threadStub(c.env, workspaceId, id).cancelRuns({ status, action })));
+  }
+}
+
+export const runRoutes = createRouter()
+  .openapi(routes.create, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    const { input, stub } = await createRun(c, c.req.valid("json"), thread_id);
+    const { run } = unwrap((await stub.createRun(input)) as Created, thread_id);
+    c.header("Content-Location", threadLocation(thread_id, run.run_id));
+    return c.json(run as z.infer<typeof RunSchema>, 200);
+  })
+  .openapi(routes.stream, (c) => createAndStream(c, c.req.valid("json"), c.req.valid("param").thread_id))
+  .openapi(routes.wait, (c) => createAndWait(c, c.req.valid("json"), c.req.valid("param").thread_id))
+  .openapi(routes.list, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    await guardThread(c, thread_id, "threads:read");
+    // The page arrives as JSON bytes: several multi-MB runs outgrow one RPC result.
+    const runs = unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).listRuns(c.req.valid("query")), thread_id);
+    return c.body(runs, 200, { "Content-Type": "application/json" }) as never;
+  })
+  .openapi(routes.get, async (c) => {
+    const { thread_id, run_id } = c.req.valid("param");
+    await guardThread(c, thread_id, "threads:read");
+    const run = unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).getRun(run_id), thread_id);
+    return c.json(run as z.infer<typeof RunSchema>, 200);
+  })
+  .openapi(routes.delete, async (c) => {
+    const { thread_id, run_id } = c.req.valid("param");
+    await guardThread(c, thread_id, "threads:delete", { run_id });
+    unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).deleteRun(run_id), thread_id);
+    return c.json({}, 200);
+  })
+  .openapi(routes.cancel, async (c) => {
+    const { thread_id, run_id } = c.req.valid("param");
+    const { wait, action } = c.req.valid("query");
+    await guardThread(c, thread_id, "threads:update", { action, run_ids: [run_id] });
+    const run = unwrap(
+      (await threadStub(c.env, c.get("principal").workspaceId, thread_id).cancelRuns({ runIds: [run_id], action, wait })) as Outcome<RunJson | null>,
+      thread_id,
+    );
+    return c.json(run as z.infer<typeof RunSchema>, 200);
+  })
+  .openapi(routes.join, async (c) => {
+    const { thread_id, run_id } = c.req.valid("param");
+    await guardThread(c, thread_id, "threads:read");
+    const stub = threadStub(c.env, c.get("principal").workspaceId, thread_id);
+    unwrap(await stub.getRun(run_id), thread_id);
+    // The 200 is sent before the run ends, so a run that vanishes meanwhile (rolled back) is reported
+    // in the body, as /wait does. The body comes from the DO as bytes, a state of any size.
+    return c.body(await stub.joinRunBody(run_id), 200, { "Content-Type": "application/json" }) as never;
+  })
+  .openapi(routes.joinStream, async (c) => {
+    const { thread_id, run_id } = c.req.valid("param");
+    const { cancel_on_disconnect } = c.req.valid("query");
+    const stream = await joinedOrNotFoundEvent(async () => {
+      await guardThread(c, thread_id, "threads:read");
+      const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).streamRun(run_id, {
+        lastEventId: lastEventId(c.req.header("last-event-id")),
+        cancelOnDisconnect: cancel_on_disconnect,
+      });
+      return unwrap(outcome, thread_id);
+    });
+    return c.body(stream, 200, sseHeaders()) as never;
+  })
+  .openapi(routes.threadStream, async (c) => {
+    const { thread_id } = c.req.valid("param");
+    await guardThread(c, thread_id, "threads:read");
+    const stream = unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).streamThread(lastEventId(c.req.header("last-event-id"))), thread_id);
+    return c.body(stream, 200, sseHeaders()) as never;
+  })
+  .openapi(routes.statelessCreate, async (c) => {
+    const { input, stub } = await createRun(c, c.req.valid("json"));
+    const { run } = unwrap((await stub.createRun(input)) as Created, input.threadId);
+    c.header("Content-Location", statelessLocation(run.run_id));
+    return c.json(run as z.infer<typeof RunSchema>, 200);
+  })
+  .openapi(routes.statelessStream, (c) => createAndStream(c, c.req.valid("json")))
+  .openapi(routes.statelessWait, (c) => createAndWait(c, c.req.valid("json")))
+  .openapi(routes.batch, async (c) => {
+    // Every body is checked (auth, assistant, limits) before any run starts, so a refused batch
+    // leaves nothing behind. Each run is its own thread; they start a few at a time (a Worker has
+    // 6 open connections).
+    const bodies = c.req.valid("json");
+    const prepared = [];
+    for (let i = 0; i < bodies.length; i += 6) prepared.push(...(await Promise.all(bodies.slice(i, i + 6).map((body) => createRun(c, body)))));
+    const runs = [];
+    for (let i = 0; i < prepared.length; i += 6) {
+      runs.push(
+        ...(await Promise.all(
+          prepared.slice(i, i + 6).map(async ({ input, stub }) => unwrap((await stub.createRun(input)) as Created, input.threadId).run),
+        )),
+      );
+    }
+    return c.json(runs as z.infer<typeof RunSchema>[], 200);
+  })
+  .openapi(routes.bulkCancel, async (c) => {
+    const { action } = c.req.valid("query");
+    const body = c.req.valid("json");
+    const workspaceId = c.get("principal").workspaceId;
+    if (body.thread_id) {
+      await guardThread(c, body.thread_id, "threads:update", { action, run_ids: body.run_ids ?? null });
+      unwrap(
+        await threadStub(c.env, workspaceId, body.thread_id).cancelRuns({ runIds: body.run_ids ?? undefined, status: body.status ?? "all", action }),
+        body.thread_id,
+      );
+    } else if (!body.run_ids) {
+      await cancelWorkspaceRuns(c, body.status ?? "all", action);
+    } else {
+      // A stateless run lives in the thread named by its own id.
+      for (const runId of body.run_ids) {
+        await guardThread(c, runId, "threads:update", { action, run_ids: [runId] });
+        const outcome = await threadStub(c.env, workspaceId, runId).cancelRuns({ runIds: [runId], action });
+        if (!outcome.ok) unwrap({ ok: false, status: 404, detail: `Run ${runId} not found` }, runId);
+      }
+    }
+    return c.body(null, 204) as never;
+  })
+  .openapi(routes.statelessJoinStream, async (c) => {
+    const { run_id } = c.req.valid("param");
+    const { cancel_on_disconnect } = c.req.valid("query");
+    // A stateless run lives in the thread named by its id; that thread is gone once the run ended
+    // (on_completion delete), so a finished run is as unknown as one that never was.
+    const stream = await joinedOrNotFoundEvent(async () => {
+      await guardThread(c, run_id, "threads:read");
+      const outcome = await threadStub(c.env, c.get("principal").workspaceId, run_id).streamRun(run_id, {
+        lastEventId: lastEventId(c.req.header("last-event-id")),
+        cancelOnDisconnect: cancel_on_disconnect,
+      });
+      return unwrap(outcome, run_id);
+    }, RUN_NOT_FOUND);
+    return c.body(stream, 200, sseHeaders(undefined, statelessLocation(run_id))) as never;
+  });

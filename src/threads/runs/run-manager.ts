@@ -1,0 +1,583 @@
+import type { LoadedGraph } from "../../deployment/graphs.ts";
+import { AgentRunTracer, agentTraceProject, type TracedRun } from "../../tracing/agent-tracer.ts";
+import { log } from "../../observability/log.ts";
+import type { SqliteCheckpointSaver } from "../checkpointer.ts";
+import type { SqlStore } from "../../db/sql.ts";
+import { checkpointConfig, stateJson } from "../state.ts";
+import type { ThreadRecord } from "../thread-record.ts";
+import { fail, ok, type Outcome, type ThreadStatus } from "../types.ts";
+import { errorPayload, executeRun } from "./executor.ts";
+import { isActive, RunStore, runJson, type RunRecord } from "./run-store.ts";
+import { RunStreams, singleEventStream } from "./streams.ts";
+import type { CancelAction, CreateRunInput, RunJson, RunStatus } from "./types.ts";
+import { deliverWebhook } from "./webhook.ts";
+import { clientConfigurable, isServerConfigurableKey } from "./server-config.ts";
+
+/** A run interrupted by restarts this many times fails instead of trying again. */
+const MAX_ATTEMPTS = 3;
+/** While work is in flight the alarm fires this often, keeping the DO alive and catching crashes. */
+export const HEARTBEAT_MS = 30_000;
+
+export const THREAD_BUSY =
+  "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.";
+export const RUN_NOT_FOUND = "Run not found";
+
+/**
+ * What readers and waiters of a run get when its thread is deleted under it: a 404 that arrives
+ * after the response began, shaped as the official server reports one inside a stream.
+ */
+export function threadDeletedError(threadId: string): { error: string; message: string } {
+  return { error: "HTTPException", message: `404: Thread ${threadId} was deleted while the run was in progress` };
+}
+
+/** What runs need from the thread that hosts them (the ThreadDO). */
+export interface RunHost {
+  saver(): SqliteCheckpointSaver;
+  readThread(): ThreadRecord | null;
+  /** Synchronous write of the record only. */
+  writeThread(record: ThreadRecord): void;
+  /**
+   * Record, search index and alarm. The record is written before the returned promise first waits,
+   * so callers may let the index update finish after answering.
+   */
+  saveThread(record: ThreadRecord, options?: { deferIndex?: boolean }): Promise<void>;
+  /** Removes the whole thread (temporary threads of stateless runs). */
+  deleteThread(): Promise<void>;
+  scheduleAlarm(): Promise<void>;
+  bindGraph(graphId: string, config: Record<string, unknown>): Promise<LoadedGraph | undefined>;
+  /** Where executed runs are traced; null when agent tracing is off. */
+  traceSink(): TraceSink | null;
+}
+
+export interface TraceSink {
+  /** The deployment's tracing project for agent runs (a run may name its own). */
+  project: string | undefined;
+  record(runs: TracedRun[]): Promise<void>;
+}
+
+interface Execution {
+  runId: string;
+  controller: AbortController;
+  cancel?: CancelAction;
+  done?: Promise<void>;
+}
+
+type Settled = Outcome<string>;
+/** How a run ended. */
+type RunOutcome = { kind: "success" } | { kind: "error"; error: { error: string; message: string } } | { kind: "cancelled"; action: CancelAction };
+const now = () => new Date().toISOString();
+
+/**
+ * A thread's runs: their queue, execution one at a time (the thread's state allows no other way),
+ * multitask strategies, cancellation, joins, event streams, webhooks and recovery after a restart.
+ * Lives inside the ThreadDO; all SQL is synchronous, so every decision below is made atomically.
+ */
+export class RunManager {
+  readonly store: RunStore;
+  readonly streams: RunStreams;
+  #executing: Execution | null = null;
+  readonly #waiters = new Map<string, ((result: Settled) => void)[]>();
+  #pendingWebhooks = 0;
+  /** While the thread is being deleted: the error new joins and streams get at once. */
+  #deletion: { error: string; message: string } | null = null;
+
+  constructor(
+    private readonly host: RunHost,
+    sql: SqlStore,
+  ) {
+    this.store = new RunStore(sql);
+    this.streams = new RunStreams(this.store);
+  }
+
+  // ---- creation ----
+
+  /**
+   * Inserts the run (after the multitask strategy had its say) and starts it when the thread is
+   * free. With `subscribe`, a reader is attached before anything runs, so it sees every event.
+   */
+  async create(
+    input: CreateRunInput,
+    subscribe?: { onDisconnect?: () => void },
+  ): Promise<Outcome<{ run: RunJson; stream?: ReadableStream<Uint8Array> }>> {
+    let thread = this.host.readThread();
+    if (!thread) {
+      if (input.ifNotExists === "reject" && !input.stateless) return fail(404, `Thread with ID ${input.threadId} not found`);
+      const at = now();
+      thread = {
+        threadId: input.threadId,
+        workspaceId: input.workspaceId,
+        createdAt: at,
+        updatedAt: at,
+        stateUpdatedAt: at,
+        // A thread a run creates takes the run's metadata (so an owner stamped on the run owns it).
+        metadata: { graph_id: input.graphId, assistant_id: input.assistantId, ...input.metadata },
+        status: "idle",
+        config: {},
+        requestConfig: {},
+        values: null,
+        interrupts: {},
+        error: null,
+        ttl: null,
+        indexDirty: false,
+        temporary: input.stateless && input.kwargs.on_completion !== "keep",
+      };
+      this.host.writeThread(thread);
+    }
+    this.recover();
+    const active = this.store.active();
+    if (active.length > 0 && input.multitaskStrategy === "reject") return fail(409, THREAD_BUSY);
+
+    const at = now();
+    const requestConfig = input.kwargs.config;
+    const config = mergeConfigs(input.assistant.config, thread.status === "busy" ? {} : thread.requestConfig, requestConfig);
+    const context =
+      isObject(input.assistant.context) && isObject(input.kwargs.context)
+        ? { ...input.assistant.context, ...input.kwargs.context }
+        : (input.kwargs.context ?? input.assistant.context);
+    const run: RunRecord = {
+      run_id: input.runId,
+      thread_id: input.threadId,
+      assistant_id: input.assistantId,
+      graphId: input.graphId,
+      created_at: at,
+      updated_at: at,
+      status: "pending",
+      metadata: { ...input.assistant.metadata, ...thread.metadata, ...input.metadata },
+      kwargs: { ...input.kwargs, config, context: context as Record<string, unknown> },
+      multitask_strategy: input.multitaskStrategy,
+      attempt: 0,
+      notBefore: Date.now() + input.afterSeconds * 1000,
+      startedAt: null,
+      endedAt: null,
+      result: null,
+      error: null,
+      authUser: input.authUser,
+    };
+    // The user the run acts for, and the checkpoint it forks from, ride in the config it stores.
+    run.kwargs.config = {
+      ...config,
+      configurable: {
+        ...(config.configurable as Record<string, unknown> | undefined),
+        ...(input.checkpoint ?? {}),
+        ...(input.userId ? { user_id: input.userId } : {}),
+      },
+    };
+    this.store.insert(run);
+    this.streams.open(run.run_id, run.kwargs.resumable);
+    const stream = subscribe ? this.streams.subscribe(run.run_id, subscribe) : undefined;
+
+    let metadataChanged = false;
+    if (thread.status !== "busy") {
+      metadataChanged = thread.metadata.graph_id !== input.graphId || thread.metadata.assistant_id !== input.assistantId;
+      thread.metadata = { ...thread.metadata, graph_id: input.graphId, assistant_id: input.assistantId };
+      // The thread shows (and builds its graph for state reads with) the config of this run. Its
+      // layer in later runs is only what requests set: a patched assistant must win over what an
+      // earlier run copied.
+      thread.requestConfig = mergeConfigs(thread.requestConfig, requestConfig);
+      thread.config = threadConfig(config);
+    }
+    thread.status = "busy";
+    thread.updatedAt = at;
+    if (input.multitaskStrategy === "interrupt" || input.multitaskStrategy === "rollback") {
+      this.#cancel(active, input.multitaskStrategy, thread);
+    }
+    // The record is written now; the search index catches up without holding the reply. A status
+    // flip may wait to merge with the run's end; new metadata (searchable) goes at once.
+    this.#background(this.host.saveThread(thread, { deferIndex: !metadataChanged }), "thread index after run create");
+    this.kick();
+    return ok({ run: runJson(run), stream });
+  }
+
+  // ---- execution ----
+
+  /** Starts the next due run unless one is executing. */
+  kick(): void {
+    if (this.#executing) return;
+    const next = this.store.nextDue(Date.now());
+    if (!next) {
+      void this.host.scheduleAlarm();
+      return;
+    }
+    const execution: Execution = { runId: next.run_id, controller: new AbortController() };
+    this.#executing = execution;
+    execution.done = this.#execute(next, execution)
+      .catch((error) => this.#failAtOnce(next.run_id, error))
+      .finally(() => {
+        this.#executing = null;
+        this.kick();
+      });
+  }
+
+  /** When the alarm must fire next for runs (heartbeat while busy, or a delayed run), or null. */
+  nextWakeup(): number | null {
+    if (this.#executing || this.#pendingWebhooks > 0) return Date.now() + HEARTBEAT_MS;
+    const active = this.store.active();
+    if (active.some((run) => run.status === "running")) return Date.now();
+    return this.store.nextNotBefore();
+  }
+
+  /** Alarm: pick up runs a restart left behind, and start what is due. */
+  onAlarm(): void {
+    this.recover();
+    this.kick();
+  }
+
+  /**
+   * A run marked `running` that this instance is not executing was cut off by a restart or crash:
+   * queue it again (it resumes from its last checkpoint) or, past the attempt limit, fail it.
+   */
+  recover(): void {
+    for (const run of this.store.active()) {
+      if (run.status !== "running" || this.#executing?.runId === run.run_id) continue;
+      log.warn("resuming a run interrupted by a restart", { run_id: run.run_id, attempt: run.attempt });
+      run.status = "pending";
+      run.updated_at = now();
+      this.store.update(run);
+    }
+  }
+
+  async #execute(run: RunRecord, execution: Execution): Promise<void> {
+    run.attempt += 1;
+    run.status = "running";
+    run.startedAt ??= now();
+    run.updated_at = now();
+    this.store.update(run);
+    this.streams.open(run.run_id, run.kwargs.resumable);
+    this.#background(this.host.scheduleAlarm(), "heartbeat alarm");
+    const publish = (event: string, data: unknown) => this.streams.publish(run.run_id, event, data);
+    publish("metadata", { run_id: run.run_id, attempt: run.attempt });
+
+    if (run.attempt > MAX_ATTEMPTS) {
+      return this.#settle(run, { kind: "error", error: { error: "RunAttemptsExceeded", message: `Run ${run.run_id} exceeded max attempts (${MAX_ATTEMPTS}): it was cut off by a restart each time` } });
+    }
+    const config = this.#graphConfig(run);
+    const graph = await this.host.bindGraph(run.graphId, config);
+    if (!graph) {
+      return this.#settle(run, { kind: "error", error: { error: "GraphNotFound", message: `Graph "${run.graphId}" is not deployed` } });
+    }
+    // A run cut off by a restart continues from its last checkpoint instead of starting over.
+    const resumed = run.attempt > 1 && this.#hasCheckpointOf(run);
+    const sink = this.host.traceSink();
+    const tracer = sink
+      ? new AgentRunTracer({ thread_id: run.thread_id, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: run.graphId }, agentTraceProject(sink.project, run.kwargs))
+      : null;
+    let outcome: RunOutcome = { kind: "success" };
+    try {
+      await executeRun({
+        graph,
+        input: resumed ? null : run.kwargs.input,
+        command: resumed ? null : run.kwargs.command,
+        config,
+        runId: run.run_id,
+        streamModes: run.kwargs.stream_mode,
+        subgraphs: run.kwargs.subgraphs,
+        interruptBefore: run.kwargs.interrupt_before,
+        interruptAfter: run.kwargs.interrupt_after,
+        durability: run.kwargs.durability,
+        signal: execution.controller.signal,
+        publish,
+        callbacks: tracer ? [tracer] : undefined,
+      });
+    } catch (error) {
+      if (execution.controller.signal.aborted) {
+        outcome = { kind: "cancelled", action: execution.cancel ?? "interrupt" };
+      } else {
+        outcome = { kind: "error", error: errorPayload(error) };
+        publish("error", outcome.error);
+      }
+    }
+    try {
+      await this.#settle(run, outcome, graph);
+    } finally {
+      // The trace is converted and written only once the run has ended and its readers and waiters
+      // have their answer, so tracing never delays a run's result.
+      if (sink && tracer) {
+        const unfinished = outcome.kind === "cancelled" ? "Cancelled" : outcome.kind === "error" ? outcome.error.message : "Run ended before this step finished";
+        this.#background(sink.record(tracer.takeRuns(unfinished)), "agent run trace");
+      }
+    }
+  }
+
+  /**
+   * A failure outside the graph (storing the run's outcome, serializing its state, building the
+   * graph) happens again on every attempt: the run fails now instead of being retried as if a restart
+   * had cut it off. Only when even that cannot be stored is the run left to recovery's attempt limit.
+   */
+  async #failAtOnce(runId: string, error: unknown): Promise<void> {
+    log.error("run failed outside the graph", { run_id: runId, error: String(error) });
+    const run = this.store.get(runId);
+    if (!run || !isActive(run.status)) {
+      // It failed after its end was stored: its readers and waiters still need the end.
+      this.streams.finish(runId);
+      this.#resolveWaiters(runId, run ? ok(run.result ?? "null") : fail(404, RUN_NOT_FOUND));
+      return;
+    }
+    const cause = errorPayload(error);
+    const failure = { error: cause.error, message: `Run ${runId} failed and was not retried: ${cause.message}` };
+    try {
+      this.streams.publish(runId, "error", failure);
+      await this.#settle(run, { kind: "error", error: failure });
+    } catch (again) {
+      log.error("failed run could not be settled; recovery will retry it", { run_id: runId, error: String(again) });
+    }
+  }
+
+  #hasCheckpointOf(run: RunRecord): boolean {
+    return this.host.saver().checkpointIds(checkpointConfig(run.thread_id), { limit: 1, filter: { run_id: run.run_id } }).length > 0;
+  }
+
+  /** The LangGraph config a run executes with (reference §2 `config`). */
+  #graphConfig(run: RunRecord): Record<string, unknown> & { configurable: Record<string, unknown> } {
+    const { configurable = {}, recursion_limit, max_concurrency, tags, ...rest } = run.kwargs.config as Record<string, unknown> & {
+      configurable?: Record<string, unknown>;
+      recursion_limit?: number;
+      max_concurrency?: number;
+      tags?: string[];
+    };
+    // Whatever the client, the assistant or the thread put under a server key is dropped (runs
+    // stored before they were dropped at creation still carry it); the server's values go in below.
+    const client = clientConfigurable(configurable);
+    const server = { thread_id: run.thread_id, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: run.graphId };
+    // The custom-auth user, under LangGraph's key and the spec's; never stored in graph state.
+    const auth = run.authUser
+      ? {
+          langgraph_auth_user: run.authUser,
+          platform_auth_user: run.authUser,
+          langgraph_auth_user_id: run.authUser.identity,
+          langgraph_auth_permissions: run.authUser.permissions ?? [],
+        }
+      : {};
+    return {
+      ...rest,
+      ...(recursion_limit !== undefined ? { recursionLimit: recursion_limit } : {}),
+      ...(max_concurrency !== undefined ? { maxConcurrency: max_concurrency } : {}),
+      ...(tags ? { tags } : {}),
+      configurable: { ...client, ...run.kwargs.headers, ...auth, ...server, checkpoint_ns: (client.checkpoint_ns as string | undefined) ?? "" },
+      metadata: { ...run.metadata, ...server, user_id: client.user_id ?? null, run_attempt: run.attempt },
+      context: run.kwargs.context,
+    };
+  }
+
+  /** Ends a run: its status, result, the thread's state and status, readers, waiters, webhook. */
+  async #settle(
+    run: RunRecord,
+    outcome: RunOutcome,
+    graph?: LoadedGraph,
+  ): Promise<void> {
+    if (!this.host.readThread()) return; // The thread was deleted while the run was finishing.
+    let state = undefined;
+    if (outcome.kind === "cancelled" && outcome.action === "rollback") {
+      this.host.saver().deleteRunCheckpoints(run.thread_id, run.run_id);
+      this.store.delete(run.run_id);
+    } else if (graph) {
+      state = stateJson(await graph.getState({ configurable: { thread_id: run.thread_id, checkpoint_ns: "" } }));
+    }
+    // Read after the last await: the record may have changed meanwhile, and nothing else may slip
+    // in between this read and saveThread's (synchronous) write.
+    const thread = this.host.readThread();
+    if (!thread) return;
+
+    const at = now();
+    if (outcome.kind !== "cancelled" || outcome.action !== "rollback") {
+      run.status = outcome.kind === "success" ? "success" : outcome.kind === "error" ? "error" : "interrupted";
+      run.error = outcome.kind === "error" ? outcome.error.message : null;
+      run.result = JSON.stringify(
+        outcome.kind === "error"
+          ? { __error__: outcome.error }
+          : state
+            ? { ...(state.values as Record<string, unknown>), ...(state.interrupts.length ? { __interrupt__: state.interrupts } : {}) }
+            : null,
+      );
+      run.endedAt = at;
+      run.updated_at = at;
+      this.store.update(run);
+    }
+
+    if (state) {
+      thread.values = (state.values ?? {}) as Record<string, unknown>;
+      thread.interrupts = Object.fromEntries(state.tasks.filter((t) => t.interrupts.length).map((t) => [t.id, t.interrupts]));
+      thread.stateUpdatedAt = at;
+    }
+    thread.status = this.#threadStatusAfter(outcome.kind, state?.next.length ?? 0);
+    thread.error = outcome.kind === "error" ? outcome.error.message : null;
+    thread.updatedAt = at;
+    // The record is written synchronously here; waiters and readers learn the end before the index.
+    const saved = this.host.saveThread(thread, { deferIndex: true });
+    this.streams.finish(run.run_id);
+    this.#resolveWaiters(run.run_id, outcome.kind === "cancelled" && outcome.action === "rollback" ? fail(404, RUN_NOT_FOUND) : ok(run.result ?? "null"));
+    await saved;
+    if (run.kwargs.webhook) this.#sendWebhook(run, state?.values);
+    if (thread.temporary && !this.store.hasActive()) await this.host.deleteThread();
+  }
+
+  #threadStatusAfter(kind: "success" | "error" | "cancelled", pendingNodes: number): ThreadStatus {
+    if (this.store.hasActive()) return "busy";
+    if (kind === "error") return "error";
+    if (kind === "success" && pendingNodes > 0) return "interrupted";
+    return "idle";
+  }
+
+  #sendWebhook(run: RunRecord, values: unknown): void {
+    this.#pendingWebhooks += 1;
+    const payload = {
+      ...runJson(run),
+      run_started_at: run.startedAt,
+      run_ended_at: run.endedAt,
+      ...(values !== undefined && run.status !== "interrupted" ? { values } : {}),
+      ...(run.error ? { error: run.error } : {}),
+    };
+    void deliverWebhook(run.kwargs.webhook!, payload).finally(() => {
+      this.#pendingWebhooks -= 1;
+      void this.host.scheduleAlarm();
+    });
+  }
+
+  /** Work whose failure is logged, not thrown (the alarm retries what matters). */
+  #background(work: Promise<unknown>, what: string): void {
+    work.catch((error) => log.warn(`${what} failed`, { error: String(error) }));
+  }
+
+  // ---- reads, joins, streams ----
+
+  get(runId: string): Outcome<RunJson> {
+    const run = this.store.get(runId);
+    return run ? ok(runJson(run)) : fail(404, RUN_NOT_FOUND);
+  }
+
+  list(options: { limit: number; offset: number; status?: RunStatus }): RunJson[] {
+    return this.store.list(options).map(runJson);
+  }
+
+  /** Waits for the run to end; its result as JSON text (final values, or `{__error__}`). */
+  join(runId: string): Promise<Settled> {
+    const run = this.store.get(runId);
+    if (!run) return Promise.resolve(fail(404, RUN_NOT_FOUND));
+    if (this.#deletion && isActive(run.status)) return Promise.resolve(ok(JSON.stringify({ __error__: this.#deletion })));
+    if (!isActive(run.status)) return Promise.resolve(ok(run.result ?? "null"));
+    return new Promise((resolve) => {
+      const waiting = this.#waiters.get(runId) ?? [];
+      waiting.push(resolve);
+      this.#waiters.set(runId, waiting);
+    });
+  }
+
+  #resolveWaiters(runId: string, result: Settled): void {
+    for (const resolve of this.#waiters.get(runId) ?? []) resolve(result);
+    this.#waiters.delete(runId);
+  }
+
+  stream(runId: string, options: { lastEventId?: number; cancelOnDisconnect?: boolean }): Outcome<ReadableStream<Uint8Array>> {
+    const run = this.store.get(runId);
+    if (!run) return fail(404, RUN_NOT_FOUND);
+    if (this.#deletion && isActive(run.status)) return ok(singleEventStream("error", this.#deletion));
+    if (isActive(run.status)) this.streams.open(runId, run.kwargs.resumable);
+    const onDisconnect = options.cancelOnDisconnect ? () => void this.cancel({ runIds: [runId], action: "interrupt" }) : undefined;
+    return ok(this.streams.subscribe(runId, { lastEventId: options.lastEventId, onDisconnect }));
+  }
+
+  // ---- cancellation and deletion ----
+
+  /**
+   * Cancels runs: the given ones, or every active run with `status` (pending | running | all).
+   * `interrupt` keeps what a started run did; `rollback` deletes the run and its checkpoints.
+   */
+  async cancel(request: { runIds?: string[]; status?: "pending" | "running" | "all"; action: CancelAction; wait?: boolean }): Promise<Outcome<RunJson[]>> {
+    const targets = request.runIds
+      ? request.runIds.map((id) => this.store.get(id))
+      : this.store.active().filter((run) => request.status === "all" || !request.status || run.status === request.status);
+    if (targets.some((run) => !run)) return fail(404, RUN_NOT_FOUND);
+    const runs = targets as RunRecord[];
+    const thread = this.host.readThread();
+    if (thread) this.#cancel(runs.filter((run) => isActive(run.status)), request.action, thread);
+    if (thread && !this.store.hasActive() && thread.status === "busy") {
+      thread.status = "idle";
+      thread.updatedAt = now();
+      await this.host.saveThread(thread);
+    }
+    if (request.wait && this.#executing && runs.some((run) => run.run_id === this.#executing?.runId)) await this.#executing.done;
+    return ok(runs.map((run) => runJson(this.store.get(run.run_id) ?? run)));
+  }
+
+  /** Cancels active runs now: pending ones are settled here, a running one is told to stop. */
+  #cancel(runs: RunRecord[], action: CancelAction, thread: ThreadRecord): void {
+    for (const run of runs) {
+      if (this.#executing?.runId === run.run_id) {
+        this.#executing.cancel = action;
+        this.#executing.controller.abort(new Error(`Run cancelled (${action})`));
+        continue;
+      }
+      if (action === "rollback") {
+        this.host.saver().deleteRunCheckpoints(thread.threadId, run.run_id);
+        this.store.delete(run.run_id);
+        this.#resolveWaiters(run.run_id, fail(404, RUN_NOT_FOUND));
+      } else {
+        run.status = "interrupted";
+        run.updated_at = run.endedAt = now();
+        run.result = JSON.stringify(thread.values ?? null);
+        this.store.update(run);
+        this.#resolveWaiters(run.run_id, ok(run.result));
+      }
+      this.streams.finish(run.run_id);
+    }
+  }
+
+  async delete(runId: string): Promise<Outcome<true>> {
+    const run = this.store.get(runId);
+    if (!run) return fail(404, RUN_NOT_FOUND);
+    if (isActive(run.status)) await this.cancel({ runIds: [runId], action: "interrupt", wait: true });
+    this.store.delete(runId);
+    return ok(true);
+  }
+
+  /**
+   * Stops everything before the thread is deleted. Readers and waiters of its active runs are told
+   * first, with an error naming the deletion, so none mistakes the cut-off for a finished run.
+   */
+  async shutdown(): Promise<void> {
+    const active = this.store.active();
+    const thread = this.host.readThread();
+    const deleted = threadDeletedError(thread?.threadId ?? active[0]?.thread_id ?? "");
+    this.#deletion = deleted;
+    try {
+      for (const run of active) {
+        this.streams.fail(run.run_id, deleted);
+        this.#resolveWaiters(run.run_id, ok(JSON.stringify({ __error__: deleted })));
+      }
+      if (thread && active.length) this.#cancel(active, "interrupt", thread);
+      await this.#executing?.done;
+      this.streams.closeAll(deleted);
+      this.store.reset();
+    } finally {
+      this.#deletion = null;
+    }
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Keys that pick the checkpoint a run forks from: the run's own, never the thread's. */
+const CHECKPOINT_KEYS = new Set(["checkpoint_id", "checkpoint_ns", "checkpoint_map"]);
+
+/** A run's config as its thread keeps it: what the assistant and the request set, no server keys. */
+function threadConfig(config: Record<string, unknown>): Record<string, unknown> {
+  const configurable = isObject(config.configurable) ? config.configurable : {};
+  return {
+    ...config,
+    configurable: Object.fromEntries(Object.entries(configurable).filter(([key]) => !isServerConfigurableKey(key) && !CHECKPOINT_KEYS.has(key))),
+  };
+}
+
+/** Later configs win key by key; `configurable` is merged the same way rather than replaced. */
+function mergeConfigs(...configs: Record<string, unknown>[]): Record<string, unknown> {
+  const merged: Record<string, unknown> = {};
+  const configurable: Record<string, unknown> = {};
+  for (const config of configs) {
+    const { configurable: inner, ...rest } = config;
+    Object.assign(merged, rest);
+    // Every layer (assistant, thread, request or cron payload) loses the keys only the server sets.
+    Object.assign(configurable, clientConfigurable(inner));
+  }
+  return { ...merged, configurable };
+}

@@ -1,0 +1,207 @@
+import type { SqlStore } from "../db/sql.ts";
+import type { ThreadJson, ThreadStatus, TtlSetting, TtlStrategy } from "./types.ts";
+
+/** The thread row a ThreadDO keeps about itself (one row: a DO holds exactly one thread). */
+export interface ThreadRecord {
+  threadId: string;
+  workspaceId: string;
+  createdAt: string;
+  updatedAt: string;
+  stateUpdatedAt: string;
+  metadata: Record<string, unknown>;
+  status: ThreadStatus;
+  /**
+   * The config the thread's latest run started with (assistant's, then thread's, then request's),
+   * without server-set ids. Shown by the API, and the config graph factories are built with for the
+   * thread's state reads and updates.
+   */
+  config: Record<string, unknown>;
+  /**
+   * What run requests set, merged: the thread's layer in its next run's config. Kept apart from
+   * `config` so a patched assistant wins over values an earlier run copied from it.
+   */
+  requestConfig: Record<string, unknown>;
+  /** null until the thread has state. */
+  values: Record<string, unknown> | null;
+  interrupts: Record<string, unknown[]>;
+  error: string | null;
+  ttl: TtlSetting | null;
+  /** The D1 index has not caught up with this row yet (the alarm retries). */
+  indexDirty: boolean;
+  /** The short-lived thread of a stateless run: never indexed, deleted when its run ends. */
+  temporary?: boolean;
+  /** `values` were too large for the row and live only in the latest checkpoint. */
+  valuesOversize?: boolean;
+}
+
+/** Rows are capped at 2 MB in production; larger state stays in the (chunked) checkpoints only. */
+const MAX_ROW_VALUES_BYTES = 1024 * 1024;
+const utf8 = new TextEncoder();
+
+interface ThreadRow {
+  thread_id: string;
+  workspace_id: string;
+  created_at: string;
+  updated_at: string;
+  state_updated_at: string;
+  metadata: string;
+  status: ThreadStatus;
+  config: string;
+  request_config: string | null;
+  state_values: string | null;
+  interrupts: string;
+  error: string | null;
+  ttl_minutes: number | null;
+  ttl_strategy: TtlStrategy | null;
+  index_dirty: number;
+  temporary: number;
+  values_oversize: number;
+  [column: string]: string | number | null;
+}
+
+const SCHEMA = `CREATE TABLE IF NOT EXISTS thread (
+  singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+  thread_id TEXT NOT NULL,
+  workspace_id TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  state_updated_at TEXT NOT NULL,
+  metadata TEXT NOT NULL,
+  status TEXT NOT NULL,
+  config TEXT NOT NULL,
+  state_values TEXT,
+  interrupts TEXT NOT NULL,
+  error TEXT,
+  ttl_minutes REAL,
+  ttl_strategy TEXT,
+  index_dirty INTEGER NOT NULL DEFAULT 0,
+  temporary INTEGER NOT NULL DEFAULT 0,
+  values_oversize INTEGER NOT NULL DEFAULT 0,
+  request_config TEXT
+)`;
+
+/** Columns added after the first release: a thread stored before them gets them on first use. */
+const ADDED_COLUMNS = [{ name: "request_config", definition: "request_config TEXT" }];
+
+export class ThreadRecords {
+  #schemaReady = false;
+
+  constructor(private readonly sql: SqlStore) {}
+
+  /** Reads never create tables: a lookup of a thread that does not exist leaves the DO empty. */
+  read(): ThreadRecord | null {
+    if (!this.#schemaReady) {
+      const exists = this.sql.all("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'thread'");
+      if (exists.length === 0) return null;
+      this.#addMissingColumns();
+      this.#schemaReady = true;
+    }
+    const row = this.sql.all<ThreadRow>("SELECT * FROM thread WHERE singleton = 1")[0];
+    return row ? fromRow(row) : null;
+  }
+
+  write(record: ThreadRecord): void {
+    if (!this.#schemaReady) {
+      this.sql.run(SCHEMA);
+      this.#addMissingColumns();
+      this.#schemaReady = true;
+    }
+    let values = record.values === null ? null : JSON.stringify(record.values);
+    // A record read back with oversize values holds null for them: keep it flagged.
+    const oversize =
+      values === null
+        ? (record.valuesOversize ?? false)
+        : values.length > MAX_ROW_VALUES_BYTES || utf8.encode(values).byteLength > MAX_ROW_VALUES_BYTES;
+    if (oversize) values = null;
+    record.valuesOversize = oversize;
+    this.sql.run(
+      `INSERT OR REPLACE INTO thread (singleton, thread_id, workspace_id, created_at, updated_at, state_updated_at,
+         metadata, status, config, request_config, state_values, interrupts, error, ttl_minutes, ttl_strategy, index_dirty,
+         temporary, values_oversize)
+       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      record.threadId,
+      record.workspaceId,
+      record.createdAt,
+      record.updatedAt,
+      record.stateUpdatedAt,
+      JSON.stringify(record.metadata),
+      record.status,
+      JSON.stringify(record.config),
+      JSON.stringify(record.requestConfig),
+      values,
+      JSON.stringify(record.interrupts),
+      record.error,
+      record.ttl?.ttl ?? null,
+      record.ttl?.strategy ?? null,
+      record.indexDirty ? 1 : 0,
+      record.temporary ? 1 : 0,
+      oversize ? 1 : 0,
+    );
+  }
+
+  #addMissingColumns(): void {
+    const [table] = this.sql.all<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'thread'");
+    for (const column of ADDED_COLUMNS) {
+      if (table && !new RegExp(`\\b${column.name}\\b`).test(table.sql)) this.sql.run(`ALTER TABLE thread ADD COLUMN ${column.definition}`);
+    }
+  }
+
+  /** Clears the index flag, unless the record changed (or was deleted) since `updatedAt`. */
+  markIndexed(updatedAt: string): void {
+    if (!this.read()) return;
+    this.sql.run("UPDATE thread SET index_dirty = 0 WHERE singleton = 1 AND updated_at = ?", updatedAt);
+  }
+
+  /** Forgets the schema check after the DO's storage was wiped. */
+  reset(): void {
+    this.#schemaReady = false;
+  }
+}
+
+function fromRow(row: ThreadRow): ThreadRecord {
+  return {
+    threadId: row.thread_id,
+    workspaceId: row.workspace_id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    stateUpdatedAt: row.state_updated_at,
+    metadata: JSON.parse(row.metadata),
+    status: row.status,
+    config: JSON.parse(row.config),
+    // A thread stored before `request_config` kept only the request layer, in `config`.
+    requestConfig: JSON.parse(row.request_config ?? row.config),
+    values: row.state_values === null ? null : JSON.parse(row.state_values),
+    interrupts: JSON.parse(row.interrupts),
+    error: row.error,
+    ttl: row.ttl_minutes === null ? null : { ttl: row.ttl_minutes, strategy: row.ttl_strategy ?? "delete" },
+    indexDirty: row.index_dirty === 1,
+    temporary: row.temporary === 1,
+    valuesOversize: row.values_oversize === 1,
+  };
+}
+
+export function ttlExpiry(record: ThreadRecord): number | null {
+  return record.ttl ? Date.parse(record.updatedAt) + record.ttl.ttl * 60_000 : null;
+}
+
+export function threadJson(record: ThreadRecord, options: { includeTtl?: boolean } = {}): ThreadJson {
+  const json: ThreadJson = {
+    thread_id: record.threadId,
+    created_at: record.createdAt,
+    updated_at: record.updatedAt,
+    state_updated_at: record.stateUpdatedAt,
+    metadata: record.metadata,
+    status: record.status,
+    config: record.config,
+    values: record.values ?? {},
+    interrupts: record.interrupts,
+    error: record.error,
+  };
+  if (options.includeTtl) {
+    const expiry = ttlExpiry(record);
+    json.ttl = record.ttl && expiry !== null
+      ? { strategy: record.ttl.strategy, ttl_minutes: record.ttl.ttl, expires_at: new Date(expiry).toISOString() }
+      : null;
+  }
+  return json;
+}

@@ -1,0 +1,131 @@
+import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import type { Database } from "../../db/client.ts";
+import { tracingProjects, type TracingProjectRow } from "../../db/schema.ts";
+import { conflict, notFound } from "../../core/errors.ts";
+
+/** Tracing projects ("sessions" in the LangSmith API), per workspace, in D1. */
+
+/** A project as the API returns it (LangSmith `TracerSession`). */
+export interface TracerSession {
+  id: string;
+  name: string;
+  description: string | null;
+  extra: Record<string, unknown> | null;
+  tenant_id: string;
+  reference_dataset_id: string | null;
+  default_dataset_id: string | null;
+  trace_tier: string | null;
+  start_time: string;
+  end_time: string | null;
+}
+
+export interface ProjectFields {
+  name?: string;
+  description?: string | null;
+  extra?: Record<string, unknown> | null;
+  reference_dataset_id?: string | null;
+  default_dataset_id?: string | null;
+  trace_tier?: string | null;
+  start_time?: string;
+  end_time?: string | null;
+}
+
+function toSession(row: TracingProjectRow): TracerSession {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    extra: row.extra,
+    tenant_id: row.workspaceId,
+    reference_dataset_id: row.referenceDatasetId,
+    default_dataset_id: row.defaultDatasetId,
+    trace_tier: row.traceTier,
+    start_time: row.startTime,
+    end_time: row.endTime,
+  };
+}
+
+/** Column values for the fields a create or update names; absent fields stay untouched. */
+function columns(fields: ProjectFields): Partial<TracingProjectRow> {
+  const set: Partial<TracingProjectRow> = {};
+  if (fields.name !== undefined) set.name = fields.name;
+  if (fields.description !== undefined) set.description = fields.description;
+  if (fields.extra !== undefined) set.extra = fields.extra;
+  if (fields.reference_dataset_id !== undefined) set.referenceDatasetId = fields.reference_dataset_id;
+  if (fields.default_dataset_id !== undefined) set.defaultDatasetId = fields.default_dataset_id;
+  if (fields.trace_tier !== undefined) set.traceTier = fields.trace_tier;
+  if (fields.start_time !== undefined) set.startTime = fields.start_time;
+  if (fields.end_time !== undefined) set.endTime = fields.end_time;
+  return set;
+}
+
+async function byName(db: Database, workspaceId: string, name: string): Promise<TracingProjectRow | undefined> {
+  return db.select().from(tracingProjects).where(and(eq(tracingProjects.workspaceId, workspaceId), eq(tracingProjects.name, name))).get();
+}
+
+/**
+ * Creates a project. A taken name (or id) is a 409 unless `upsert`, which updates the project of
+ * that name with the given fields and returns it.
+ */
+export async function createProject(db: Database, workspaceId: string, fields: ProjectFields & { id?: string; name: string }, upsert: boolean): Promise<TracerSession> {
+  const existing = await byName(db, workspaceId, fields.name);
+  if (existing) {
+    if (!upsert) throw conflict(`A tracing project named "${fields.name}" already exists in this workspace`);
+    return updateProject(db, workspaceId, existing.id, { ...fields, name: undefined });
+  }
+  const now = new Date().toISOString();
+  const id = fields.id ?? crypto.randomUUID();
+  const row = { id, workspaceId, createdAt: now, startTime: now, name: fields.name, ...columns(fields) } as TracingProjectRow;
+  const inserted = await db.insert(tracingProjects).values(row).onConflictDoNothing().returning().get();
+  if (inserted) return toSession(inserted);
+  // Lost a race on the name, or the id is taken.
+  const winner = await byName(db, workspaceId, fields.name);
+  if (winner && upsert) return updateProject(db, workspaceId, winner.id, { ...fields, name: undefined });
+  throw conflict(winner ? `A tracing project named "${fields.name}" already exists in this workspace` : `A tracing project with id ${id} already exists`);
+}
+
+/** The project named `name`, created on first use: ingestion with an unknown `session_name` does this. */
+export async function projectForName(db: Database, workspaceId: string, name: string): Promise<TracerSession> {
+  const existing = await byName(db, workspaceId, name);
+  return existing ? toSession(existing) : createProject(db, workspaceId, { name }, true);
+}
+
+export async function getProject(db: Database, workspaceId: string, id: string): Promise<TracerSession> {
+  const row = await db.select().from(tracingProjects).where(and(eq(tracingProjects.workspaceId, workspaceId), eq(tracingProjects.id, id))).get();
+  if (!row) throw notFound(`Tracing project ${id} not found`);
+  return toSession(row);
+}
+
+export async function listProjects(
+  db: Database,
+  workspaceId: string,
+  query: { ids?: string[]; name?: string; nameContains?: string; limit: number; offset: number },
+): Promise<TracerSession[]> {
+  const conditions: SQL[] = [eq(tracingProjects.workspaceId, workspaceId)];
+  if (query.ids?.length) conditions.push(inArray(tracingProjects.id, query.ids));
+  if (query.name !== undefined) conditions.push(eq(tracingProjects.name, query.name));
+  if (query.nameContains) {
+    // instr, not LIKE: names may hold % and _, and D1 caps LIKE patterns at 50 bytes.
+    conditions.push(sql`instr(lower(${tracingProjects.name}), lower(${query.nameContains})) > 0`);
+  }
+  const rows = await db.select().from(tracingProjects).where(and(...conditions)).orderBy(asc(tracingProjects.name)).limit(query.limit).offset(query.offset).all();
+  return rows.map(toSession);
+}
+
+export async function updateProject(db: Database, workspaceId: string, id: string, fields: ProjectFields): Promise<TracerSession> {
+  const set = columns(fields);
+  if (set.name !== undefined) {
+    const holder = await byName(db, workspaceId, set.name);
+    if (holder && holder.id !== id) throw conflict(`A tracing project named "${set.name}" already exists in this workspace`);
+  }
+  if (Object.keys(set).length === 0) return getProject(db, workspaceId, id);
+  const row = await db.update(tracingProjects).set(set).where(and(eq(tracingProjects.workspaceId, workspaceId), eq(tracingProjects.id, id))).returning().get();
+  if (!row) throw notFound(`Tracing project ${id} not found`);
+  return toSession(row);
+}
+
+/** Deletes the project; its runs are no longer reachable through the API. */
+export async function deleteProject(db: Database, workspaceId: string, id: string): Promise<void> {
+  const deleted = await db.delete(tracingProjects).where(and(eq(tracingProjects.workspaceId, workspaceId), eq(tracingProjects.id, id))).returning({ id: tracingProjects.id }).get();
+  if (!deleted) throw notFound(`Tracing project ${id} not found`);
+}
