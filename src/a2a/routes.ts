@@ -6,7 +6,7 @@ import { database } from "../db/client.ts";
 import { a2aTasks, type AssistantRow } from "../db/schema.ts";
 import { deployment } from "../deployment/index.ts";
 import type { AppEnv } from "../http/app-env.ts";
-import { ApiError, notFound } from "../core/errors.ts";
+import { DomainError, notFound } from "../core/errors.ts";
 import { createRouter } from "../http/router.ts";
 import { notFoundError } from "../http/schemas.ts";
 import { secured } from "../auth/secured.ts";
@@ -253,7 +253,7 @@ export const a2aRoutes = createRouter()
       return (await handleRpc(c, assistant)) as never;
     } catch (error) {
       // Protocol errors stay JSON-RPC errors; a hidden or missing resource keeps its HTTP status.
-      if (error instanceof ApiError && error.status !== 404 && error.status !== 401 && error.status !== 403) {
+      if (error instanceof DomainError && !["not_found", "unauthorized", "forbidden"].includes(error.kind)) {
         return c.json(rpcError(null, ERRORS.invalidParams, typeof error.detail === "string" ? error.detail : error.message)) as never;
       }
       throw error;

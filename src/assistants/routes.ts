@@ -4,7 +4,7 @@ import { database } from "../db/client.ts";
 import type { AssistantRow, AssistantVersionRow } from "../db/schema.ts";
 import { deployment, graphs } from "../deployment/index.ts";
 import type { AppEnv } from "../http/app-env.ts";
-import { ApiError, conflict, notFound } from "../core/errors.ts";
+import { notFound, conflict, invalid } from "../core/errors.ts";
 import { withFilterLimit } from "../http/filter-limit.ts";
 import { page } from "../http/pagination.ts";
 import { createRouter } from "../http/router.ts";
@@ -213,7 +213,7 @@ export const assistantRoutes = createRouter()
   })
   .openapi(routes.latest, async (c) => {
     const number = c.req.valid("json").version ?? c.req.valid("query").version;
-    if (number === undefined) throw new ApiError(422, [{ type: "missing", loc: ["body", "version"], msg: "Give the version to make current" }]);
+    if (number === undefined) throw invalid([{ type: "missing", loc: ["body", "version"], msg: "Give the version to make current" }]);
     const row = await assistantOr404(c, c.req.valid("param").assistant_id, "assistants:update", { version: number });
     const db = database(c.env);
     const { workspaceId } = c.get("principal");

@@ -3,7 +3,7 @@ import { createMiddleware } from "hono/factory";
 import { authenticateUser, customAuthEnabled, STUDIO_USER, studioAuthDisabled } from "./custom-auth.ts";
 import { database, type Database } from "../db/client.ts";
 import type { AppEnv } from "../http/app-env.ts";
-import { forbidden, unauthorized } from "../core/errors.ts";
+import { unauthorized, forbidden } from "../core/errors.ts";
 import { hashApiKey } from "../tenancy/keys.ts";
 import {
   DEFAULT_ORGANIZATION_ID,

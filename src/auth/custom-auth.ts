@@ -1,5 +1,7 @@
 import { deployment } from "../deployment/index.ts";
-import { ApiError } from "../core/errors.ts";
+import { HTTPException } from "hono/http-exception";
+import { forbidden } from "../core/errors.ts";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 /**
  * Custom authentication and authorization from langgraph.json `auth.path`: an `Auth` from
@@ -43,11 +45,14 @@ export const STUDIO_USER: AuthUser = {
 };
 
 /** An `HTTPException` of the SDK (or anything shaped like it) becomes the API's error. */
-function asApiError(error: unknown): ApiError | undefined {
+function asApiError(error: unknown): HTTPException | undefined {
   if (!(error instanceof Error)) return undefined;
   const { status, headers } = error as Error & { status?: unknown; headers?: unknown };
   if (typeof status !== "number" || status < 400 || status > 599) return undefined;
-  return new ApiError(status as 400, error.message || "Unauthorized", (headers as Record<string, string> | undefined) ?? {});
+  // The handler chose an HTTP answer itself (status and headers such as WWW-Authenticate): keep it whole.
+  const detail = error.message || "Unauthorized";
+  const res = Response.json({ detail }, { status, headers: (headers as Record<string, string> | undefined) ?? {} });
+  return new HTTPException(status as ContentfulStatusCode, { message: detail, res });
 }
 
 /** Runs the deployment's `authenticate` handler. Throws its HTTPException as the API error. */
@@ -90,7 +95,7 @@ export async function authorize(user: AuthUser, event: string, value: Record<str
     throw asApiError(error) ?? error;
   }
   if (result === undefined || result === null || result === true) return undefined;
-  if (result === false) throw new ApiError(403, "Forbidden");
+  if (result === false) throw forbidden("Forbidden");
   if (typeof result === "object" && !Array.isArray(result)) return Object.keys(result).length ? (result as AuthFilter) : undefined;
   throw new Error(`Auth handler returned invalid result. Expected filter object, null, undefined or boolean. Got "${typeof result}" instead.`);
 }

@@ -1,7 +1,22 @@
 import type { ZodError } from "zod";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
 
-/** One entry of a 422 `detail` list, shaped like FastAPI's so Python-server clients read it unchanged. */
+/**
+ * What went wrong, in the domain's words. Domain code throws `DomainError`s and never picks an
+ * HTTP status: the edge (`http/error-handler.ts`) maps each kind to one, in one table.
+ */
+export type ErrorKind =
+  | "bad_request"
+  | "unauthorized"
+  | "forbidden"
+  | "not_found"
+  | "conflict"
+  | "too_large"
+  | "uri_too_long"
+  | "unsupported_media_type"
+  | "invalid"
+  | "unavailable";
+
+/** One entry of an `invalid` error's detail list, shaped like FastAPI's so Python-server clients read it unchanged. */
 export interface ValidationIssue {
   type: string;
   loc: (string | number)[];
@@ -10,25 +25,31 @@ export interface ValidationIssue {
 
 export type ErrorDetail = string | ValidationIssue[];
 
-/** An error that leaves the API as `{"detail": ...}` with its status code. */
-export class ApiError extends Error {
-  readonly status: ContentfulStatusCode;
+/** The one error type of the platform: it leaves the API as `{"detail": ...}`. */
+export class DomainError extends Error {
+  readonly kind: ErrorKind;
   readonly detail: ErrorDetail;
-  readonly headers: Record<string, string>;
 
-  constructor(status: ContentfulStatusCode, detail: ErrorDetail, headers: Record<string, string> = {}) {
+  constructor(kind: ErrorKind, detail: ErrorDetail) {
     super(typeof detail === "string" ? detail : detail.map((issue) => issue.msg).join("; "));
-    this.name = "ApiError";
-    this.status = status;
+    this.name = "DomainError";
+    this.kind = kind;
     this.detail = detail;
-    this.headers = headers;
   }
 }
 
-export const notFound = (detail: string) => new ApiError(404, detail);
-export const conflict = (detail: string) => new ApiError(409, detail);
-export const forbidden = (detail: string) => new ApiError(403, detail);
-export const unauthorized = (detail: string) => new ApiError(401, detail);
+export const badRequest = (detail: ErrorDetail) => new DomainError("bad_request", detail);
+export const unauthorized = (detail: string) => new DomainError("unauthorized", detail);
+export const forbidden = (detail: string) => new DomainError("forbidden", detail);
+export const notFound = (detail: string) => new DomainError("not_found", detail);
+export const conflict = (detail: string) => new DomainError("conflict", detail);
+export const tooLarge = (detail: ErrorDetail) => new DomainError("too_large", detail);
+export const invalid = (detail: ErrorDetail) => new DomainError("invalid", detail);
+export const unavailable = (detail: string) => new DomainError("unavailable", detail);
+
+/** True for a `DomainError` of the given kind. */
+export const isDomainError = (error: unknown, kind?: ErrorKind): error is DomainError =>
+  error instanceof DomainError && (kind === undefined || error.kind === kind);
 
 /** Turns zod issues into field-level validation details, located by request part (body, query, path…). */
 export function validationIssues(error: ZodError, target: string): ValidationIssue[] {

@@ -5,7 +5,7 @@ import { countCrons, type CronFilter, deleteCron, getCron, insertCron, searchCro
 import { database } from "../db/client.ts";
 import type { CronRow } from "../db/schema.ts";
 import type { AppEnv } from "../http/app-env.ts";
-import { ApiError, notFound } from "../core/errors.ts";
+import { notFound, invalid } from "../core/errors.ts";
 import { withFilterLimit } from "../http/filter-limit.ts";
 import { page } from "../http/pagination.ts";
 import { createRouter } from "../http/router.ts";
@@ -121,13 +121,13 @@ function cronJson(row: CronRow): Cron {
   };
 }
 
-const invalid = (field: string, msg: string) => new ApiError(422, [{ type: "value_error", loc: ["body", field], msg }]);
+const invalidField = (field: string, msg: string) => invalid([{ type: "value_error", loc: ["body", field], msg }]);
 
 function checkSchedule(schedule: string, timezone: string): void {
   const problem = timezoneProblem(timezone);
-  if (problem) throw invalid("timezone", problem);
+  if (problem) throw invalidField("timezone", problem);
   const scheduleIssue = scheduleProblem(schedule, timezone);
-  if (scheduleIssue) throw invalid("schedule", scheduleIssue);
+  if (scheduleIssue) throw invalidField("schedule", scheduleIssue);
 }
 
 function payloadOf(body: Record<string, unknown>): Record<string, unknown> {

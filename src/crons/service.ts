@@ -4,7 +4,7 @@ import type { RunCreateBody } from "../threads/runs/schemas.ts";
 import { threadStub } from "../threads/client.ts";
 import { database } from "../db/client.ts";
 import type { CronRow } from "../db/schema.ts";
-import { ApiError } from "../core/errors.ts";
+import { isDomainError } from "../core/errors.ts";
 import { log } from "../observability/log.ts";
 import type { RunJson } from "../threads/runs/types.ts";
 import type { Outcome } from "../threads/types.ts";
@@ -73,7 +73,7 @@ async function startRun(env: Env, cron: CronRow): Promise<string | null> {
     }
     return null;
   } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return `assistant ${cron.assistantId} no longer exists`;
+    if (isDomainError(error, "not_found")) return `assistant ${cron.assistantId} no longer exists`;
     log.error("cron run failed to start", { cron_id: cron.cronId, error: String(error) });
     return null;
   }

@@ -1,4 +1,4 @@
-import { ApiError } from "../core/errors.ts";
+import { DomainError, unavailable } from "../core/errors.ts";
 
 /**
  * Destination credentials at rest: AES-256-GCM under a key derived from the `EXPORT_ENCRYPTION_KEY`
@@ -27,7 +27,7 @@ function keyFor(secret: string): Promise<CryptoKey> {
 function secretOf(env: { EXPORT_ENCRYPTION_KEY?: string }): string {
   const secret = env.EXPORT_ENCRYPTION_KEY;
   if (!secret || secret.length < 16) {
-    throw new ApiError(503, "Bulk export credentials cannot be stored: the EXPORT_ENCRYPTION_KEY secret is not set (at least 16 characters)");
+    throw unavailable("Bulk export credentials cannot be stored: the EXPORT_ENCRYPTION_KEY secret is not set (at least 16 characters)");
   }
   return secret;
 }
@@ -45,7 +45,7 @@ export async function decryptJson<T>(env: { EXPORT_ENCRYPTION_KEY?: string }, se
     const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: fromBase64url(iv) }, await keyFor(secretOf(env)), fromBase64url(ciphertext));
     return JSON.parse(new TextDecoder().decode(plain)) as T;
   } catch (error) {
-    if (error instanceof ApiError) throw error;
+    if (error instanceof DomainError) throw error;
     // Never echo the ciphertext or the cause: a wrong key is the only likely reason.
     throw new Error("stored credentials could not be decrypted: was EXPORT_ENCRYPTION_KEY changed?");
   }

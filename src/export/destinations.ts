@@ -1,7 +1,7 @@
 import { and, desc, eq } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { exportDestinations, type ExportDestinationRow } from "../db/schema.ts";
-import { ApiError, notFound } from "../core/errors.ts";
+import { DomainError, badRequest, notFound, invalid } from "../core/errors.ts";
 import { log } from "../observability/log.ts";
 import { decryptJson, encryptJson } from "./crypto.ts";
 import { R2BindingStore, r2Binding } from "./r2-store.ts";
@@ -81,7 +81,7 @@ export function objectKey(config: DestinationConfig, path: string): string {
 export function openStore(env: object, config: DestinationConfig, credentials: S3Credentials | null, fetcher?: typeof fetch, attempts?: number): ObjectStore {
   if (config.r2_binding) {
     const bucket = r2Binding(env, config.r2_binding);
-    if (!bucket) throw new ApiError(400, `Failed to validate S3 destination: Bucket is not valid (NoSuchBinding): this deployment has no R2 binding named ${config.r2_binding}`);
+    if (!bucket) throw badRequest(`Failed to validate S3 destination: Bucket is not valid (NoSuchBinding): this deployment has no R2 binding named ${config.r2_binding}`);
     return new R2BindingStore(bucket);
   }
   if (!credentials) throw new Error("an S3 destination needs credentials");
@@ -102,17 +102,17 @@ const toS3Credentials = (credentials: DestinationCredentials): S3Credentials => 
 
 function resolveCredentials(env: SecretsEnv, config: DestinationConfig, given: DestinationCredentials | null | undefined): S3Credentials | null {
   if (config.r2_binding) {
-    if (given) throw new ApiError(422, [{ type: "value_error", loc: ["body", "credentials"], msg: "credentials are not used with config.r2_binding: omit them" }]);
+    if (given) throw invalid([{ type: "value_error", loc: ["body", "credentials"], msg: "credentials are not used with config.r2_binding: omit them" }]);
     return null;
   }
   if (given) return toS3Credentials(given);
   const fallback = defaultCredentials(env);
   // The deployment's keys only ever go to the deployment's store: never signed for an endpoint a caller picks.
   if (fallback && (config.endpoint_url ?? null) !== (env.EXPORT_DEFAULT_ENDPOINT_URL || null)) {
-    throw new ApiError(400, "Without credentials a destination uses the deployment's bucket store: omit endpoint_url (or give EXPORT_DEFAULT_ENDPOINT_URL), or send credentials");
+    throw badRequest("Without credentials a destination uses the deployment's bucket store: omit endpoint_url (or give EXPORT_DEFAULT_ENDPOINT_URL), or send credentials");
   }
   if (!fallback) {
-    throw new ApiError(400, "credentials are required: this deployment has no default bucket credentials (EXPORT_DEFAULT_ACCESS_KEY_ID and EXPORT_DEFAULT_SECRET_ACCESS_KEY)");
+    throw badRequest("credentials are required: this deployment has no default bucket credentials (EXPORT_DEFAULT_ACCESS_KEY_ID and EXPORT_DEFAULT_SECRET_ACCESS_KEY)");
   }
   return fallback;
 }
@@ -128,9 +128,9 @@ async function checkWriteAccess(env: object, config: DestinationConfig, credenti
     store = openStore(env, config, credentials, fetcher, 2);
     await store.putObject(key, "Written by the agent platform to check bulk-export write access; safe to delete.\n", "text/plain");
   } catch (error) {
-    if (error instanceof ApiError) throw error;
+    if (error instanceof DomainError) throw error;
     const known = destinationErrorMessage(error);
-    throw new ApiError(400, `Failed to validate S3 destination: ${known ?? (error instanceof Error ? error.message : String(error))}`);
+    throw badRequest(`Failed to validate S3 destination: ${known ?? (error instanceof Error ? error.message : String(error))}`);
   }
   await store.deleteObject(key).catch((error) => log.info("destination check object left behind (no delete permission?)", { key, error: String(destinationErrorMessage(error) ?? error) }));
 }
@@ -177,7 +177,7 @@ export async function updateDestinationCredentials(
   const row = await destinationRow(db, workspaceId, id);
   const config = row.config as DestinationConfig;
   if (!credentials && !config.workspace_root) {
-    throw new ApiError(400, "This destination was created with its own credentials; rotate them, or create a new destination without credentials to use the deployment's store");
+    throw badRequest("This destination was created with its own credentials; rotate them, or create a new destination without credentials to use the deployment's store");
   }
   const resolved = resolveCredentials(env, config, credentials);
   const sealed = credentials ? await encryptJson(env, credentials) : null;

@@ -1,5 +1,5 @@
 import { and, asc, eq, gte, inArray, lt, lte } from "drizzle-orm";
-import { ApiError } from "../core/errors.ts";
+import { isDomainError } from "../core/errors.ts";
 import { database, type Database } from "../db/client.ts";
 import { bulkExportRuns, bulkExports, traceShards, type BulkExportRow } from "../db/schema.ts";
 import { log } from "../observability/log.ts";
@@ -125,7 +125,7 @@ async function spawnScheduledWindows(db: Database, now: Date): Promise<void> {
         await createExport(db, schedule.workspaceId, input, { id: schedule.id }, await stableId(`${schedule.id}/${input.start_time}`));
       } catch (error) {
         // Only a destination or project that is gone ends the schedule; anything else is retried next tick.
-        if (error instanceof ApiError && error.status === 404) {
+        if (isDomainError(error, "not_found")) {
           await db
             .update(bulkExports)
             .set({ status: "Failed", error: `spawning the window at ${input.start_time} failed: ${error.message}`, updatedAt: now.toISOString(), finishedAt: now.toISOString() })

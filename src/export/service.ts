@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, inArray, notInArray } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { bulkExportRuns, bulkExports, type BulkExportRow, type BulkExportRunRow } from "../db/schema.ts";
-import { ApiError, conflict, notFound } from "../core/errors.ts";
+import { badRequest, notFound, conflict, invalid } from "../core/errors.ts";
 import { parseFilter } from "../tracing/filter/check.ts";
 import { compileFilter } from "../tracing/filter/compile.ts";
 import { FilterError } from "../tracing/filter/parse.ts";
@@ -130,25 +130,25 @@ export interface ExportInput {
   compression: ParquetCompression;
 }
 
-const invalid = (field: string, msg: string) => new ApiError(422, [{ type: "value_error", loc: ["body", field], msg }]);
+const invalidField = (field: string, msg: string) => invalid([{ type: "value_error", loc: ["body", field], msg }]);
 
 /** The rules of SPEC §2.8 and §3.3 that a schema alone cannot say. */
 function checkInput(input: ExportInput): void {
   const scheduled = input.interval_hours !== undefined && input.interval_hours !== null;
-  if (scheduled && input.end_time) throw invalid("end_time", "end_time must be omitted for a scheduled export (one with interval_hours)");
-  if (!scheduled && !input.end_time) throw invalid("end_time", "end_time is required for an export without interval_hours");
-  if (input.end_time && input.end_time <= input.start_time) throw invalid("end_time", "end_time must be after start_time");
+  if (scheduled && input.end_time) throw invalidField("end_time", "end_time must be omitted for a scheduled export (one with interval_hours)");
+  if (!scheduled && !input.end_time) throw invalidField("end_time", "end_time is required for an export without interval_hours");
+  if (input.end_time && input.end_time <= input.start_time) throw invalidField("end_time", "end_time must be after start_time");
   if (input.export_fields) {
     const unknown = unknownExportFields(input.export_fields);
-    if (unknown.length) throw invalid("export_fields", `unknown export field(s): ${unknown.join(", ")}`);
-    if (!input.export_fields.length) throw invalid("export_fields", "export_fields must name at least one field (omit it to export every field)");
+    if (unknown.length) throw invalidField("export_fields", `unknown export field(s): ${unknown.join(", ")}`);
+    if (!input.export_fields.length) throw invalidField("export_fields", "export_fields must name at least one field (omit it to export every field)");
   }
   if (input.filter?.trim()) {
     try {
       // Compiled too: a filter can parse and still not compile (too many values).
       compileFilter(parseFilter(input.filter));
     } catch (error) {
-      if (error instanceof FilterError) throw new ApiError(400, `filter: ${error.message}`);
+      if (error instanceof FilterError) throw badRequest(`filter: ${error.message}`);
       throw error;
     }
   }

@@ -1,7 +1,7 @@
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./app-env.ts";
-import { ApiError } from "../core/errors.ts";
+import { tooLarge } from "../core/errors.ts";
 
 const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 const limiters = new Map<number, ReturnType<typeof bodyLimit>>();
@@ -20,7 +20,7 @@ export const limitBodySize = createMiddleware<AppEnv>((c, next) => {
     limiter = bodyLimit({
       maxSize,
       onError: () => {
-        throw new ApiError(413, `Request body is larger than the limit of ${maxSize} bytes`);
+        throw tooLarge(`Request body is larger than the limit of ${maxSize} bytes`);
       },
     });
     limiters.set(maxSize, limiter);

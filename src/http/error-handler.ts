@@ -1,15 +1,31 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "./app-env.ts";
-import { ApiError } from "../core/errors.ts";
+import { DomainError, unauthorized, forbidden, conflict, invalid, unavailable, type ErrorKind } from "../core/errors.ts";
 import { log } from "../observability/log.ts";
+
+/** The one place where a domain error becomes an HTTP status. */
+export const STATUS_OF_KIND = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  uri_too_long: 414,
+  unsupported_media_type: 415,
+  invalid: 422,
+  unavailable: 503,
+} as const satisfies Record<ErrorKind, ContentfulStatusCode>;
 
 /** Maps anything thrown by a route to the Python server's error shape, `{"detail": ...}`. */
 export const onError: ErrorHandler<AppEnv> = (err, c) => {
-  if (err instanceof ApiError) {
-    return c.json({ detail: err.detail }, err.status, err.headers);
+  if (err instanceof DomainError) {
+    return c.json({ detail: err.detail }, STATUS_OF_KIND[err.kind]);
   }
   if (err instanceof HTTPException) {
+    if (err.res) return err.getResponse();
     // Hono's own validators report unparsable JSON as 400; the Python server's contract is 422.
     if (err.status === 400 && err.message.startsWith("Malformed JSON")) {
       return c.json(

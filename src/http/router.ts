@@ -1,6 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "./app-env.ts";
-import { ApiError, validationIssues } from "../core/errors.ts";
+import { invalid, validationIssues } from "../core/errors.ts";
 
 /** Path-parameter targets are called "path" in FastAPI-style locations. */
 const TARGET_NAMES: Record<string, string> = { param: "path", json: "body" };
@@ -13,7 +13,7 @@ export function createRouter() {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) {
-        throw new ApiError(422, validationIssues(result.error, TARGET_NAMES[result.target] ?? result.target));
+        throw invalid(validationIssues(result.error, TARGET_NAMES[result.target] ?? result.target));
       }
     },
   });

@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client.ts";
 import { matchesFilter, type AuthFilter } from "../auth/custom-auth.ts";
 import { authFilter } from "../auth/guards.ts";
-import { ApiError, notFound } from "../core/errors.ts";
+import { badRequest, forbidden, notFound, invalid } from "../core/errors.ts";
 import { withFilterLimit } from "../http/filter-limit.ts";
 import { createRouter } from "../http/router.ts";
 import { errorResponse } from "../http/responses.ts";
@@ -108,7 +108,7 @@ async function visibleItems(
 ): Promise<StoreItem[]> {
   const visible: StoreItem[] = [];
   for (let scanned = 0; visible.length < wanted; scanned += SCAN_PAGE) {
-    if (scanned >= MAX_SCANNED) throw new ApiError(400, "Authenticated store query exceeded maximum scan limit. Narrow the namespace or filters.");
+    if (scanned >= MAX_SCANNED) throw badRequest("Authenticated store query exceeded maximum scan limit. Narrow the namespace or filters.");
     const items = await page(SCAN_PAGE, scanned);
     visible.push(...items.filter((item) => matchesFilter(itemMetadata(item), filter)));
     if (items.length < SCAN_PAGE) break;
@@ -118,7 +118,7 @@ async function visibleItems(
 
 function checkNamespace(namespace: string[], field: string, allowEmpty = false): void {
   const problem = namespaceProblem(namespace, allowEmpty);
-  if (problem) throw new ApiError(422, [{ type: "value_error", loc: ["body", field], msg: problem }]);
+  if (problem) throw invalid([{ type: "value_error", loc: ["body", field], msg: problem }]);
 }
 
 export const storeRoutes = createRouter()
@@ -131,7 +131,7 @@ export const storeRoutes = createRouter()
     const db = database(c.env);
     const workspaceId = c.get("principal").workspaceId;
     const existing = await guardExistingItem(db, workspaceId, request, filter);
-    if (filter && !existing && !matchesFilter(itemMetadata(request), filter)) throw new ApiError(403, "Not authorized");
+    if (filter && !existing && !matchesFilter(itemMetadata(request), filter)) throw forbidden("Not authorized");
     await putItem(db, workspaceId, { namespace: request.namespace, key: request.key, value: request.value, ttlMinutes: body.ttl ?? null });
     return c.body(null, 204) as never;
   })
@@ -140,7 +140,7 @@ export const storeRoutes = createRouter()
     const request = { namespace: namespace === "" ? [] : namespace.split("."), key };
     const filter = await authFilter(c, "store:get", request);
     const problem = namespaceProblem(request.namespace);
-    if (problem) throw new ApiError(422, [{ type: "value_error", loc: ["query", "namespace"], msg: problem }]);
+    if (problem) throw invalid([{ type: "value_error", loc: ["query", "namespace"], msg: problem }]);
     const item = await getItem(database(c.env), c.get("principal").workspaceId, request.namespace, request.key, refresh_ttl !== "false" && refresh_ttl !== "0");
     if (item && !matchesFilter(itemMetadata(item), filter)) throw notFound("Item not found");
     return c.json(item, 200);

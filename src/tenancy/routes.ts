@@ -3,7 +3,7 @@ import { clearApiKeyCache } from "../auth/api-key-auth.ts";
 import { requireOrganizationAdmin } from "../auth/require-admin.ts";
 import { database } from "../db/client.ts";
 import type { ApiKeyRow, WorkspaceRow } from "../db/schema.ts";
-import { ApiError, notFound } from "../core/errors.ts";
+import { notFound, invalid } from "../core/errors.ts";
 import { createRouter } from "../http/router.ts";
 import { secured } from "../auth/secured.ts";
 import { jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
@@ -145,12 +145,12 @@ export const tenancyRoutes = createRouter()
     const principal = c.get("principal");
     const db = database(c.env);
     if (body.role === "admin" && body.workspace_id) {
-      throw new ApiError(422, [
+      throw invalid([
         { type: "value_error", loc: ["body", "role"], msg: "Admin keys are organization-scoped: omit workspace_id" },
       ]);
     }
     if (body.expires_at && Date.parse(body.expires_at) <= Date.now()) {
-      throw new ApiError(422, [{ type: "value_error", loc: ["body", "expires_at"], msg: "expires_at must be in the future" }]);
+      throw invalid([{ type: "value_error", loc: ["body", "expires_at"], msg: "expires_at must be in the future" }]);
     }
     if (body.workspace_id && !(await findWorkspace(db, principal.organizationId, body.workspace_id))) {
       throw notFound(`Workspace ${body.workspace_id} not found`);

@@ -1,5 +1,5 @@
 import { database } from "../db/client.ts";
-import { ApiError } from "../core/errors.ts";
+import { DomainError, conflict, invalid } from "../core/errors.ts";
 import { THREAD_NOT_FOUND } from "./thread-do.ts";
 import {
   existingThreadIds,
@@ -18,8 +18,10 @@ export function threadStub(env: Env, workspaceId: string, threadId: string) {
 export function unwrap<T>(outcome: Outcome<T>, threadId: string): T {
   if (outcome.ok) return outcome.value;
   const detail = outcome.detail === THREAD_NOT_FOUND ? `Thread with ID ${threadId} not found` : outcome.detail;
-  throw new ApiError(outcome.status, detail);
+  throw new DomainError(KIND_OF_OUTCOME[outcome.status], detail);
 }
+
+const KIND_OF_OUTCOME = { 404: "not_found", 409: "conflict", 422: "invalid" } as const;
 
 export async function searchThreads(
   env: Env,

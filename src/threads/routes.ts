@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { database } from "../db/client.ts";
-import { ApiError, conflict } from "../core/errors.ts";
+import { conflict, isDomainError } from "../core/errors.ts";
 import { page } from "../http/pagination.ts";
 import { createRouter } from "../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
@@ -224,7 +224,7 @@ export const threadRoutes = createRouter()
     const { thread_id } = c.req.valid("param");
     // The official API answers a copy of a missing or hidden thread with 409 "Thread not found".
     await guardThread(c, thread_id, "threads:read").catch((error: unknown) => {
-      throw error instanceof ApiError && error.status === 404 ? conflict(THREAD_NOT_FOUND) : error;
+      throw isDomainError(error, "not_found") ? conflict(THREAD_NOT_FOUND) : error;
     });
     const workspaceId = c.get("principal").workspaceId;
     const copied = (await threadStub(c.env, workspaceId, thread_id).copyTo(crypto.randomUUID())) as Outcome<ThreadJson>;

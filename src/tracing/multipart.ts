@@ -1,5 +1,5 @@
 import { getMultipartBoundary, MaxFileSizeExceededError, MaxTotalSizeExceededError, parseMultipartStream } from "@remix-run/multipart-parser";
-import { ApiError } from "../core/errors.ts";
+import { DomainError, badRequest, tooLarge } from "../core/errors.ts";
 import type { RunProblem } from "./ingest.ts";
 import type { RunAttachment } from "./run-input.ts";
 
@@ -26,7 +26,7 @@ function inflated(body: ReadableStream<Uint8Array>, maxBytes: number): ReadableS
   const guard = new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
       total += chunk.byteLength;
-      if (total > maxBytes) throw new ApiError(413, `Decompressed request body is larger than the limit of ${maxBytes} bytes`);
+      if (total > maxBytes) throw tooLarge(`Decompressed request body is larger than the limit of ${maxBytes} bytes`);
       controller.enqueue(chunk);
     },
   });
@@ -46,12 +46,12 @@ const MAX_PARTS = 10_000;
 async function partsOf(request: Request, maxBytes: number): Promise<Part[]> {
   const contentType = request.headers.get("content-type") ?? "";
   if (!contentType.toLowerCase().startsWith("multipart/form-data")) {
-    throw new ApiError(415, `Expected a multipart/form-data body, got ${contentType || "no Content-Type"}`);
+    throw new DomainError("unsupported_media_type", `Expected a multipart/form-data body, got ${contentType || "no Content-Type"}`);
   }
   const boundary = getMultipartBoundary(contentType);
-  if (!boundary) throw new ApiError(400, "The multipart Content-Type has no boundary parameter");
+  if (!boundary) throw badRequest("The multipart Content-Type has no boundary parameter");
   const encoding = (request.headers.get("content-encoding") ?? "identity").toLowerCase();
-  if (encoding !== "identity" && encoding !== "gzip") throw new ApiError(415, `Content-Encoding ${encoding} is not supported; send gzip or no encoding`);
+  if (encoding !== "identity" && encoding !== "gzip") throw new DomainError("unsupported_media_type", `Content-Encoding ${encoding} is not supported; send gzip or no encoding`);
   if (!request.body) return [];
   const body = encoding === "gzip" ? inflated(request.body, maxBytes) : request.body;
   const parts: Part[] = [];
@@ -60,9 +60,9 @@ async function partsOf(request: Request, maxBytes: number): Promise<Part[]> {
       parts.push({ name: part.name ?? "", contentType: part.headers["content-type"] ?? "", bytes: part.bytes });
     }
   } catch (error) {
-    if (error instanceof ApiError) throw error;
-    if (error instanceof MaxTotalSizeExceededError || error instanceof MaxFileSizeExceededError) throw new ApiError(413, `Request body is larger than the limit of ${maxBytes} bytes`);
-    throw new ApiError(400, `The multipart body could not be read: ${error instanceof Error ? error.message : String(error)}`);
+    if (error instanceof DomainError) throw error;
+    if (error instanceof MaxTotalSizeExceededError || error instanceof MaxFileSizeExceededError) throw tooLarge(`Request body is larger than the limit of ${maxBytes} bytes`);
+    throw badRequest(`The multipart body could not be read: ${error instanceof Error ? error.message : String(error)}`);
   }
   return parts;
 }

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client.ts";
-import { ApiError, notFound } from "../core/errors.ts";
+import { DomainError, badRequest, notFound, invalid } from "../core/errors.ts";
 import { createRouter } from "../http/router.ts";
 import { jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { errorResponse, publicRoute } from "../http/responses.ts";
@@ -156,15 +156,17 @@ const ingestor = (c: Context<AppEnv>) =>
   new Ingestor(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId, { maxRunBytes: tracedRunLimit(c.env) });
 
 /** A batch none of whose runs was stored: 413 when every run was too large, else 422; the detail lists each. */
-function refusedBatch(errors: RunProblem[]): ApiError {
-  const status = errors.every((e) => e.status === 413) ? 413 : 422;
-  return new ApiError(status, errors.map((e) => `${e.operation} ${e.run_id ?? "(no id)"}: ${e.detail}`).join("; "));
+function refusedBatch(errors: RunProblem[]): DomainError {
+  const kind = errors.every((e) => e.status === 413) ? "too_large" : "invalid";
+  return new DomainError(kind, errors.map((e) => `${e.operation} ${e.run_id ?? "(no id)"}: ${e.detail}`).join("; "));
 }
+
+const KIND_OF_PROBLEM = { 404: "not_found", 413: "too_large", 422: "invalid" } as const;
 
 /** A single-run request fails as a whole when its run is refused. */
 function singleRun(result: IngestResult): IngestResult {
   const [problem] = result.errors;
-  if (problem) throw new ApiError(problem.status, problem.detail);
+  if (problem) throw new DomainError(KIND_OF_PROBLEM[problem.status], problem.detail);
   return result;
 }
 
@@ -175,7 +177,7 @@ export const tracingRunRoutes = createRouter()
   .openapi(routes.update, async (c) => {
     const { run_id } = c.req.valid("param");
     const body = c.req.valid("json");
-    if (body.id !== undefined && String(body.id).toLowerCase() !== run_id) throw new ApiError(422, `Body id ${String(body.id)} does not match the run id ${run_id} in the path`);
+    if (body.id !== undefined && String(body.id).toLowerCase() !== run_id) throw invalid(`Body id ${String(body.id)} does not match the run id ${run_id} in the path`);
     return c.json(singleRun(await ingestor(c).ingest([], [{ ...body, id: run_id }])), 202);
   })
   .openapi(routes.batch, async (c) => {
@@ -211,12 +213,12 @@ export const tracingRunRoutes = createRouter()
   })
   .openapi(routes.query, async (c) => {
     const query = c.req.valid("json");
-    if (query.limit > 100) throw new ApiError(400, "Limit exceeds maximum allowed value of 100");
-    if (query.cursor && !decodeCursor(query.cursor)) throw new ApiError(400, "cursor is not a cursor this API returned");
+    if (query.limit > 100) throw badRequest("Limit exceeds maximum allowed value of 100");
+    if (query.cursor && !decodeCursor(query.cursor)) throw badRequest("cursor is not a cursor this API returned");
     try {
       return c.json(await queryRuns(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId, query), 200);
     } catch (error) {
-      if (error instanceof QueryFilterError) throw new ApiError(400, error.message);
+      if (error instanceof QueryFilterError) throw badRequest(error.message);
       throw error;
     }
   })

@@ -2,7 +2,7 @@ import { v7 as uuidv7 } from "uuid";
 import type { AuthUser } from "../../auth/custom-auth.ts";
 import type { Principal } from "../../auth/principal.ts";
 import { maxBodyBytes } from "../../http/body-limit.ts";
-import { ApiError, notFound } from "../../core/errors.ts";
+import { invalid, isDomainError, notFound, tooLarge } from "../../core/errors.ts";
 import { singleEventStream } from "./streams.ts";
 import { exceedsDepth } from "../../core/json-depth.ts";
 import { MAX_GRAPH_DATA_DEPTH } from "../../core/limits.ts";
@@ -57,8 +57,7 @@ export function checkRunInputSize(bodyLimit: number, body: RunCreateBody): void 
   const { input, command, config, context, metadata } = body;
   const bytes = utf8Length(JSON.stringify({ input, command, config, context, metadata }));
   if (bytes > MAX_RUN_INPUT_BYTES) {
-    throw new ApiError(
-      413,
+    throw tooLarge(
       `Run input is ${bytes} bytes of JSON (input, command, config, context and metadata together); the limit is ${MAX_RUN_INPUT_BYTES} bytes`,
     );
   }
@@ -73,7 +72,7 @@ export async function runInput(
 ): Promise<CreateRunInput> {
   // A2A and MCP build their run bodies without RunCreateSchema: their graph input gets the same bound.
   if (exceedsDepth(body.input, MAX_GRAPH_DATA_DEPTH)) {
-    throw new ApiError(422, [{ type: "custom", loc: ["body", "input"], msg: `nesting deeper than ${MAX_GRAPH_DATA_DEPTH} levels` }]);
+    throw invalid([{ type: "custom", loc: ["body", "input"], msg: `nesting deeper than ${MAX_GRAPH_DATA_DEPTH} levels` }]);
   }
   checkRunInputSize(maxBodyBytes(env), body);
   // A user runs only assistants their filter lets them see (a hidden one is a 404, as a missing one).
@@ -144,7 +143,7 @@ export async function joinedOrNotFoundEvent(
   try {
     return await open();
   } catch (error) {
-    if (!(error instanceof ApiError) || error.status !== 404) throw error;
+    if (!isDomainError(error, "not_found")) throw error;
     return singleEventStream("error", { error: "HTTPException", message: `404: ${detail ?? error.message}` });
   }
 }

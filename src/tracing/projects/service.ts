@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { tracingProjects, type TracingProjectRow } from "../../db/schema.ts";
-import { conflict, notFound } from "../../core/errors.ts";
+import { notFound, conflict } from "../../core/errors.ts";
 
 /** Tracing projects ("sessions" in the LangSmith API), per workspace, in D1. */
 
