@@ -507,7 +507,7 @@ export class ThreadDO extends DurableObject<Env> {
     if (!record) return;
     this.#runs.onAlarm();
     const expiry = ttlExpiry(record);
-    if (record.ttl && expiry !== null && expiry <= Date.now() && !this.#runs.store.hasActive()) {
+    if (record.ttl && expiry !== null && expiry <= Date.now() && !this.#runs.table.hasActive()) {
       log.info("thread ttl expired", { thread_id: record.threadId, strategy: record.ttl.strategy });
       if (record.ttl.strategy === "delete") {
         try {
@@ -664,7 +664,7 @@ export class ThreadDO extends DurableObject<Env> {
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.#records.reset();
-    this.#runs.store.reset();
+    this.#runs.table.reset();
     this.#states.clear();
     this.#saver = this.#newSaver();
   }

@@ -167,12 +167,12 @@ describe("run inputs and states larger than a storage row", () => {
     expect(() => checkRunInputSize(10 * 1024 * 1024, over)).not.toThrow();
   });
 
-  it("the run store keeps kwargs, results and events of any size, in chunks, and deletes them with the run", async () => {
-    const { RunStore } = await import("../../src/threads/runs/run-store.ts");
+  it("the run table keeps kwargs, results and events of any size, in chunks, and deletes them with the run", async () => {
+    const { RunTable } = await import("../../src/threads/runs/run-table.ts");
     const { durableObjectSql } = await import("../../src/db/sql.ts");
     const input = { messages: [{ role: "user", content: big(9) }] };
     await runInDurableObject(threadStub(crypto.randomUUID()), (_instance: ThreadDO, state) => {
-      const store = new RunStore(durableObjectSql(state.storage));
+      const store = new RunTable(durableObjectSql(state.storage));
       const at = new Date().toISOString();
       const kwargs = { input, command: null, config: {}, context: {}, stream_mode: ["values" as const], subgraphs: false, resumable: true, interrupt_before: null, interrupt_after: null, webhook: null, on_completion: null, durability: null, headers: {} };
       const run = { run_id: "r1", thread_id: "t", assistant_id: "a", graphId: "echo", created_at: at, updated_at: at, status: "pending" as const, metadata: {}, kwargs, multitask_strategy: "enqueue" as const, attempt: 0, notBefore: 0, startedAt: null, endedAt: null, result: null, error: null, authUser: null };

@@ -7,7 +7,7 @@ import { checkpointConfig, stateJson } from "../state.ts";
 import type { ThreadRecord } from "../thread-record.ts";
 import { fail, ok, type Outcome, type ThreadStatus } from "../types.ts";
 import { errorPayload, executeRun } from "./executor.ts";
-import { isActive, RunStore, runJson, type RunRecord } from "./run-store.ts";
+import { isActive, RunTable, runJson, type AgentRun } from "./run-table.ts";
 import { RunStreams, singleEventStream } from "./streams.ts";
 import type { CancelAction, CreateRunInput, RunJson, RunStatus } from "./types.ts";
 import { deliverWebhook } from "./webhook.ts";
@@ -73,7 +73,7 @@ const now = () => new Date().toISOString();
  * Lives inside the ThreadDO; all SQL is synchronous, so every decision below is made atomically.
  */
 export class RunManager {
-  readonly store: RunStore;
+  readonly table: RunTable;
   readonly streams: RunStreams;
   #executing: Execution | null = null;
   readonly #waiters = new Map<string, ((result: Settled) => void)[]>();
@@ -85,8 +85,8 @@ export class RunManager {
     private readonly host: RunHost,
     sql: SqlStore,
   ) {
-    this.store = new RunStore(sql);
-    this.streams = new RunStreams(this.store);
+    this.table = new RunTable(sql);
+    this.streams = new RunStreams(this.table);
   }
 
   // ---- creation ----
@@ -124,7 +124,7 @@ export class RunManager {
       this.host.writeThread(thread);
     }
     this.recover();
-    const active = this.store.active();
+    const active = this.table.active();
     if (active.length > 0 && input.multitaskStrategy === "reject") return fail(409, THREAD_BUSY);
 
     const at = now();
@@ -134,7 +134,7 @@ export class RunManager {
       isObject(input.assistant.context) && isObject(input.kwargs.context)
         ? { ...input.assistant.context, ...input.kwargs.context }
         : (input.kwargs.context ?? input.assistant.context);
-    const run: RunRecord = {
+    const run: AgentRun = {
       run_id: input.runId,
       thread_id: input.threadId,
       assistant_id: input.assistantId,
@@ -162,7 +162,7 @@ export class RunManager {
         ...(input.userId ? { user_id: input.userId } : {}),
       },
     };
-    this.store.insert(run);
+    this.table.insert(run);
     this.streams.open(run.run_id, run.kwargs.resumable);
     const stream = subscribe ? this.streams.subscribe(run.run_id, subscribe) : undefined;
 
@@ -193,7 +193,7 @@ export class RunManager {
   /** Starts the next due run unless one is executing. */
   kick(): void {
     if (this.#executing) return;
-    const next = this.store.nextDue(Date.now());
+    const next = this.table.nextDue(Date.now());
     if (!next) {
       void this.host.scheduleAlarm();
       return;
@@ -211,9 +211,9 @@ export class RunManager {
   /** When the alarm must fire next for runs (heartbeat while busy, or a delayed run), or null. */
   nextWakeup(): number | null {
     if (this.#executing || this.#pendingWebhooks > 0) return Date.now() + HEARTBEAT_MS;
-    const active = this.store.active();
+    const active = this.table.active();
     if (active.some((run) => run.status === "running")) return Date.now();
-    return this.store.nextNotBefore();
+    return this.table.nextNotBefore();
   }
 
   /** Alarm: pick up runs a restart left behind, and start what is due. */
@@ -227,21 +227,21 @@ export class RunManager {
    * queue it again (it resumes from its last checkpoint) or, past the attempt limit, fail it.
    */
   recover(): void {
-    for (const run of this.store.active()) {
+    for (const run of this.table.active()) {
       if (run.status !== "running" || this.#executing?.runId === run.run_id) continue;
       log.warn("resuming a run interrupted by a restart", { run_id: run.run_id, attempt: run.attempt });
       run.status = "pending";
       run.updated_at = now();
-      this.store.update(run);
+      this.table.update(run);
     }
   }
 
-  async #execute(run: RunRecord, execution: Execution): Promise<void> {
+  async #execute(run: AgentRun, execution: Execution): Promise<void> {
     run.attempt += 1;
     run.status = "running";
     run.startedAt ??= now();
     run.updated_at = now();
-    this.store.update(run);
+    this.table.update(run);
     this.streams.open(run.run_id, run.kwargs.resumable);
     this.#background(this.host.scheduleAlarm(), "heartbeat alarm");
     const publish = (event: string, data: unknown) => this.streams.publish(run.run_id, event, data);
@@ -305,7 +305,7 @@ export class RunManager {
    */
   async #failAtOnce(runId: string, error: unknown): Promise<void> {
     log.error("run failed outside the graph", { run_id: runId, error: String(error) });
-    const run = this.store.get(runId);
+    const run = this.table.get(runId);
     if (!run || !isActive(run.status)) {
       // It failed after its end was stored: its readers and waiters still need the end.
       this.streams.finish(runId);
@@ -322,12 +322,12 @@ export class RunManager {
     }
   }
 
-  #hasCheckpointOf(run: RunRecord): boolean {
+  #hasCheckpointOf(run: AgentRun): boolean {
     return this.host.saver().checkpointIds(checkpointConfig(run.thread_id), { limit: 1, filter: { run_id: run.run_id } }).length > 0;
   }
 
   /** The LangGraph config a run executes with (reference §2 `config`). */
-  #graphConfig(run: RunRecord): Record<string, unknown> & { configurable: Record<string, unknown> } {
+  #graphConfig(run: AgentRun): Record<string, unknown> & { configurable: Record<string, unknown> } {
     const { configurable = {}, recursion_limit, max_concurrency, tags, ...rest } = run.kwargs.config as Record<string, unknown> & {
       configurable?: Record<string, unknown>;
       recursion_limit?: number;
@@ -360,7 +360,7 @@ export class RunManager {
 
   /** Ends a run: its status, result, the thread's state and status, readers, waiters, webhook. */
   async #settle(
-    run: RunRecord,
+    run: AgentRun,
     outcome: RunOutcome,
     graph?: LoadedGraph,
   ): Promise<void> {
@@ -368,7 +368,7 @@ export class RunManager {
     let state = undefined;
     if (outcome.kind === "cancelled" && outcome.action === "rollback") {
       this.host.saver().deleteRunCheckpoints(run.thread_id, run.run_id);
-      this.store.delete(run.run_id);
+      this.table.delete(run.run_id);
     } else if (graph) {
       state = stateJson(await graph.getState({ configurable: { thread_id: run.thread_id, checkpoint_ns: "" } }));
     }
@@ -390,7 +390,7 @@ export class RunManager {
       );
       run.endedAt = at;
       run.updated_at = at;
-      this.store.update(run);
+      this.table.update(run);
     }
 
     if (state) {
@@ -407,17 +407,17 @@ export class RunManager {
     this.#resolveWaiters(run.run_id, outcome.kind === "cancelled" && outcome.action === "rollback" ? fail(404, RUN_NOT_FOUND) : ok(run.result ?? "null"));
     await saved;
     if (run.kwargs.webhook) this.#sendWebhook(run, state?.values);
-    if (thread.temporary && !this.store.hasActive()) await this.host.deleteThread();
+    if (thread.temporary && !this.table.hasActive()) await this.host.deleteThread();
   }
 
   #threadStatusAfter(kind: "success" | "error" | "cancelled", pendingNodes: number): ThreadStatus {
-    if (this.store.hasActive()) return "busy";
+    if (this.table.hasActive()) return "busy";
     if (kind === "error") return "error";
     if (kind === "success" && pendingNodes > 0) return "interrupted";
     return "idle";
   }
 
-  #sendWebhook(run: RunRecord, values: unknown): void {
+  #sendWebhook(run: AgentRun, values: unknown): void {
     this.#pendingWebhooks += 1;
     const payload = {
       ...runJson(run),
@@ -440,17 +440,17 @@ export class RunManager {
   // ---- reads, joins, streams ----
 
   get(runId: string): Outcome<RunJson> {
-    const run = this.store.get(runId);
+    const run = this.table.get(runId);
     return run ? ok(runJson(run)) : fail(404, RUN_NOT_FOUND);
   }
 
   list(options: { limit: number; offset: number; status?: RunStatus }): RunJson[] {
-    return this.store.list(options).map(runJson);
+    return this.table.list(options).map(runJson);
   }
 
   /** Waits for the run to end; its result as JSON text (final values, or `{__error__}`). */
   join(runId: string): Promise<Settled> {
-    const run = this.store.get(runId);
+    const run = this.table.get(runId);
     if (!run) return Promise.resolve(fail(404, RUN_NOT_FOUND));
     if (this.#deletion && isActive(run.status)) return Promise.resolve(ok(JSON.stringify({ __error__: this.#deletion })));
     if (!isActive(run.status)) return Promise.resolve(ok(run.result ?? "null"));
@@ -467,7 +467,7 @@ export class RunManager {
   }
 
   stream(runId: string, options: { lastEventId?: number; cancelOnDisconnect?: boolean }): Outcome<ReadableStream<Uint8Array>> {
-    const run = this.store.get(runId);
+    const run = this.table.get(runId);
     if (!run) return fail(404, RUN_NOT_FOUND);
     if (this.#deletion && isActive(run.status)) return ok(singleEventStream("error", this.#deletion));
     if (isActive(run.status)) this.streams.open(runId, run.kwargs.resumable);
@@ -483,23 +483,23 @@ export class RunManager {
    */
   async cancel(request: { runIds?: string[]; status?: "pending" | "running" | "all"; action: CancelAction; wait?: boolean }): Promise<Outcome<RunJson[]>> {
     const targets = request.runIds
-      ? request.runIds.map((id) => this.store.get(id))
-      : this.store.active().filter((run) => request.status === "all" || !request.status || run.status === request.status);
+      ? request.runIds.map((id) => this.table.get(id))
+      : this.table.active().filter((run) => request.status === "all" || !request.status || run.status === request.status);
     if (targets.some((run) => !run)) return fail(404, RUN_NOT_FOUND);
-    const runs = targets as RunRecord[];
+    const runs = targets as AgentRun[];
     const thread = this.host.readThread();
     if (thread) this.#cancel(runs.filter((run) => isActive(run.status)), request.action, thread);
-    if (thread && !this.store.hasActive() && thread.status === "busy") {
+    if (thread && !this.table.hasActive() && thread.status === "busy") {
       thread.status = "idle";
       thread.updatedAt = now();
       await this.host.saveThread(thread);
     }
     if (request.wait && this.#executing && runs.some((run) => run.run_id === this.#executing?.runId)) await this.#executing.done;
-    return ok(runs.map((run) => runJson(this.store.get(run.run_id) ?? run)));
+    return ok(runs.map((run) => runJson(this.table.get(run.run_id) ?? run)));
   }
 
   /** Cancels active runs now: pending ones are settled here, a running one is told to stop. */
-  #cancel(runs: RunRecord[], action: CancelAction, thread: ThreadRecord): void {
+  #cancel(runs: AgentRun[], action: CancelAction, thread: ThreadRecord): void {
     for (const run of runs) {
       if (this.#executing?.runId === run.run_id) {
         this.#executing.cancel = action;
@@ -508,13 +508,13 @@ export class RunManager {
       }
       if (action === "rollback") {
         this.host.saver().deleteRunCheckpoints(thread.threadId, run.run_id);
-        this.store.delete(run.run_id);
+        this.table.delete(run.run_id);
         this.#resolveWaiters(run.run_id, fail(404, RUN_NOT_FOUND));
       } else {
         run.status = "interrupted";
         run.updated_at = run.endedAt = now();
         run.result = JSON.stringify(thread.values ?? null);
-        this.store.update(run);
+        this.table.update(run);
         this.#resolveWaiters(run.run_id, ok(run.result));
       }
       this.streams.finish(run.run_id);
@@ -522,10 +522,10 @@ export class RunManager {
   }
 
   async delete(runId: string): Promise<Outcome<true>> {
-    const run = this.store.get(runId);
+    const run = this.table.get(runId);
     if (!run) return fail(404, RUN_NOT_FOUND);
     if (isActive(run.status)) await this.cancel({ runIds: [runId], action: "interrupt", wait: true });
-    this.store.delete(runId);
+    this.table.delete(runId);
     return ok(true);
   }
 
@@ -534,7 +534,7 @@ export class RunManager {
    * first, with an error naming the deletion, so none mistakes the cut-off for a finished run.
    */
   async shutdown(): Promise<void> {
-    const active = this.store.active();
+    const active = this.table.active();
     const thread = this.host.readThread();
     const deleted = threadDeletedError(thread?.threadId ?? active[0]?.thread_id ?? "");
     this.#deletion = deleted;
@@ -546,7 +546,7 @@ export class RunManager {
       if (thread && active.length) this.#cancel(active, "interrupt", thread);
       await this.#executing?.done;
       this.streams.closeAll(deleted);
-      this.store.reset();
+      this.table.reset();
     } finally {
       this.#deletion = null;
     }

@@ -1,4 +1,4 @@
-import type { RunStore } from "./run-store.ts";
+import type { RunTable } from "./run-table.ts";
 
 const encoder = new TextEncoder();
 /** Idle streams get an SSE comment this often, so proxies keep them open and the SDK can detect drops. */
@@ -86,12 +86,12 @@ export class RunStreams {
   readonly #threadBacklog: { id: number; event: string; data: string }[] = [];
   #threadSeq = 0;
 
-  constructor(private readonly store: RunStore) {}
+  constructor(private readonly table: RunTable) {}
 
   /** Starts (or, after a restart, continues) the numbering of a run's events. */
   open(runId: string, resumable: boolean): void {
     if (this.#live.has(runId)) return;
-    this.#live.set(runId, { seq: resumable ? this.store.lastSeq(runId) + 1 : 0, resumable, subscribers: new Set() });
+    this.#live.set(runId, { seq: resumable ? this.table.lastSeq(runId) + 1 : 0, resumable, subscribers: new Set() });
   }
 
   publish(runId: string, event: string, data: unknown): void {
@@ -101,7 +101,7 @@ export class RunStreams {
     // Nobody to tell and nothing to keep: skip serializing (a `/wait` run has no readers at all).
     if (!run.resumable && run.subscribers.size === 0 && this.#threadSubscribers.size === 0) return;
     const json = JSON.stringify(data ?? null);
-    if (run.resumable) this.store.appendEvent(runId, seq, event, json);
+    if (run.resumable) this.table.appendEvent(runId, seq, event, json);
     const frame = sseFrame(event, json, seq);
     for (const subscriber of run.subscribers) subscriber.write(frame);
     this.#toThread(event, json);
@@ -121,7 +121,7 @@ export class RunStreams {
     if (!run) return;
     const json = JSON.stringify(error);
     const seq = run.seq++;
-    if (run.resumable) this.store.appendEvent(runId, seq, "error", json);
+    if (run.resumable) this.table.appendEvent(runId, seq, "error", json);
     const frame = sseFrame("error", json, seq);
     for (const subscriber of run.subscribers) subscriber.write(frame);
     this.finish(runId);
@@ -134,7 +134,7 @@ export class RunStreams {
   subscribe(runId: string, options: { lastEventId?: number; onDisconnect?: () => void } = {}): ReadableStream<Uint8Array> {
     const subscriber = new Subscriber(options.onDisconnect);
     if (options.lastEventId !== undefined) {
-      for (const stored of this.store.eventsAfter(runId, options.lastEventId)) {
+      for (const stored of this.table.eventsAfter(runId, options.lastEventId)) {
         subscriber.write(sseFrame(stored.event, stored.data, stored.seq));
       }
     }

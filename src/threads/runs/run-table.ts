@@ -2,8 +2,8 @@ import type { SqlStore } from "../../db/sql.ts";
 import { ChunkedTexts, CHUNKS_SCHEMA } from "../../db/chunked-text.ts";
 import type { MultitaskStrategy, RunJson, RunKwargs, RunStatus } from "./types.ts";
 
-/** A run as the thread stores it: the API shape plus what scheduling and recovery need. */
-export interface RunRecord extends RunJson {
+/** An agent run as its thread keeps it: the API shape plus what scheduling and recovery need. */
+export interface AgentRun extends RunJson {
   graphId: string;
   attempt: number;
   /** Not started before this time (`after_seconds`), ms since epoch. */
@@ -17,7 +17,7 @@ export interface RunRecord extends RunJson {
   authUser: Record<string, unknown> | null;
 }
 
-interface RunRow {
+interface AgentRunRow {
   run_id: string;
   thread_id: string;
   assistant_id: string;
@@ -74,7 +74,11 @@ const SCHEMA = [
 
 const ACTIVE: RunStatus[] = ["pending", "running"];
 
-export class RunStore {
+/**
+ * The thread's agent runs and the event log of resumable ones, in the Durable Object's SQLite.
+ * (Trace runs live elsewhere: `tracing/`.)
+ */
+export class RunTable {
   #ready = false;
   readonly #texts: ChunkedTexts;
 
@@ -101,12 +105,12 @@ export class RunStore {
   }
 
   /** Inserts the run; its kwargs (which hold its input) may be of any size the Worker accepted. */
-  insert(run: RunRecord): void {
+  insert(run: AgentRun): void {
     this.#ensure();
     this.sql.transaction(() => this.#insert(run));
   }
 
-  #insert(run: RunRecord): void {
+  #insert(run: AgentRun): void {
     this.sql.run(
       `INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, created_at, updated_at, status, metadata, kwargs,
          multitask_strategy, attempt, not_before, started_at, ended_at, result, error, auth_user)
@@ -131,7 +135,7 @@ export class RunStore {
     );
   }
 
-  update(run: RunRecord): void {
+  update(run: AgentRun): void {
     this.sql.transaction(() =>
       this.sql.run(
         `UPDATE runs SET status = ?, updated_at = ?, attempt = ?, started_at = ?, ended_at = ?, result = ?, error = ?
@@ -148,25 +152,25 @@ export class RunStore {
     );
   }
 
-  get(runId: string): RunRecord | undefined {
+  get(runId: string): AgentRun | undefined {
     if (!this.#exists()) return undefined;
-    const row = this.sql.all<RunRow>("SELECT * FROM runs WHERE run_id = ?", runId)[0];
+    const row = this.sql.all<AgentRunRow>("SELECT * FROM runs WHERE run_id = ?", runId)[0];
     return row && this.#fromRow(row);
   }
 
   /** Newest first, as the Python server lists them. */
-  list(options: { limit: number; offset: number; status?: RunStatus }): RunRecord[] {
+  list(options: { limit: number; offset: number; status?: RunStatus }): AgentRun[] {
     if (!this.#exists()) return [];
     const where = options.status ? "WHERE status = ?" : "";
     const params = options.status ? [options.status] : [];
     return this.sql
-      .all<RunRow>(`SELECT * FROM runs ${where} ORDER BY created_at DESC, run_id DESC LIMIT ? OFFSET ?`, ...params, options.limit, options.offset)
+      .all<AgentRunRow>(`SELECT * FROM runs ${where} ORDER BY created_at DESC, run_id DESC LIMIT ? OFFSET ?`, ...params, options.limit, options.offset)
       .map((row) => this.#fromRow(row));
   }
 
-  active(): RunRecord[] {
+  active(): AgentRun[] {
     if (!this.#exists()) return [];
-    return this.sql.all<RunRow>("SELECT * FROM runs WHERE status IN ('pending', 'running') ORDER BY created_at, run_id").map((row) => this.#fromRow(row));
+    return this.sql.all<AgentRunRow>("SELECT * FROM runs WHERE status IN ('pending', 'running') ORDER BY created_at, run_id").map((row) => this.#fromRow(row));
   }
 
   /** Whether any run is pending or running, without reading the runs. */
@@ -176,9 +180,9 @@ export class RunStore {
   }
 
   /** The next run to start: pending, due, oldest first. */
-  nextDue(now: number): RunRecord | undefined {
+  nextDue(now: number): AgentRun | undefined {
     if (!this.#exists()) return undefined;
-    const row = this.sql.all<RunRow>(
+    const row = this.sql.all<AgentRunRow>(
       "SELECT * FROM runs WHERE status = 'pending' AND not_before <= ? ORDER BY created_at, run_id LIMIT 1",
       now,
     )[0];
@@ -231,7 +235,7 @@ export class RunStore {
     return row?.seq ?? -1;
   }
 
-  #fromRow(row: RunRow): RunRecord {
+  #fromRow(row: AgentRunRow): AgentRun {
     return fromRow({
       ...row,
       kwargs: this.#texts.load(row.run_id, "kwargs", row.kwargs),
@@ -242,7 +246,7 @@ export class RunStore {
 
 export const isActive = (status: RunStatus) => ACTIVE.includes(status);
 
-export function runJson(run: RunRecord): RunJson {
+export function runJson(run: AgentRun): RunJson {
   return {
     run_id: run.run_id,
     thread_id: run.thread_id,
@@ -256,7 +260,7 @@ export function runJson(run: RunRecord): RunJson {
   };
 }
 
-function fromRow(row: RunRow): RunRecord {
+function fromRow(row: AgentRunRow): AgentRun {
   return {
     run_id: row.run_id,
     thread_id: row.thread_id,
