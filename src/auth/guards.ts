@@ -2,7 +2,6 @@ import type { Context } from "hono";
 import { threadStub } from "../threads/client.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { notFound } from "../core/errors.ts";
-import type { Outcome, ThreadJson } from "../threads/types.ts";
 import { authorize, matchesFilter, type AuthFilter } from "./custom-auth.ts";
 
 /**
@@ -29,7 +28,7 @@ export async function guardThread<V extends Record<string, unknown>>(
 ): Promise<V> {
   const filter = await authFilter(c, event, Object.assign(value, { thread_id: threadId }));
   if (!filter) return value;
-  const thread = (await threadStub(c.env, c.get("principal").workspaceId, threadId).get()) as Outcome<ThreadJson>;
+  const thread = await threadStub(c.env, c.get("principal").workspaceId, threadId).get();
   // A run may create its thread (`if_not_exists: create`); the thread then gets the run's metadata.
   if (!thread.ok && options.allowMissing) return value;
   if (!thread.ok || !matchesFilter(thread.value.metadata, filter)) throw notFound(`Thread with ID ${threadId} not found`);

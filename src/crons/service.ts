@@ -6,8 +6,6 @@ import { database } from "../db/client.ts";
 import type { CronRow } from "../db/schema.ts";
 import { isDomainError } from "../core/errors.ts";
 import { log } from "../observability/log.ts";
-import type { RunJson } from "../threads/runs/types.ts";
-import type { Outcome } from "../threads/types.ts";
 import { nextRunDate } from "./schedule.ts";
 import { claimCron, disableCron, dueCrons } from "./store.ts";
 
@@ -66,10 +64,10 @@ async function startRun(env: Env, cron: CronRow): Promise<string | null> {
   } as RunCreateBody;
   try {
     const input = await runInput(env, principal, body, { threadId: cron.threadId ?? undefined, headers: new Headers() });
-    const outcome = (await threadStub(env, cron.workspaceId, input.threadId).createRun(input)) as Outcome<{ run: RunJson }>;
+    const outcome = await threadStub(env, cron.workspaceId, input.threadId).createRun(input);
     if (!outcome.ok) {
-      if (outcome.status === 404) return `thread ${cron.threadId} no longer exists`;
-      log.warn("cron run not started", { cron_id: cron.cronId, status: outcome.status, detail: outcome.detail });
+      if (outcome.kind === "not_found") return `thread ${cron.threadId} no longer exists`;
+      log.warn("cron run not started", { cron_id: cron.cronId, kind: outcome.kind, detail: outcome.detail });
     }
     return null;
   } catch (error) {

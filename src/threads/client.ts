@@ -1,6 +1,7 @@
+import type { DurableObject } from "cloudflare:workers";
 import { database } from "../db/client.ts";
-import { DomainError, conflict, invalid } from "../core/errors.ts";
-import { THREAD_NOT_FOUND } from "./thread-do.ts";
+import { DomainError, notFound } from "../core/errors.ts";
+import type { ThreadDO } from "./thread-do.ts";
 import {
   existingThreadIds,
   indexRowJson,
@@ -9,19 +10,32 @@ import {
 } from "./thread-index.ts";
 import type { Outcome, ThreadJson, TtlStrategy } from "./types.ts";
 
-/** The Durable Object of a thread. Its name includes the workspace: other workspaces never reach it. */
-export function threadStub(env: Env, workspaceId: string, threadId: string) {
-  return env.THREAD.get(env.THREAD.idFromName(`${workspaceId}:${threadId}`));
+/**
+ * A thread's RPC methods as its callers see them: what ThreadDO's methods return, awaited. RPC's own
+ * stub types rewrite results they cannot prove serializable (`unknown` fields, streams inside
+ * objects), which is why this one mapping is declared here instead of at every call site.
+ */
+export type ThreadClient = {
+  [K in Exclude<keyof ThreadDO, keyof DurableObject>]: ThreadDO[K] extends (...args: infer A) => infer R
+    ? (...args: A) => Promise<Awaited<R>>
+    : never;
+};
+
+/**
+ * The one doorway to a thread: its Durable Object, named `<workspace id>:<thread id>` so other
+ * workspaces never reach it.
+ */
+export function threadStub(env: Pick<Env, "THREAD">, workspaceId: string, threadId: string): ThreadClient {
+  // The only cast of a thread's RPC stub (see ThreadClient).
+  return env.THREAD.get(env.THREAD.idFromName(`${workspaceId}:${threadId}`)) as unknown as ThreadClient;
 }
 
-/** Turns a DO outcome into its value, or the HTTP error it stands for. */
+/** Turns a thread's outcome into its value, or the DomainError it stands for. */
 export function unwrap<T>(outcome: Outcome<T>, threadId: string): T {
   if (outcome.ok) return outcome.value;
-  const detail = outcome.detail === THREAD_NOT_FOUND ? `Thread with ID ${threadId} not found` : outcome.detail;
-  throw new DomainError(KIND_OF_OUTCOME[outcome.status], detail);
+  if (outcome.kind === "thread_not_found") throw notFound(`Thread with ID ${threadId} not found`);
+  throw new DomainError(outcome.kind, outcome.detail);
 }
-
-const KIND_OF_OUTCOME = { 404: "not_found", 409: "conflict", 422: "invalid" } as const;
 
 export async function searchThreads(
   env: Env,
@@ -34,7 +48,7 @@ export async function searchThreads(
       const thread = indexRowJson(row);
       if (row.valuesIndexed) return thread;
       // State too large for the index: read it from the thread itself.
-      const fresh = (await threadStub(env, workspaceId, row.threadId).get({ oversizeValues: true })) as Outcome<ThreadJson>;
+      const fresh = await threadStub(env, workspaceId, row.threadId).get({ oversizeValues: true });
       return fresh.ok ? fresh.value : thread;
     }),
   );

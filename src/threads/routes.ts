@@ -8,8 +8,6 @@ import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/sch
 import { secured } from "../auth/secured.ts";
 import { withFilterLimit } from "../http/filter-limit.ts";
 import { countThreadIndex } from "./thread-index.ts";
-import { THREAD_NOT_FOUND } from "./thread-do.ts";
-import type { Outcome, ThreadJson } from "./types.ts";
 import { filterAsContainment, matchesFilter } from "../auth/custom-auth.ts";
 import { authFilter, guardThread } from "../auth/guards.ts";
 import {
@@ -29,6 +27,9 @@ import {
   ThreadStateSchema,
 } from "./schemas.ts";
 import { pruneThreads, searchThreads, threadStub, unwrap } from "./client.ts";
+
+/** What the official API answers, with 409, to a copy of a thread that is missing or hidden. */
+const THREAD_NOT_FOUND = "Thread not found";
 
 const tags = ["Threads"];
 const errors = { ...notFoundError };
@@ -155,7 +156,7 @@ export const threadRoutes = createRouter()
     const stub = threadStub(c.env, workspaceId, threadId);
     // `do_nothing` answers with an existing thread only when this user may see it.
     if (filter && body.if_exists === "do_nothing") {
-      const existing = (await stub.get()) as Outcome<ThreadJson>;
+      const existing = await stub.get();
       if (existing.ok && !matchesFilter(existing.value.metadata, filter)) throw conflict(`Thread ${threadId} already exists`);
     }
     const outcome = await stub.create({
@@ -167,7 +168,7 @@ export const threadRoutes = createRouter()
       supersteps: body.supersteps?.map((s) => ({ updates: s.updates.map((u) => ({ ...u, command: u.command ?? undefined })) })),
       ttl: body.ttl,
     });
-    return c.json(unwrap(outcome, threadId) as z.infer<typeof ThreadSchema>, 200);
+    return c.json(unwrap(outcome, threadId), 200);
   })
   .openapi(routes.search, async (c) => {
     const body = c.req.valid("json");
@@ -227,8 +228,8 @@ export const threadRoutes = createRouter()
       throw isDomainError(error, "not_found") ? conflict(THREAD_NOT_FOUND) : error;
     });
     const workspaceId = c.get("principal").workspaceId;
-    const copied = (await threadStub(c.env, workspaceId, thread_id).copyTo(crypto.randomUUID())) as Outcome<ThreadJson>;
-    if (!copied.ok && copied.status === 404) throw conflict(THREAD_NOT_FOUND);
+    const copied = await threadStub(c.env, workspaceId, thread_id).copyTo(crypto.randomUUID());
+    if (!copied.ok && copied.kind === "thread_not_found") throw conflict(THREAD_NOT_FOUND);
     const copy = unwrap(copied, thread_id);
     // The copy is a thread created by this user: the create handler may stamp its metadata.
     const value = { thread_id: copy.thread_id, metadata: { ...copy.metadata } };
@@ -255,7 +256,7 @@ export const threadRoutes = createRouter()
       asNode: body.as_node,
       checkpoint,
     });
-    return c.json(unwrap(outcome, thread_id) as { checkpoint: Record<string, unknown> | null }, 200);
+    return c.json(unwrap(outcome, thread_id), 200);
   })
   .openapi(routes.getStateAt, async (c) => {
     const { thread_id, checkpoint_id } = c.req.valid("param");

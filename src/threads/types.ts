@@ -1,5 +1,7 @@
 /** Wire shapes shared by the ThreadDO (which produces them) and the thread routes (which send them). */
 
+import type { ErrorKind } from "../core/errors.ts";
+
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
 export type TtlStrategy = "delete" | "keep_latest";
 
@@ -61,11 +63,38 @@ export interface CheckpointSelector {
   checkpoint_map?: Record<string, unknown> | null;
 }
 
+/** The failures a thread answers with, in the domain's words: the Worker maps them to DomainErrors. */
+export type FailureKind = Extract<ErrorKind, "not_found" | "conflict" | "invalid">;
+
+export interface Success<T> {
+  ok: true;
+  value: T;
+}
+
+export interface Failure {
+  ok: false;
+  kind: FailureKind;
+  detail: string;
+}
+
+/**
+ * The thread does not exist. It carries no text: the Durable Object cannot name a thread it does not
+ * hold, and the caller knows which id it asked for (see `unwrap` in client.ts).
+ */
+export interface ThreadMissing {
+  ok: false;
+  kind: "thread_not_found";
+}
+
 /**
  * Durable Object RPC drops error classes, so thread operations return their failures as values and
- * the Worker turns them into HTTP errors.
+ * the Worker turns them into DomainErrors. No HTTP status crosses the RPC boundary.
  */
-export type Outcome<T> = { ok: true; value: T } | { ok: false; status: 404 | 409 | 422; detail: string };
+export type Outcome<T> = Success<T> | Failure | ThreadMissing;
 
-export const ok = <T>(value: T): Outcome<T> => ({ ok: true, value });
-export const fail = (status: 404 | 409 | 422, detail: string): Outcome<never> => ({ ok: false, status, detail });
+/** An outcome whose failure always has its text: what the run manager answers. */
+export type Result<T> = Success<T> | Failure;
+
+export const ok = <T>(value: T): Success<T> => ({ ok: true, value });
+export const fail = (kind: FailureKind, detail: string): Failure => ({ ok: false, kind, detail });
+export const THREAD_MISSING: ThreadMissing = { ok: false, kind: "thread_not_found" };

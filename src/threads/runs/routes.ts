@@ -224,7 +224,7 @@ export const runRoutes = createRouter()
       for (const runId of body.run_ids) {
         await guardThread(c, runId, "threads:update", { action, run_ids: [runId] });
         const outcome = await threadStub(c.env, workspaceId, runId).cancelRuns({ runIds: [runId], action });
-        if (!outcome.ok) unwrap({ ok: false, status: 404, detail: `Run ${runId} not found` }, runId);
+        if (!outcome.ok) unwrap({ ok: false, kind: "not_found", detail: `Run ${runId} not found` }, runId);
       }
     }
     return c.body(null, 204) as never;

@@ -5,7 +5,7 @@ import type { SqliteCheckpointSaver } from "../checkpointer.ts";
 import type { SqlStore } from "../../db/sql.ts";
 import { checkpointConfig, stateJson } from "../state.ts";
 import type { ThreadRecord } from "../thread-record.ts";
-import { fail, ok, type Outcome, type ThreadStatus } from "../types.ts";
+import { fail, ok, type Result, type ThreadStatus } from "../types.ts";
 import { errorPayload, executeRun } from "./executor.ts";
 import { isActive, RunTable, runJson, type AgentRun } from "./run-table.ts";
 import { RunStreams, singleEventStream } from "./streams.ts";
@@ -62,7 +62,7 @@ interface Execution {
   done?: Promise<void>;
 }
 
-type Settled = Outcome<string>;
+type Settled = Result<string>;
 /** How a run ended. */
 type RunOutcome = { kind: "success" } | { kind: "error"; error: { error: string; message: string } } | { kind: "cancelled"; action: CancelAction };
 const now = () => new Date().toISOString();
@@ -98,10 +98,10 @@ export class RunManager {
   async create(
     input: CreateRunInput,
     subscribe?: { onDisconnect?: () => void },
-  ): Promise<Outcome<{ run: RunJson; stream?: ReadableStream<Uint8Array> }>> {
+  ): Promise<Result<{ run: RunJson; stream?: ReadableStream<Uint8Array> }>> {
     let thread = this.host.readThread();
     if (!thread) {
-      if (input.ifNotExists === "reject" && !input.stateless) return fail(404, `Thread with ID ${input.threadId} not found`);
+      if (input.ifNotExists === "reject" && !input.stateless) return fail("not_found", `Thread with ID ${input.threadId} not found`);
       const at = now();
       thread = {
         threadId: input.threadId,
@@ -125,7 +125,7 @@ export class RunManager {
     }
     this.recover();
     const active = this.table.active();
-    if (active.length > 0 && input.multitaskStrategy === "reject") return fail(409, THREAD_BUSY);
+    if (active.length > 0 && input.multitaskStrategy === "reject") return fail("conflict", THREAD_BUSY);
 
     const at = now();
     const requestConfig = input.kwargs.config;
@@ -309,7 +309,7 @@ export class RunManager {
     if (!run || !isActive(run.status)) {
       // It failed after its end was stored: its readers and waiters still need the end.
       this.streams.finish(runId);
-      this.#resolveWaiters(runId, run ? ok(run.result ?? "null") : fail(404, RUN_NOT_FOUND));
+      this.#resolveWaiters(runId, run ? ok(run.result ?? "null") : fail("not_found", RUN_NOT_FOUND));
       return;
     }
     const cause = errorPayload(error);
@@ -404,7 +404,7 @@ export class RunManager {
     // The record is written synchronously here; waiters and readers learn the end before the index.
     const saved = this.host.saveThread(thread, { deferIndex: true });
     this.streams.finish(run.run_id);
-    this.#resolveWaiters(run.run_id, outcome.kind === "cancelled" && outcome.action === "rollback" ? fail(404, RUN_NOT_FOUND) : ok(run.result ?? "null"));
+    this.#resolveWaiters(run.run_id, outcome.kind === "cancelled" && outcome.action === "rollback" ? fail("not_found", RUN_NOT_FOUND) : ok(run.result ?? "null"));
     await saved;
     if (run.kwargs.webhook) this.#sendWebhook(run, state?.values);
     if (thread.temporary && !this.table.hasActive()) await this.host.deleteThread();
@@ -439,9 +439,9 @@ export class RunManager {
 
   // ---- reads, joins, streams ----
 
-  get(runId: string): Outcome<RunJson> {
+  get(runId: string): Result<RunJson> {
     const run = this.table.get(runId);
-    return run ? ok(runJson(run)) : fail(404, RUN_NOT_FOUND);
+    return run ? ok(runJson(run)) : fail("not_found", RUN_NOT_FOUND);
   }
 
   list(options: { limit: number; offset: number; status?: RunStatus }): RunJson[] {
@@ -451,7 +451,7 @@ export class RunManager {
   /** Waits for the run to end; its result as JSON text (final values, or `{__error__}`). */
   join(runId: string): Promise<Settled> {
     const run = this.table.get(runId);
-    if (!run) return Promise.resolve(fail(404, RUN_NOT_FOUND));
+    if (!run) return Promise.resolve(fail("not_found", RUN_NOT_FOUND));
     if (this.#deletion && isActive(run.status)) return Promise.resolve(ok(JSON.stringify({ __error__: this.#deletion })));
     if (!isActive(run.status)) return Promise.resolve(ok(run.result ?? "null"));
     return new Promise((resolve) => {
@@ -466,9 +466,9 @@ export class RunManager {
     this.#waiters.delete(runId);
   }
 
-  stream(runId: string, options: { lastEventId?: number; cancelOnDisconnect?: boolean }): Outcome<ReadableStream<Uint8Array>> {
+  stream(runId: string, options: { lastEventId?: number; cancelOnDisconnect?: boolean }): Result<ReadableStream<Uint8Array>> {
     const run = this.table.get(runId);
-    if (!run) return fail(404, RUN_NOT_FOUND);
+    if (!run) return fail("not_found", RUN_NOT_FOUND);
     if (this.#deletion && isActive(run.status)) return ok(singleEventStream("error", this.#deletion));
     if (isActive(run.status)) this.streams.open(runId, run.kwargs.resumable);
     const onDisconnect = options.cancelOnDisconnect ? () => void this.cancel({ runIds: [runId], action: "interrupt" }) : undefined;
@@ -481,11 +481,11 @@ export class RunManager {
    * Cancels runs: the given ones, or every active run with `status` (pending | running | all).
    * `interrupt` keeps what a started run did; `rollback` deletes the run and its checkpoints.
    */
-  async cancel(request: { runIds?: string[]; status?: "pending" | "running" | "all"; action: CancelAction; wait?: boolean }): Promise<Outcome<RunJson[]>> {
+  async cancel(request: { runIds?: string[]; status?: "pending" | "running" | "all"; action: CancelAction; wait?: boolean }): Promise<Result<RunJson[]>> {
     const targets = request.runIds
       ? request.runIds.map((id) => this.table.get(id))
       : this.table.active().filter((run) => request.status === "all" || !request.status || run.status === request.status);
-    if (targets.some((run) => !run)) return fail(404, RUN_NOT_FOUND);
+    if (targets.some((run) => !run)) return fail("not_found", RUN_NOT_FOUND);
     const runs = targets as AgentRun[];
     const thread = this.host.readThread();
     if (thread) this.#cancel(runs.filter((run) => isActive(run.status)), request.action, thread);
@@ -509,7 +509,7 @@ export class RunManager {
       if (action === "rollback") {
         this.host.saver().deleteRunCheckpoints(thread.threadId, run.run_id);
         this.table.delete(run.run_id);
-        this.#resolveWaiters(run.run_id, fail(404, RUN_NOT_FOUND));
+        this.#resolveWaiters(run.run_id, fail("not_found", RUN_NOT_FOUND));
       } else {
         run.status = "interrupted";
         run.updated_at = run.endedAt = now();
@@ -521,9 +521,9 @@ export class RunManager {
     }
   }
 
-  async delete(runId: string): Promise<Outcome<true>> {
+  async delete(runId: string): Promise<Result<true>> {
     const run = this.table.get(runId);
-    if (!run) return fail(404, RUN_NOT_FOUND);
+    if (!run) return fail("not_found", RUN_NOT_FOUND);
     if (isActive(run.status)) await this.cancel({ runIds: [runId], action: "interrupt", wait: true });
     this.table.delete(runId);
     return ok(true);

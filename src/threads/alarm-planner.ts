@@ -1,0 +1,60 @@
+import { ttlExpiry, type ThreadRecord } from "./thread-record.ts";
+
+/** How soon the alarm retries what failed: an index write, a TTL delete. */
+export const RETRY_MS = 5_000;
+
+/**
+ * When the thread's alarm must fire next: at its TTL expiry, for an index write D1 has not taken
+ * yet, or when its runs need it (`runWakeup`); null when nothing is due.
+ */
+export function nextAlarmTime(record: ThreadRecord, runWakeup: number | null): number | null {
+  const times: number[] = [];
+  const expiry = ttlExpiry(record);
+  if (expiry !== null && (expiry > Date.now() || record.ttl?.strategy === "delete")) times.push(expiry);
+  if (record.indexDirty) times.push(Date.now() + RETRY_MS);
+  if (runWakeup !== null) times.push(runWakeup);
+  return times.length ? Math.min(...times) : null;
+}
+
+/**
+ * The Durable Object's one alarm, serving TTL, index retries and runs. Remembers the time last set,
+ * so a run's many reschedules cost no storage writes.
+ */
+export class AlarmPlanner {
+  /** The alarm time last set (null: none; undefined: unknown since the object started). */
+  #alarmAt: number | null | undefined;
+
+  constructor(
+    private readonly storage: Pick<DurableObjectStorage, "setAlarm" | "deleteAlarm">,
+    private readonly runWakeup: () => number | null,
+  ) {}
+
+  async plan(record: ThreadRecord): Promise<void> {
+    const wanted = nextAlarmTime(record, this.runWakeup());
+    if (wanted === null) {
+      if (this.#alarmAt !== null) await this.storage.deleteAlarm();
+      this.#alarmAt = null;
+      return;
+    }
+    // An earlier pending alarm already covers it: when it fires, the alarm handler plans again.
+    if (typeof this.#alarmAt === "number" && this.#alarmAt <= wanted && this.#alarmAt > Date.now()) return;
+    this.#alarmAt = wanted;
+    await this.storage.setAlarm(wanted);
+  }
+
+  /** The alarm has fired: no alarm is pending any more. */
+  fired(): void {
+    this.#alarmAt = null;
+  }
+
+  /** Fires again soon, to retry work that failed. */
+  retrySoon(): Promise<void> {
+    return this.storage.setAlarm(Date.now() + RETRY_MS);
+  }
+
+  /** Removes the alarm (the thread is being wiped). */
+  async clear(): Promise<void> {
+    this.#alarmAt = null;
+    await this.storage.deleteAlarm();
+  }
+}

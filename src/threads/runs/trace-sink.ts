@@ -1,0 +1,25 @@
+import { database } from "../../db/client.ts";
+import { log } from "../../observability/log.ts";
+import { Ingestor } from "../../tracing/ingest.ts";
+import { tracedRunLimit } from "../../tracing/run-size.ts";
+import type { ThreadRecord } from "../thread-record.ts";
+import type { TraceSink } from "./run-manager.ts";
+
+/**
+ * Where a thread's agent runs are traced: straight into the workspace's trace shards (no HTTP round
+ * trip). Null when agent tracing is off.
+ */
+export function agentTraceSink(env: Env, record: ThreadRecord): TraceSink | null {
+  // Vars are typed by their wrangler.toml values; a deployment may override them with any text.
+  if ((env.AGENT_TRACING as string) === "off") return null;
+  return {
+    project: env.AGENT_TRACING_PROJECT,
+    record: async (runs) => {
+      if (!runs.length) return;
+      // A field over the trace limit is stored as a marker: the rest of the trace is kept.
+      const ingestor = new Ingestor(database(env), env.TRACE_SHARD, record.workspaceId, { maxRunBytes: tracedRunLimit(env), truncateOversize: true });
+      const { errors } = await ingestor.ingest(runs, []);
+      if (errors.length) log.warn("agent run trace rejected runs", { thread_id: record.threadId, errors: errors.slice(0, 3) });
+    },
+  };
+}

@@ -1,0 +1,228 @@
+import { log } from "../observability/log.ts";
+import type { AlarmPlanner } from "./alarm-planner.ts";
+import type { IndexSync } from "./index-sync.ts";
+import type { RunManager } from "./runs/run-manager.ts";
+import type { StateReader } from "./state-reader.ts";
+import { applySupersteps, updateState, type SuperstepUpdate, type UpdateStateInput } from "./state-updates.ts";
+import type { ThreadCheckpoints } from "./thread-checkpoints.ts";
+import { threadJson, ttlExpiry, type ThreadRecord, type ThreadRecords } from "./thread-record.ts";
+import {
+  fail,
+  ok,
+  THREAD_MISSING,
+  type CheckpointRef,
+  type Outcome,
+  type ThreadJson,
+  type TtlSetting,
+  type TtlStrategy,
+} from "./types.ts";
+
+export interface CreateThreadInput {
+  threadId: string;
+  workspaceId: string;
+  metadata: Record<string, unknown>;
+  ifExists: "raise" | "do_nothing";
+  graphId?: string;
+  supersteps?: { updates: SuperstepUpdate[] }[];
+  ttl?: TtlSetting | null;
+}
+
+export interface ThreadPatch {
+  metadata?: Record<string, unknown>;
+  ttl?: TtlSetting | null;
+}
+
+/** How long run-driven index updates wait, so a quick run's start and end make one D1 write. */
+const DEFERRED_INDEX_MS = 25;
+
+const now = () => new Date().toISOString();
+
+/** What the lifecycle needs of the thread's Durable Object besides its modules. */
+export interface ThreadParts {
+  records: ThreadRecords;
+  checkpoints: ThreadCheckpoints;
+  states: StateReader;
+  index: IndexSync;
+  alarm: AlarmPlanner;
+  runs: Pick<RunManager, "shutdown" | "onAlarm" | "table">;
+  /** Empties the Durable Object's storage. */
+  deleteAll(): Promise<void>;
+}
+
+/**
+ * The thread from creation to deletion: create, patch, state updates, prune, TTL expiry on the
+ * alarm, and every save (record, then search index, then alarm). Callers hold the thread's lock.
+ */
+export class ThreadLifecycle {
+  constructor(private readonly parts: ThreadParts) {}
+
+  async create(input: CreateThreadInput): Promise<Outcome<ThreadJson>> {
+    const { records, index } = this.parts;
+    const existing = records.read();
+    if (existing) {
+      return input.ifExists === "do_nothing" ? ok(threadJson(existing)) : fail("conflict", `Thread ${input.threadId} already exists`);
+    }
+    const metadata = { ...input.metadata };
+    if (input.graphId) metadata.graph_id = input.graphId;
+    const at = now();
+    const record: ThreadRecord = {
+      threadId: input.threadId,
+      workspaceId: input.workspaceId,
+      createdAt: at,
+      updatedAt: at,
+      stateUpdatedAt: at,
+      metadata,
+      status: "idle",
+      config: {},
+      requestConfig: {},
+      values: null,
+      interrupts: {},
+      error: null,
+      ttl: input.ttl ?? null,
+      indexDirty: false,
+    };
+    if (input.supersteps?.length) {
+      const applied = await applySupersteps(this.parts.checkpoints, record, input.supersteps);
+      if (!applied.ok) {
+        await this.wipe();
+        return applied;
+      }
+    }
+    records.write(record);
+    try {
+      await index.insert(record);
+    } catch (error) {
+      // Without its index row the thread would be invisible to search: undo rather than half-create.
+      await this.wipe();
+      throw error;
+    }
+    await this.parts.alarm.plan(record);
+    return ok(threadJson(record));
+  }
+
+  /** Patches the thread and answers with the whole patched thread as JSON bytes. */
+  async patch(input: ThreadPatch): Promise<Outcome<ReadableStream<Uint8Array>>> {
+    const record = this.parts.records.read();
+    if (!record) return THREAD_MISSING;
+    if (input.metadata) record.metadata = { ...record.metadata, ...input.metadata };
+    if (input.ttl !== undefined) record.ttl = input.ttl;
+    record.updatedAt = now();
+    await this.save(record);
+    return ok(await this.parts.states.threadBody(record));
+  }
+
+  async updateState(input: UpdateStateInput): Promise<Outcome<{ checkpoint: CheckpointRef | null }>> {
+    const record = this.parts.records.read();
+    if (!record) return THREAD_MISSING;
+    const updated = await updateState(this.parts.checkpoints, record, input);
+    if (updated.ok) await this.save(record);
+    return updated;
+  }
+
+  async delete(): Promise<Outcome<true>> {
+    const record = this.parts.records.read();
+    if (!record) return THREAD_MISSING;
+    await this.parts.runs.shutdown();
+    // No index write of this thread may land after the delete below.
+    await this.parts.index.drain();
+    // Index first: if D1 fails the thread stays whole and the caller can retry.
+    await this.parts.index.remove(record);
+    await this.wipe();
+    return ok(true);
+  }
+
+  /** `delete` removes the thread; `keep_latest` keeps only the newest checkpoint of each namespace. */
+  async prune(strategy: TtlStrategy): Promise<Outcome<true>> {
+    const record = this.parts.records.read();
+    if (!record) return THREAD_MISSING;
+    if (strategy === "delete") return this.delete();
+    this.#keepLatest(record);
+    return ok(true);
+  }
+
+  /** Removes the thread without stopping its runs: a stateless run's thread, once its runs are over. */
+  async discard(): Promise<void> {
+    const record = this.parts.records.read();
+    if (record) await this.parts.index.remove(record);
+    await this.wipe();
+  }
+
+  /** The first step of a copy into this (empty) thread: the copied record, index pending. */
+  beginImport(record: ThreadRecord): Outcome<true> {
+    if (this.parts.records.read()) return fail("conflict", `Thread ${record.threadId} already exists`);
+    this.parts.records.write({ ...record, indexDirty: true });
+    return ok(true);
+  }
+
+  /** The last step of a copy: indexed, and answered without values above 1 MiB (as `get`). */
+  async finishImport(): Promise<Outcome<ThreadJson>> {
+    const record = this.parts.records.read();
+    if (!record) return THREAD_MISSING;
+    await this.save(record);
+    return ok(threadJson(record));
+  }
+
+  /** The alarm: runs a restart left behind, TTL expiry, index retries; then the next alarm. */
+  async alarm(): Promise<void> {
+    const { records, runs, alarm } = this.parts;
+    alarm.fired();
+    const record = records.read();
+    if (!record) return;
+    runs.onAlarm();
+    const expiry = ttlExpiry(record);
+    if (record.ttl && expiry !== null && expiry <= Date.now() && !runs.table.hasActive()) {
+      log.info("thread ttl expired", { thread_id: record.threadId, strategy: record.ttl.strategy });
+      if (record.ttl.strategy === "delete") {
+        try {
+          await this.delete();
+        } catch (error) {
+          log.warn("thread ttl delete failed; will retry", { thread_id: record.threadId, error: String(error) });
+          await alarm.retrySoon();
+        }
+        return;
+      }
+      this.#keepLatest(record);
+    }
+    if (record.indexDirty) await this.save(record);
+    else await alarm.plan(record);
+  }
+
+  /**
+   * Persists the record, then brings the D1 index up to date (the alarm retries when D1 fails). The
+   * record write happens before the first await: a caller may answer its client as soon as this
+   * returns its promise, and let the index catch up.
+   */
+  async save(record: ThreadRecord, options: { deferIndex?: boolean } = {}): Promise<void> {
+    const { records, index, alarm } = this.parts;
+    if (record.temporary) {
+      records.write(record);
+      return alarm.plan(record);
+    }
+    record.indexDirty = true;
+    records.write(record);
+    await index.sync(options.deferIndex ? DEFERRED_INDEX_MS : 0);
+    const latest = records.read();
+    if (latest) await alarm.plan(latest);
+  }
+
+  /** Plans the alarm for the thread as it now stands. */
+  async planAlarm(): Promise<void> {
+    const record = this.parts.records.read();
+    if (record) await this.parts.alarm.plan(record);
+  }
+
+  /** Empties the thread's storage and forgets everything derived from it. */
+  async wipe(): Promise<void> {
+    await this.parts.alarm.clear();
+    await this.parts.deleteAll();
+    this.parts.records.reset();
+    this.parts.runs.table.reset();
+    this.parts.states.clear();
+    this.parts.checkpoints.reset();
+  }
+
+  #keepLatest(record: ThreadRecord): void {
+    this.parts.checkpoints.saver.deleteAllExceptLatest(record.threadId);
+    this.parts.states.clear();
+  }
+}
