@@ -485,8 +485,8 @@ export class RunManager {
     const targets = request.runIds
       ? request.runIds.map((id) => this.table.get(id))
       : this.table.active().filter((run) => request.status === "all" || !request.status || run.status === request.status);
-    if (targets.some((run) => !run)) return fail("not_found", RUN_NOT_FOUND);
-    const runs = targets as AgentRun[];
+    const runs = targets.filter((run): run is AgentRun => run !== undefined);
+    if (runs.length < targets.length) return fail("not_found", RUN_NOT_FOUND);
     const thread = this.host.readThread();
     if (thread) this.#cancel(runs.filter((run) => isActive(run.status)), request.action, thread);
     if (thread && !this.table.hasActive() && thread.status === "busy") {
