@@ -158,11 +158,11 @@ describe("run inputs and states larger than a storage row", () => {
     const raised = 64 * 1024 * 1024;
     const over = { assistant_id: "echo", input: { text: "x".repeat(MAX_RUN_INPUT_BYTES) } };
     expect(() => checkRunInputSize(raised, over)).toThrow(
-      expect.objectContaining({ status: 413, detail: expect.stringMatching(/^Run input is 1677\d{4} bytes of JSON .*; the limit is 16777216 bytes$/) }),
+      expect.objectContaining({ kind: "too_large", detail: expect.stringMatching(/^Run input is 1677\d{4} bytes of JSON .*; the limit is 16777216 bytes$/) }),
     );
     // Counted in UTF-8: 6 MiB of "é" is 12 MiB of JSON, under the limit.
     expect(() => checkRunInputSize(raised, { assistant_id: "echo", input: { text: "é".repeat(6 * 1024 * 1024) } })).not.toThrow();
-    expect(() => checkRunInputSize(raised, { assistant_id: "echo", input: { text: "é".repeat(9 * 1024 * 1024) } })).toThrow(expect.objectContaining({ status: 413 }));
+    expect(() => checkRunInputSize(raised, { assistant_id: "echo", input: { text: "é".repeat(9 * 1024 * 1024) } })).toThrow(expect.objectContaining({ kind: "too_large" }));
     // Under the default body limit the body limit itself is the bound (413 before any parsing).
     expect(() => checkRunInputSize(10 * 1024 * 1024, over)).not.toThrow();
   });
