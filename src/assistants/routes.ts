@@ -5,14 +5,14 @@ import type { AssistantRow, AssistantVersionRow } from "../db/schema.ts";
 import { deployment, graphs } from "../deployment/index.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { notFound, conflict, invalid } from "../core/errors.ts";
-import { withFilterLimit } from "../http/filter-limit.ts";
+import { withFilterLimit } from "../core/filter-limit.ts";
 import { page } from "../http/pagination.ts";
 import { createRouter } from "../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { secured } from "../auth/secured.ts";
-import { filterAsContainment, matchesFilter } from "../auth/custom-auth.ts";
+import { filterAsContainment, matchesFilter } from "../core/auth-filter.ts";
 import { authFilter, guardMetadata } from "../auth/guards.ts";
-import { BoolQuery } from "../threads/schemas.ts";
+import { BoolQuery } from "../core/schemas.ts";
 import { pruneThreads } from "../threads/client.ts";
 import { searchThreadIndex } from "../threads/thread-index.ts";
 import { drawGraph, graphSchemas, subgraphSchemas } from "./graph-info.ts";
@@ -41,7 +41,7 @@ import {
   searchAssistants,
   setCurrentVersion,
 } from "./store.ts";
-import { clientConfig } from "../threads/runs/server-config.ts";
+import { clientConfig } from "./server-config.ts";
 
 const tags = ["Assistants"];
 const errors = { ...notFoundError };

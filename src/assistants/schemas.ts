@@ -1,8 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_FILTER_CONDITIONS } from "../db/json-filter.ts";
-import { Description, Identifier, JsonFilter, JsonObject, JsonSetting, Name, nestedAtMost } from "../http/schemas.ts";
+import { BoolQuery, Description, Identifier, JsonFilter, JsonObject, JsonSetting, Name, nestedAtMost } from "../core/schemas.ts";
 import { MAX_ID_LENGTH, MAX_METADATA_DEPTH } from "../core/limits.ts";
-import { BoolQuery } from "../threads/schemas.ts";
 
 /** A run config (of an assistant or a run): its extra keys are kept as given, so the whole object is depth-checked. */
 export const ConfigSchema = z

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { authenticateUser, customAuthEnabled, STUDIO_USER, studioAuthDisabled } from "./custom-auth.ts";
+import { authenticateUser, customAuthEnabled, STUDIO_USER, studioAuthDisabled } from "../deployment/custom-auth.ts";
 import { database, type Database } from "../db/client.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { unauthorized, forbidden } from "../core/errors.ts";

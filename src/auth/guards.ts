@@ -3,7 +3,8 @@ import { threadStub } from "../threads/client.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { notFound } from "../core/errors.ts";
 import type { Outcome, ThreadJson } from "../threads/types.ts";
-import { authorize, matchesFilter, type AuthFilter } from "./custom-auth.ts";
+import { matchesFilter, type AuthFilter } from "../core/auth-filter.ts";
+import { authorize } from "../deployment/custom-auth.ts";
 
 /**
  * Authorization as routes use it. API-key requests have no user and pass; custom-auth users go

@@ -1,12 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client.ts";
-import { matchesFilter, type AuthFilter } from "../auth/custom-auth.ts";
+import { matchesFilter, type AuthFilter } from "../core/auth-filter.ts";
 import { authFilter } from "../auth/guards.ts";
 import { badRequest, forbidden, notFound, invalid } from "../core/errors.ts";
-import { withFilterLimit } from "../http/filter-limit.ts";
+import { withFilterLimit } from "../core/filter-limit.ts";
 import { createRouter } from "../http/router.ts";
 import { errorResponse } from "../http/responses.ts";
-import { jsonBody, jsonContent, JsonDataObject, JsonFilter } from "../http/schemas.ts";
+import { jsonBody, jsonContent } from "../http/schemas.ts";
+import { JsonDataObject, JsonFilter } from "../core/schemas.ts";
 import { MAX_NAMESPACE_LABEL_LENGTH, MAX_NAMESPACE_LABELS, MAX_STORE_KEY_LENGTH } from "../core/limits.ts";
 import { secured } from "../auth/secured.ts";
 import { deleteItem, getItem, listNamespaces, namespaceProblem, putItem, searchItems, shapeNamespaces, type StoreItem } from "./store.ts";

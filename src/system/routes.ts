@@ -7,7 +7,7 @@ import { secured } from "../auth/secured.ts";
 import { collectMetrics } from "../http/metrics.ts";
 import { renderPrometheus } from "../observability/metrics.ts";
 import { FEATURES } from "./features.ts";
-import { customAuthEnabled } from "../auth/custom-auth.ts";
+import { customAuthEnabled } from "../deployment/custom-auth.ts";
 import { requireOrganizationAdmin } from "../auth/require-admin.ts";
 
 const tags = ["System"];

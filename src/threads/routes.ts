@@ -6,14 +6,14 @@ import { page } from "../http/pagination.ts";
 import { createRouter } from "../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { secured } from "../auth/secured.ts";
-import { withFilterLimit } from "../http/filter-limit.ts";
+import { withFilterLimit } from "../core/filter-limit.ts";
 import { countThreadIndex } from "./thread-index.ts";
 import { THREAD_NOT_FOUND } from "./thread-do.ts";
 import type { Outcome, ThreadJson } from "./types.ts";
-import { filterAsContainment, matchesFilter } from "../auth/custom-auth.ts";
+import { filterAsContainment, matchesFilter } from "../core/auth-filter.ts";
 import { authFilter, guardThread } from "../auth/guards.ts";
+import { BoolQuery } from "../core/schemas.ts";
 import {
-  BoolQuery,
   CheckpointIdParam,
   HistoryQuerySchema,
   HistoryRequestSchema,
