@@ -1,4 +1,4 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { database } from "../db/client.ts";
 import type { AssistantRow, AssistantVersionRow } from "../db/schema.ts";
@@ -9,7 +9,7 @@ import { withFilterLimit } from "../core/filter-limit.ts";
 import { page } from "../http/pagination.ts";
 import { createRouter } from "../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
-import { secured } from "../auth/secured.ts";
+import { securedRoutes } from "../http/secured.ts";
 import { filterAsContainment, matchesFilter } from "../core/auth-filter.ts";
 import { authFilter, guardMetadata } from "../auth/guards.ts";
 import { BoolQuery } from "../core/schemas.ts";
@@ -45,7 +45,7 @@ import { clientConfig } from "./server-config.ts";
 
 const tags = ["Assistants"];
 const errors = { ...notFoundError };
-const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute({ tags, ...config }));
+const route = securedRoutes(tags);
 type Assistant = z.infer<typeof AssistantSchema>;
 
 const routes = {

@@ -89,12 +89,6 @@ export function authenticate(isPublic: (path: string) => boolean) {
   });
 }
 
-/** Route guard: the request must have been authenticated by `authenticate`. */
-export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
-  if (!c.get("principal")) throw unauthorized("Missing API key: send it in the X-Api-Key header");
-  return next();
-});
-
 async function verify(
   db: Database,
   env: Env,

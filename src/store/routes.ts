@@ -1,4 +1,4 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { database } from "../db/client.ts";
 import { matchesFilter, type AuthFilter } from "../core/auth-filter.ts";
 import { authFilter } from "../auth/guards.ts";
@@ -9,11 +9,11 @@ import { errorResponse } from "../http/responses.ts";
 import { jsonBody, jsonContent } from "../http/schemas.ts";
 import { JsonDataObject, JsonFilter } from "../core/schemas.ts";
 import { MAX_NAMESPACE_LABEL_LENGTH, MAX_NAMESPACE_LABELS, MAX_STORE_KEY_LENGTH } from "../core/limits.ts";
-import { secured } from "../auth/secured.ts";
+import { securedRoutes } from "../http/secured.ts";
 import { deleteItem, getItem, listNamespaces, namespaceProblem, putItem, searchItems, shapeNamespaces, type StoreItem } from "./store.ts";
 
 const tags = ["Store"];
-const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute({ tags, ...config }));
+const route = securedRoutes(tags);
 
 const Namespace = z.array(z.string().max(MAX_NAMESPACE_LABEL_LENGTH)).max(MAX_NAMESPACE_LABELS);
 const Key = z.string().min(1).max(MAX_STORE_KEY_LENGTH);
@@ -134,7 +134,7 @@ export const storeRoutes = createRouter()
     const existing = await guardExistingItem(db, workspaceId, request, filter);
     if (filter && !existing && !matchesFilter(itemMetadata(request), filter)) throw forbidden("Not authorized");
     await putItem(db, workspaceId, { namespace: request.namespace, key: request.key, value: request.value, ttlMinutes: body.ttl ?? null });
-    return c.body(null, 204) as never;
+    return c.body(null, 204);
   })
   .openapi(routes.get, async (c) => {
     const { namespace, key, refresh_ttl } = c.req.valid("query");
@@ -155,7 +155,7 @@ export const storeRoutes = createRouter()
     const workspaceId = c.get("principal").workspaceId;
     await guardExistingItem(db, workspaceId, request, filter);
     await deleteItem(db, workspaceId, request.namespace, request.key);
-    return c.body(null, 204) as never;
+    return c.body(null, 204);
   })
   .openapi(routes.search, async (c) => {
     const body = c.req.valid("json");

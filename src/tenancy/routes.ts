@@ -1,11 +1,11 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import { clearApiKeyCache } from "../auth/api-key-auth.ts";
 import { requireOrganizationAdmin } from "../auth/require-admin.ts";
 import { database } from "../db/client.ts";
 import type { ApiKeyRow, WorkspaceRow } from "../db/schema.ts";
 import { notFound, invalid } from "../core/errors.ts";
 import { createRouter } from "../http/router.ts";
-import { secured } from "../auth/secured.ts";
+import { securedRoutes } from "../http/secured.ts";
 import { jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { generateApiKey, hashApiKey, shortKey } from "./keys.ts";
 import {
@@ -18,7 +18,8 @@ import {
   revokeApiKey,
 } from "./store.ts";
 
-const tags = ["Administration"];
+/** Administration: organization-admin keys only. */
+const route = securedRoutes(["Administration"], requireOrganizationAdmin);
 
 const WorkspaceSchema = z
   .object({
@@ -83,46 +84,41 @@ const toApiKey = (row: ApiKeyRow): z.infer<typeof ApiKeySchema> => ({
 });
 
 const routes = {
-  createWorkspace: secured(createRoute({
+  createWorkspace: route({
     method: "post",
     path: "/api/v1/workspaces",
-    tags,
     summary: "Create a workspace (tenant) in the caller's organization",
     request: { body: jsonBody(WorkspaceCreateSchema) },
     responses: { 200: jsonContent(WorkspaceSchema, "The new workspace") },
-  }), requireOrganizationAdmin),
-  listWorkspaces: secured(createRoute({
+  }),
+  listWorkspaces: route({
     method: "get",
     path: "/api/v1/workspaces",
-    tags,
     summary: "List the workspaces of the caller's organization",
     responses: { 200: jsonContent(z.array(WorkspaceSchema), "Workspaces, oldest first") },
-  }), requireOrganizationAdmin),
-  createApiKey: secured(createRoute({
+  }),
+  createApiKey: route({
     method: "post",
     path: "/api/v1/api-key",
-    tags,
     summary: "Create an API key scoped to the organization or to one workspace",
     description: "The response carries the secret `key` once; only its hash is stored.",
     request: { body: jsonBody(ApiKeyCreateSchema) },
     responses: { 200: jsonContent(ApiKeyCreatedSchema, "The new key, with its secret"), ...notFoundError },
-  }), requireOrganizationAdmin),
-  listApiKeys: secured(createRoute({
+  }),
+  listApiKeys: route({
     method: "get",
     path: "/api/v1/api-key",
-    tags,
     summary: "List the organization's API keys (never their secrets)",
     request: { query: z.object({ workspace_id: z.uuid().optional() }) },
     responses: { 200: jsonContent(z.array(ApiKeySchema), "Keys, newest first") },
-  }), requireOrganizationAdmin),
-  revokeApiKey: secured(createRoute({
+  }),
+  revokeApiKey: route({
     method: "delete",
     path: "/api/v1/api-key/{api_key_id}",
-    tags,
     summary: "Revoke an API key",
     request: { params: z.object({ api_key_id: z.uuid() }) },
     responses: { 200: jsonContent(ApiKeySchema, "The revoked key"), ...notFoundError },
-  }), requireOrganizationAdmin),
+  }),
 };
 
 export const tenancyRoutes = createRouter()
