@@ -26,6 +26,9 @@ export const AssistantSchema = z
 
 export const AssistantVersionSchema = AssistantSchema.omit({ updated_at: true }).openapi("AssistantVersion");
 
+export type Assistant = z.infer<typeof AssistantSchema>;
+export type AssistantVersion = z.infer<typeof AssistantVersionSchema>;
+
 /** An assistant id, or a graph id naming its system assistant. */
 export const AssistantIdParam = z.object({ assistant_id: z.string().min(1).max(MAX_ID_LENGTH) });
 

@@ -3,7 +3,7 @@ import { threadStub } from "../threads/client.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { notFound } from "../core/errors.ts";
 import type { Outcome, ThreadJson } from "../threads/types.ts";
-import { matchesFilter, type AuthFilter } from "../core/auth-filter.ts";
+import { matchesFilter, type AuthFilter, type Authorizer } from "../core/auth-filter.ts";
 import { authorize } from "../deployment/custom-auth.ts";
 
 /**
@@ -16,6 +16,12 @@ export function authFilter(c: Context<AppEnv>, event: string, value: Record<stri
   const user = c.get("user");
   return user ? authorize(user, event, value) : Promise.resolve(undefined);
 }
+
+/** The request's authorization, for domain services that run handlers themselves. */
+export const authorizerOf =
+  (c: Context<AppEnv>): Authorizer =>
+  (event, value) =>
+    authFilter(c, event, value);
 
 /**
  * Authorizes `event` on a thread and checks its metadata against the filter: a thread the filter

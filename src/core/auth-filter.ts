@@ -38,3 +38,9 @@ export function filterAsContainment(filter: AuthFilter | undefined): Record<stri
     }),
   );
 }
+
+/**
+ * The caller's authorization, bound to one request: runs the handler for `event` (which may change
+ * `value`) and returns its filter. API-key callers have no handler and get no filter.
+ */
+export type Authorizer = (event: string, value: Record<string, unknown>) => Promise<AuthFilter | undefined>;
