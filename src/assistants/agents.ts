@@ -1,11 +1,8 @@
-import type { Context } from "hono";
-import { filterAsContainment } from "../auth/custom-auth.ts";
-import { authFilter } from "../auth/guards.ts";
+import { filterAsContainment, type AuthFilter } from "../core/auth-filter.ts";
 import { database } from "../db/client.ts";
 import type { AssistantRow } from "../db/schema.ts";
 import { graphs } from "../deployment/index.ts";
-import { clientConfig } from "../threads/runs/server-config.ts";
-import type { AppEnv } from "../http/app-env.ts";
+import { clientConfig } from "./server-config.ts";
 import { graphSchemas } from "./graph-info.ts";
 import { ensureWorkspaceAssistants } from "./resolve.ts";
 import { searchAssistants } from "./store.ts";
@@ -14,13 +11,11 @@ import { searchAssistants } from "./store.ts";
 
 const MAX_AGENTS = 100;
 
-/** The assistants this caller may see (authorization filters applied), oldest first. */
-export async function visibleAssistants(c: Context<AppEnv>): Promise<AssistantRow[]> {
-  const { workspaceId } = c.get("principal");
-  await ensureWorkspaceAssistants(c.env, workspaceId);
-  const filter = filterAsContainment(await authFilter(c, "assistants:search", {}));
-  const { rows } = await searchAssistants(database(c.env), workspaceId, {
-    authMetadata: filter,
+/** The workspace's assistants that `filter` (the caller's `assistants:search` filter) lets through, oldest first. */
+export async function visibleAssistants(env: Env, workspaceId: string, filter: AuthFilter | undefined): Promise<AssistantRow[]> {
+  await ensureWorkspaceAssistants(env, workspaceId);
+  const { rows } = await searchAssistants(database(env), workspaceId, {
+    authMetadata: filterAsContainment(filter),
     limit: MAX_AGENTS,
     offset: 0,
     sortBy: "created_at",

@@ -3,7 +3,8 @@ import { database } from "../db/client.ts";
 import type { AssistantRow } from "../db/schema.ts";
 import { deployment } from "../deployment/index.ts";
 import { log } from "../observability/log.ts";
-import { authorize, matchesFilter, type AuthUser } from "../auth/custom-auth.ts";
+import { matchesFilter } from "../core/auth-filter.ts";
+import { authorize, type AuthUser } from "../deployment/custom-auth.ts";
 import { ensureSystemAssistants, getAssistant, type AssistantFields } from "./store.ts";
 
 /** The namespace the official server derives system assistant ids from (RFC 4122's URL namespace). */

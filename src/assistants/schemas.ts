@@ -1,8 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_FILTER_CONDITIONS } from "../db/json-filter.ts";
-import { Description, Identifier, JsonFilter, JsonObject, JsonSetting, Name, nestedAtMost } from "../http/schemas.ts";
+import { BoolQuery, Description, Identifier, JsonFilter, JsonObject, JsonSetting, Name, nestedAtMost } from "../core/schemas.ts";
 import { MAX_ID_LENGTH, MAX_METADATA_DEPTH } from "../core/limits.ts";
-import { BoolQuery } from "../threads/schemas.ts";
 
 /** A run config (of an assistant or a run): its extra keys are kept as given, so the whole object is depth-checked. */
 export const ConfigSchema = z
@@ -26,6 +25,9 @@ export const AssistantSchema = z
   .openapi("Assistant");
 
 export const AssistantVersionSchema = AssistantSchema.omit({ updated_at: true }).openapi("AssistantVersion");
+
+export type Assistant = z.infer<typeof AssistantSchema>;
+export type AssistantVersion = z.infer<typeof AssistantVersionSchema>;
 
 /** An assistant id, or a graph id naming its system assistant. */
 export const AssistantIdParam = z.object({ assistant_id: z.string().min(1).max(MAX_ID_LENGTH) });

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { authenticateUser, customAuthEnabled, STUDIO_USER, studioAuthDisabled } from "./custom-auth.ts";
+import { authenticateUser, customAuthEnabled, STUDIO_USER, studioAuthDisabled } from "../deployment/custom-auth.ts";
 import { database, type Database } from "../db/client.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { unauthorized, forbidden } from "../core/errors.ts";
@@ -88,12 +88,6 @@ export function authenticate(isPublic: (path: string) => boolean) {
     return next();
   });
 }
-
-/** Route guard: the request must have been authenticated by `authenticate`. */
-export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
-  if (!c.get("principal")) throw unauthorized("Missing API key: send it in the X-Api-Key header");
-  return next();
-});
 
 async function verify(
   db: Database,

@@ -2,7 +2,8 @@ import type { Context } from "hono";
 import { threadStub } from "../threads/client.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { notFound } from "../core/errors.ts";
-import { authorize, matchesFilter, type AuthFilter } from "./custom-auth.ts";
+import { matchesFilter, type AuthFilter, type Authorizer } from "../core/auth-filter.ts";
+import { authorize } from "../deployment/custom-auth.ts";
 
 /**
  * Authorization as routes use it. API-key requests have no user and pass; custom-auth users go
@@ -14,6 +15,12 @@ export function authFilter(c: Context<AppEnv>, event: string, value: Record<stri
   const user = c.get("user");
   return user ? authorize(user, event, value) : Promise.resolve(undefined);
 }
+
+/** The request's authorization, for domain services that run handlers themselves. */
+export const authorizerOf =
+  (c: Context<AppEnv>): Authorizer =>
+  (event, value) =>
+    authFilter(c, event, value);
 
 /**
  * Authorizes `event` on a thread and checks its metadata against the filter: a thread the filter

@@ -1,4 +1,4 @@
-import type { AuthUser } from "../auth/custom-auth.ts";
+import type { AuthUser } from "../deployment/custom-auth.ts";
 import type { Principal } from "../auth/principal.ts";
 
 /** Hono environment shared by every route: Worker bindings plus per-request variables. */

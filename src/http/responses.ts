@@ -1,4 +1,6 @@
-import type { RouteConfig } from "@hono/zod-openapi";
+import type { RouteConfig, z } from "@hono/zod-openapi";
+import type { Context, TypedResponse } from "hono";
+import type { JSONParsed } from "hono/utils/types";
 import { MAX_URL_BYTES } from "../core/limits.ts";
 import { ErrorSchema } from "./schemas.ts";
 
@@ -45,3 +47,16 @@ export function withMiddlewareErrors<R extends RouteConfig>(route: R, options: {
 
 /** A route anyone may call, without an API key. */
 export const publicRoute = <R extends RouteConfig>(route: R): R => withMiddlewareErrors(route, { authenticated: false });
+
+/**
+ * A JSON answer that already exists as bytes (a Durable Object's reply), sent as is: parsing it only
+ * to serialize it again would be waste. The caller names the route's schema the bytes conform to.
+ */
+export function jsonBytes<S extends z.ZodType>(
+  c: Context,
+  body: ReadableStream<Uint8Array>,
+  headers: Record<string, string> = {},
+): TypedResponse<JSONParsed<z.output<S>>, 200, "json"> {
+  // The one cast: bytes carry no type, so the route's schema is taken at its word.
+  return c.body(body, 200, { "Content-Type": "application/json", ...headers }) as unknown as TypedResponse<JSONParsed<z.output<S>>, 200, "json">;
+}

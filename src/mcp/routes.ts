@@ -11,6 +11,7 @@ import { errorResponse } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { ErrorSchema, notFoundError } from "../http/schemas.ts";
 import { secured } from "../auth/secured.ts";
+import { authFilter } from "../auth/guards.ts";
 import { visibleAssistants, assistantInputSchema, finalText } from "../assistants/agents.ts";
 import { runToCompletion } from "../threads/runs/service.ts";
 
@@ -72,7 +73,7 @@ function toolName(name: string, taken: Set<string>, assistantId: string): string
 async function toolsFor(c: Context<AppEnv>): Promise<{ tool: Tool; assistantId: string }[]> {
   const taken = new Set<string>();
   const tools = [];
-  for (const assistant of await visibleAssistants(c)) {
+  for (const assistant of await visibleAssistants(c.env, c.get("principal").workspaceId, await authFilter(c, "assistants:search", {}))) {
     const graph = deployment.graphs.find((g) => g.id === assistant.graphId);
     tools.push({
       assistantId: assistant.assistantId,

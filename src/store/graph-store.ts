@@ -9,7 +9,8 @@ import {
   type SearchOperation,
 } from "@langchain/langgraph-checkpoint";
 import { database } from "../db/client.ts";
-import { deleteItem, getItem, listNamespaces, namespaceProblem, putItem, searchItems, type StoreItem } from "./store.ts";
+import type { StoreItem } from "./schemas.ts";
+import { deleteItem, getItem, listNamespaces, namespaceProblem, putItem, searchItems } from "./store.ts";
 
 const toItem = (item: StoreItem): Item => ({
   namespace: item.namespace,

@@ -3,16 +3,10 @@ import type { Database } from "../db/client.ts";
 import { containments } from "../db/json-filter.ts";
 import { storeItems, type StoreItemRow } from "../db/schema.ts";
 import { MAX_NAMESPACE_LABEL_LENGTH, MAX_NAMESPACE_LABELS } from "../core/limits.ts";
+import type { StoreItem } from "./schemas.ts";
 
 /** Store items in D1, for the API and for graphs (through `D1Store`). Every call is per workspace. */
 
-export interface StoreItem {
-  namespace: string[];
-  key: string;
-  value: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
-}
 
 /** Why a namespace is unusable, or null: labels are non-empty and period-free, within the size limits. */
 export function namespaceProblem(namespace: string[], allowEmpty = false): string | null {

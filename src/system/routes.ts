@@ -3,11 +3,11 @@ import { deployment } from "../deployment/index.ts";
 import { publicRoute } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { jsonContent } from "../http/schemas.ts";
-import { secured } from "../auth/secured.ts";
+import { secured } from "../http/secured.ts";
 import { collectMetrics } from "../http/metrics.ts";
 import { renderPrometheus } from "../observability/metrics.ts";
 import { FEATURES } from "./features.ts";
-import { customAuthEnabled } from "../auth/custom-auth.ts";
+import { customAuthEnabled } from "../deployment/custom-auth.ts";
 import { requireOrganizationAdmin } from "../auth/require-admin.ts";
 
 const tags = ["System"];

@@ -43,7 +43,7 @@ export async function listApiKeys(db: Database, organizationId: string, workspac
   return db.select().from(apiKeys).where(scope).orderBy(desc(apiKeys.createdAt), asc(apiKeys.id)).all();
 }
 
-export async function revokeApiKey(db: Database, id: string, at: string): Promise<ApiKeyRow | undefined> {
+export async function markApiKeyRevoked(db: Database, id: string, at: string): Promise<ApiKeyRow | undefined> {
   return db.update(apiKeys).set({ revokedAt: at }).where(eq(apiKeys.id, id)).returning().get();
 }
 

@@ -1,17 +1,17 @@
-import { createRoute, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
+import { z } from "@hono/zod-openapi";
 import { database } from "../db/client.ts";
 import { conflict, isDomainError } from "../core/errors.ts";
 import { page } from "../http/pagination.ts";
+import { jsonBytes } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
-import { secured } from "../auth/secured.ts";
-import { withFilterLimit } from "../http/filter-limit.ts";
+import { securedRoutes } from "../http/secured.ts";
+import { withFilterLimit } from "../core/filter-limit.ts";
 import { countThreadIndex } from "./thread-index.ts";
-import { filterAsContainment, matchesFilter } from "../auth/custom-auth.ts";
+import { filterAsContainment, matchesFilter } from "../core/auth-filter.ts";
 import { authFilter, guardThread } from "../auth/guards.ts";
+import { BoolQuery } from "../core/schemas.ts";
 import {
-  BoolQuery,
   CheckpointIdParam,
   HistoryQuerySchema,
   HistoryRequestSchema,
@@ -34,7 +34,9 @@ const THREAD_NOT_FOUND = "Thread not found";
 const tags = ["Threads"];
 const errors = { ...notFoundError };
 
-const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute({ tags, ...config }));
+const route = securedRoutes(tags);
+
+const ThreadHistorySchema = z.array(ThreadStateSchema);
 
 const routes = {
   create: route({
@@ -130,20 +132,16 @@ const routes = {
     path: "/threads/{thread_id}/history",
     summary: "State history, most recent first",
     request: { params: ThreadIdParam, query: HistoryQuerySchema },
-    responses: { 200: jsonContent(z.array(ThreadStateSchema), "States"), ...errors },
+    responses: { 200: jsonContent(ThreadHistorySchema, "States"), ...errors },
   }),
   history: route({
     method: "post",
     path: "/threads/{thread_id}/history",
     summary: "State history with filters, most recent first",
     request: { params: ThreadIdParam, body: jsonBody(HistoryRequestSchema) },
-    responses: { 200: jsonContent(z.array(ThreadStateSchema), "States"), ...errors },
+    responses: { 200: jsonContent(ThreadHistorySchema, "States"), ...errors },
   }),
 };
-
-/** States arrive from the thread as ready JSON text; parsing them only to re-serialize would be waste. */
-/** A JSON body the thread's DO produced as bytes (see runs/json-stream.ts). */
-const jsonBytes = (c: Context, body: ReadableStream<Uint8Array>) => c.body(body, 200, { "Content-Type": "application/json" }) as never;
 
 
 export const threadRoutes = createRouter()
@@ -186,7 +184,7 @@ export const threadRoutes = createRouter()
         sortOrder: body.sort_order,
       }),
     );
-    return c.json(page(c, threads, total, body.offset, body.select) as z.infer<typeof ThreadSchema>[], 200);
+    return c.json(page(c, threads, total, body.offset, body.select), 200);
   })
   .openapi(routes.count, async (c) => {
     const body = c.req.valid("json");
@@ -206,14 +204,14 @@ export const threadRoutes = createRouter()
     await guardThread(c, thread_id, "threads:read");
     const include = [c.req.valid("query").include ?? []].flat().flatMap((v) => v.split(","));
     const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getBody({ includeTtl: include.includes("ttl") });
-    return jsonBytes(c, unwrap(outcome, thread_id));
+    return jsonBytes<typeof ThreadSchema>(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.patch, async (c) => {
     const { thread_id } = c.req.valid("param");
     const body = c.req.valid("json");
     const value = await guardThread(c, thread_id, "threads:update", { metadata: body.metadata });
     const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).patch({ ...body, metadata: value.metadata });
-    return jsonBytes(c, unwrap(outcome, thread_id));
+    return jsonBytes<typeof ThreadSchema>(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.delete, async (c) => {
     const { thread_id } = c.req.valid("param");
@@ -237,14 +235,14 @@ export const threadRoutes = createRouter()
     const target = threadStub(c.env, workspaceId, copy.thread_id);
     // Both answer with the whole copy, values of any size included (see ThreadDO.getBody).
     const answer = JSON.stringify(value.metadata) === JSON.stringify(copy.metadata) ? await target.getBody() : await target.patch({ metadata: value.metadata });
-    return jsonBytes(c, unwrap(answer, copy.thread_id));
+    return jsonBytes<typeof ThreadSchema>(c, unwrap(answer, copy.thread_id));
   })
   .openapi(routes.getState, async (c) => {
     const { thread_id } = c.req.valid("param");
     const { subgraphs } = c.req.valid("query");
     await guardThread(c, thread_id, "threads:read");
     const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getState({ subgraphs });
-    return jsonBytes(c, unwrap(outcome, thread_id));
+    return jsonBytes<typeof ThreadStateSchema>(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.updateState, async (c) => {
     const { thread_id } = c.req.valid("param");
@@ -263,21 +261,21 @@ export const threadRoutes = createRouter()
     const { subgraphs } = c.req.valid("query");
     await guardThread(c, thread_id, "threads:read");
     const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getState({ checkpoint: { checkpoint_id }, subgraphs });
-    return jsonBytes(c, unwrap(outcome, thread_id));
+    return jsonBytes<typeof ThreadStateSchema>(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.getStateAtCheckpoint, async (c) => {
     const { thread_id } = c.req.valid("param");
     const { checkpoint, subgraphs } = c.req.valid("json");
     await guardThread(c, thread_id, "threads:read");
     const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getState({ checkpoint, subgraphs });
-    return jsonBytes(c, unwrap(outcome, thread_id));
+    return jsonBytes<typeof ThreadStateSchema>(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.historyGet, async (c) => {
     const { thread_id } = c.req.valid("param");
     const { limit, before } = c.req.valid("query");
     await guardThread(c, thread_id, "threads:read");
     const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).history({ limit, before });
-    return jsonBytes(c, unwrap(outcome, thread_id));
+    return jsonBytes<typeof ThreadHistorySchema>(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.history, async (c) => {
     const { thread_id } = c.req.valid("param");
@@ -289,5 +287,5 @@ export const threadRoutes = createRouter()
       metadata: body.metadata ?? undefined,
       checkpoint: body.checkpoint ?? undefined,
     });
-    return jsonBytes(c, unwrap(outcome, thread_id));
+    return jsonBytes<typeof ThreadHistorySchema>(c, unwrap(outcome, thread_id));
   });

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_FILTER_CONDITIONS } from "../db/json-filter.ts";
-import { Identifier, JsonGraphData, JsonFilter, JsonObject } from "../http/schemas.ts";
+import { Identifier, JsonGraphData, JsonFilter, JsonObject } from "../core/schemas.ts";
 import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../core/limits.ts";
 const ThreadStatus = z.enum(["idle", "busy", "interrupted", "error"]);
 
@@ -178,8 +178,3 @@ export const HistoryQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(10),
   before: Identifier.optional(),
 });
-
-export const BoolQuery = z
-  .enum(["true", "false", "1", "0"])
-  .optional()
-  .transform((v) => v === "true" || v === "1");

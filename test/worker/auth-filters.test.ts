@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { filterAsContainment, matchesFilter } from "../../src/auth/custom-auth.ts";
+import { filterAsContainment, matchesFilter } from "../../src/core/auth-filter.ts";
 
 describe("authorization filters", () => {
   it("match plain values and $eq exactly, and require the key", () => {

@@ -1,0 +1,45 @@
+import { z } from "@hono/zod-openapi";
+import { JsonDataObject, JsonFilter } from "../core/schemas.ts";
+import { MAX_NAMESPACE_LABEL_LENGTH, MAX_NAMESPACE_LABELS, MAX_STORE_KEY_LENGTH } from "../core/limits.ts";
+
+export const Namespace = z.array(z.string().max(MAX_NAMESPACE_LABEL_LENGTH)).max(MAX_NAMESPACE_LABELS);
+export const Key = z.string().min(1).max(MAX_STORE_KEY_LENGTH);
+export const ItemSchema = z
+  .object({ namespace: Namespace, key: z.string(), value: z.record(z.string(), z.unknown()), created_at: z.string(), updated_at: z.string() })
+  .openapi("Item");
+
+export const PutSchema = z
+  .object({
+    namespace: Namespace,
+    key: Key,
+    value: JsonDataObject.describe("A JSON object"),
+    index: z.union([z.literal(false), z.array(z.string())]).nullish().describe("Accepted; no embedding index is configured"),
+    ttl: z.number().int().positive().max(100 * 365 * 24 * 60).nullish().describe("Minutes until the item expires"),
+  })
+  .openapi("StorePutRequest");
+
+export const DeleteSchema = z.object({ namespace: Namespace.default([]), key: Key }).openapi("StoreDeleteRequest");
+
+export const SearchSchema = z
+  .object({
+    namespace_prefix: Namespace.default([]),
+    filter: JsonFilter.nullish(),
+    limit: z.number().int().min(1).max(1000).default(10),
+    offset: z.number().int().min(0).default(0),
+    query: z.string().nullish().describe("Text the value must contain (case-insensitive)"),
+    refresh_ttl: z.boolean().nullish(),
+  })
+  .openapi("StoreSearchRequest");
+
+export const NamespacesSchema = z
+  .object({
+    prefix: Namespace.nullish(),
+    suffix: Namespace.nullish(),
+    max_depth: z.number().int().min(1).nullish(),
+    limit: z.number().int().min(1).max(1000).default(100),
+    offset: z.number().int().min(0).default(0),
+  })
+  .openapi("StoreNamespacesRequest");
+
+/** An item as the API sends it. */
+export type StoreItem = z.infer<typeof ItemSchema>;
