@@ -10,6 +10,7 @@ import { createRouter } from "../http/router.ts";
 import { ErrorSchema, notFoundError } from "../http/schemas.ts";
 import { secured } from "../auth/secured.ts";
 import { visibleAssistants } from "../assistants/agents.ts";
+import { runCaller } from "../threads/runs/routes.ts";
 import { assistantTools, callTool, requireMcpEnabled } from "./service.ts";
 
 /**
@@ -64,7 +65,7 @@ function mcpServer(c: Context<AppEnv>): Server {
     { capabilities: { tools: {} }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
   );
   const tools = async () => assistantTools(await visibleAssistants(c));
-  const caller = { workspaceId: c.get("principal").workspaceId, callerId: c.get("principal").keyId, user: c.get("user") };
+  const caller = runCaller(c);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await tools()).map((entry) => entry.tool) }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => callTool(c.env, caller, await tools(), request.params.name, request.params.arguments));
   return server;

@@ -6,8 +6,6 @@ import { conflictError, jsonBody, jsonContent, notFoundError } from "../../http/
 import { secured } from "../../auth/secured.ts";
 import { authFilter, guardThread } from "../../auth/guards.ts";
 import { filterAsContainment } from "../../auth/custom-auth.ts";
-import { database } from "../../db/client.ts";
-import { searchThreadIndex } from "../thread-index.ts";
 import { ThreadIdParam } from "../schemas.ts";
 import { threadStub, unwrap } from "../client.ts";
 import {
@@ -19,9 +17,9 @@ import {
   RunListQuery,
   RunSchema,
   StatelessRunIdParams,
+  type RunCreate,
 } from "./schemas.ts";
-import type { RunCreate } from "./schemas.ts";
-import { createRun, createRunStream, createRunWait, prepareRun, startRun, type RunCaller, type RunRequest } from "./service.ts";
+import { cancelWorkspaceRuns, createRun, createRunStream, createRunWait, prepareRun, startRun, type RunCaller, type RunRequest } from "./service.ts";
 import { RUN_NOT_FOUND } from "./run-manager.ts";
 import { singleEventStream } from "./streams.ts";
 import { isDomainError } from "../../core/errors.ts";
@@ -124,33 +122,6 @@ async function createAndWait(c: Ctx, body: RunCreate, threadId?: string) {
   return c.body(result, 200, { "Content-Type": "application/json", "Content-Location": location }) as never;
 }
 
-/** Busy threads examined at most by one status-only cancel. */
-const MAX_CANCEL_THREADS = 10_000;
-const CANCEL_PAGE = 500;
-
-/**
- * `POST /runs/cancel` with only `status`: cancels the matching runs of every busy thread of the
- * workspace that the `threads:update` filter lets this user change. Threads are found through the
- * search index (a run's thread is `busy` there while it has a pending or running run); the busy set
- * is read first, as cancelling changes it.
- */
-async function cancelWorkspaceRuns(c: Ctx, status: "pending" | "running" | "all", action: "interrupt" | "rollback"): Promise<void> {
-  const workspaceId = c.get("principal").workspaceId;
-  const authMetadata = filterAsContainment(await authFilter(c, "threads:update", { action, status }));
-  const db = database(c.env);
-  const threadIds: string[] = [];
-  for (let offset = 0; offset < MAX_CANCEL_THREADS; offset += CANCEL_PAGE) {
-    const { rows } = await searchThreadIndex(db, workspaceId, { status: "busy", authMetadata, limit: CANCEL_PAGE, offset, sortBy: "created_at", sortOrder: "asc" });
-    threadIds.push(...rows.map((row) => row.threadId));
-    if (rows.length < CANCEL_PAGE) break;
-  }
-  // A few at a time: each is a DO call, and a Worker has 6 simultaneous connections. A thread
-  // deleted meanwhile has nothing left to cancel.
-  for (let i = 0; i < threadIds.length; i += 6) {
-    await Promise.all(threadIds.slice(i, i + 6).map((id) => threadStub(c.env, workspaceId, id).cancelRuns({ status, action })));
-  }
-}
-
 export const runRoutes = createRouter()
   .openapi(routes.create, async (c) => {
     const { thread_id } = c.req.valid("param");
@@ -248,7 +219,9 @@ export const runRoutes = createRouter()
         body.thread_id,
       );
     } else if (!body.run_ids) {
-      await cancelWorkspaceRuns(c, body.status ?? "all", action);
+      const status = body.status ?? "all";
+      const authMetadata = filterAsContainment(await authFilter(c, "threads:update", { action, status }));
+      await cancelWorkspaceRuns(c.env, workspaceId, { status, action, authMetadata });
     } else {
       // A stateless run lives in the thread named by its own id.
       for (const runId of body.run_ids) {

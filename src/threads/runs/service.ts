@@ -4,16 +4,19 @@ import { invalid, notFound, tooLarge } from "../../core/errors.ts";
 import { exceedsDepth } from "../../core/json-depth.ts";
 import { MAX_GRAPH_DATA_DEPTH, maxBodyBytes } from "../../core/limits.ts";
 import { assistantNotFound, resolveAssistant } from "../../assistants/resolve.ts";
+import { database } from "../../db/client.ts";
 import { threadStub, unwrap } from "../client.ts";
+import { searchThreadIndex } from "../thread-index.ts";
 import type { Outcome } from "../types.ts";
 import type { RunCreate } from "./schemas.ts";
-import type { CreateRunInput, RunJson } from "./types.ts";
+import type { CancelAction, CreateRunInput, RunJson } from "./types.ts";
 
 /**
- * Run creation, for every caller that starts runs: the run routes (stateful, stateless, batch, wait,
- * stream), crons, MCP tools and A2A tasks. The caller authorizes first (custom-auth handlers are
- * consulted at the edge); this checks what needs the Worker's view (the assistant, the limits),
- * shapes the run for its thread and hands it over.
+ * Runs as a domain: their creation, for every caller that starts runs (the run routes: stateful,
+ * stateless, batch, wait, stream; crons, MCP tools and A2A tasks), and a workspace-wide cancel.
+ * The caller authorizes first (custom-auth handlers are consulted at the edge); creation checks
+ * what needs the Worker's view (the assistant, the limits), shapes the run for its thread and
+ * hands it over.
  */
 
 /** Who asks for a run, in which workspace. */
@@ -194,4 +197,34 @@ export async function runToCompletion(env: Env, request: RunRequest): Promise<{ 
   const { run, body } = await createRunWait(env, request);
   const result = JSON.parse(await new Response(body).text()) as Record<string, unknown> | null;
   return { run, result };
+}
+
+/** Busy threads examined at most by one status-only cancel. */
+const MAX_CANCEL_THREADS = 10_000;
+const CANCEL_PAGE = 500;
+
+/**
+ * Cancels the runs with `status` on every busy thread of the workspace whose metadata contains
+ * `authMetadata` (the caller's `threads:update` filter). Threads are found through the search index
+ * (a run's thread is `busy` there while it has a pending or running run); the busy set is read
+ * first, as cancelling changes it.
+ */
+export async function cancelWorkspaceRuns(
+  env: Env,
+  workspaceId: string,
+  request: { status: "pending" | "running" | "all"; action: CancelAction; authMetadata: Record<string, unknown> | undefined },
+): Promise<void> {
+  const { status, action, authMetadata } = request;
+  const db = database(env);
+  const threadIds: string[] = [];
+  for (let offset = 0; offset < MAX_CANCEL_THREADS; offset += CANCEL_PAGE) {
+    const { rows } = await searchThreadIndex(db, workspaceId, { status: "busy", authMetadata, limit: CANCEL_PAGE, offset, sortBy: "created_at", sortOrder: "asc" });
+    threadIds.push(...rows.map((row) => row.threadId));
+    if (rows.length < CANCEL_PAGE) break;
+  }
+  // A few at a time: each is a DO call, and a Worker has 6 simultaneous connections. A thread
+  // deleted meanwhile has nothing left to cancel.
+  for (let i = 0; i < threadIds.length; i += 6) {
+    await Promise.all(threadIds.slice(i, i + 6).map((id) => threadStub(env, workspaceId, id).cancelRuns({ status, action })));
+  }
 }
