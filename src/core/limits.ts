@@ -52,3 +52,12 @@ export const MAX_URL_BYTES = 16 * 1024;
  * it, never raise it.
  */
 export const MAX_TRACED_RUN_BYTES = 192 * 1024;
+
+/** The request body limit unless the `MAX_BODY_BYTES` var sets another. */
+export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/** The configured `MAX_BODY_BYTES` (a Worker var), or 10 MiB. */
+export function maxBodyBytes(env: { MAX_BODY_BYTES?: string | number }): number {
+  const configured = Number(env.MAX_BODY_BYTES);
+  return Number.isFinite(configured) && configured > 0 ? configured : DEFAULT_MAX_BODY_BYTES;
+}

@@ -1,13 +1,171 @@
-import type { Principal } from "../auth/principal.ts";
-import { runInput } from "../threads/runs/service.ts";
-import type { RunCreateBody } from "../threads/runs/schemas.ts";
-import { threadStub } from "../threads/client.ts";
+import type { AuthUser } from "../auth/custom-auth.ts";
+import { invalid, isDomainError, notFound } from "../core/errors.ts";
 import { database } from "../db/client.ts";
 import type { CronRow } from "../db/schema.ts";
-import { isDomainError } from "../core/errors.ts";
 import { log } from "../observability/log.ts";
-import { nextRunDate } from "./schedule.ts";
-import { claimCron, disableCron, dueCrons } from "./store.ts";
+import { assistantIdOf, assistantNotFound, resolveAssistant } from "../assistants/resolve.ts";
+import { threadStub } from "../threads/client.ts";
+import type { Outcome, ThreadJson } from "../threads/types.ts";
+import { planRun, startRun } from "../threads/runs/service.ts";
+import { nextRunDate, scheduleProblem, timezoneProblem } from "./schedule.ts";
+import { payloadOf, type Cron, type CronCount, type CronCreate, type CronPatch } from "./schemas.ts";
+import {
+  claimCron,
+  countCrons,
+  type CronFilter,
+  type CronSearch,
+  deleteCron as deleteCronRow,
+  disableCron,
+  dueCrons,
+  getCron,
+  insertCron,
+  searchCrons as searchCronRows,
+  updateCron as updateCronRow,
+} from "./store.ts";
+
+/**
+ * Crons: scheduled runs. Their CRUD (the caller authorizes first, at the edge) and the minute tick
+ * that starts the due ones through the same run creation as the API.
+ */
+
+export function cronJson(row: CronRow): Cron {
+  return {
+    cron_id: row.cronId,
+    assistant_id: row.assistantId,
+    thread_id: row.threadId,
+    schedule: row.schedule,
+    timezone: row.timezone,
+    end_time: row.endTime,
+    enabled: row.enabled,
+    on_run_completed: row.onRunCompleted,
+    user_id: row.userId,
+    payload: row.payload,
+    metadata: row.metadata,
+    next_run_date: row.nextRunDate,
+    disabled_reason: row.disabledReason,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+const invalidField = (field: string, msg: string) => invalid([{ type: "value_error", loc: ["body", field], msg }]);
+
+/** Refuses (invalid) a timezone or schedule that cannot be used. */
+export function checkSchedule(schedule: string, timezone: string): void {
+  const problem = timezoneProblem(timezone);
+  if (problem) throw invalidField("timezone", problem);
+  const scheduleIssue = scheduleProblem(schedule, timezone);
+  if (scheduleIssue) throw invalidField("schedule", scheduleIssue);
+}
+
+/** Who creates a cron: its workspace, its default user (an API key's id) and the custom-auth user. */
+export interface CronCaller {
+  workspaceId: string;
+  callerId: string;
+  user?: AuthUser;
+}
+
+/**
+ * Creates a cron on `threadId` (or one starting stateless runs). The schedule is already checked;
+ * `metadata` is the cron's own, as the authorization handler left it (the payload keeps the request's).
+ */
+export async function createCron(
+  env: Env,
+  caller: CronCaller,
+  request: { threadId: string | null; body: CronCreate; metadata: Record<string, unknown> },
+): Promise<Cron> {
+  const { threadId, body } = request;
+  const { workspaceId, user } = caller;
+  // Its runs will use the assistant: a user may schedule only one their `assistants:read` filter lets them see.
+  const use = user ? { user, event: "assistants:read" as const, value: { assistant_id: assistantIdOf(body.assistant_id) } } : undefined;
+  const assistant = await resolveAssistant(env, workspaceId, body.assistant_id, use);
+  if (!assistant) throw notFound(assistantNotFound(body.assistant_id));
+  if (threadId) {
+    const thread = (await threadStub(env, workspaceId, threadId).get()) as Outcome<ThreadJson>;
+    if (!thread.ok) throw notFound(`Thread with ID ${threadId} not found`);
+  }
+  const now = new Date();
+  const next = nextRunDate(body.schedule, body.timezone, now);
+  const row = await insertCron(database(env), {
+    workspaceId,
+    cronId: crypto.randomUUID(),
+    assistantId: assistant.assistantId,
+    threadId,
+    schedule: body.schedule,
+    timezone: body.timezone,
+    payload: payloadOf(body),
+    metadata: request.metadata,
+    enabled: body.enabled,
+    onRunCompleted: threadId ? null : (body.on_run_completed ?? "delete"),
+    endTime: body.end_time ? new Date(body.end_time).toISOString() : null,
+    userId: body.user_id ?? caller.callerId,
+    nextRunDate: body.enabled ? next : null,
+    disabledReason: null,
+    createdAt: now.toISOString(),
+    updatedAt: now.toISOString(),
+  });
+  return cronJson(row);
+}
+
+const cronNotFound = (cronId: string) => `Cron ${cronId} not found`;
+
+/** The workspace's cron, or a not-found error. */
+export async function findCron(env: Env, workspaceId: string, cronId: string): Promise<CronRow> {
+  const row = await getCron(database(env), workspaceId, cronId);
+  if (!row) throw notFound(cronNotFound(cronId));
+  return row;
+}
+
+/**
+ * Applies a patch to `current`: a new schedule, or re-enabling, plans the next run from now.
+ * `metadata` (as the authorization handler left it) is merged into the cron's.
+ */
+export async function updateCron(env: Env, current: CronRow, body: CronPatch, metadata: Record<string, unknown> | null | undefined): Promise<Cron> {
+  const schedule = body.schedule ?? current.schedule;
+  const timezone = body.timezone ?? current.timezone;
+  checkSchedule(schedule, timezone);
+  const enabled = body.enabled ?? current.enabled;
+  const rescheduled = body.schedule !== undefined || body.timezone !== undefined || (enabled && !current.enabled);
+  const now = new Date();
+  const row = await updateCronRow(database(env), current.workspaceId, current.cronId, {
+    schedule,
+    timezone,
+    payload: { ...current.payload, ...payloadOf(body) },
+    metadata: metadata ? { ...current.metadata, ...metadata } : current.metadata,
+    enabled,
+    disabledReason: enabled ? null : current.disabledReason,
+    endTime: body.end_time === undefined ? current.endTime : body.end_time ? new Date(body.end_time).toISOString() : null,
+    onRunCompleted: current.threadId ? null : (body.on_run_completed ?? current.onRunCompleted),
+    userId: body.user_id === undefined ? current.userId : body.user_id,
+    nextRunDate: !enabled ? null : rescheduled || !current.nextRunDate ? nextRunDate(schedule, timezone, now) : current.nextRunDate,
+    updatedAt: now.toISOString(),
+  });
+  return cronJson(row ?? current);
+}
+
+export async function deleteCron(env: Env, workspaceId: string, cronId: string): Promise<void> {
+  if (!(await deleteCronRow(database(env), workspaceId, cronId))) throw notFound(cronNotFound(cronId));
+}
+
+/** The conditions shared by search and count: the request's fields and the auth handler's filter (as containment). */
+export function cronFilter(body: CronCount, authMetadata: Record<string, unknown> | undefined): CronFilter {
+  return {
+    assistantId: body.assistant_id ? assistantIdOf(body.assistant_id) : undefined,
+    threadId: body.thread_id ?? undefined,
+    enabled: body.enabled ?? undefined,
+    metadata: body.metadata ?? undefined,
+    authMetadata,
+  };
+}
+
+export async function searchCrons(env: Env, workspaceId: string, search: CronSearch): Promise<{ crons: Cron[]; total: number }> {
+  const { rows, total } = await searchCronRows(database(env), workspaceId, search);
+  return { crons: rows.map(cronJson), total };
+}
+
+export function countCronsOf(env: Env, workspaceId: string, filter: CronFilter): Promise<number> {
+  return countCrons(database(env), workspaceId, filter);
+}
 
 /**
  * How early a trigger may come and still start the occurrence it was meant for (a Cron Trigger can
@@ -36,7 +194,7 @@ export async function fireDueCrons(env: Env, tickTime: Date): Promise<number> {
     }
     const from = new Date(Math.max(Date.parse(occurrence), tickTime.getTime()));
     if (!(await claimCron(db, cron.cronId, occurrence, nextRunDate(cron.schedule, cron.timezone, from), at))) continue;
-    const problem = await startRun(env, cron);
+    const problem = await startCronRun(env, cron);
     if (problem) {
       log.warn("cron disabled", { cron_id: cron.cronId, reason: problem });
       await disableCron(db, cron.cronId, problem, at);
@@ -47,31 +205,28 @@ export async function fireDueCrons(env: Env, tickTime: Date): Promise<number> {
   return started;
 }
 
-/** Starts one run of the cron through the runs API's own path. Returns why the cron cannot run, if so. */
-async function startRun(env: Env, cron: CronRow): Promise<string | null> {
-  const principal: Principal = {
-    keyId: cron.userId ?? "cron",
-    organizationId: "",
-    workspaceId: cron.workspaceId,
-    keyWorkspaceId: cron.workspaceId,
-    role: "member",
-  };
-  const body = {
+/** Starts one run of the cron through the API's own run creation. Returns why the cron cannot run, if so. */
+async function startCronRun(env: Env, cron: CronRow): Promise<string | null> {
+  const run = {
     ...cron.payload,
     assistant_id: cron.assistantId,
-    metadata: { ...((cron.payload.metadata as Record<string, unknown> | undefined) ?? {}), cron_id: cron.cronId },
+    metadata: { ...(cron.payload.metadata ?? {}), cron_id: cron.cronId },
     ...(cron.threadId ? {} : { on_completion: cron.onRunCompleted ?? "delete" }),
-  } as RunCreateBody;
+  };
+  const caller = { workspaceId: cron.workspaceId, callerId: cron.userId ?? "cron" };
   try {
-    const input = await runInput(env, principal, body, { threadId: cron.threadId ?? undefined, headers: new Headers() });
-    const outcome = await threadStub(env, cron.workspaceId, input.threadId).createRun(input);
-    if (!outcome.ok) {
-      if (outcome.kind === "not_found") return `thread ${cron.threadId} no longer exists`;
-      log.warn("cron run not started", { cron_id: cron.cronId, kind: outcome.kind, detail: outcome.detail });
+    const plan = await planRun(env, { caller, threadId: cron.threadId ?? undefined, run });
+    if (!plan.ok) return `assistant ${cron.assistantId} no longer exists`;
+    try {
+      await startRun(env, plan.input);
+    } catch (error) {
+      // Starting a planned run misses nothing but its thread; anything else (a busy thread) skips this occurrence.
+      if (isDomainError(error, "not_found")) return `thread ${cron.threadId} no longer exists`;
+      if (!isDomainError(error)) throw error;
+      log.warn("cron run not started", { cron_id: cron.cronId, kind: error.kind, detail: error.message });
     }
     return null;
   } catch (error) {
-    if (isDomainError(error, "not_found")) return `assistant ${cron.assistantId} no longer exists`;
     log.error("cron run failed to start", { cron_id: cron.cronId, error: String(error) });
     return null;
   }

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { CronPayload } from "../crons/schemas.ts";
 
 /**
  * D1 schema. Timestamps are ISO-8601 UTC strings (they sort lexically and go on the wire unchanged).
@@ -178,7 +179,7 @@ export const crons = sqliteTable(
     threadId: text("thread_id"),
     schedule: text("schedule").notNull(),
     timezone: text("timezone").notNull(),
-    payload: text("payload", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
+    payload: text("payload", { mode: "json" }).notNull().$type<CronPayload>(),
     metadata: text("metadata", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
     enabled: integer("enabled", { mode: "boolean" }).notNull(),
     onRunCompleted: text("on_run_completed", { enum: ["delete", "keep"] }),

@@ -1,23 +1,20 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import type { Context } from "hono";
 import { deployment } from "../deployment/index.ts";
 import type { AppEnv } from "../http/app-env.ts";
-import { notFound } from "../core/errors.ts";
-import { errorResponse } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { ErrorSchema, notFoundError } from "../http/schemas.ts";
 import { secured } from "../auth/secured.ts";
-import { authFilter } from "../auth/guards.ts";
-import { visibleAssistants, assistantInputSchema, finalText } from "../assistants/agents.ts";
-import { runToCompletion } from "../threads/runs/service.ts";
+import { visibleAssistants } from "../assistants/agents.ts";
+import { runCaller } from "../threads/runs/routes.ts";
+import { assistantTools, callTool, requireMcpEnabled } from "./service.ts";
 
 /**
- * MCP over the streamable-HTTP transport, stateless: every assistant the caller may see is a tool;
- * calling it runs the assistant statelessly and answers with its final output. Built on the official
+ * MCP over the streamable-HTTP transport, stateless (the tools: service.ts). Built on the official
  * SDK's web-standard transport, with its Workers-safe JSON Schema validator.
  */
 
@@ -62,57 +59,16 @@ const routes = {
   delete: secured(createRoute({ method: "delete", path: "/mcp", tags, summary: "Not supported: the transport is stateless (405)", responses: mcpErrors })),
 };
 
-/** Tool names are limited to letters, digits, `_` and `-` (64 at most). */
-function toolName(name: string, taken: Set<string>, assistantId: string): string {
-  let candidate = name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "assistant";
-  if (taken.has(candidate)) candidate = `${candidate.slice(0, 55)}_${assistantId.slice(0, 8)}`;
-  taken.add(candidate);
-  return candidate;
-}
-
-async function toolsFor(c: Context<AppEnv>): Promise<{ tool: Tool; assistantId: string }[]> {
-  const taken = new Set<string>();
-  const tools = [];
-  for (const assistant of await visibleAssistants(c.env, c.get("principal").workspaceId, await authFilter(c, "assistants:search", {}))) {
-    const graph = deployment.graphs.find((g) => g.id === assistant.graphId);
-    tools.push({
-      assistantId: assistant.assistantId,
-      tool: {
-        name: toolName(assistant.name, taken, assistant.assistantId),
-        description: assistant.description ?? graph?.description ?? `Runs the "${assistant.graphId}" graph`,
-        inputSchema: (await assistantInputSchema(assistant)) as Tool["inputSchema"],
-      },
-    });
-  }
-  return tools;
-}
-
 function mcpServer(c: Context<AppEnv>): Server {
   const server = new Server(
     { name: "agent-platform", version: deployment.versions.platform },
     { capabilities: { tools: {} }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
   );
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await toolsFor(c)).map((entry) => entry.tool) }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const entry = (await toolsFor(c)).find((candidate) => candidate.tool.name === request.params.name);
-    if (!entry) return { isError: true, content: [{ type: "text" as const, text: `Unknown tool "${request.params.name}"` }] };
-    try {
-      const { result } = await runToCompletion(c.env, c.get("principal"), c.get("user"), {
-        assistant_id: entry.assistantId,
-        input: request.params.arguments ?? {},
-      });
-      const failure = result && "__error__" in result ? (result.__error__ as { error: string; message: string }) : undefined;
-      if (failure) return { isError: true, content: [{ type: "text" as const, text: `${failure.error}: ${failure.message}` }] };
-      return { content: [{ type: "text" as const, text: finalText(result) }], structuredContent: result ?? {} };
-    } catch (error) {
-      return { isError: true, content: [{ type: "text" as const, text: (error as Error).message }] };
-    }
-  });
+  const tools = async () => assistantTools(await visibleAssistants(c));
+  const caller = runCaller(c);
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await tools()).map((entry) => entry.tool) }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => callTool(c.env, caller, await tools(), request.params.name, request.params.arguments));
   return server;
-}
-
-function requireEnabled(): void {
-  if (deployment.http.disable_mcp) throw notFound("MCP is disabled for this deployment (http.disable_mcp)");
 }
 
 const notAllowed = (c: Context<AppEnv>) =>
@@ -120,16 +76,16 @@ const notAllowed = (c: Context<AppEnv>) =>
 
 export const mcpRoutes = createRouter()
   .openapi(routes.post, async (c) => {
-    requireEnabled();
+    requireMcpEnabled();
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await mcpServer(c).connect(transport);
     return transport.handleRequest(c.req.raw) as never;
   })
   .openapi(routes.get, (c) => {
-    requireEnabled();
+    requireMcpEnabled();
     return notAllowed(c) as never;
   })
   .openapi(routes.delete, (c) => {
-    requireEnabled();
+    requireMcpEnabled();
     return notAllowed(c) as never;
   });

@@ -6,8 +6,6 @@ import { conflictError, jsonBody, jsonContent, notFoundError } from "../../http/
 import { secured } from "../../auth/secured.ts";
 import { authFilter, guardThread } from "../../auth/guards.ts";
 import { filterAsContainment } from "../../auth/custom-auth.ts";
-import { database } from "../../db/client.ts";
-import { searchThreadIndex } from "../thread-index.ts";
 import { ThreadIdParam } from "../schemas.ts";
 import { threadStub, unwrap } from "../client.ts";
 import {
@@ -19,14 +17,14 @@ import {
   RunListQuery,
   RunSchema,
   StatelessRunIdParams,
+  type RunCreate,
 } from "./schemas.ts";
-import { joinedOrNotFoundEvent, lastEventId, runInput, sseHeaders } from "./service.ts";
+import { cancelWorkspaceRuns, createRun, createRunStream, createRunWait, prepareRun, startRun, type RunCaller, type RunRequest } from "./service.ts";
 import { RUN_NOT_FOUND } from "./run-manager.ts";
+import { singleEventStream } from "./streams.ts";
+import { isDomainError } from "../../core/errors.ts";
 import type { Outcome } from "../types.ts";
 import type { RunJson } from "./types.ts";
-
-// Durable Object RPC results lose their generic types; these name them again.
-type Created = Outcome<{ run: RunJson; stream?: ReadableStream<Uint8Array> }>;
 
 const tags = ["Thread Runs"];
 const statelessTags = ["Stateless Runs"];
@@ -61,67 +59,75 @@ type Ctx = Context<AppEnv>;
 const threadLocation = (threadId: string, runId: string) => `/threads/${threadId}/runs/${runId}`;
 const statelessLocation = (runId: string) => `/runs/${runId}`;
 
-async function createRun(c: Ctx, body: z.infer<typeof RunCreateSchema>, threadId?: string) {
-  // The handler sees the run about to be created and may stamp its metadata; on an existing thread
-  // its filter must match the thread (a hidden thread is a 404).
-  const value = { ...body, thread_id: threadId ?? null, metadata: body.metadata ?? {} };
-  if (threadId) await guardThread(c, threadId, "threads:create_run", value, { allowMissing: body.if_not_exists === "create" });
-  else await authFilter(c, "threads:create_run", value);
-  const input = await runInput(c.env, c.get("principal"), { ...body, metadata: value.metadata }, { threadId, headers: c.req.raw.headers, user: c.get("user") });
-  const stub = threadStub(c.env, input.workspaceId, input.threadId);
-  return { input, stub };
+/** SSE response headers; `Location` lets the SDK reconnect with Last-Event-ID. */
+function sseHeaders(location?: string, contentLocation?: string): Record<string, string> {
+  return {
+    "Content-Type": "text/event-stream",
+    "Cache-Control": "no-cache",
+    Connection: "keep-alive",
+    "X-Accel-Buffering": "no",
+    ...(location ? { Location: location } : {}),
+    ...(contentLocation ? { "Content-Location": contentLocation } : {}),
+  };
 }
 
-async function createAndStream(c: Ctx, body: z.infer<typeof RunCreateSchema>, threadId?: string) {
-  const { input, stub } = await createRun(c, body, threadId);
-  const cancelOnDisconnect = body.on_disconnect === "cancel";
-  const { run, stream } = unwrap((await stub.createRunStream(input, cancelOnDisconnect)) as Created, input.threadId);
-  const location = threadId ? threadLocation(threadId, run.run_id) : statelessLocation(run.run_id);
-  return c.body(stream!, 200, sseHeaders(`${location}/stream`, location)) as never;
+/** `Last-Event-ID`: a run event sequence number; `-1` (or `-`) means from the start. */
+function lastEventId(header: string | undefined): number | undefined {
+  if (header === undefined || header === "") return undefined;
+  if (header === "-") return -1;
+  const id = Number.parseInt(header, 10);
+  return Number.isFinite(id) ? id : undefined;
 }
-
-async function createAndWait(c: Ctx, body: z.infer<typeof RunCreateSchema>, threadId?: string) {
-  const { input, stub } = await createRun(c, body, threadId);
-  const created = (await stub.createRunWait(input)) as Outcome<{ run: RunJson; body: ReadableStream<Uint8Array> }>;
-  const { run, body: result } = unwrap(created, input.threadId);
-  const location = threadId ? threadLocation(threadId, run.run_id) : statelessLocation(run.run_id);
-  return c.body(result, 200, { "Content-Type": "application/json", "Content-Location": location }) as never;
-}
-
-/** Busy threads examined at most by one status-only cancel. */
-const MAX_CANCEL_THREADS = 10_000;
-const CANCEL_PAGE = 500;
 
 /**
- * `POST /runs/cancel` with only `status`: cancels the matching runs of every busy thread of the
- * workspace that the `threads:update` filter lets this user change. Threads are found through the
- * search index (a run's thread is `busy` there while it has a pending or running run); the busy set
- * is read first, as cancelling changes it.
+ * A join that cannot follow its run still opens its stream, as the official server's joins do: a
+ * hidden or unknown run or thread becomes one `error` event whose message names the 404 (the SDK's
+ * `joinStream` yields it). `detail` replaces the error's own text (stateless runs have no thread to
+ * name).
  */
-async function cancelWorkspaceRuns(c: Ctx, status: "pending" | "running" | "all", action: "interrupt" | "rollback"): Promise<void> {
-  const workspaceId = c.get("principal").workspaceId;
-  const authMetadata = filterAsContainment(await authFilter(c, "threads:update", { action, status }));
-  const db = database(c.env);
-  const threadIds: string[] = [];
-  for (let offset = 0; offset < MAX_CANCEL_THREADS; offset += CANCEL_PAGE) {
-    const { rows } = await searchThreadIndex(db, workspaceId, { status: "busy", authMetadata, limit: CANCEL_PAGE, offset, sortBy: "created_at", sortOrder: "asc" });
-    threadIds.push(...rows.map((row) => row.threadId));
-    if (rows.length < CANCEL_PAGE) break;
+async function joinedOrNotFoundEvent(open: () => Promise<ReadableStream<Uint8Array>>, detail?: string): Promise<ReadableStream<Uint8Array>> {
+  try {
+    return await open();
+  } catch (error) {
+    if (!isDomainError(error, "not_found")) throw error;
+    return singleEventStream("error", { error: "HTTPException", message: `404: ${detail ?? error.message}` });
   }
-  // A few at a time: each is a DO call, and a Worker has 6 simultaneous connections. A thread
-  // deleted meanwhile has nothing left to cancel.
-  for (let i = 0; i < threadIds.length; i += 6) {
-    await Promise.all(threadIds.slice(i, i + 6).map((id) => threadStub(c.env, workspaceId, id).cancelRuns({ status, action })));
-  }
+}
+
+/** Who asks for runs in this request. */
+export const runCaller = (c: Ctx): RunCaller => ({ workspaceId: c.get("principal").workspaceId, callerId: c.get("principal").keyId, user: c.get("user") });
+
+/**
+ * Authorizes creating `run` (on `threadId`, or a stateless run) and makes it a run request. The
+ * handler sees the run about to be created and may stamp its metadata; on an existing thread its
+ * filter must match the thread (a hidden thread is a 404).
+ */
+export async function authorizedRunRequest(c: Ctx, run: RunCreate, threadId?: string): Promise<RunRequest> {
+  const value = { ...run, thread_id: threadId ?? null, metadata: run.metadata ?? {} };
+  if (threadId) await guardThread(c, threadId, "threads:create_run", value, { allowMissing: run.if_not_exists === "create" });
+  else await authFilter(c, "threads:create_run", value);
+  return { caller: runCaller(c), threadId, run: { ...run, metadata: value.metadata }, headers: Object.fromEntries(c.req.raw.headers) };
+}
+
+async function createAndStream(c: Ctx, body: RunCreate, threadId?: string) {
+  const request = await authorizedRunRequest(c, body, threadId);
+  const { run, stream } = await createRunStream(c.env, request, { cancelOnDisconnect: body.on_disconnect === "cancel" });
+  const location = threadId ? threadLocation(threadId, run.run_id) : statelessLocation(run.run_id);
+  return c.body(stream, 200, sseHeaders(`${location}/stream`, location)) as never;
+}
+
+async function createAndWait(c: Ctx, body: RunCreate, threadId?: string) {
+  const { run, body: result } = await createRunWait(c.env, await authorizedRunRequest(c, body, threadId));
+  const location = threadId ? threadLocation(threadId, run.run_id) : statelessLocation(run.run_id);
+  return c.body(result, 200, { "Content-Type": "application/json", "Content-Location": location }) as never;
 }
 
 export const runRoutes = createRouter()
   .openapi(routes.create, async (c) => {
     const { thread_id } = c.req.valid("param");
-    const { input, stub } = await createRun(c, c.req.valid("json"), thread_id);
-    const { run } = unwrap((await stub.createRun(input)) as Created, thread_id);
+    const run = await createRun(c.env, await authorizedRunRequest(c, c.req.valid("json"), thread_id));
     c.header("Content-Location", threadLocation(thread_id, run.run_id));
-    return c.json(run as z.infer<typeof RunSchema>, 200);
+    return c.json(run, 200);
   })
   .openapi(routes.stream, (c) => createAndStream(c, c.req.valid("json"), c.req.valid("param").thread_id))
   .openapi(routes.wait, (c) => createAndWait(c, c.req.valid("json"), c.req.valid("param").thread_id))
@@ -183,10 +189,9 @@ export const runRoutes = createRouter()
     return c.body(stream, 200, sseHeaders()) as never;
   })
   .openapi(routes.statelessCreate, async (c) => {
-    const { input, stub } = await createRun(c, c.req.valid("json"));
-    const { run } = unwrap((await stub.createRun(input)) as Created, input.threadId);
+    const run = await createRun(c.env, await authorizedRunRequest(c, c.req.valid("json")));
     c.header("Content-Location", statelessLocation(run.run_id));
-    return c.json(run as z.infer<typeof RunSchema>, 200);
+    return c.json(run, 200);
   })
   .openapi(routes.statelessStream, (c) => createAndStream(c, c.req.valid("json")))
   .openapi(routes.statelessWait, (c) => createAndWait(c, c.req.valid("json")))
@@ -196,16 +201,12 @@ export const runRoutes = createRouter()
     // 6 open connections).
     const bodies = c.req.valid("json");
     const prepared = [];
-    for (let i = 0; i < bodies.length; i += 6) prepared.push(...(await Promise.all(bodies.slice(i, i + 6).map((body) => createRun(c, body)))));
-    const runs = [];
-    for (let i = 0; i < prepared.length; i += 6) {
-      runs.push(
-        ...(await Promise.all(
-          prepared.slice(i, i + 6).map(async ({ input, stub }) => unwrap((await stub.createRun(input)) as Created, input.threadId).run),
-        )),
-      );
+    for (let i = 0; i < bodies.length; i += 6) {
+      prepared.push(...(await Promise.all(bodies.slice(i, i + 6).map(async (body) => prepareRun(c.env, await authorizedRunRequest(c, body))))));
     }
-    return c.json(runs as z.infer<typeof RunSchema>[], 200);
+    const runs = [];
+    for (let i = 0; i < prepared.length; i += 6) runs.push(...(await Promise.all(prepared.slice(i, i + 6).map((input) => startRun(c.env, input)))));
+    return c.json(runs, 200);
   })
   .openapi(routes.bulkCancel, async (c) => {
     const { action } = c.req.valid("query");
@@ -218,7 +219,9 @@ export const runRoutes = createRouter()
         body.thread_id,
       );
     } else if (!body.run_ids) {
-      await cancelWorkspaceRuns(c, body.status ?? "all", action);
+      const status = body.status ?? "all";
+      const authMetadata = filterAsContainment(await authFilter(c, "threads:update", { action, status }));
+      await cancelWorkspaceRuns(c.env, workspaceId, { status, action, authMetadata });
     } else {
       // A stateless run lives in the thread named by its own id.
       for (const runId of body.run_ids) {

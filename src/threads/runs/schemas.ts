@@ -41,7 +41,8 @@ export const RunCreateSchema = z
   })
   .openapi("RunCreate");
 
-export type RunCreateBody = z.infer<typeof RunCreateSchema>;
+/** A run request's own fields, as every run creator gives them (the API's `RunCreate`). */
+export type RunCreate = z.infer<typeof RunCreateSchema>;
 
 export const RunSchema = z
   .object({

@@ -1,27 +1,55 @@
 import { v7 as uuidv7 } from "uuid";
 import type { AuthUser } from "../../auth/custom-auth.ts";
-import type { Principal } from "../../auth/principal.ts";
-import { maxBodyBytes } from "../../http/body-limit.ts";
-import { invalid, isDomainError, notFound, tooLarge } from "../../core/errors.ts";
-import { singleEventStream } from "./streams.ts";
+import { invalid, notFound, tooLarge } from "../../core/errors.ts";
 import { exceedsDepth } from "../../core/json-depth.ts";
-import { MAX_GRAPH_DATA_DEPTH } from "../../core/limits.ts";
-import type { CreateRunInput, RunJson, StreamMode } from "./types.ts";
-import type { Outcome } from "../types.ts";
-import { threadStub, unwrap } from "../client.ts";
+import { MAX_GRAPH_DATA_DEPTH, maxBodyBytes } from "../../core/limits.ts";
 import { assistantNotFound, resolveAssistant } from "../../assistants/resolve.ts";
-import type { RunCreateBody } from "./schemas.ts";
+import { database } from "../../db/client.ts";
+import { threadStub, unwrap } from "../client.ts";
+import { searchThreadIndex } from "../thread-index.ts";
+import type { Outcome } from "../types.ts";
+import type { RunCreate } from "./schemas.ts";
+import type { CancelAction, CreateRunInput, RunJson } from "./types.ts";
+
+/**
+ * Runs as a domain: their creation, for every caller that starts runs (the run routes: stateful,
+ * stateless, batch, wait, stream; crons, MCP tools and A2A tasks), and a workspace-wide cancel.
+ * The caller authorizes first (custom-auth handlers are consulted at the edge); creation checks
+ * what needs the Worker's view (the assistant, the limits), shapes the run for its thread and
+ * hands it over.
+ */
+
+/** Who asks for a run, in which workspace. */
+export interface RunCaller {
+  workspaceId: string;
+  /** The run's user when its config names none (`configurable.user_id`): an API key's id, or a cron's user. */
+  callerId: string;
+  /** The custom-auth user: runs only the assistants its filter shows, and the graph sees it in its config. */
+  user?: AuthUser;
+}
+
+/** A run to create: who asks, on which thread (none: a stateless run), and the run's own fields. */
+export interface RunRequest {
+  caller: RunCaller;
+  threadId?: string;
+  run: RunCreate;
+  /** The request's headers, by lowercase name: `x-*` ones and the user agent reach the graph. */
+  headers?: Record<string, string>;
+}
+
+/** A checked run request, ready for its thread; or why there is no run to make. */
+export type RunPlan = { ok: true; input: CreateRunInput } | { ok: false; missing: "assistant"; detail: string };
 
 /** Request headers never copied into a run's config (credentials and tenancy). */
 const PRIVATE_HEADERS = new Set(["x-api-key", "x-tenant-id", "x-service-key"]);
 
 /** `x-*` headers and the user agent reach the graph in `config.configurable` (reference §1.3). */
-export function configurableHeaders(headers: Headers): Record<string, string> {
+export function configurableHeaders(headers: Record<string, string>): Record<string, string> {
   const copied: Record<string, string> = {};
-  headers.forEach((value, name) => {
+  for (const [name, value] of Object.entries(headers)) {
     const key = name.toLowerCase();
     if ((key.startsWith("x-") && !PRIVATE_HEADERS.has(key)) || key === "user-agent") copied[key] = value;
-  });
+  }
   return copied;
 }
 
@@ -49,12 +77,12 @@ function utf8Length(text: string): number {
 }
 
 /**
- * 413 for a run over MAX_RUN_INPUT_BYTES. Only measured when the request body limit (`bodyLimit`)
- * does not already bound it.
+ * Refuses (too large) a run over MAX_RUN_INPUT_BYTES. Only measured when the request body limit
+ * (`bodyLimit`) does not already bound it.
  */
-export function checkRunInputSize(bodyLimit: number, body: RunCreateBody): void {
+export function checkRunInputSize(bodyLimit: number, run: RunCreate): void {
   if (bodyLimit <= MAX_RUN_INPUT_BYTES) return;
-  const { input, command, config, context, metadata } = body;
+  const { input, command, config, context, metadata } = run;
   const bytes = utf8Length(JSON.stringify({ input, command, config, context, metadata }));
   if (bytes > MAX_RUN_INPUT_BYTES) {
     throw tooLarge(
@@ -63,114 +91,140 @@ export function checkRunInputSize(bodyLimit: number, body: RunCreateBody): void 
   }
 }
 
-/** Validates what needs the Worker's view (the assistant) and shapes the body for the thread. */
-export async function runInput(
-  env: Env,
-  principal: Principal,
-  body: RunCreateBody,
-  target: { threadId?: string; headers: Headers; user?: AuthUser },
-): Promise<CreateRunInput> {
-  // A2A and MCP build their run bodies without RunCreateSchema: their graph input gets the same bound.
-  if (exceedsDepth(body.input, MAX_GRAPH_DATA_DEPTH)) {
+/**
+ * Checks a run request and shapes it for its thread. An assistant that does not exist, or that the
+ * caller's filter hides, is a typed result; a request over a limit throws.
+ */
+export async function planRun(env: Env, request: RunRequest): Promise<RunPlan> {
+  const { caller, run, threadId } = request;
+  // A2A and MCP build their runs without RunCreateSchema: their graph input gets the same bound.
+  if (exceedsDepth(run.input, MAX_GRAPH_DATA_DEPTH)) {
     throw invalid([{ type: "custom", loc: ["body", "input"], msg: `nesting deeper than ${MAX_GRAPH_DATA_DEPTH} levels` }]);
   }
-  checkRunInputSize(maxBodyBytes(env), body);
-  // A user runs only assistants their filter lets them see (a hidden one is a 404, as a missing one).
-  const use = target.user ? { user: target.user, event: "assistants:search" as const, value: { metadata: {} } } : undefined;
-  const assistant = await resolveAssistant(env, principal.workspaceId, body.assistant_id, use);
-  if (!assistant) throw notFound(assistantNotFound(body.assistant_id));
+  checkRunInputSize(maxBodyBytes(env), run);
+  // A user runs only assistants their filter lets them see (a hidden one is as missing as an unknown one).
+  const use = caller.user ? { user: caller.user, event: "assistants:search" as const, value: { metadata: {} } } : undefined;
+  const assistant = await resolveAssistant(env, caller.workspaceId, run.assistant_id, use);
+  if (!assistant) return { ok: false, missing: "assistant", detail: assistantNotFound(run.assistant_id) };
   const runId = uuidv7();
-  const stateless = target.threadId === undefined;
-  const modes = [body.stream_mode ?? []].flat() as StreamMode[];
-  const checkpoint = body.checkpoint_id ? { ...(body.checkpoint ?? {}), checkpoint_id: body.checkpoint_id } : (body.checkpoint ?? null);
-  const requestConfig = (body.config ?? {}) as Record<string, unknown>;
-  return {
+  const stateless = threadId === undefined;
+  const modes = [run.stream_mode ?? []].flat();
+  const checkpoint = run.checkpoint_id ? { ...(run.checkpoint ?? {}), checkpoint_id: run.checkpoint_id } : (run.checkpoint ?? null);
+  const config = run.config ?? {};
+  const input: CreateRunInput = {
     runId,
-    threadId: target.threadId ?? runId,
-    workspaceId: principal.workspaceId,
+    threadId: threadId ?? runId,
+    workspaceId: caller.workspaceId,
     assistantId: assistant.assistantId,
     graphId: assistant.graphId,
     assistant: { config: assistant.config, context: assistant.context, metadata: assistant.metadata },
-    metadata: body.metadata ?? {},
+    metadata: run.metadata ?? {},
     kwargs: {
-      input: body.input ?? null,
-      command: body.command ?? null,
-      config: requestConfig,
-      context: (body.context ?? {}) as Record<string, unknown>,
+      input: run.input ?? null,
+      command: run.command ?? null,
+      config,
+      context: (run.context ?? {}) as Record<string, unknown>,
       stream_mode: modes.length ? [...new Set(modes)] : ["values"],
-      subgraphs: body.stream_subgraphs ?? false,
-      resumable: body.stream_resumable ?? false,
-      interrupt_before: body.interrupt_before ?? null,
-      interrupt_after: body.interrupt_after ?? null,
-      webhook: body.webhook ?? null,
-      on_completion: stateless ? (body.on_completion ?? "delete") : null,
-      durability: body.durability ?? null,
-      langsmith_tracer: body.langsmith_tracer ?? null,
-      headers: configurableHeaders(target.headers),
+      subgraphs: run.stream_subgraphs ?? false,
+      resumable: run.stream_resumable ?? false,
+      interrupt_before: run.interrupt_before ?? null,
+      interrupt_after: run.interrupt_after ?? null,
+      webhook: run.webhook ?? null,
+      on_completion: stateless ? (run.on_completion ?? "delete") : null,
+      durability: run.durability ?? null,
+      langsmith_tracer: run.langsmith_tracer ?? null,
+      headers: configurableHeaders(request.headers ?? {}),
     },
     checkpoint,
-    multitaskStrategy: body.multitask_strategy ?? "enqueue",
-    ifNotExists: body.if_not_exists ?? "reject",
-    afterSeconds: body.after_seconds ?? 0,
-    userId: ((requestConfig.configurable as Record<string, unknown> | undefined)?.user_id as string | undefined) ?? principal.keyId,
-    authUser: target.user ?? null,
+    multitaskStrategy: run.multitask_strategy ?? "enqueue",
+    ifNotExists: run.if_not_exists ?? "reject",
+    afterSeconds: run.after_seconds ?? 0,
+    userId: (config.configurable?.user_id as string | undefined) ?? caller.callerId,
+    authUser: caller.user ?? null,
     stateless,
   };
+  return { ok: true, input };
 }
 
-/** SSE response headers; `Location` lets the SDK reconnect with Last-Event-ID. */
-export function sseHeaders(location?: string, contentLocation?: string): Record<string, string> {
-  return {
-    "Content-Type": "text/event-stream",
-    "Cache-Control": "no-cache",
-    Connection: "keep-alive",
-    "X-Accel-Buffering": "no",
-    ...(location ? { Location: location } : {}),
-    ...(contentLocation ? { "Content-Location": contentLocation } : {}),
-  };
+/** planRun for API callers, where a missing assistant is a not-found error. */
+export async function prepareRun(env: Env, request: RunRequest): Promise<CreateRunInput> {
+  const plan = await planRun(env, request);
+  if (!plan.ok) throw notFound(plan.detail);
+  return plan.input;
 }
 
-/**
- * A join that cannot follow its run still opens its stream, as the official server's joins do: a
- * hidden or unknown run or thread becomes one `error` event whose message names the 404 (the SDK's
- * `joinStream` yields it). `detail` replaces the error's own text (stateless runs have no thread to
- * name).
- */
-export async function joinedOrNotFoundEvent(
-  open: () => Promise<ReadableStream<Uint8Array>>,
-  detail?: string,
-): Promise<ReadableStream<Uint8Array>> {
-  try {
-    return await open();
-  } catch (error) {
-    if (!isDomainError(error, "not_found")) throw error;
-    return singleEventStream("error", { error: "HTTPException", message: `404: ${detail ?? error.message}` });
-  }
+// Durable Object RPC results lose their generic types; these name them again.
+type Started = Outcome<{ run: RunJson; stream?: ReadableStream<Uint8Array> }>;
+type StartedWaiting = Outcome<{ run: RunJson; body: ReadableStream<Uint8Array> }>;
+
+/** Hands a prepared run to its thread, to run in the background. */
+export async function startRun(env: Env, input: CreateRunInput): Promise<RunJson> {
+  const started = (await threadStub(env, input.workspaceId, input.threadId).createRun(input)) as Started;
+  return unwrap(started, input.threadId).run;
 }
 
-/** `Last-Event-ID`: a run event sequence number; `-1` (or `-`) means from the start. */
-export function lastEventId(header: string | undefined): number | undefined {
-  if (header === undefined || header === "") return undefined;
-  if (header === "-") return -1;
-  const id = Number.parseInt(header, 10);
-  return Number.isFinite(id) ? id : undefined;
+/** Creates a background run. */
+export async function createRun(env: Env, request: RunRequest): Promise<RunJson> {
+  return startRun(env, await prepareRun(env, request));
+}
+
+/** Creates a run with a reader attached before it starts: its SSE event stream. */
+export async function createRunStream(
+  env: Env,
+  request: RunRequest,
+  options: { cancelOnDisconnect: boolean },
+): Promise<{ run: RunJson; stream: ReadableStream<Uint8Array> }> {
+  const input = await prepareRun(env, request);
+  const started = (await threadStub(env, input.workspaceId, input.threadId).createRunStream(input, options.cancelOnDisconnect)) as Started;
+  const { run, stream } = unwrap(started, input.threadId);
+  // A run created with a reader always comes back with its stream.
+  if (!stream) throw new Error(`Run ${run.run_id} was created without its stream`);
+  return { run, stream };
+}
+
+/** Creates a run and returns its `/wait` body: keep-alive newlines, then its final values or `{__error__}`. */
+export async function createRunWait(env: Env, request: RunRequest): Promise<{ run: RunJson; body: ReadableStream<Uint8Array> }> {
+  const input = await prepareRun(env, request);
+  const started = (await threadStub(env, input.workspaceId, input.threadId).createRunWait(input)) as StartedWaiting;
+  return unwrap(started, input.threadId);
 }
 
 /**
  * Creates a run the way `/runs/wait` does and reads its result: the final values, or `{__error__}`.
- * For protocols that sit on top of runs (MCP tools, A2A tasks). Without `threadId` the run is
- * stateless.
+ * For protocols that sit on top of runs (MCP tools). Without `threadId` the run is stateless.
  */
-export async function runToCompletion(
-  env: Env,
-  principal: Principal,
-  user: AuthUser | undefined,
-  body: RunCreateBody,
-  threadId?: string,
-): Promise<{ run: RunJson; result: Record<string, unknown> | null }> {
-  const input = await runInput(env, principal, body, { threadId, headers: new Headers(), user });
-  const created = (await threadStub(env, principal.workspaceId, input.threadId).createRunWait(input)) as Outcome<{ run: RunJson; body: ReadableStream<Uint8Array> }>;
-  const { run, body: stream } = unwrap(created, input.threadId);
-  const result = JSON.parse(await new Response(stream).text()) as Record<string, unknown> | null;
+export async function runToCompletion(env: Env, request: RunRequest): Promise<{ run: RunJson; result: Record<string, unknown> | null }> {
+  const { run, body } = await createRunWait(env, request);
+  const result = JSON.parse(await new Response(body).text()) as Record<string, unknown> | null;
   return { run, result };
+}
+
+/** Busy threads examined at most by one status-only cancel. */
+const MAX_CANCEL_THREADS = 10_000;
+const CANCEL_PAGE = 500;
+
+/**
+ * Cancels the runs with `status` on every busy thread of the workspace whose metadata contains
+ * `authMetadata` (the caller's `threads:update` filter). Threads are found through the search index
+ * (a run's thread is `busy` there while it has a pending or running run); the busy set is read
+ * first, as cancelling changes it.
+ */
+export async function cancelWorkspaceRuns(
+  env: Env,
+  workspaceId: string,
+  request: { status: "pending" | "running" | "all"; action: CancelAction; authMetadata: Record<string, unknown> | undefined },
+): Promise<void> {
+  const { status, action, authMetadata } = request;
+  const db = database(env);
+  const threadIds: string[] = [];
+  for (let offset = 0; offset < MAX_CANCEL_THREADS; offset += CANCEL_PAGE) {
+    const { rows } = await searchThreadIndex(db, workspaceId, { status: "busy", authMetadata, limit: CANCEL_PAGE, offset, sortBy: "created_at", sortOrder: "asc" });
+    threadIds.push(...rows.map((row) => row.threadId));
+    if (rows.length < CANCEL_PAGE) break;
+  }
+  // A few at a time: each is a DO call, and a Worker has 6 simultaneous connections. A thread
+  // deleted meanwhile has nothing left to cancel.
+  for (let i = 0; i < threadIds.length; i += 6) {
+    await Promise.all(threadIds.slice(i, i + 6).map((id) => threadStub(env, workspaceId, id).cancelRuns({ status, action })));
+  }
 }
