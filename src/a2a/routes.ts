@@ -6,7 +6,7 @@ import type { AppEnv } from "../http/app-env.ts";
 import { DomainError, notFound } from "../core/errors.ts";
 import { createRouter } from "../http/router.ts";
 import { notFoundError } from "../http/schemas.ts";
-import { secured } from "../auth/secured.ts";
+import { secured } from "../http/secured.ts";
 import { findAssistant } from "../assistants/resolve.ts";
 import { authorizedRunRequest } from "../threads/runs/routes.ts";
 import { artifactUpdate, dialectOf, ERRORS, isFinal, messageParts, METHODS, rpcError, rpcResult, sendResult, statusUpdate, taskJson, type Dialect } from "./protocol.ts";

@@ -1,13 +1,13 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { CronRow } from "../db/schema.ts";
 import type { AppEnv } from "../http/app-env.ts";
-import { withFilterLimit } from "../http/filter-limit.ts";
+import { withFilterLimit } from "../core/filter-limit.ts";
 import { page } from "../http/pagination.ts";
 import { createRouter } from "../http/router.ts";
 import { jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
-import { secured } from "../auth/secured.ts";
-import { filterAsContainment } from "../auth/custom-auth.ts";
+import { securedRoutes } from "../http/secured.ts";
+import { filterAsContainment } from "../core/auth-filter.ts";
 import { authFilter, guardMetadata, guardThread } from "../auth/guards.ts";
 import { ThreadIdParam } from "../threads/schemas.ts";
 import { CronCountSchema, CronCreateSchema, CronIdParam, CronPatchSchema, CronSchema, CronSearchSchema, type CronCount, type CronCreate } from "./schemas.ts";
@@ -15,7 +15,7 @@ import { checkSchedule, countCronsOf, createCron, cronFilter, cronJson, deleteCr
 
 const tags = ["Crons"];
 const errors = { ...notFoundError };
-const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute({ tags, ...config }));
+const route = securedRoutes(tags);
 
 const routes = {
   createForThread: route({ method: "post", path: "/threads/{thread_id}/runs/crons", summary: "Create a cron that runs on this thread", request: { params: ThreadIdParam, body: jsonBody(CronCreateSchema) }, responses: { 200: jsonContent(CronSchema, "The cron"), ...errors } }),

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../core/limits.ts";
-import { Identifier, JsonFilter } from "../http/schemas.ts";
+import { Identifier, JsonFilter } from "../core/schemas.ts";
 import { RunCreateSchema } from "../threads/runs/schemas.ts";
 import { Id } from "../threads/schemas.ts";
 

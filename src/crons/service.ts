@@ -1,4 +1,4 @@
-import type { AuthUser } from "../auth/custom-auth.ts";
+import type { AuthUser } from "../deployment/custom-auth.ts";
 import { invalid, isDomainError, notFound } from "../core/errors.ts";
 import { database } from "../db/client.ts";
 import type { CronRow } from "../db/schema.ts";

@@ -8,7 +8,8 @@ import { deployment } from "../deployment/index.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { createRouter } from "../http/router.ts";
 import { ErrorSchema, notFoundError } from "../http/schemas.ts";
-import { secured } from "../auth/secured.ts";
+import { secured } from "../http/secured.ts";
+import { authFilter } from "../auth/guards.ts";
 import { visibleAssistants } from "../assistants/agents.ts";
 import { runCaller } from "../threads/runs/routes.ts";
 import { assistantTools, callTool, requireMcpEnabled } from "./service.ts";
@@ -64,7 +65,8 @@ function mcpServer(c: Context<AppEnv>): Server {
     { name: "agent-platform", version: deployment.versions.platform },
     { capabilities: { tools: {} }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
   );
-  const tools = async () => assistantTools(await visibleAssistants(c));
+  const tools = async () =>
+    assistantTools(await visibleAssistants(c.env, c.get("principal").workspaceId, await authFilter(c, "assistants:search", {})));
   const caller = runCaller(c);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await tools()).map((entry) => entry.tool) }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => callTool(c.env, caller, await tools(), request.params.name, request.params.arguments));

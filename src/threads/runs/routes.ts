@@ -1,11 +1,11 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../http/app-env.ts";
 import { createRouter } from "../../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
-import { secured } from "../../auth/secured.ts";
+import { securedRoute } from "../../http/secured.ts";
 import { authFilter, guardThread } from "../../auth/guards.ts";
-import { filterAsContainment } from "../../auth/custom-auth.ts";
+import { filterAsContainment } from "../../core/auth-filter.ts";
 import { ThreadIdParam } from "../schemas.ts";
 import { threadStub, unwrap } from "../client.ts";
 import {
@@ -32,7 +32,7 @@ const errors = { ...notFoundError };
 const sse = { description: "Server-sent events (see the streaming reference)", content: { "text/event-stream": { schema: z.string() } } };
 const waited = jsonContent(z.unknown(), "The run's final values, or {__error__: {error, message}}");
 
-const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute(config));
+const route = securedRoute;
 const threadRunRequest = { params: ThreadIdParam, body: jsonBody(RunCreateSchema) };
 const statelessRunRequest = { body: jsonBody(RunCreateSchema) };
 

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { RUN_STATUSES, STREAM_MODES } from "./types.ts";
 import { CheckpointSelectorSchema, Id } from "../schemas.ts";
 import { ConfigSchema } from "../../assistants/schemas.ts";
-import { Identifier, JsonGraphData, JsonObject, JsonSetting, Name } from "../../http/schemas.ts";
+import { Identifier, JsonGraphData, JsonObject, JsonSetting, Name } from "../../core/schemas.ts";
 import { MAX_ID_LENGTH } from "../../core/limits.ts";
 const StreamModeSchema = z.enum(STREAM_MODES);
 const Breakpoints = z.union([z.literal("*"), z.array(Identifier)]);

@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from "uuid";
-import type { AuthUser } from "../../auth/custom-auth.ts";
+import type { AuthUser } from "../../deployment/custom-auth.ts";
 import { invalid, notFound, tooLarge } from "../../core/errors.ts";
 import { exceedsDepth } from "../../core/json-depth.ts";
 import { MAX_GRAPH_DATA_DEPTH, maxBodyBytes } from "../../core/limits.ts";
