@@ -11,8 +11,8 @@ import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { PROJECT_ROOT } from "../scripts/lib/deployment.ts";
 import { EXPORT_FIELDS } from "../src/export/columns.ts";
-import { startS3Peer, type S3Peer } from "../test/node/s3-peer/index.ts";
-import type { BenchContext, Scenario } from "./scenarios.ts";
+import { startS3Peer, type S3Peer } from "../scripts/lib/s3-peer/index.ts";
+import type { BenchContext, Scenario } from "./context.ts";
 
 const RUNS = Number(process.env.BENCH_EXPORT_RUNS ?? 1_000_000);
 const DAY = "2026-11-15";
