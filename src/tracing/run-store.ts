@@ -145,7 +145,7 @@ const parse = <T>(text: string | null): T | null => (text === null ? null : (JSO
 /** Attachment bytes per SQLite row (a Durable Object SQLite value holds at most 2 MB). */
 const ATTACHMENT_CHUNK_BYTES = 1024 * 1024;
 
-/** Keys the SDKs and LangGraph use for conversation threads (reference §1.1 `thread_id`). */
+/** Metadata keys the langsmith SDKs look a run's conversation thread up by (LangGraph sets `thread_id`). */
 const THREAD_KEYS = ["thread_id", "session_id", "conversation_id"];
 
 /** One row's value of an export column as a one-row ExportColumn. */

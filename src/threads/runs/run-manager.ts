@@ -326,7 +326,7 @@ export class RunManager {
     return this.host.saver().checkpointIds(checkpointConfig(run.thread_id), { limit: 1, filter: { run_id: run.run_id } }).length > 0;
   }
 
-  /** The LangGraph config a run executes with (reference §2 `config`). */
+  /** The LangGraph config a run executes with: the run body's `config`, with the server's own keys. */
   #graphConfig(run: RunRecord): Record<string, unknown> & { configurable: Record<string, unknown> } {
     const { configurable = {}, recursion_limit, max_concurrency, tags, ...rest } = run.kwargs.config as Record<string, unknown> & {
       configurable?: Record<string, unknown>;
@@ -338,7 +338,7 @@ export class RunManager {
     // stored before they were dropped at creation still carry it); the server's values go in below.
     const client = clientConfigurable(configurable);
     const server = { thread_id: run.thread_id, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: run.graphId };
-    // The custom-auth user, under LangGraph's key and the spec's; never stored in graph state.
+    // The custom-auth user, under LangGraph's keys and the platform's; never stored in graph state.
     const auth = run.authUser
       ? {
           langgraph_auth_user: run.authUser,

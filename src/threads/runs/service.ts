@@ -15,7 +15,7 @@ import type { RunCreateBody } from "./schemas.ts";
 /** Request headers never copied into a run's config (credentials and tenancy). */
 const PRIVATE_HEADERS = new Set(["x-api-key", "x-tenant-id", "x-service-key"]);
 
-/** `x-*` headers and the user agent reach the graph in `config.configurable` (reference §1.3). */
+/** `x-*` headers and the user agent reach the graph in `config.configurable`, as in the LangGraph JS server. */
 export function configurableHeaders(headers: Headers): Record<string, string> {
   const copied: Record<string, string> = {};
   headers.forEach((value, name) => {
