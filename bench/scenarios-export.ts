@@ -81,7 +81,7 @@ function wasmPeak(ctx: BenchContext, exportPrefix: string): number | null {
   let peak: number | null = null;
   for (const line of ctx.serverLog?.() ?? []) {
     const match = /"key":"([^"]+)".*"wasm_memory_bytes":(\d+)/.exec(line);
-    if (match && match[1].includes(exportPrefix)) peak = Math.max(peak ?? 0, Number(match[2]));
+    if (match?.[1].includes(exportPrefix)) peak = Math.max(peak ?? 0, Number(match[2]));
   }
   return peak;
 }

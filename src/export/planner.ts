@@ -204,6 +204,7 @@ async function startExport(db: Database, env: PlannerEnv, exported: BulkExportRo
         sessionId: exported.sessionId,
         day,
         startTime: exported.startTime > dayStart ? exported.startTime : dayStart,
+        // biome-ignore lint/complexity/useMathMinMax: ISO timestamps, compared as strings.
         endTime: end < dayEnd ? end : dayEnd,
         status: "Created",
         retryNumber: 0,

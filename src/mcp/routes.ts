@@ -7,7 +7,6 @@ import type { Context } from "hono";
 import { deployment } from "../deployment/index.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { notFound } from "../core/errors.ts";
-import { errorResponse } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { ErrorSchema, notFoundError } from "../http/schemas.ts";
 import { secured } from "../auth/secured.ts";

@@ -1,5 +1,5 @@
 import { database } from "../db/client.ts";
-import { DomainError, conflict, invalid } from "../core/errors.ts";
+import { DomainError } from "../core/errors.ts";
 import { THREAD_NOT_FOUND } from "./thread-do.ts";
 import {
   existingThreadIds,

@@ -266,7 +266,7 @@ export class ThreadDO extends DurableObject<Env> {
         const problem = unknownNode(graph, graphId, input.asNode);
         if (problem) return fail(422, problem);
       }
-      let next;
+      let next: Awaited<ReturnType<LoadedGraph["updateState"]>>;
       try {
         next = await graph.updateState(checkpointConfig(record.threadId, input.checkpoint), input.values, input.asNode);
       } catch (error) {

@@ -250,7 +250,10 @@ export class RunStore {
 
   #patch(patch: RunPatch, stored: boolean): void {
     const existing = stored ? this.record(patch.id) : null;
-    if (existing) return this.write(applyPatch(existing, patch));
+    if (existing) {
+      this.write(applyPatch(existing, patch));
+      return;
+    }
     const pending = this.sql.all<{ patch: string }>("SELECT patch FROM pending_patches WHERE id = ?", patch.id)[0];
     const merged = pending ? { ...(JSON.parse(pending.patch) as RunPatch), ...definedFields(patch) } : patch;
     this.sql.run("INSERT OR REPLACE INTO pending_patches (id, patch) VALUES (?, ?)", patch.id, JSON.stringify(merged));

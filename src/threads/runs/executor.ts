@@ -1,5 +1,5 @@
 import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
-import { AIMessageChunk, BaseMessageChunk } from "@langchain/core/messages";
+import { AIMessageChunk, type BaseMessageChunk } from "@langchain/core/messages";
 import { Command, Send } from "@langchain/langgraph";
 import type { LoadedGraph } from "../../deployment/graphs.ts";
 import { streamedMessageJson, toJson } from "../../db/serialize.ts";

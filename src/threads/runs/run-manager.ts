@@ -365,7 +365,7 @@ export class RunManager {
     graph?: LoadedGraph,
   ): Promise<void> {
     if (!this.host.readThread()) return; // The thread was deleted while the run was finishing.
-    let state = undefined;
+    let state: ReturnType<typeof stateJson> | undefined;
     if (outcome.kind === "cancelled" && outcome.action === "rollback") {
       this.host.saver().deleteRunCheckpoints(run.thread_id, run.run_id);
       this.store.delete(run.run_id);
