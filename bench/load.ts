@@ -1,6 +1,6 @@
 /** The closed-loop load generator: N workers, each issuing the next operation when its last one ends. */
 import { performance } from "node:perf_hooks";
-import type { BenchContext, Scenario } from "./scenarios.ts";
+import type { BenchContext, Scenario } from "./context.ts";
 import { summarize, type LatencySummary } from "./stats.ts";
 
 export interface LoadOptions {

@@ -4,15 +4,16 @@
 // scenarios against it and stops it again. With --url it only ever talks to that server.
 import { Client } from "@langchain/langgraph-sdk";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { availableParallelism, cpus } from "node:os";
-import { delimiter, dirname, join } from "node:path";
+import { delimiter, dirname } from "node:path";
 import { parseArgs } from "node:util";
-import { PROJECT_ROOT } from "../scripts/lib/deployment.ts";
+import { scratchDir } from "../scripts/lib/scratch.ts";
 import { DEV_API_KEY, startLocalServer, type LocalServer } from "../scripts/lib/wrangler.ts";
 import { runScenario, type ScenarioResult } from "./load.ts";
 import { formatTable } from "./report.ts";
-import { findScenario, makeRequest, SCENARIOS, type BenchContext, type Scenario } from "./scenarios.ts";
+import { type BenchContext, makeRequest, type Scenario } from "./context.ts";
+import { findScenario, SCENARIOS } from "./scenarios.ts";
 
 const HELP = `Usage: npm run bench -- [options]
 
@@ -181,8 +182,7 @@ async function main(): Promise<number> {
   try {
     let url = options.url;
     if (!url) {
-      mkdirSync(join(PROJECT_ROOT, ".tmp"), { recursive: true });
-      stateDir = mkdtempSync(join(PROJECT_ROOT, ".tmp", "bench-state-"));
+      stateDir = scratchDir("bench-state");
       log(`Starting the platform locally (state in ${stateDir}) ...`);
       const started = Date.now();
       server = await startLocalServer({

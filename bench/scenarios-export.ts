@@ -11,8 +11,8 @@ import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { PROJECT_ROOT } from "../scripts/lib/deployment.ts";
 import { EXPORT_FIELDS } from "../src/export/columns.ts";
-import { startS3Peer, type S3Peer } from "../test/node/s3-peer/index.ts";
-import type { BenchContext, Scenario } from "./scenarios.ts";
+import { startS3Peer, type S3Peer } from "../scripts/lib/s3-peer/index.ts";
+import type { BenchContext, Scenario } from "./context.ts";
 
 const RUNS = Number(process.env.BENCH_EXPORT_RUNS ?? 1_000_000);
 const DAY = "2026-11-15";
@@ -81,7 +81,7 @@ function wasmPeak(ctx: BenchContext, exportPrefix: string): number | null {
   let peak: number | null = null;
   for (const line of ctx.serverLog?.() ?? []) {
     const match = /"key":"([^"]+)".*"wasm_memory_bytes":(\d+)/.exec(line);
-    if (match && match[1].includes(exportPrefix)) peak = Math.max(peak ?? 0, Number(match[2]));
+    if (match?.[1].includes(exportPrefix)) peak = Math.max(peak ?? 0, Number(match[2]));
   }
   return peak;
 }

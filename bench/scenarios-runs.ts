@@ -3,7 +3,7 @@
  * `wait` ≤ 25 ms, time to first event p50 ≤ 10 ms).
  */
 import { performance } from "node:perf_hooks";
-import type { Scenario } from "./scenarios.ts";
+import type { Scenario } from "./context.ts";
 
 const human = (content: string) => ({ messages: [{ role: "user", content }] });
 

@@ -1,5 +1,5 @@
 /** Thread scenarios (issue targets: 2× the official JS dev server; getHistory(100) under 20 ms p50). */
-import type { BenchContext, Scenario } from "./scenarios.ts";
+import type { BenchContext, Scenario } from "./context.ts";
 
 const ids = (ctx: BenchContext) => ctx.state.threadIds as string[];
 

@@ -4,7 +4,7 @@
  */
 import { Client, uuid7FromTime } from "langsmith";
 import type { RunCreate } from "langsmith/schemas";
-import type { BenchContext, Scenario } from "./scenarios.ts";
+import type { BenchContext, Scenario } from "./context.ts";
 
 /** Runs per SDK flush, the SDK's default batch size: one `ingest` operation posts this many runs. */
 export const RUNS_PER_BATCH = 100;

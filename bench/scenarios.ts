@@ -1,108 +1,18 @@
 /**
- * The scenario registry. A scenario is one operation the load loop repeats; adding one is one entry
- * in SCENARIOS. Use the official SDK (`ctx.client`) wherever it has a call for the operation, and
- * `ctx.request` only for endpoints the SDK does not cover (the system and admin routes).
- *
- * Example of a future SDK scenario, once the Agent Server resources exist:
- *
- *   {
- *     name: "threads-create",
- *     description: "POST /threads through client.threads.create()",
- *     run: async (ctx) => void (await ctx.client.threads.create()),
- *   },
+ * The scenario registry: every scenario the bench knows, in the order it runs them. A scenario is one
+ * operation the load loop repeats (see context.ts); adding one is one entry in a `scenarios-*.ts` list.
+ * Use the official SDK (`ctx.client`) wherever it has a call for the operation, and `ctx.request` only
+ * for endpoints the SDK does not cover (the system and admin routes).
  */
-import type { Client } from "@langchain/langgraph-sdk";
-import { THREAD_SCENARIOS } from "./scenarios-threads.ts";
-import { RUN_SCENARIOS } from "./scenarios-runs.ts";
-import { TRACING_SCENARIOS } from "./scenarios-tracing.ts";
+import type { Scenario } from "./context.ts";
 import { EXPORT_SCENARIOS } from "./scenarios-export.ts";
-
-export interface BenchContext {
-  /** The target server, without a trailing slash. Every request goes here and nowhere else. */
-  baseUrl: string;
-  apiKey: string;
-  /** An SDK client bound to baseUrl/apiKey, with retries disabled so failures count as errors. */
-  client: Client;
-  /** Per-operation timeout, so a hung request cannot outlive the run. */
-  timeoutMs: number;
-  /** Scratch space for one scenario: `setup` can leave ids here for `run` to use. */
-  state: Record<string, unknown>;
-  /** fetch(baseUrl + path); reads the whole body and throws HttpError on a non-2xx status. */
-  request(path: string, init?: RequestInit & { auth?: boolean }): Promise<Response>;
-  /** The local server's wrangler process (its process group holds workerd), when the bench started it. */
-  serverPid?: number;
-  /** Lines a scenario reports under the table (figures that are not latencies). */
-  notes: string[];
-  /** The local server's export log lines so far (`export file written`), when the bench started it. */
-  serverLog?: () => string[];
-}
-
-export interface Scenario {
-  name: string;
-  description: string;
-  /** Concurrent workers for this scenario (default: --concurrency, 8); --concurrency overrides it. */
-  concurrency?: number;
-  /**
-   * A long one-shot measurement (e.g. a whole export): after setup, `run` is called exactly once,
-   * with no preflight, warm-up or loop, and reports its figures in `ctx.notes`.
-   */
-  once?: boolean;
-  /** Runs once before warm-up (not measured); e.g. creates the assistant or thread `run` uses. */
-  setup?(ctx: BenchContext): Promise<void>;
-  /**
-   * One operation. Resolve on success; throw (or reject) on failure. It may resolve with named
-   * marks in ms (e.g. `{"first-event": 4.2}`), reported as extra rows.
-   */
-  run(ctx: BenchContext): Promise<void | Record<string, number>>;
-}
-
-export class HttpError extends Error {
-  status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.name = "HttpError";
-    this.status = status;
-  }
-}
-
-/** Builds the `request` helper for a context (kept here so every scenario fails the same way). */
-export function makeRequest(baseUrl: string, apiKey: string, timeoutMs: number): BenchContext["request"] {
-  return async (path, init = {}) => {
-    const { auth = false, headers, ...rest } = init;
-    const merged = new Headers(headers);
-    if (auth) merged.set("X-Api-Key", apiKey);
-    const response = await fetch(`${baseUrl}${path}`, {
-      ...rest,
-      headers: merged,
-      signal: rest.signal ?? AbortSignal.timeout(timeoutMs),
-    });
-    // Read the body: the latency then covers the full response, and the keep-alive socket is reused.
-    const body = await response.arrayBuffer();
-    if (!response.ok) {
-      const text = new TextDecoder().decode(body.slice(0, 200));
-      throw new HttpError(response.status, `${rest.method ?? "GET"} ${path}: HTTP ${response.status} ${text}`);
-    }
-    // A fresh Response over the bytes read, so scenarios can still call .json().
-    return new Response(body, { status: response.status, headers: response.headers });
-  };
-}
+import { RUN_SCENARIOS } from "./scenarios-runs.ts";
+import { SYSTEM_SCENARIOS } from "./scenarios-system.ts";
+import { THREAD_SCENARIOS } from "./scenarios-threads.ts";
+import { TRACING_SCENARIOS } from "./scenarios-tracing.ts";
 
 export const SCENARIOS: readonly Scenario[] = [
-  {
-    name: "ok",
-    description: "GET /ok without credentials: the baseline cost of a request through the Worker",
-    run: async (ctx) => void (await ctx.request("/ok")),
-  },
-  {
-    name: "info",
-    description: "GET /info: server version, feature flags and deployed graphs",
-    run: async (ctx) => void (await ctx.request("/info")),
-  },
-  {
-    name: "auth-workspaces",
-    description: "GET /api/v1/workspaces with X-Api-Key: API-key middleware plus a D1 query",
-    run: async (ctx) => void (await ctx.request("/api/v1/workspaces", { auth: true })),
-  },
+  ...SYSTEM_SCENARIOS,
   ...THREAD_SCENARIOS,
   ...RUN_SCENARIOS,
   ...TRACING_SCENARIOS,

@@ -1,6 +1,6 @@
-// `npm test`: the whole suite. Builds the deployment, type-checks every project, runs the Workers
-// tests inside workerd and the Node tests (build step + end to end against wrangler dev), then prints
-// one line per suite and a final `N passed, M failed` line that CI reads.
+// `npm test`: the whole suite. Builds the deployment, type-checks every project, checks formatting and
+// lint (Biome), runs the Workers tests inside workerd and the Node tests (build step + end to end against
+// wrangler dev), then prints one line per suite and a final `N passed, M failed` line that CI reads.
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -81,6 +81,14 @@ await timed("typecheck (tsc --noEmit)", async () => {
     else failed++;
   }
   return { passed, failed };
+});
+
+// Formatting and lint findings fail the suite like a type error; warnings count too. `npm run format`
+// applies the formatting and the safe fixes.
+await timed("lint (biome check)", async () => {
+  const biome = join(PROJECT_ROOT, "node_modules/@biomejs/biome/bin/biome");
+  const code = await run(process.execPath, [biome, "check", "--error-on-warnings", "--max-diagnostics=none", "."]);
+  return code === 0 ? { passed: 1, failed: 0 } : { passed: 0, failed: 1 };
 });
 
 await timed("workers (vitest in workerd)", () => vitest("vitest.config.ts", "workers.json"));

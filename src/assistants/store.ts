@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, max, notInArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, notInArray, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { containments } from "../db/json-filter.ts";
 import { assistants, assistantVersions, type AssistantRow, type AssistantVersionRow } from "../db/schema.ts";

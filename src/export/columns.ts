@@ -17,8 +17,8 @@ import {
 import type { ExportColumn } from "../tracing/run-store.ts";
 
 /**
- * The bulk-export column set (reference §1.1: the 29 documented defaults) and its Arrow schema per
- * format version (§4.7). Record batches are assembled from raw buffers with `makeData`: arrow's
+ * The bulk-export column set (LangSmith's 29 documented default fields) and its Arrow schema per
+ * format version (`v1` or `v2_beta`). Record batches are assembled from raw buffers with `makeData`: arrow's
  * builders compile their null check with `new Function`, which workerd forbids.
  */
 

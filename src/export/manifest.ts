@@ -49,7 +49,7 @@ export function manifestOf(exported: BulkExportRow, runs: BulkExportRunRow[], co
  */
 export async function finishExportIfDone(db: Database, env: ManifestEnv, exportId: string, fetcher?: typeof fetch): Promise<void> {
   const exported = await db.select().from(bulkExports).where(eq(bulkExports.id, exportId)).get();
-  if (!exported || exported.status !== "Running") return;
+  if (exported?.status !== "Running") return;
   const runs = await db.select().from(bulkExportRuns).where(eq(bulkExportRuns.exportId, exportId)).orderBy(asc(bulkExportRuns.day)).all();
   if (runs.some((run) => !FINISHED.has(run.status))) return;
   const now = new Date().toISOString();

@@ -100,7 +100,7 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
   for (;;) {
     // A cancel stops the export at the next file boundary.
     const current = await db.select({ status: bulkExports.status }).from(bulkExports).where(eq(bulkExports.id, exported.id)).get();
-    if (!current || current.status !== "Running") {
+    if (current?.status !== "Running") {
       await settleRun(db, run, current?.status === "TimedOut" ? "TimedOut" : "Cancelled");
       return "done";
     }

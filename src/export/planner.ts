@@ -33,9 +33,9 @@ export async function stableId(name: string): Promise<string> {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 const HOUR_MS = 3_600_000;
-/** Runtime limit of an export (SPEC §8). */
+/** Runtime limit of an export: LangSmith gives each bulk export 24 hours. */
 export const EXPORT_TIMEOUT_MS = 24 * HOUR_MS;
-/** A spawned export starts this long after its window ends, so late runs can land (SPEC §3.3). */
+/** A spawned export starts this long after its window ends (LangSmith waits 10 minutes), so late runs can land. */
 export const SPAWN_DELAY_MS = 10 * 60_000;
 /** Catching up a schedule that starts far in the past spawns at most this many windows per tick. */
 const MAX_SPAWNS_PER_TICK = 48;
@@ -204,6 +204,7 @@ async function startExport(db: Database, env: PlannerEnv, exported: BulkExportRo
         sessionId: exported.sessionId,
         day,
         startTime: exported.startTime > dayStart ? exported.startTime : dayStart,
+        // biome-ignore lint/complexity/useMathMinMax: ISO timestamps, compared as strings.
         endTime: end < dayEnd ? end : dayEnd,
         status: "Created",
         retryNumber: 0,

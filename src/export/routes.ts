@@ -10,7 +10,7 @@ import { EXPORT_FIELDS } from "./columns.ts";
 import { createDestination, getDestination, listDestinations, updateDestinationCredentials } from "./destinations.ts";
 import { cancelExport, createExport, exportRow, getExportRun, listExportRuns, listExports, runsOfSpawnedExports, toBulkExport } from "./service.ts";
 
-/** `/api/v1/bulk-exports`: destinations, exports and their runs (reference §4). */
+/** `/api/v1/bulk-exports`: destinations, exports and their runs, as LangSmith's bulk-export API has them. */
 
 const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute(config));
 const uuid = z.uuid().transform((id) => id.toLowerCase());

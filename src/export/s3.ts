@@ -3,7 +3,7 @@ import { AwsClient } from "aws4fetch";
 /**
  * A small S3 client for export destinations (AWS S3, R2, MinIO, GCS interop…): SigV4 from aws4fetch,
  * path- or virtual-hosted addressing, retries with backoff for transient answers, and error codes
- * read from the S3 XML body so destination checks can name what went wrong (SPEC §7).
+ * read from the S3 XML body so destination checks can name what went wrong ("Access denied", ...).
  */
 
 export type S3Credentials = { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
@@ -480,7 +480,7 @@ const KEY_UNKNOWN = new Set(["InvalidAccessKeyId", "Unauthorized"]);
 const ENDPOINT_INVALID = new Set(["InvalidEndpoint", "NetworkError", "Timeout", "InvalidResponse"]);
 
 /**
- * The spec's message for a destination check failure — "Access denied", "Bucket is not valid", "Key ID
+ * LangSmith's documented message for a destination check failure — "Access denied", "Bucket is not valid", "Key ID
  * you provided does not exist", "Invalid endpoint" — followed by the S3 error code, e.g.
  * "Access denied (AccessDenied)"; null when the error is not one of those classes.
  *

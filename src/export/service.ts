@@ -132,7 +132,7 @@ export interface ExportInput {
 
 const invalidField = (field: string, msg: string) => invalid([{ type: "value_error", loc: ["body", field], msg }]);
 
-/** The rules of SPEC §2.8 and §3.3 that a schema alone cannot say. */
+/** Bulk-export rules a schema alone cannot say: end_time xor interval_hours, known fields, a valid filter. */
 function checkInput(input: ExportInput): void {
   const scheduled = input.interval_hours !== undefined && input.interval_hours !== null;
   if (scheduled && input.end_time) throw invalidField("end_time", "end_time must be omitted for a scheduled export (one with interval_hours)");

@@ -2,7 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AppEnv } from "./app-env.ts";
-import { DomainError, unauthorized, forbidden, conflict, invalid, unavailable, type ErrorKind } from "../core/errors.ts";
+import { DomainError, type ErrorKind } from "../core/errors.ts";
 import { log } from "../observability/log.ts";
 
 /** The one place where a domain error becomes an HTTP status. */

@@ -4,7 +4,7 @@ import type { RunProblem } from "./ingest.ts";
 import type { RunAttachment } from "./run-input.ts";
 
 /**
- * `POST /runs/multipart` as the `langsmith` SDKs write it (reference §2.3): parts `post.<id>` and
+ * `POST /runs/multipart` as the `langsmith` SDKs write it: parts `post.<id>` and
  * `patch.<id>` hold a run without its large fields, `post.<id>.<field>` one field each
  * (inputs, outputs, events, extra, error, serialized). The body may be gzip-compressed whole.
  */

@@ -3,7 +3,7 @@ import { JsonData, JsonDataObject } from "../http/schemas.ts";
 import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../core/limits.ts";
 
 /**
- * Runs as the `langsmith` SDKs send them (reference §1–2): validated, times normalised to ISO
+ * Runs as the `langsmith` SDKs post and patch them: validated, times normalised to ISO
  * strings, and the `dotted_order` invariants checked against `id`, `trace_id` and `parent_run_id`.
  */
 

@@ -145,7 +145,7 @@ const parse = <T>(text: string | null): T | null => (text === null ? null : (JSO
 /** Attachment bytes per SQLite row (a Durable Object SQLite value holds at most 2 MB). */
 const ATTACHMENT_CHUNK_BYTES = 1024 * 1024;
 
-/** Keys the SDKs and LangGraph use for conversation threads (reference §1.1 `thread_id`). */
+/** Metadata keys the langsmith SDKs look a run's conversation thread up by (LangGraph sets `thread_id`). */
 const THREAD_KEYS = ["thread_id", "session_id", "conversation_id"];
 
 /** One row's value of an export column as a one-row ExportColumn. */
@@ -250,7 +250,10 @@ export class RunStore {
 
   #patch(patch: RunPatch, stored: boolean): void {
     const existing = stored ? this.record(patch.id) : null;
-    if (existing) return this.write(applyPatch(existing, patch));
+    if (existing) {
+      this.write(applyPatch(existing, patch));
+      return;
+    }
     const pending = this.sql.all<{ patch: string }>("SELECT patch FROM pending_patches WHERE id = ?", patch.id)[0];
     const merged = pending ? { ...(JSON.parse(pending.patch) as RunPatch), ...definedFields(patch) } : patch;
     this.sql.run("INSERT OR REPLACE INTO pending_patches (id, patch) VALUES (?, ?)", patch.id, JSON.stringify(merged));

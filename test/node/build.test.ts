@@ -3,7 +3,7 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { BuildError, buildDeployment, configPathFromArgs, PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
-import { scratchDir } from "./helpers.ts";
+import { scratchDir } from "../../scripts/lib/scratch.ts";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));

@@ -32,8 +32,14 @@ function strictSql(): ReturnType<typeof nodeSql> {
   };
   return {
     ...sql,
-    all: (query, ...params) => (check(query, params), sql.all(query, ...params)),
-    run: (query, ...params) => (check(query, params), sql.run(query, ...params)),
+    all: (query, ...params) => {
+      check(query, params);
+      return sql.all(query, ...params);
+    },
+    run: (query, ...params) => {
+      check(query, params);
+      return sql.run(query, ...params);
+    },
   };
 }
 
@@ -255,7 +261,7 @@ describe("SqliteCheckpointSaver storage", () => {
       { values: { keep: "from the first checkpoint", n: 3, gone: "x" }, versions: { keep: 1, n: 3, gone: 3 }, newVersions: { n: 3, gone: 3 } },
       { values: { keep: "from the first checkpoint", n: 4 }, versions: { keep: 1, n: 4, gone: 4 }, newVersions: { n: 4, gone: 4 } },
     ]);
-    const child = await putChain(
+    await putChain(
       saver,
       "t",
       [

@@ -5,9 +5,10 @@ import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startS3Peer, type S3Peer } from "./s3-peer/index.ts";
-import { startFaultProxy, type FaultProxy } from "./s3-peer/fault-proxy.ts";
-import { scratchDir, startTestServer } from "./helpers.ts";
+import { startS3Peer, type S3Peer } from "../../scripts/lib/s3-peer/index.ts";
+import { startFaultProxy, type FaultProxy } from "../../scripts/lib/s3-peer/fault-proxy.ts";
+import { scratchDir } from "../../scripts/lib/scratch.ts";
+import { startTestServer } from "./helpers.ts";
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
 let peer: S3Peer;

@@ -1,14 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
+import { scratchDir } from "../../scripts/lib/scratch.ts";
 import { DEV_API_KEY, startLocalServer, type LocalServer } from "../../scripts/lib/wrangler.ts";
-
-/** A scratch directory inside the project (so packages resolve from node_modules), removed by the caller. */
-export function scratchDir(prefix: string): string {
-  const root = join(PROJECT_ROOT, ".tmp");
-  mkdirSync(root, { recursive: true });
-  return mkdtempSync(join(root, `${prefix}-`));
-}
 
 export interface TestServer extends LocalServer {
   apiKey: string;

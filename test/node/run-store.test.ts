@@ -135,7 +135,13 @@ describe("RunStore", () => {
   it("reads a page's cursor and size from the start_time index alone, seeking to the cursor", () => {
     const sql = nodeSql();
     const seen: { query: string; params: unknown[] }[] = [];
-    const store = new RunStore({ ...sql, all: (query, ...params) => (seen.push({ query, params }), sql.all(query, ...params)) });
+    const store = new RunStore({
+      ...sql,
+      all: (query, ...params) => {
+        seen.push({ query, params });
+        return sql.all(query, ...params);
+      },
+    });
     store.ingest([post({ name: "a", start: "2026-11-20T10:00:00.000Z", inputs: { x: 1 } }), post({ name: "b", start: "2026-11-20T10:00:01.000Z" })], [], SESSION);
     const after = { start_time: "2026-11-20T10:00:00.000Z", id: "0" };
     for (const fields of [["id", "extra"], ["id", "inputs", "outputs", "extra"]]) {

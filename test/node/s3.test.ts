@@ -3,8 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { destinationErrorMessage, S3Client, S3Error, uploadStream, type S3Credentials, type S3Location } from "../../src/export/s3.ts";
 import { freePort } from "../../scripts/lib/wrangler.ts";
-import { startFaultProxy, type FaultProxy } from "./s3-peer/fault-proxy.ts";
-import { startS3Peer, type S3Peer } from "./s3-peer/index.ts";
+import { startFaultProxy, type FaultProxy } from "../../scripts/lib/s3-peer/fault-proxy.ts";
+import { startS3Peer, type S3Peer } from "../../scripts/lib/s3-peer/index.ts";
 
 const MiB = 1024 * 1024;
 const WRONG_SECRET = "wrong-secret-that-must-never-leak";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { buildDeployment, PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
 import { freePort, waitForOk } from "../../scripts/lib/wrangler.ts";
-import { scratchDir } from "./helpers.ts";
+import { scratchDir } from "../../scripts/lib/scratch.ts";
 
 let child: ChildProcess | undefined;
 const state = scratchDir("start-state");

@@ -154,7 +154,7 @@ describe("SqliteCheckpointSaver on Durable Object SQLite", () => {
       expect((snapshot.values.messages as BaseMessage[]).map((m) => m.content)).toEqual(["hello", "HELLO", "deep"]);
       expect((await toArray(graph.getStateHistory(config))).length).toBeGreaterThan(0);
       const reread = await new SqliteCheckpointSaver(durableObjectSql(state.storage)).getTuple(config);
-      expect((reread?.checkpoint.channel_values.messages as BaseMessage[]).length).toBe(3);
+      expect((reread!.checkpoint.channel_values.messages as BaseMessage[]).length).toBe(3);
       // The thread goes on.
       const next = await graph.invoke({ messages: [new HumanMessage("again")] }, config);
       expect(next.messages.map((m: BaseMessage) => m.content)).toEqual(["hello", "HELLO", "deep", "again", "AGAIN"]);

@@ -1,5 +1,5 @@
 import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
-import { AIMessageChunk, BaseMessageChunk } from "@langchain/core/messages";
+import { AIMessageChunk, type BaseMessageChunk } from "@langchain/core/messages";
 import { Command, Send } from "@langchain/langgraph";
 import type { LoadedGraph } from "../../deployment/graphs.ts";
 import { streamedMessageJson, toJson } from "../../db/serialize.ts";
@@ -61,7 +61,7 @@ const messageId = (message: unknown): string | undefined =>
     : undefined;
 
 /**
- * Runs the graph and publishes its output as the API's stream events (reference §3.2). Resolves
+ * Runs the graph and publishes its output as the API's stream events (named after the stream modes). Resolves
  * when the graph is done; rejects with the graph's error (or the abort) otherwise.
  */
 export async function executeRun(options: ExecuteOptions): Promise<void> {

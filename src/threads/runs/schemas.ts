@@ -7,7 +7,7 @@ import { MAX_ID_LENGTH } from "../../core/limits.ts";
 const StreamModeSchema = z.enum(STREAM_MODES);
 const Breakpoints = z.union([z.literal("*"), z.array(Identifier)]);
 
-/** Fields shared by every run-creating endpoint (reference §2). */
+/** Fields shared by every run-creating endpoint (the Agent Server's run body). */
 export const RunCreateSchema = z
   .object({
     assistant_id: Identifier.describe("Assistant id or graph id"),

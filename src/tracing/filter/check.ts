@@ -5,7 +5,7 @@ import { MAX_METADATA_DEPTH } from "../../core/limits.ts";
 
 /**
  * The meaning of a filter: each call checked against the functions and attributes of the trace
- * filter language (reference §3.2–3.3) and turned into a typed tree that storage can compile.
+ * filter language (LangSmith's comparators and run attributes) and turned into a typed tree that storage can compile.
  */
 
 type ValueKind = "id" | "string" | "time" | "number" | "boolean";

@@ -1,9 +1,9 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { S3Client, type S3ClientOptions } from "../../../src/export/s3.ts";
-import { PROJECT_ROOT } from "../../../scripts/lib/deployment.ts";
-import { freePort, offlineEnv, spawnWrangler, stopProcessGroup, waitForOk } from "../../../scripts/lib/wrangler.ts";
-import { scratchDir } from "../helpers.ts";
+import { PROJECT_ROOT } from "../deployment.ts";
+import { freePort, offlineEnv, spawnWrangler, stopProcessGroup, waitForOk } from "../wrangler.ts";
+import { scratchDir } from "../scratch.ts";
 
 /**
  * A real S3 peer: `wrangler dev` for ./wrangler.toml, whose R2 binding declares
@@ -15,7 +15,7 @@ import { scratchDir } from "../helpers.ts";
  * InvalidArgument) once the signature checks.
  */
 
-const CONFIG = join(PROJECT_ROOT, "test/node/s3-peer/wrangler.toml");
+const CONFIG = join(PROJECT_ROOT, "scripts/lib/s3-peer/wrangler.toml");
 
 /** Must match wrangler.toml; local-only values. */
 export const PEER_BUCKET = "export-peer";

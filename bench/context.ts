@@ -1,0 +1,75 @@
+/**
+ * What every scenario is written against: the context it runs in, the Scenario shape, and the request
+ * helper that makes every scenario fail the same way.
+ */
+import type { Client } from "@langchain/langgraph-sdk";
+
+export interface BenchContext {
+  /** The target server, without a trailing slash. Every request goes here and nowhere else. */
+  baseUrl: string;
+  apiKey: string;
+  /** An SDK client bound to baseUrl/apiKey, with retries disabled so failures count as errors. */
+  client: Client;
+  /** Per-operation timeout, so a hung request cannot outlive the run. */
+  timeoutMs: number;
+  /** Scratch space for one scenario: `setup` can leave ids here for `run` to use. */
+  state: Record<string, unknown>;
+  /** fetch(baseUrl + path); reads the whole body and throws HttpError on a non-2xx status. */
+  request(path: string, init?: RequestInit & { auth?: boolean }): Promise<Response>;
+  /** The local server's wrangler process (its process group holds workerd), when the bench started it. */
+  serverPid?: number;
+  /** Lines a scenario reports under the table (figures that are not latencies). */
+  notes: string[];
+  /** The local server's export log lines so far (`export file written`), when the bench started it. */
+  serverLog?: () => string[];
+}
+
+/** Named marks in ms within one operation (e.g. `{"first-event": 4.2}`), reported as extra rows. */
+export type Marks = Record<string, number>;
+
+export interface Scenario {
+  name: string;
+  description: string;
+  /** Concurrent workers for this scenario (default: --concurrency, 8); --concurrency overrides it. */
+  concurrency?: number;
+  /**
+   * A long one-shot measurement (e.g. a whole export): after setup, `run` is called exactly once,
+   * with no preflight, warm-up or loop, and reports its figures in `ctx.notes`.
+   */
+  once?: boolean;
+  /** Runs once before warm-up (not measured); e.g. creates the assistant or thread `run` uses. */
+  setup?(ctx: BenchContext): Promise<void>;
+  /** One operation. Resolve on success, with marks if it has any; throw (or reject) on failure. */
+  run(ctx: BenchContext): Promise<Marks | undefined>;
+}
+
+export class HttpError extends Error {
+  status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.name = "HttpError";
+    this.status = status;
+  }
+}
+
+/** Builds the `request` helper for a context. */
+export function makeRequest(baseUrl: string, apiKey: string, timeoutMs: number): BenchContext["request"] {
+  return async (path, init = {}) => {
+    const { auth = false, headers, ...rest } = init;
+    const merged = new Headers(headers);
+    if (auth) merged.set("X-Api-Key", apiKey);
+    const response = await fetch(`${baseUrl}${path}`, {
+      ...rest,
+      headers: merged,
+      signal: rest.signal ?? AbortSignal.timeout(timeoutMs),
+    });
+    // Read the body: the latency then covers the full response, and the keep-alive socket is reused.
+    const body = await response.arrayBuffer();
+    if (!response.ok) {
+      const text = new TextDecoder().decode(body.slice(0, 200));
+      throw new HttpError(response.status, `${rest.method ?? "GET"} ${path}: HTTP ${response.status} ${text}`);
+    }
+    // A fresh Response over the bytes read, so scenarios can still call .json().
+    return new Response(body, { status: response.status, headers: response.headers });
+  };
+}
