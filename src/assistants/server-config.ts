@@ -1,5 +1,5 @@
 /**
- * Keys of a run's `config.configurable` that only the server sets (reference §2 `config`): the ids
+ * Keys of a run's `config.configurable` that only the server sets: the ids
  * of the run and the custom-auth user. A value a request, an assistant, a thread or a cron payload
  * carries under one of them never reaches a graph, so a client cannot pose as a user (graphs trust
  * `langgraph_auth_user`) or as another thread. `user_id` is not among them: the official API lets

@@ -326,7 +326,7 @@ export class RunManager {
     return this.host.saver().checkpointIds(checkpointConfig(run.thread_id), { limit: 1, filter: { run_id: run.run_id } }).length > 0;
   }
 
-  /** The LangGraph config a run executes with (reference §2 `config`). */
+  /** The LangGraph config a run executes with. */
   #graphConfig(run: AgentRun): Record<string, unknown> & { configurable: Record<string, unknown> } {
     const { configurable = {}, recursion_limit, max_concurrency, tags, ...rest } = run.kwargs.config as Record<string, unknown> & {
       configurable?: Record<string, unknown>;

@@ -43,7 +43,7 @@ export type RunPlan = { ok: true; input: CreateRunInput } | { ok: false; missing
 /** Request headers never copied into a run's config (credentials and tenancy). */
 const PRIVATE_HEADERS = new Set(["x-api-key", "x-tenant-id", "x-service-key"]);
 
-/** `x-*` headers and the user agent reach the graph in `config.configurable` (reference §1.3). */
+/** `x-*` headers and the user agent reach the graph in `config.configurable`, as on the official servers. */
 export function configurableHeaders(headers: Record<string, string>): Record<string, string> {
   const copied: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
