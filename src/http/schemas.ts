@@ -1,7 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { isPathKey } from "../db/json-path.ts";
-import { exceedsDepth, findKey } from "../core/json-depth.ts";
-import { MAX_DATA_DEPTH, MAX_DESCRIPTION_LENGTH, MAX_GRAPH_DATA_DEPTH, MAX_ID_LENGTH, MAX_METADATA_DEPTH, MAX_NAME_LENGTH } from "../core/limits.ts";
+import { findKey } from "../core/json-depth.ts";
+import { MAX_GRAPH_DATA_DEPTH, MAX_ID_LENGTH, MAX_METADATA_DEPTH } from "../core/limits.ts";
+import { JsonObject, nestedAtMost } from "../core/schemas.ts";
+
+// Shared wire pieces that domain modules use too live in core/schemas.ts; re-exported for the routes.
+export { Description, JsonData, JsonDataObject, JsonObject, Name, nestedAtMost } from "../core/schemas.ts";
 
 /** `{"detail": ...}`: every error response of the API. */
 export const ErrorSchema = z
@@ -32,32 +36,16 @@ export const jsonBody = <T extends z.ZodType>(schema: T) => ({
 /** Name of the security scheme registered in the OpenAPI document. */
 export const API_KEY_SECURITY = [{ ApiKeyAuth: [] }];
 
-/** A refinement refusing JSON nested deeper than `maxDepth` (checked without recursion). */
-export const nestedAtMost =
-  (maxDepth: number) =>
-  (value: unknown, ctx: z.RefinementCtx): void => {
-    if (exceedsDepth(value, maxDepth)) ctx.addIssue({ code: "custom", message: `nesting deeper than ${maxDepth} levels` });
-  };
-
 /**
- * Every request field that takes arbitrary JSON is one of these types, so that no route stores or
- * walks (recursively, in zod, RPC, SQLite JSON functions) a value deeper than the documented limits.
+ * More JSON types (see core/schemas.ts): every request field that takes arbitrary JSON is one of
+ * them, so no route stores or walks a value deeper than the documented limits.
  */
-
-/** Metadata, config and context: a JSON object nested at most MAX_METADATA_DEPTH levels. */
-export const JsonObject = z.record(z.string(), z.unknown()).superRefine(nestedAtMost(MAX_METADATA_DEPTH));
 
 /** Context-like values that may be any JSON, nested at most MAX_METADATA_DEPTH levels. */
 export const JsonSetting = z.unknown().superRefine(nestedAtMost(MAX_METADATA_DEPTH));
 
 /** Graph input, commands and state values: any JSON nested at most MAX_GRAPH_DATA_DEPTH levels. */
 export const JsonGraphData = z.unknown().superRefine(nestedAtMost(MAX_GRAPH_DATA_DEPTH));
-
-/** A traced run's serialized payload: any JSON nested at most MAX_DATA_DEPTH levels. */
-export const JsonData = z.unknown().superRefine(nestedAtMost(MAX_DATA_DEPTH));
-
-/** A JSON object of data (a store value, a traced run's inputs), nested at most MAX_DATA_DEPTH levels. */
-export const JsonDataObject = z.record(z.string(), z.unknown()).superRefine(nestedAtMost(MAX_DATA_DEPTH));
 
 /**
  * A containment filter on stored JSON (`{"metadata": {...}}`): nested at most MAX_METADATA_DEPTH
@@ -71,8 +59,3 @@ export const JsonFilter = JsonObject.superRefine((value, ctx) => {
 /** Client-chosen identifiers (graph and assistant ids, checkpoint ids, node names): 1 to MAX_ID_LENGTH characters. */
 export const Identifier = z.string().min(1).max(MAX_ID_LENGTH);
 
-/** Names: at most MAX_NAME_LENGTH characters. */
-export const Name = z.string().max(MAX_NAME_LENGTH);
-
-/** Free-text descriptions: at most MAX_DESCRIPTION_LENGTH characters. */
-export const Description = z.string().max(MAX_DESCRIPTION_LENGTH);

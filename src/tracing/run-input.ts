@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { JsonData, JsonDataObject } from "../http/schemas.ts";
+import { JsonData, JsonDataObject } from "../core/schemas.ts";
 import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../core/limits.ts";
 
 /**
