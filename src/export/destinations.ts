@@ -4,8 +4,8 @@ import { exportDestinations, type ExportDestinationRow } from "../db/schema.ts";
 import { DomainError, badRequest, notFound, invalid } from "../core/errors.ts";
 import { log } from "../observability/log.ts";
 import { decryptJson, encryptJson } from "./crypto.ts";
-import { R2BindingStore, r2Binding } from "./r2-store.ts";
-import { destinationErrorMessage, S3Client, type ObjectStore, type S3Credentials, type S3Location } from "./s3.ts";
+import { R2BindingBucket, r2Binding } from "./r2-bucket.ts";
+import { destinationErrorMessage, S3Client, type ObjectBucket, type S3Credentials, type S3Location } from "./s3.ts";
 
 /**
  * Bulk-export destinations: S3-compatible buckets per workspace. Creating or re-keying one proves
@@ -23,7 +23,7 @@ export type DestinationConfig = {
   /** A Worker R2 binding of this deployment to write through instead of S3 over HTTP (no credentials). */
   r2_binding?: string | null;
   /**
-   * Set by the server for destinations that use the deployment's own store (its default credentials
+   * Set by the server for destinations that use the deployment's own bucket (its default credentials
    * or an R2 binding): every key starts with `workspaces/<workspace id>`, so no workspace can
    * write into another's files there.
    */
@@ -78,11 +78,11 @@ export function objectKey(config: DestinationConfig, path: string): string {
  * The bucket a destination writes to: its R2 binding, or S3 over HTTP with the given credentials.
  * A missing binding is reported like a missing bucket.
  */
-export function openStore(env: object, config: DestinationConfig, credentials: S3Credentials | null, fetcher?: typeof fetch, attempts?: number): ObjectStore {
+export function openBucket(env: object, config: DestinationConfig, credentials: S3Credentials | null, fetcher?: typeof fetch, attempts?: number): ObjectBucket {
   if (config.r2_binding) {
     const bucket = r2Binding(env, config.r2_binding);
     if (!bucket) throw badRequest(`Failed to validate S3 destination: Bucket is not valid (NoSuchBinding): this deployment has no R2 binding named ${config.r2_binding}`);
-    return new R2BindingStore(bucket);
+    return new R2BindingBucket(bucket);
   }
   if (!credentials) throw new Error("an S3 destination needs credentials");
   return new S3Client(s3Location(config), credentials, { fetch: fetcher, attempts });
@@ -107,7 +107,7 @@ function resolveCredentials(env: SecretsEnv, config: DestinationConfig, given: D
   }
   if (given) return toS3Credentials(given);
   const fallback = defaultCredentials(env);
-  // The deployment's keys only ever go to the deployment's store: never signed for an endpoint a caller picks.
+  // The deployment's keys only ever go to the deployment's bucket: never signed for an endpoint a caller picks.
   if (fallback && (config.endpoint_url ?? null) !== (env.EXPORT_DEFAULT_ENDPOINT_URL || null)) {
     throw badRequest("Without credentials a destination uses the deployment's bucket store: omit endpoint_url (or give EXPORT_DEFAULT_ENDPOINT_URL), or send credentials");
   }
@@ -123,16 +123,16 @@ function resolveCredentials(env: SecretsEnv, config: DestinationConfig, given: D
  */
 async function checkWriteAccess(env: object, config: DestinationConfig, credentials: S3Credentials | null, fetcher?: typeof fetch): Promise<void> {
   const key = objectKey(config, `tmp/destination-check-${crypto.randomUUID()}.txt`);
-  let store: ObjectStore;
+  let bucket: ObjectBucket;
   try {
-    store = openStore(env, config, credentials, fetcher, 2);
-    await store.putObject(key, "Written by the agent platform to check bulk-export write access; safe to delete.\n", "text/plain");
+    bucket = openBucket(env, config, credentials, fetcher, 2);
+    await bucket.putObject(key, "Written by the agent platform to check bulk-export write access; safe to delete.\n", "text/plain");
   } catch (error) {
     if (error instanceof DomainError) throw error;
     const known = destinationErrorMessage(error);
     throw badRequest(`Failed to validate S3 destination: ${known ?? (error instanceof Error ? error.message : String(error))}`);
   }
-  await store.deleteObject(key).catch((error) => log.info("destination check object left behind (no delete permission?)", { key, error: String(destinationErrorMessage(error) ?? error) }));
+  await bucket.deleteObject(key).catch((error) => log.info("destination check object left behind (no delete permission?)", { key, error: String(destinationErrorMessage(error) ?? error) }));
 }
 
 export interface DestinationInput {
@@ -142,7 +142,7 @@ export interface DestinationInput {
 }
 
 export async function createDestination(db: Database, env: SecretsEnv, workspaceId: string, input: DestinationInput, fetcher?: typeof fetch): Promise<BulkExportDestination> {
-  // Without credentials the deployment's own store is used: confine the workspace to its own root.
+  // Without credentials the deployment's own bucket is used: confine the workspace to its own root.
   const config: DestinationConfig = { ...input.config, workspace_root: input.credentials ? null : `workspaces/${workspaceId}` };
   input = { ...input, config };
   const credentials = resolveCredentials(env, input.config, input.credentials);
@@ -210,18 +210,18 @@ export async function listDestinations(db: Database, workspaceId: string): Promi
   return rows.map(toDestination);
 }
 
-/** What the partition writer needs to upload: the destination's config and its (decrypted) store. */
+/** What the partition writer needs to upload: the destination's config and its bucket, opened with the decrypted credentials. */
 export async function destinationTarget(
   db: Database,
   env: SecretsEnv,
   workspaceId: string,
   id: string,
   fetcher?: typeof fetch,
-): Promise<{ config: DestinationConfig; store: ObjectStore }> {
+): Promise<{ config: DestinationConfig; bucket: ObjectBucket }> {
   const row = await destinationRow(db, workspaceId, id);
   const config = row.config as DestinationConfig;
-  if (config.r2_binding) return { config, store: openStore(env, config, null) };
+  if (config.r2_binding) return { config, bucket: openBucket(env, config, null) };
   const credentials = row.credentials ? toS3Credentials(await decryptJson<DestinationCredentials>(env, row.credentials)) : defaultCredentials(env);
   if (!credentials) throw new Error("the destination has no stored credentials and the deployment no default bucket credentials");
-  return { config, store: openStore(env, config, credentials, fetcher) };
+  return { config, bucket: openBucket(env, config, credentials, fetcher) };
 }

@@ -61,9 +61,9 @@ export async function finishExportIfDone(db: Database, env: ManifestEnv, exportI
       .where(and(eq(bulkExports.id, exportId), eq(bulkExports.status, "Running")));
     return;
   }
-  const { config, store } = await destinationTarget(db, env, exported.workspaceId, exported.destinationId, fetcher);
+  const { config, bucket } = await destinationTarget(db, env, exported.workspaceId, exported.destinationId, fetcher);
   const manifest = manifestOf(exported, runs, now);
-  await store.putObject(`${exportFolder(config, exportId)}/manifest.json`, JSON.stringify(manifest, null, 2), "application/json");
+  await bucket.putObject(`${exportFolder(config, exportId)}/manifest.json`, JSON.stringify(manifest, null, 2), "application/json");
   await db
     .update(bulkExports)
     .set({ status: "Completed", updatedAt: now, finishedAt: now })

@@ -92,7 +92,7 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
       .where(and(eq(bulkExportRuns.id, runId), eq(bulkExportRuns.status, "Created")));
   }
 
-  const { store } = await destinationTarget(db, env, run.workspaceId, exported.destinationId, fetcher);
+  const { bucket } = await destinationTarget(db, env, run.workspaceId, exported.destinationId, fetcher);
   const fields = exported.exportFields ?? EXPORT_FIELDS;
   const shard = env.TRACE_SHARD.getByName(traceShardName(run.workspaceId, run.sessionId, run.day));
   const filter = exported.filter ? compileFilter(parseFilter(exported.filter)) : undefined;
@@ -149,7 +149,7 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
     const index = run.files.length;
     const key: string = `${run.prefix}/${partFileName(run.id, index)}`;
     const stream = encodeParquet(pages(), { fields, version, compression: exported.compression as ParquetCompression });
-    const { bytes } = await uploadStream(store, key, stream, { contentType: "application/vnd.apache.parquet" });
+    const { bytes } = await uploadStream(bucket, key, stream, { contentType: "application/vnd.apache.parquet" });
 
     // The encoder's memory is most of what an export holds: logged per file so it can be watched.
     log.info("export file written", { run_id: run.id, key, rows, bytes, wasm_memory_bytes: parquetMemoryBytes() });
