@@ -119,7 +119,7 @@ function resolveCredentials(env: SecretsEnv, config: DestinationConfig, given: D
 
 /**
  * Proves the destination takes writes: puts a small object under `<prefix>/tmp/` and deletes it
- * when allowed (delete permission is optional). A failure is a 400 with the spec's message.
+ * when allowed (delete permission is optional). A failure is a bad_request with the spec's message.
  */
 async function checkWriteAccess(env: object, config: DestinationConfig, credentials: S3Credentials | null, fetcher?: typeof fetch): Promise<void> {
   const key = objectKey(config, `tmp/destination-check-${crypto.randomUUID()}.txt`);

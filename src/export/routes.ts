@@ -5,7 +5,7 @@ import { MAX_DISPLAY_NAME_LENGTH, MAX_EXPORT_PREFIX_LENGTH, MAX_ID_LENGTH } from
 import { createRouter } from "../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { secured } from "../auth/secured.ts";
-import { isoTime } from "../tracing/run-input.ts";
+import { isoTime } from "../tracing/schemas.ts";
 import { EXPORT_FIELDS } from "./columns.ts";
 import { createDestination, getDestination, listDestinations, updateDestinationCredentials } from "./destinations.ts";
 import { cancelExport, createExport, exportRow, getExportRun, listExportRuns, listExports, runsOfSpawnedExports, toBulkExport } from "./service.ts";

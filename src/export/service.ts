@@ -156,7 +156,7 @@ function checkInput(input: ExportInput): void {
 
 export async function createExport(db: Database, workspaceId: string, input: ExportInput, source: { id: string } | null = null, id: string = crypto.randomUUID()): Promise<BulkExport> {
   checkInput(input);
-  // Both must belong to this workspace; getDestination/getProject answer 404 otherwise.
+  // Both must belong to this workspace; getDestination/getProject throw not_found otherwise.
   await getDestination(db, workspaceId, input.bulk_export_destination_id);
   await getProject(db, workspaceId, input.session_id);
   const now = new Date().toISOString();

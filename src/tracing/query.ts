@@ -6,6 +6,7 @@ import { compileFilter, type CompiledFilter } from "./filter/compile.ts";
 import { FilterError } from "./filter/parse.ts";
 import { locateRun } from "./ingest.ts";
 import { ShardRuns, type StoredTracedRun, type TracedRunQuery } from "./shard-runs.ts";
+import type { RunsPage, RunsQuery } from "./schemas.ts";
 import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
 
 /**
@@ -13,25 +14,6 @@ import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
  * the requested order (days never overlap, so pages concatenate), merges the projects of one day by
  * (start_time, id), and pages with an opaque keyset cursor.
  */
-
-export interface RunsQuery {
-  session?: string[];
-  id?: string[];
-  trace?: string;
-  parent_run?: string;
-  run_type?: string;
-  is_root?: boolean;
-  error?: boolean;
-  start_time?: string;
-  end_time?: string;
-  filter?: string;
-  trace_filter?: string;
-  tree_filter?: string;
-  select?: string[];
-  limit: number;
-  cursor?: string;
-  order: "asc" | "desc";
-}
 
 /** A filter that does not parse: the field it came from and the parser's positioned message. */
 export class QueryFilterError extends Error {}
@@ -104,7 +86,7 @@ export async function queryRuns(
   shards: DurableObjectNamespace<TraceShardDO>,
   workspaceId: string,
   query: RunsQuery,
-): Promise<{ runs: Record<string, unknown>[]; cursors: { next: string | null; prev: null } }> {
+): Promise<RunsPage> {
   const after = query.cursor ? (decodeCursor(query.cursor) ?? undefined) : undefined;
   const conditions = shardQuery(query, after);
 

@@ -1,6 +1,7 @@
 import { type SqlStore, type SqlValue, toBytes } from "../db/sql.ts";
 import type { CompiledFilter } from "./filter/compile.ts";
-import { ancestorIds, type ModelPrices, type RunPatch, type RunPost, type Usage, usageOf } from "./run-input.ts";
+import { ancestorIds, type ModelPrices, type Usage, usageOf } from "./run-input.ts";
+import type { RunPatch, RunPost } from "./schemas.ts";
 import { ATTACHMENTS_TABLE, flattenForFilters, PENDING_PATCHES_TABLE, RUNS_INDEXES, RUNS_TABLE } from "./shard-schema.ts";
 
 /**

@@ -1,7 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { durableObjectSql } from "../db/sql.ts";
 import { type ExportPage, type ExportPageQuery, readExportPage } from "./export-page.ts";
-import { parseModelPrices, type RunAttachment, type RunPatch, type RunPost } from "./run-input.ts";
+import { parseModelPrices, type RunAttachment } from "./run-input.ts";
+import type { RunPatch, RunPost } from "./schemas.ts";
 import { ShardRuns, type TracedRunQuery } from "./shard-runs.ts";
 
 /**

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { parseFilter } from "../../src/tracing/filter/check.ts";
 import { shardColumns } from "../../src/export/columns.ts";
 import { compileFilter } from "../../src/tracing/filter/compile.ts";
-import { RunPatchSchema, RunPostSchema } from "../../src/tracing/run-input.ts";
+import { RunPatchSchema, RunPostSchema } from "../../src/tracing/schemas.ts";
 import type { StoredTracedRun } from "../../src/tracing/shard-runs.ts";
 import { traceShardName } from "../../src/tracing/trace-shard-do.ts";
 

@@ -4,7 +4,7 @@ import { createRouter } from "../../http/router.ts";
 import { conflictError, Description, jsonBody, jsonContent, JsonObject, Name, notFoundError } from "../../http/schemas.ts";
 import { MAX_NAME_LENGTH } from "../../core/limits.ts";
 import { secured } from "../../auth/secured.ts";
-import { isoTime } from "../run-input.ts";
+import { isoTime } from "../schemas.ts";
 import { createProject, deleteProject, getProject, listProjects, updateProject } from "./service.ts";
 
 /** `/api/v1/sessions`: tracing projects, as the `langsmith` SDKs create and read them. */

@@ -64,7 +64,7 @@ async function byName(db: Database, workspaceId: string, name: string): Promise<
 }
 
 /**
- * Creates a project. A taken name (or id) is a 409 unless `upsert`, which updates the project of
+ * Creates a project. A taken name (or id) is a conflict unless `upsert`, which updates the project of
  * that name with the given fields and returns it.
  */
 export async function createProject(db: Database, workspaceId: string, fields: ProjectFields & { id?: string; name: string }, upsert: boolean): Promise<TracerSession> {
