@@ -4,6 +4,7 @@ import { exportDestinations, type ExportDestinationRow } from "../db/schema.ts";
 import { DomainError, badRequest, notFound, invalid } from "../core/errors.ts";
 import { log } from "../observability/log.ts";
 import { decryptJson, encryptJson } from "./crypto.ts";
+import type { BulkExportDestination, DestinationConfig, DestinationCredentials, DestinationInput } from "./schemas.ts";
 import { R2BindingBucket, r2Binding } from "./r2-bucket.ts";
 import { destinationErrorMessage, S3Client, type ObjectBucket, type S3Credentials, type S3Location } from "./s3.ts";
 
@@ -12,36 +13,6 @@ import { destinationErrorMessage, S3Client, type ObjectBucket, type S3Credential
  * write access with a test object; credentials are stored encrypted and never leave this module
  * except as `credentials_keys` (their names).
  */
-
-export type DestinationConfig = {
-  bucket_name: string;
-  prefix: string;
-  region: string | null;
-  endpoint_url: string | null;
-  include_bucket_in_prefix: boolean;
-  config_kwargs_s3: { addressing_style?: "auto" | "virtual" | "path" } | null;
-  /** A Worker R2 binding of this deployment to write through instead of S3 over HTTP (no credentials). */
-  r2_binding?: string | null;
-  /**
-   * Set by the server for destinations that use the deployment's own bucket (its default credentials
-   * or an R2 binding): every key starts with `workspaces/<workspace id>`, so no workspace can
-   * write into another's files there.
-   */
-  workspace_root?: string | null;
-};
-
-export type DestinationCredentials = { access_key_id: string; secret_access_key: string; session_token?: string | null };
-
-export interface BulkExportDestination {
-  id: string;
-  tenant_id: string;
-  destination_type: "s3";
-  display_name: string;
-  config: DestinationConfig;
-  credentials_keys: string[];
-  created_at: string;
-  updated_at: string;
-}
 
 type SecretsEnv = Pick<Env, "EXPORT_ENCRYPTION_KEY" | "EXPORT_DEFAULT_ACCESS_KEY_ID" | "EXPORT_DEFAULT_SECRET_ACCESS_KEY" | "EXPORT_DEFAULT_SESSION_TOKEN" | "EXPORT_DEFAULT_ENDPOINT_URL">;
 
@@ -133,12 +104,6 @@ async function checkWriteAccess(env: object, config: DestinationConfig, credenti
     throw badRequest(`Failed to validate S3 destination: ${known ?? (error instanceof Error ? error.message : String(error))}`);
   }
   await bucket.deleteObject(key).catch((error) => log.info("destination check object left behind (no delete permission?)", { key, error: String(destinationErrorMessage(error) ?? error) }));
-}
-
-export interface DestinationInput {
-  display_name: string;
-  config: DestinationConfig;
-  credentials?: DestinationCredentials | null;
 }
 
 export async function createDestination(db: Database, env: SecretsEnv, workspaceId: string, input: DestinationInput, fetcher?: typeof fetch): Promise<BulkExportDestination> {

@@ -2,7 +2,8 @@ import { and, asc, eq } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { bulkExportRuns, bulkExports, type BulkExportRow, type BulkExportRunRow } from "../db/schema.ts";
 import { columnTypes, EXPORT_FIELDS, type FormatVersion } from "./columns.ts";
-import { destinationTarget, objectKey, type DestinationConfig } from "./destinations.ts";
+import { destinationTarget, objectKey } from "./destinations.ts";
+import type { DestinationConfig } from "./schemas.ts";
 import { FINISHED } from "./service.ts";
 
 /**

@@ -8,6 +8,7 @@ import { FilterError } from "../tracing/filter/parse.ts";
 import { getProject } from "../tracing/projects/service.ts";
 import { type FormatVersion, unknownExportFields } from "./columns.ts";
 import { getDestination } from "./destinations.ts";
+import type { BulkExport, BulkExportRun, ExportInput, ExportRunStatus, ExportStatus } from "./schemas.ts";
 import type { ParquetCompression } from "./parquet.ts";
 
 /**
@@ -15,54 +16,8 @@ import type { ParquetCompression } from "./parquet.ts";
  * writing live in planner.ts and partition-writer.ts.
  */
 
-export type ExportStatus = "Created" | "Running" | "Completed" | "Failed" | "Cancelled" | "TimedOut" | "IntervalScheduled";
-export type ExportRunStatus = Exclude<ExportStatus, "IntervalScheduled">;
-
 /** States an export or export run never leaves. */
 export const FINISHED: ReadonlySet<string> = new Set(["Completed", "Failed", "Cancelled", "TimedOut"]);
-
-export interface BulkExport {
-  id: string;
-  tenant_id: string;
-  bulk_export_destination_id: string;
-  session_id: string;
-  start_time: string;
-  end_time: string | null;
-  filter: string | null;
-  export_fields: string[] | null;
-  format: "Parquet";
-  format_version: FormatVersion;
-  compression: ParquetCompression;
-  interval_hours: number | null;
-  status: ExportStatus;
-  error: string | null;
-  source_bulk_export_id: string | null;
-  created_at: string;
-  updated_at: string;
-  finished_at: string | null;
-}
-
-export interface BulkExportRun {
-  id: string;
-  bulk_export_id: string;
-  session_id: string;
-  status: ExportRunStatus;
-  retry_number: number;
-  errors: Record<string, string>;
-  start_time: string;
-  end_time: string;
-  rows_written: number;
-  exported_files: string[];
-  created_at: string;
-  updated_at: string;
-  finished_at: string | null;
-  metadata: {
-    prefix: string;
-    start_time: string;
-    end_time: string;
-    result: { rows_written: number; bytes_written: number; exported_files: string[]; export_path: string; latest_cursor: string | null };
-  };
-}
 
 export function toBulkExport(row: BulkExportRow): BulkExport {
   return {
@@ -116,18 +71,6 @@ export function toBulkExportRun(row: BulkExportRunRow): BulkExportRun {
       },
     },
   };
-}
-
-export interface ExportInput {
-  bulk_export_destination_id: string;
-  session_id: string;
-  start_time: string;
-  end_time?: string | null;
-  filter?: string | null;
-  export_fields?: string[] | null;
-  interval_hours?: number | null;
-  format_version: FormatVersion;
-  compression: ParquetCompression;
 }
 
 const invalidField = (field: string, msg: string) => invalid([{ type: "value_error", loc: ["body", field], msg }]);

@@ -80,7 +80,7 @@ describe("destinations", () => {
   it("signs with the deployment's default keys only for the deployment's own store", async () => {
     const withDefaults = Object.assign({}, env, { EXPORT_DEFAULT_ACCESS_KEY_ID: "deployment-key", EXPORT_DEFAULT_SECRET_ACCESS_KEY: "deployment-secret" });
     const attempt = createDestination(database(env), withDefaults, workspaceId, { display_name: "x", config: { ...valid.config, region: null, include_bucket_in_prefix: false, config_kwargs_s3: null, prefix: "" } });
-    await expect(attempt).rejects.toMatchObject({ status: 400, message: expect.stringContaining("deployment's bucket store") });
+    await expect(attempt).rejects.toMatchObject({ kind: "bad_request", message: expect.stringContaining("deployment's bucket store") });
   });
 
   it("needs credentials when the deployment has no default ones", async () => {
