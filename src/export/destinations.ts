@@ -106,6 +106,10 @@ async function checkWriteAccess(env: object, config: DestinationConfig, credenti
   await bucket.deleteObject(key).catch((error) => log.info("destination check object left behind (no delete permission?)", { key, error: String(destinationErrorMessage(error) ?? error) }));
 }
 
+/** The names of the credential fields given (secrets are never returned, their names are). */
+const credentialsKeys = (credentials: DestinationCredentials | null | undefined): string[] =>
+  credentials ? Object.entries(credentials).filter(([, value]) => value).map(([key]) => key) : [];
+
 export async function createDestination(db: Database, env: SecretsEnv, workspaceId: string, input: DestinationInput, fetcher?: typeof fetch): Promise<BulkExportDestination> {
   // Without credentials the deployment's own bucket is used: confine the workspace to its own root.
   const config: DestinationConfig = { ...input.config, workspace_root: input.credentials ? null : `workspaces/${workspaceId}` };
@@ -122,7 +126,7 @@ export async function createDestination(db: Database, env: SecretsEnv, workspace
     displayName: input.display_name,
     config: input.config,
     credentials: sealed,
-    credentialsKeys: input.credentials ? Object.keys(input.credentials).filter((key) => input.credentials![key as keyof DestinationCredentials]) : [],
+    credentialsKeys: credentialsKeys(input.credentials),
     createdAt: now,
     updatedAt: now,
   };
@@ -150,7 +154,7 @@ export async function updateDestinationCredentials(
   const updated = {
     ...row,
     credentials: sealed,
-    credentialsKeys: credentials ? Object.keys(credentials).filter((key) => credentials[key as keyof DestinationCredentials]) : [],
+    credentialsKeys: credentialsKeys(credentials),
     updatedAt: new Date().toISOString(),
   };
   await db

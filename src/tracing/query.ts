@@ -76,7 +76,7 @@ export function shardQuery(query: RunsQuery, after: Cursor | undefined): Omit<Tr
 
 /** Runs with only the selected fields (id always), or whole. */
 function project(run: StoredTracedRun, select: string[] | undefined): Record<string, unknown> {
-  const full = { ...run, app_path: `/projects/p/${run.session_id}/r/${run.id}` } as Record<string, unknown>;
+  const full: Record<string, unknown> = { ...run, app_path: `/projects/p/${run.session_id}/r/${run.id}` };
   if (!select?.length) return full;
   return Object.fromEntries(["id", ...select].filter((key) => key in full).map((key) => [key, full[key]]));
 }

@@ -12,7 +12,7 @@ import { ATTACHMENTS_TABLE, flattenForFilters, PENDING_PATCHES_TABLE, RUNS_INDEX
 
 type Json = Record<string, unknown>;
 
-/** What the store keeps of a run; everything else is derived from it on write. */
+/** What the shard keeps of a run; everything else is derived from it on write. */
 type TracedRunRecord = {
   id: string;
   trace_id: string;

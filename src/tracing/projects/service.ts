@@ -51,7 +51,7 @@ export async function createProject(db: Database, workspaceId: string, fields: P
   }
   const now = new Date().toISOString();
   const id = fields.id ?? crypto.randomUUID();
-  const row = { id, workspaceId, createdAt: now, startTime: now, name: fields.name, ...columns(fields) } as TracingProjectRow;
+  const row: typeof tracingProjects.$inferInsert = { id, workspaceId, createdAt: now, startTime: now, name: fields.name, ...columns(fields) };
   const inserted = await db.insert(tracingProjects).values(row).onConflictDoNothing().returning().get();
   if (inserted) return toSession(inserted);
   // Lost a race on the name, or the id is taken.
