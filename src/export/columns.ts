@@ -14,7 +14,7 @@ import {
   TimestampNanosecond,
   Utf8,
 } from "apache-arrow";
-import type { ExportColumn } from "../tracing/run-store.ts";
+import type { ColumnShape, ExportColumn } from "../tracing/export-page.ts";
 
 /**
  * The bulk-export column set (LangSmith's 29 documented default fields) and its Arrow schema per
@@ -55,6 +55,25 @@ const KINDS = {
 type ExportField = keyof ExportRow;
 
 export const EXPORT_FIELDS: readonly string[] = Object.keys(KINDS);
+
+/**
+ * Columns the shard does not hand over: the writer fills the tenant in (session_id comes from the
+ * shard, though the writer also knows it); feedback and tiers are not tracked yet, so they are null.
+ */
+const NOT_FROM_SHARD: Partial<Record<ExportField, "writer" | "untracked">> = { tenant_id: "writer", feedback_stats: "untracked", trace_tier: "untracked" };
+
+/** The shape a shard hands a column of each kind over in (see ColumnShape). */
+const SHARD_SHAPES: Record<Kind, ColumnShape> = { string: "text", timestamp: "text", bool: "integer", int64: "integer", double: "real", string_list: "list" };
+
+/** The columns of `fields` a shard's export page holds, each with its shape, in order; unknown names are left out. */
+export function shardColumns(fields: readonly string[]): Record<string, ColumnShape> {
+  const columns: Record<string, ColumnShape> = {};
+  for (const field of fields) {
+    if (!isExportField(field) || NOT_FROM_SHARD[field] === "writer") continue;
+    columns[field] = NOT_FROM_SHARD[field] === "untracked" ? "null" : SHARD_SHAPES[KINDS[field]];
+  }
+  return columns;
+}
 
 function isExportField(name: string): name is ExportField {
   return Object.hasOwn(KINDS, name);

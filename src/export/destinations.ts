@@ -4,44 +4,15 @@ import { exportDestinations, type ExportDestinationRow } from "../db/schema.ts";
 import { DomainError, badRequest, notFound, invalid } from "../core/errors.ts";
 import { log } from "../observability/log.ts";
 import { decryptJson, encryptJson } from "./crypto.ts";
-import { R2BindingStore, r2Binding } from "./r2-store.ts";
-import { destinationErrorMessage, S3Client, type ObjectStore, type S3Credentials, type S3Location } from "./s3.ts";
+import type { BulkExportDestination, DestinationConfig, DestinationCredentials, DestinationInput } from "./schemas.ts";
+import { R2BindingBucket, r2Binding } from "./r2-bucket.ts";
+import { destinationErrorMessage, S3Client, type ObjectBucket, type S3Credentials, type S3Location } from "./s3.ts";
 
 /**
  * Bulk-export destinations: S3-compatible buckets per workspace. Creating or re-keying one proves
  * write access with a test object; credentials are stored encrypted and never leave this module
  * except as `credentials_keys` (their names).
  */
-
-export type DestinationConfig = {
-  bucket_name: string;
-  prefix: string;
-  region: string | null;
-  endpoint_url: string | null;
-  include_bucket_in_prefix: boolean;
-  config_kwargs_s3: { addressing_style?: "auto" | "virtual" | "path" } | null;
-  /** A Worker R2 binding of this deployment to write through instead of S3 over HTTP (no credentials). */
-  r2_binding?: string | null;
-  /**
-   * Set by the server for destinations that use the deployment's own store (its default credentials
-   * or an R2 binding): every key starts with `workspaces/<workspace id>`, so no workspace can
-   * write into another's files there.
-   */
-  workspace_root?: string | null;
-};
-
-export type DestinationCredentials = { access_key_id: string; secret_access_key: string; session_token?: string | null };
-
-export interface BulkExportDestination {
-  id: string;
-  tenant_id: string;
-  destination_type: "s3";
-  display_name: string;
-  config: DestinationConfig;
-  credentials_keys: string[];
-  created_at: string;
-  updated_at: string;
-}
 
 type SecretsEnv = Pick<Env, "EXPORT_ENCRYPTION_KEY" | "EXPORT_DEFAULT_ACCESS_KEY_ID" | "EXPORT_DEFAULT_SECRET_ACCESS_KEY" | "EXPORT_DEFAULT_SESSION_TOKEN" | "EXPORT_DEFAULT_ENDPOINT_URL">;
 
@@ -78,11 +49,11 @@ export function objectKey(config: DestinationConfig, path: string): string {
  * The bucket a destination writes to: its R2 binding, or S3 over HTTP with the given credentials.
  * A missing binding is reported like a missing bucket.
  */
-export function openStore(env: object, config: DestinationConfig, credentials: S3Credentials | null, fetcher?: typeof fetch, attempts?: number): ObjectStore {
+export function openBucket(env: object, config: DestinationConfig, credentials: S3Credentials | null, fetcher?: typeof fetch, attempts?: number): ObjectBucket {
   if (config.r2_binding) {
     const bucket = r2Binding(env, config.r2_binding);
     if (!bucket) throw badRequest(`Failed to validate S3 destination: Bucket is not valid (NoSuchBinding): this deployment has no R2 binding named ${config.r2_binding}`);
-    return new R2BindingStore(bucket);
+    return new R2BindingBucket(bucket);
   }
   if (!credentials) throw new Error("an S3 destination needs credentials");
   return new S3Client(s3Location(config), credentials, { fetch: fetcher, attempts });
@@ -107,7 +78,7 @@ function resolveCredentials(env: SecretsEnv, config: DestinationConfig, given: D
   }
   if (given) return toS3Credentials(given);
   const fallback = defaultCredentials(env);
-  // The deployment's keys only ever go to the deployment's store: never signed for an endpoint a caller picks.
+  // The deployment's keys only ever go to the deployment's bucket: never signed for an endpoint a caller picks.
   if (fallback && (config.endpoint_url ?? null) !== (env.EXPORT_DEFAULT_ENDPOINT_URL || null)) {
     throw badRequest("Without credentials a destination uses the deployment's bucket store: omit endpoint_url (or give EXPORT_DEFAULT_ENDPOINT_URL), or send credentials");
   }
@@ -119,30 +90,28 @@ function resolveCredentials(env: SecretsEnv, config: DestinationConfig, given: D
 
 /**
  * Proves the destination takes writes: puts a small object under `<prefix>/tmp/` and deletes it
- * when allowed (delete permission is optional). A failure is a 400 with LangSmith's documented message.
+ * when allowed (delete permission is optional). A failure is a bad_request with LangSmith's documented message.
  */
 async function checkWriteAccess(env: object, config: DestinationConfig, credentials: S3Credentials | null, fetcher?: typeof fetch): Promise<void> {
   const key = objectKey(config, `tmp/destination-check-${crypto.randomUUID()}.txt`);
-  let store: ObjectStore;
+  let bucket: ObjectBucket;
   try {
-    store = openStore(env, config, credentials, fetcher, 2);
-    await store.putObject(key, "Written by the agent platform to check bulk-export write access; safe to delete.\n", "text/plain");
+    bucket = openBucket(env, config, credentials, fetcher, 2);
+    await bucket.putObject(key, "Written by the agent platform to check bulk-export write access; safe to delete.\n", "text/plain");
   } catch (error) {
     if (error instanceof DomainError) throw error;
     const known = destinationErrorMessage(error);
     throw badRequest(`Failed to validate S3 destination: ${known ?? (error instanceof Error ? error.message : String(error))}`);
   }
-  await store.deleteObject(key).catch((error) => log.info("destination check object left behind (no delete permission?)", { key, error: String(destinationErrorMessage(error) ?? error) }));
+  await bucket.deleteObject(key).catch((error) => log.info("destination check object left behind (no delete permission?)", { key, error: String(destinationErrorMessage(error) ?? error) }));
 }
 
-export interface DestinationInput {
-  display_name: string;
-  config: DestinationConfig;
-  credentials?: DestinationCredentials | null;
-}
+/** The names of the credential fields given (secrets are never returned, their names are). */
+const credentialsKeys = (credentials: DestinationCredentials | null | undefined): string[] =>
+  credentials ? Object.entries(credentials).filter(([, value]) => value).map(([key]) => key) : [];
 
 export async function createDestination(db: Database, env: SecretsEnv, workspaceId: string, input: DestinationInput, fetcher?: typeof fetch): Promise<BulkExportDestination> {
-  // Without credentials the deployment's own store is used: confine the workspace to its own root.
+  // Without credentials the deployment's own bucket is used: confine the workspace to its own root.
   const config: DestinationConfig = { ...input.config, workspace_root: input.credentials ? null : `workspaces/${workspaceId}` };
   input = { ...input, config };
   const credentials = resolveCredentials(env, input.config, input.credentials);
@@ -157,7 +126,7 @@ export async function createDestination(db: Database, env: SecretsEnv, workspace
     displayName: input.display_name,
     config: input.config,
     credentials: sealed,
-    credentialsKeys: input.credentials ? Object.keys(input.credentials).filter((key) => input.credentials![key as keyof DestinationCredentials]) : [],
+    credentialsKeys: credentialsKeys(input.credentials),
     createdAt: now,
     updatedAt: now,
   };
@@ -185,7 +154,7 @@ export async function updateDestinationCredentials(
   const updated = {
     ...row,
     credentials: sealed,
-    credentialsKeys: credentials ? Object.keys(credentials).filter((key) => credentials[key as keyof DestinationCredentials]) : [],
+    credentialsKeys: credentialsKeys(credentials),
     updatedAt: new Date().toISOString(),
   };
   await db
@@ -210,18 +179,18 @@ export async function listDestinations(db: Database, workspaceId: string): Promi
   return rows.map(toDestination);
 }
 
-/** What the partition writer needs to upload: the destination's config and its (decrypted) store. */
+/** What the partition writer needs to upload: the destination's config and its bucket, opened with the decrypted credentials. */
 export async function destinationTarget(
   db: Database,
   env: SecretsEnv,
   workspaceId: string,
   id: string,
   fetcher?: typeof fetch,
-): Promise<{ config: DestinationConfig; store: ObjectStore }> {
+): Promise<{ config: DestinationConfig; bucket: ObjectBucket }> {
   const row = await destinationRow(db, workspaceId, id);
   const config = row.config as DestinationConfig;
-  if (config.r2_binding) return { config, store: openStore(env, config, null) };
+  if (config.r2_binding) return { config, bucket: openBucket(env, config, null) };
   const credentials = row.credentials ? toS3Credentials(await decryptJson<DestinationCredentials>(env, row.credentials)) : defaultCredentials(env);
   if (!credentials) throw new Error("the destination has no stored credentials and the deployment no default bucket credentials");
-  return { config, store: openStore(env, config, credentials, fetcher) };
+  return { config, bucket: openBucket(env, config, credentials, fetcher) };
 }

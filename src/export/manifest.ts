@@ -2,7 +2,8 @@ import { and, asc, eq } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { bulkExportRuns, bulkExports, type BulkExportRow, type BulkExportRunRow } from "../db/schema.ts";
 import { columnTypes, EXPORT_FIELDS, type FormatVersion } from "./columns.ts";
-import { destinationTarget, objectKey, type DestinationConfig } from "./destinations.ts";
+import { destinationTarget, objectKey } from "./destinations.ts";
+import type { DestinationConfig } from "./schemas.ts";
 import { FINISHED } from "./service.ts";
 
 /**
@@ -61,9 +62,9 @@ export async function finishExportIfDone(db: Database, env: ManifestEnv, exportI
       .where(and(eq(bulkExports.id, exportId), eq(bulkExports.status, "Running")));
     return;
   }
-  const { config, store } = await destinationTarget(db, env, exported.workspaceId, exported.destinationId, fetcher);
+  const { config, bucket } = await destinationTarget(db, env, exported.workspaceId, exported.destinationId, fetcher);
   const manifest = manifestOf(exported, runs, now);
-  await store.putObject(`${exportFolder(config, exportId)}/manifest.json`, JSON.stringify(manifest, null, 2), "application/json");
+  await bucket.putObject(`${exportFolder(config, exportId)}/manifest.json`, JSON.stringify(manifest, null, 2), "application/json");
   await db
     .update(bulkExports)
     .set({ status: "Completed", updatedAt: now, finishedAt: now })

@@ -4,9 +4,9 @@ import { bulkExportRuns, bulkExports, type BulkExportRunRow } from "../db/schema
 import { log } from "../observability/log.ts";
 import { parseFilter } from "../tracing/filter/check.ts";
 import { compileFilter } from "../tracing/filter/compile.ts";
-import type { ExportPage } from "../tracing/run-store.ts";
+import type { ExportPage } from "../tracing/export-page.ts";
 import { traceShardName } from "../tracing/trace-shard-do.ts";
-import { type ColumnPage, EXPORT_FIELDS, type FormatVersion } from "./columns.ts";
+import { type ColumnPage, EXPORT_FIELDS, type FormatVersion, shardColumns } from "./columns.ts";
 import { destinationTarget } from "./destinations.ts";
 import { FINISHED } from "./service.ts";
 import { finishExportIfDone } from "./manifest.ts";
@@ -92,7 +92,7 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
       .where(and(eq(bulkExportRuns.id, runId), eq(bulkExportRuns.status, "Created")));
   }
 
-  const { store } = await destinationTarget(db, env, run.workspaceId, exported.destinationId, fetcher);
+  const { bucket } = await destinationTarget(db, env, run.workspaceId, exported.destinationId, fetcher);
   const fields = exported.exportFields ?? EXPORT_FIELDS;
   const shard = env.TRACE_SHARD.getByName(traceShardName(run.workspaceId, run.sessionId, run.day));
   const filter = exported.filter ? compileFilter(parseFilter(exported.filter)) : undefined;
@@ -105,9 +105,9 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
       return "done";
     }
     const version = exported.formatVersion as FormatVersion;
-    const shardFields = fields.filter((field) => field !== "tenant_id" && field !== "session_id");
+    const columns = shardColumns(fields.filter((field) => field !== "tenant_id" && field !== "session_id"));
     const page = (after: BulkExportRunRow["cursor"], limit: number): Promise<ExportPage> =>
-      shard.exportPage({ start: run!.startTime, end: run!.endTime, filter, after: after ?? undefined, limit, maxBytes: limits.pageBytes, fields: shardFields, listsAsArrays: version !== "v1" });
+      shard.exportPage({ start: run!.startTime, end: run!.endTime, filter, after: after ?? undefined, limit, maxBytes: limits.pageBytes, columns, listsAsArrays: version !== "v1" });
     const first = await page(run.cursor, Math.min(limits.pageRows, limits.rowsPerFile));
     if (!first.rows) {
       await settleRun(db, run, "Completed");
@@ -149,7 +149,7 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
     const index = run.files.length;
     const key: string = `${run.prefix}/${partFileName(run.id, index)}`;
     const stream = encodeParquet(pages(), { fields, version, compression: exported.compression as ParquetCompression });
-    const { bytes } = await uploadStream(store, key, stream, { contentType: "application/vnd.apache.parquet" });
+    const { bytes } = await uploadStream(bucket, key, stream, { contentType: "application/vnd.apache.parquet" });
 
     // The encoder's memory is most of what an export holds: logged per file so it can be watched.
     log.info("export file written", { run_id: run.id, key, rows, bytes, wasm_memory_bytes: parquetMemoryBytes() });

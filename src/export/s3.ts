@@ -168,8 +168,8 @@ type Answer = { status: number; headers: Headers; body: Uint8Array; code: string
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** What export code needs of a bucket: S3 over HTTP (S3Client) or a Worker R2 binding (R2BindingStore). */
-export type ObjectStore = Pick<
+/** What export code needs of a bucket: S3 over HTTP (S3Client) or a Worker R2 binding (R2BindingBucket). */
+export type ObjectBucket = Pick<
   S3Client,
   "putObject" | "deleteObject" | "getObject" | "listObjects" | "createMultipartUpload" | "uploadPart" | "completeMultipartUpload" | "abortMultipartUpload"
 >;
@@ -400,7 +400,7 @@ function networkReason(error: unknown): string {
  * so memory stays at about one part.
  */
 export async function uploadStream(
-  client: ObjectStore,
+  client: ObjectBucket,
   key: string,
   stream: ReadableStream<Uint8Array>,
   options: { partSize?: number; contentType?: string } = {},

@@ -8,6 +8,7 @@ import { FilterError } from "../tracing/filter/parse.ts";
 import { getProject } from "../tracing/projects/service.ts";
 import { type FormatVersion, unknownExportFields } from "./columns.ts";
 import { getDestination } from "./destinations.ts";
+import type { BulkExport, BulkExportRun, ExportInput, ExportRunStatus, ExportStatus } from "./schemas.ts";
 import type { ParquetCompression } from "./parquet.ts";
 
 /**
@@ -15,54 +16,8 @@ import type { ParquetCompression } from "./parquet.ts";
  * writing live in planner.ts and partition-writer.ts.
  */
 
-export type ExportStatus = "Created" | "Running" | "Completed" | "Failed" | "Cancelled" | "TimedOut" | "IntervalScheduled";
-export type ExportRunStatus = Exclude<ExportStatus, "IntervalScheduled">;
-
 /** States an export or export run never leaves. */
 export const FINISHED: ReadonlySet<string> = new Set(["Completed", "Failed", "Cancelled", "TimedOut"]);
-
-export interface BulkExport {
-  id: string;
-  tenant_id: string;
-  bulk_export_destination_id: string;
-  session_id: string;
-  start_time: string;
-  end_time: string | null;
-  filter: string | null;
-  export_fields: string[] | null;
-  format: "Parquet";
-  format_version: FormatVersion;
-  compression: ParquetCompression;
-  interval_hours: number | null;
-  status: ExportStatus;
-  error: string | null;
-  source_bulk_export_id: string | null;
-  created_at: string;
-  updated_at: string;
-  finished_at: string | null;
-}
-
-export interface BulkExportRun {
-  id: string;
-  bulk_export_id: string;
-  session_id: string;
-  status: ExportRunStatus;
-  retry_number: number;
-  errors: Record<string, string>;
-  start_time: string;
-  end_time: string;
-  rows_written: number;
-  exported_files: string[];
-  created_at: string;
-  updated_at: string;
-  finished_at: string | null;
-  metadata: {
-    prefix: string;
-    start_time: string;
-    end_time: string;
-    result: { rows_written: number; bytes_written: number; exported_files: string[]; export_path: string; latest_cursor: string | null };
-  };
-}
 
 export function toBulkExport(row: BulkExportRow): BulkExport {
   return {
@@ -118,18 +73,6 @@ export function toBulkExportRun(row: BulkExportRunRow): BulkExportRun {
   };
 }
 
-export interface ExportInput {
-  bulk_export_destination_id: string;
-  session_id: string;
-  start_time: string;
-  end_time?: string | null;
-  filter?: string | null;
-  export_fields?: string[] | null;
-  interval_hours?: number | null;
-  format_version: FormatVersion;
-  compression: ParquetCompression;
-}
-
 const invalidField = (field: string, msg: string) => invalid([{ type: "value_error", loc: ["body", field], msg }]);
 
 /** Bulk-export rules a schema alone cannot say: end_time xor interval_hours, known fields, a valid filter. */
@@ -156,7 +99,7 @@ function checkInput(input: ExportInput): void {
 
 export async function createExport(db: Database, workspaceId: string, input: ExportInput, source: { id: string } | null = null, id: string = crypto.randomUUID()): Promise<BulkExport> {
   checkInput(input);
-  // Both must belong to this workspace; getDestination/getProject answer 404 otherwise.
+  // Both must belong to this workspace; getDestination/getProject throw not_found otherwise.
   await getDestination(db, workspaceId, input.bulk_export_destination_id);
   await getProject(db, workspaceId, input.session_id);
   const now = new Date().toISOString();

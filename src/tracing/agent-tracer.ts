@@ -11,7 +11,7 @@ import { toJson } from "../db/serialize.ts";
 /** The project agent runs are traced into when neither the deployment nor the run names one. */
 export const DEFAULT_AGENT_PROJECT = "agent-runs";
 
-/** A traced run as the ingestion path takes it (see `RunPostSchema`). */
+/** A traced run as the ingestion path takes it (see `RunPostSchema` in schemas.ts). */
 export type TracedRun = {
   id: string;
   name: string;

@@ -1,8 +1,10 @@
 import { and, eq } from "drizzle-orm";
+import type { ErrorKind } from "../core/errors.ts";
 import type { Database } from "../db/client.ts";
 import { traceRunLocations, traceShards } from "../db/schema.ts";
 import { getProject, projectForName } from "./projects/service.ts";
-import { describeIssues, dottedOrderProblem, type RunAttachment, type RunPatch, RunPatchSchema, type RunPost, RunPostSchema } from "./run-input.ts";
+import { describeIssues, dottedOrderProblem, type RunAttachment } from "./run-input.ts";
+import { type RunPatch, RunPatchSchema, type RunPost, RunPostSchema } from "./schemas.ts";
 import { oversizeDetail, truncateOversize } from "./run-size.ts";
 import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
 
@@ -10,12 +12,12 @@ import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
  * Ingestion: validates each run on its own (one bad run never sinks the rest), resolves its project
  * (by `session_id`, else by `session_name`, created on first use, default "default"), and sends
  * each shard its runs in one RPC. Run locations are indexed in D1 for patches and reads by id.
- * A post or patch over the traced run limit is refused (413) or, for the agent tracer, truncated
+ * A post or patch over the traced run limit is refused (`too_large`) or, for the agent tracer, truncated
  * (see run-size.ts), so it never reaches a shard row it could not fit in.
  */
 
-/** `status` is 404 for a patch of an unknown run, 413 for a run over the size limit, 422 for an invalid run. */
-export type RunProblem = { run_id: string | null; operation: "post" | "patch"; status: 404 | 413 | 422; detail: string };
+/** Why one run was refused: `not_found` for a patch of an unknown run, `too_large` for a run over the size limit, `invalid` for an invalid run. */
+export type RunProblem = { run_id: string | null; operation: "post" | "patch"; kind: Extract<ErrorKind, "not_found" | "too_large" | "invalid">; detail: string };
 export type IngestOptions = {
   /** `MAX_TRACED_RUN_BYTES` in force (see `tracedRunLimit`). */
   maxRunBytes: number;
@@ -79,8 +81,8 @@ export class Ingestor {
     return { accepted: posts.length + patches.length + attachments.length, errors: this.#errors };
   }
 
-  #problem(operation: "post" | "patch", runId: string | null, detail: string, status: RunProblem["status"] = 422): null {
-    this.#errors.push({ operation, run_id: runId, status, detail });
+  #problem(operation: "post" | "patch", runId: string | null, detail: string, kind: RunProblem["kind"] = "invalid"): null {
+    this.#errors.push({ operation, run_id: runId, kind, detail });
     return null;
   }
 
@@ -89,7 +91,7 @@ export class Ingestor {
     const { maxRunBytes, truncateOversize: truncate } = this.options;
     const detail = oversizeDetail(run, maxRunBytes);
     if (!detail) return run;
-    return truncate ? truncateOversize(run, maxRunBytes) : this.#problem(operation, run.id, detail, 413);
+    return truncate ? truncateOversize(run, maxRunBytes) : this.#problem(operation, run.id, detail, "too_large");
   }
 
   async #locatePost(raw: unknown): Promise<Located<RunPost> | null> {
@@ -121,7 +123,7 @@ export class Ingestor {
       return { run, projectId, day };
     }
     const location = await locateRun(this.db, this.workspaceId, run.id);
-    if (!location) return this.#problem("patch", run.id, `Run ${run.id} not found; a patch sent before its post must carry session_name (or session_id) and start_time or dotted_order`, 404);
+    if (!location) return this.#problem("patch", run.id, `Run ${run.id} not found; a patch sent before its post must carry session_name (or session_id) and start_time or dotted_order`, "not_found");
     return { run, projectId: location.projectId, day: location.day };
   }
 
@@ -130,7 +132,7 @@ export class Ingestor {
     const sibling = posts.find((p) => p.run.id === attachment.run_id) ?? patches.find((p) => p.run.id === attachment.run_id);
     if (sibling) return { run: attachment, projectId: sibling.projectId, day: sibling.day };
     const location = await locateRun(this.db, this.workspaceId, attachment.run_id);
-    if (!location) return this.#problem("post", attachment.run_id, `attachment ${attachment.name}: run ${attachment.run_id} not found; send the run's post with or before its attachments`, 404);
+    if (!location) return this.#problem("post", attachment.run_id, `attachment ${attachment.name}: run ${attachment.run_id} not found; send the run's post with or before its attachments`, "not_found");
     return { run: attachment, projectId: location.projectId, day: location.day };
   }
 

@@ -75,7 +75,7 @@ export async function readMultipartRuns(request: Request, maxBytes: number): Pro
   const fields: { event: "post" | "patch"; id: string; field: string; value: unknown }[] = [];
   const problems: RunProblem[] = [];
   const attachments: RunAttachment[] = [];
-  const refuse = (operation: "post" | "patch", runId: string | null, detail: string) => problems.push({ operation, run_id: runId, status: 422, detail });
+  const refuse = (operation: "post" | "patch", runId: string | null, detail: string) => problems.push({ operation, run_id: runId, kind: "invalid", detail });
 
   for (const { name, contentType, bytes } of parts) {
     const [event, id, field, ...rest] = name.split(".");

@@ -5,7 +5,8 @@ import { parseFilter } from "./filter/check.ts";
 import { compileFilter, type CompiledFilter } from "./filter/compile.ts";
 import { FilterError } from "./filter/parse.ts";
 import { locateRun } from "./ingest.ts";
-import { type RunQuery, RunStore, type StoredRun } from "./run-store.ts";
+import { ShardRuns, type StoredTracedRun, type TracedRunQuery } from "./shard-runs.ts";
+import type { RunsPage, RunsQuery } from "./schemas.ts";
 import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
 
 /**
@@ -13,25 +14,6 @@ import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
  * the requested order (days never overlap, so pages concatenate), merges the projects of one day by
  * (start_time, id), and pages with an opaque keyset cursor.
  */
-
-export interface RunsQuery {
-  session?: string[];
-  id?: string[];
-  trace?: string;
-  parent_run?: string;
-  run_type?: string;
-  is_root?: boolean;
-  error?: boolean;
-  start_time?: string;
-  end_time?: string;
-  filter?: string;
-  trace_filter?: string;
-  tree_filter?: string;
-  select?: string[];
-  limit: number;
-  cursor?: string;
-  order: "asc" | "desc";
-}
 
 /** A filter that does not parse: the field it came from and the parser's positioned message. */
 export class QueryFilterError extends Error {}
@@ -63,14 +45,14 @@ function compiled(field: string, text: string | undefined): CompiledFilter | nul
 }
 
 /** The conditions every shard applies, built once per request. */
-export function shardQuery(query: RunsQuery, after: Cursor | undefined): Omit<RunQuery, "limit"> {
+export function shardQuery(query: RunsQuery, after: Cursor | undefined): Omit<TracedRunQuery, "limit"> {
   const filters: CompiledFilter[] = [];
   const filter = compiled("filter", query.filter);
   if (filter) filters.push(filter);
   const trace = compiled("trace_filter", query.trace_filter);
-  if (trace) filters.push(RunStore.traceFilter(trace));
+  if (trace) filters.push(ShardRuns.traceFilter(trace));
   const tree = compiled("tree_filter", query.tree_filter);
-  if (tree) filters.push(RunStore.treeFilter(tree));
+  if (tree) filters.push(ShardRuns.treeFilter(tree));
   // Each filter is capped on its own; together with ids and the fixed conditions they must still
   // fit one statement's 100 bound parameters.
   const values = filters.reduce((sum, f) => sum + f.params.length, 0) + (query.id?.length ?? 0);
@@ -93,8 +75,8 @@ export function shardQuery(query: RunsQuery, after: Cursor | undefined): Omit<Ru
 }
 
 /** Runs with only the selected fields (id always), or whole. */
-function project(run: StoredRun, select: string[] | undefined): Record<string, unknown> {
-  const full = { ...run, app_path: `/projects/p/${run.session_id}/r/${run.id}` } as Record<string, unknown>;
+function project(run: StoredTracedRun, select: string[] | undefined): Record<string, unknown> {
+  const full: Record<string, unknown> = { ...run, app_path: `/projects/p/${run.session_id}/r/${run.id}` };
   if (!select?.length) return full;
   return Object.fromEntries(["id", ...select].filter((key) => key in full).map((key) => [key, full[key]]));
 }
@@ -104,7 +86,7 @@ export async function queryRuns(
   shards: DurableObjectNamespace<TraceShardDO>,
   workspaceId: string,
   query: RunsQuery,
-): Promise<{ runs: Record<string, unknown>[]; cursors: { next: string | null; prev: null } }> {
+): Promise<RunsPage> {
   const after = query.cursor ? (decodeCursor(query.cursor) ?? undefined) : undefined;
   const conditions = shardQuery(query, after);
 
@@ -127,12 +109,12 @@ export async function queryRuns(
   for (const row of query.order === "desc" ? rows : rows.reverse()) (days.get(row.day) ?? days.set(row.day, []).get(row.day)!).push(row.projectId);
 
   const wanted = query.limit + 1;
-  const found: StoredRun[] = [];
+  const found: StoredTracedRun[] = [];
   for (const [day, projectIds] of days) {
     const pages = await Promise.all(
       projectIds.map(async (projectId) => {
         const text = await shards.getByName(traceShardName(workspaceId, projectId, day)).query({ ...conditions, limit: wanted - found.length });
-        return JSON.parse(text) as StoredRun[];
+        return JSON.parse(text) as StoredTracedRun[];
       }),
     );
     const merged = pages.flat().sort((a, b) => {

@@ -1,63 +1,14 @@
-import { z } from "zod";
-import { JsonData, JsonDataObject } from "../http/schemas.ts";
-import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../core/limits.ts";
+import type { z } from "zod";
+import type { RunPatch } from "./schemas.ts";
 
 /**
- * Runs as the `langsmith` SDKs post and patch them: validated, times normalised to ISO
- * strings, and the `dotted_order` invariants checked against `id`, `trace_id` and `parent_run_id`.
+ * Runs as the `langsmith` SDKs send them (their zod schemas are in schemas.ts): the
+ * `dotted_order` invariants checked against `id`, `trace_id` and `parent_run_id`, and the usage and
+ * costs derived from their payloads.
  */
-
-/** ISO-8601 text (the JS SDK sends 6 fractional digits) or epoch milliseconds (the JS SDK's `end_time`). */
-const time = z.union([z.string(), z.number()]).transform((value, ctx) => {
-  const date = typeof value === "number" ? new Date(value) : new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`);
-  if (Number.isNaN(date.getTime())) {
-    ctx.addIssue({ code: "custom", message: `not an ISO-8601 time or epoch milliseconds: ${JSON.stringify(value)}` });
-    return z.NEVER;
-  }
-  return date.toISOString();
-});
-
-/** An ISO-8601 time in a query or project body, normalised to `toISOString()` (how the shards store times). */
-export const isoTime = z
-  .string()
-  .refine((value) => !Number.isNaN(Date.parse(value)), "must be an ISO-8601 time")
-  .transform((value) => new Date(value).toISOString());
-
-const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID").transform((s) => s.toLowerCase());
-const json = JsonDataObject;
-const name = z.string().min(1).max(MAX_NAME_LENGTH);
-
-/** Fields a post or a patch may carry; a post additionally needs `name`, `run_type` and `start_time`. */
-const runFields = {
-  id: uuid,
-  name: name.optional(),
-  run_type: z.string().min(1).max(MAX_ID_LENGTH).optional(),
-  start_time: time.optional(),
-  end_time: time.nullish(),
-  inputs: json.nullish(),
-  outputs: json.nullish(),
-  error: z.string().nullish(),
-  extra: json.nullish(),
-  serialized: JsonData.optional(),
-  events: z.array(json).nullish(),
-  tags: z.array(z.string().max(MAX_NAME_LENGTH)).nullish(),
-  parent_run_id: uuid.nullish(),
-  trace_id: uuid.optional(),
-  dotted_order: z.string().optional(),
-  session_id: uuid.nullish(),
-  session_name: name.nullish(),
-  reference_example_id: uuid.nullish(),
-  status: z.string().nullish(),
-};
-
-export const RunPostSchema = z.object({ ...runFields, name, run_type: z.string().min(1).max(MAX_ID_LENGTH), start_time: time });
-export const RunPatchSchema = z.object(runFields);
-
-export type RunPost = z.output<typeof RunPostSchema>;
 
 /** A file attached to a run (multipart part `attachment.<run id>.<name>`). */
 export type RunAttachment = { run_id: string; name: string; mime_type: string; data: Uint8Array };
-export type RunPatch = z.output<typeof RunPatchSchema>;
 
 const SEGMENT = /^(\d{8}T\d{6})(\d{6})Z([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 

@@ -1,9 +1,9 @@
 import { MAX_TRACED_RUN_BYTES } from "../core/limits.ts";
-import type { RunPatch } from "./run-input.ts";
+import type { RunPatch } from "./schemas.ts";
 
 /**
  * The size limit of a traced run (see `MAX_TRACED_RUN_BYTES`), per payload field: the ingest API
- * refuses a post or patch with a larger field (413), and the agent tracer, which must never lose a
+ * refuses a post or patch with a larger field (`too_large`), and the agent tracer, which must never lose a
  * trace to one big payload, stores such a field as a `{"__truncated__": "..."}` marker instead.
  */
 

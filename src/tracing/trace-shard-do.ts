@@ -1,16 +1,18 @@
 import { DurableObject } from "cloudflare:workers";
 import { durableObjectSql } from "../db/sql.ts";
-import { parseModelPrices, type RunAttachment, type RunPatch, type RunPost } from "./run-input.ts";
-import { type ExportPage, type ExportQuery, RunStore } from "./run-store.ts";
-import type { RunQuery } from "./run-store.ts";
+import { type ExportPage, type ExportPageQuery, readExportPage } from "./export-page.ts";
+import { parseModelPrices, type RunAttachment } from "./run-input.ts";
+import type { RunPatch, RunPost } from "./schemas.ts";
+import { ShardRuns, type TracedRunQuery } from "./shard-runs.ts";
 
 /**
  * One trace shard: the runs of one (workspace, project, UTC day of start_time). A shard is exactly
- * one Hive partition of a bulk export. Storage and derivation live in RunStore; this class only
- * owns the SQLite handle and exposes it over RPC.
+ * one Hive partition of a bulk export. Storage and derivation live in ShardRuns, export pages in
+ * export-page.ts; this class only owns the SQLite handle and exposes them over RPC.
  */
 export class TraceShardDO extends DurableObject<Env> {
-  readonly #runs = new RunStore(durableObjectSql(this.ctx.storage), parseModelPrices(this.env.MODEL_PRICES));
+  readonly #sql = durableObjectSql(this.ctx.storage);
+  readonly #runs = new ShardRuns(this.#sql, parseModelPrices(this.env.MODEL_PRICES));
 
   /** Posts, patches and attachments of one ingest request, for runs of this shard's project. */
   ingest(sessionId: string, posts: RunPost[], patches: RunPatch[], attachments: RunAttachment[] = []): void {
@@ -26,19 +28,19 @@ export class TraceShardDO extends DurableObject<Env> {
   // Reads answer JSON text: runs hold arbitrary JSON, which RPC's types cannot express, and the
   // routes send the text on without decoding it again.
 
-  /** The run as JSON (`StoredRun`), or null. */
+  /** The run as JSON (`StoredTracedRun`), or null. */
   get(id: string): string | null {
     const run = this.#runs.get(id);
     return run && JSON.stringify({ ...run, attachments: this.#runs.attachmentsOf(id) });
   }
 
   /** One page of export rows, column by column (a few strings and byte arrays cross the RPC). */
-  exportPage(query: ExportQuery): ExportPage {
-    return this.#runs.exportPage(query);
+  exportPage(query: ExportPageQuery): ExportPage {
+    return readExportPage(this.#sql, query);
   }
 
-  /** One page of runs as a JSON array of `StoredRun`. */
-  query(query: RunQuery): string {
+  /** One page of runs as a JSON array of `StoredTracedRun`. */
+  query(query: TracedRunQuery): string {
     return JSON.stringify(this.#runs.query(query));
   }
 }

@@ -4,8 +4,13 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { parseFilter } from "../../src/tracing/filter/check.ts";
 import { compileFilter } from "../../src/tracing/filter/compile.ts";
-import { dottedOrderProblem, parseModelPrices, RunPatchSchema, RunPostSchema, usageOf } from "../../src/tracing/run-input.ts";
-import { type ExportPage, type RunQuery, RunStore } from "../../src/tracing/run-store.ts";
+import { dottedOrderProblem, parseModelPrices, usageOf } from "../../src/tracing/run-input.ts";
+import { RunPatchSchema, RunPostSchema } from "../../src/tracing/schemas.ts";
+import type { SqlStore } from "../../src/db/sql.ts";
+import { shardColumns } from "../../src/export/columns.ts";
+import { type ExportPage, type ExportPageQuery, readExportPage } from "../../src/tracing/export-page.ts";
+import type { ModelPrices } from "../../src/tracing/run-input.ts";
+import { ShardRuns, type TracedRunQuery } from "../../src/tracing/shard-runs.ts";
 import { nodeSql } from "./node-sqlite.ts";
 
 const SESSION = "00000000-0000-4000-8000-000000000001";
@@ -28,6 +33,12 @@ function post(fields: { name: string; start: string; parent?: { id: string; dott
     trace_id: parent?.trace_id ?? id,
     parent_run_id: parent?.id,
   });
+}
+
+/** A shard's runs and its export pages over one SQLite, as the TraceShardDO holds them; pages take export column names. */
+function shard(sql: SqlStore = nodeSql(), prices?: ModelPrices) {
+  const exportPage = ({ fields, ...query }: Omit<ExportPageQuery, "columns"> & { fields: readonly string[] }) => readExportPage(sql, { ...query, columns: shardColumns(fields) });
+  return Object.assign(new ShardRuns(sql, prices), { exportPage });
 }
 
 /** A column page back as rows, to compare. */
@@ -96,7 +107,7 @@ describe("run input validation", () => {
   });
 });
 
-describe("RunStore", () => {
+describe("ShardRuns", () => {
   it("reads MODEL_PRICES, ignoring a value that is not a JSON object", () => {
     expect(parseModelPrices('{"m": {"input_per_million": 2}}')).toEqual({ m: { input_per_million: 2 } });
     expect(parseModelPrices("not json")).toEqual({});
@@ -105,14 +116,14 @@ describe("RunStore", () => {
   });
 
   it("derives costs from the model's price on write", () => {
-    const store = new RunStore(nodeSql(), { m: { input_per_million: 1_000_000, output_per_million: 0 } });
+    const store = shard(nodeSql(), { m: { input_per_million: 1_000_000, output_per_million: 0 } });
     const run = post({ name: "llm", start: "2026-11-20T10:00:00.000Z", run_type: "llm", extra: { metadata: { ls_model_name: "m" } }, outputs: { usage_metadata: { input_tokens: 3, output_tokens: 1, total_tokens: 4 } } });
     store.post(run, SESSION);
     expect(store.get(run.id)).toMatchObject({ prompt_cost: 3, completion_cost: 0, total_cost: 3 });
   });
 
   it("pages export rows by count and by size, and ignores first-token times that are not ISO text", () => {
-    const store = new RunStore(nodeSql());
+    const store = shard();
     const runs = Array.from({ length: 5 }, (_, i) =>
       post({ name: `r${i}`, start: `2026-11-20T10:00:0${i}.000Z`, inputs: { text: "x".repeat(1000) }, events: [{ name: "new_token", time: i === 0 ? 1735725600.1 : `2026-11-20T10:00:0${i}.500Z` }] }),
     );
@@ -135,7 +146,7 @@ describe("RunStore", () => {
   it("reads a page's cursor and size from the start_time index alone, seeking to the cursor", () => {
     const sql = nodeSql();
     const seen: { query: string; params: unknown[] }[] = [];
-    const store = new RunStore({
+    const store = shard({
       ...sql,
       all: (query, ...params) => {
         seen.push({ query, params });
@@ -158,7 +169,7 @@ describe("RunStore", () => {
   });
 
   it("hands export columns over in row order with exact values: UTF-8 text, nulls, empty strings, times, costs, lists", () => {
-    const store = new RunStore(nodeSql());
+    const store = shard();
     // Posted out of order; the page follows (start_time, id).
     const late = post({ name: "naïve ☃ 😀", start: "2026-11-20T10:00:02.250Z", error: "", tags: ["a", "b"], extra: { metadata: { k: "é" } } });
     const early = post({ name: "plain", start: "2026-11-20T10:00:01.001Z", end_time: "2026-11-20T10:00:01.501Z", outputs: { usage_metadata: { input_tokens: 3, output_tokens: 4, total_tokens: 7, input_cost: 0.1, output_cost: 0.2, total_cost: 0.1 + 0.2 } } });
@@ -175,7 +186,7 @@ describe("RunStore", () => {
   });
 
   it("stores attachments in chunks and reads them back whole", () => {
-    const store = new RunStore(nodeSql());
+    const store = shard();
     const runId = randomUUID();
     const big = new Uint8Array(2.5 * 1024 * 1024);
     for (let i = 0; i < big.length; i++) big[i] = (i * 7) % 256;
@@ -195,7 +206,7 @@ describe("RunStore", () => {
   });
 
   it("ingests a batch in one pass: duplicates, a post with its patch, and patches waiting for a later batch", () => {
-    const store = new RunStore(nodeSql());
+    const store = shard();
     const root = post({ name: "root", start: "2026-11-20T10:00:00.000Z" });
     const child = post({ name: "child", start: "2026-11-20T10:00:01.000Z", parent: { id: root.id, dotted_order: root.dotted_order!, trace_id: root.id } });
     const later = post({ name: "later", start: "2026-11-20T10:00:02.000Z" });
@@ -216,7 +227,7 @@ describe("RunStore", () => {
   });
 
   it("derives status, latency, is_root, parent_run_ids, thread_id and tokens", () => {
-    const store = new RunStore(nodeSql());
+    const store = shard();
     const root = post({ name: "agent", start: "2026-11-20T10:00:00.000Z", extra: { metadata: { thread_id: "t-1" } } });
     const llm = post({ name: "model", run_type: "llm", start: "2026-11-20T10:00:01.000Z", parent: { id: root.id, dotted_order: root.dotted_order!, trace_id: root.id } });
     store.post(root, SESSION);
@@ -229,7 +240,7 @@ describe("RunStore", () => {
   });
 
   it("keeps a patch that arrives before its post and applies it when the post lands", () => {
-    const store = new RunStore(nodeSql());
+    const store = shard();
     const run = post({ name: "late", start: "2026-11-20T10:00:00.000Z", extra: { metadata: { a: 1 } } });
     store.patch(RunPatchSchema.parse({ id: run.id, end_time: "2026-11-20T10:00:01Z", outputs: { answer: 42 } }));
     store.patch(RunPatchSchema.parse({ id: run.id, extra: { metadata: { b: 2 } } }));
@@ -241,7 +252,7 @@ describe("RunStore", () => {
   });
 
   it("is idempotent per run id: a retried post does not undo a patch", () => {
-    const store = new RunStore(nodeSql());
+    const store = shard();
     const run = post({ name: "retried", start: "2026-11-20T10:00:00.000Z", inputs: { q: "x" } });
     store.post(run, SESSION);
     store.patch(RunPatchSchema.parse({ id: run.id, end_time: "2026-11-20T10:00:02Z", outputs: { a: "y" } }));
@@ -252,7 +263,7 @@ describe("RunStore", () => {
   });
 
   it("resolves the trace of an old-style post that names only its parent", () => {
-    const store = new RunStore(nodeSql());
+    const store = shard();
     const root = post({ name: "root", start: "2026-11-20T10:00:00.000Z" });
     store.post(root, SESSION);
     const child = RunPostSchema.parse({ id: randomUUID(), name: "child", run_type: "tool", start_time: "2026-11-20T10:00:01Z", parent_run_id: root.id });
@@ -261,7 +272,7 @@ describe("RunStore", () => {
   });
 
   it("pages by (start_time, id) in both orders and filters by fields and compiled filters", () => {
-    const store = new RunStore(nodeSql());
+    const store = shard();
     const ids: string[] = [];
     for (let i = 0; i < 7; i++) {
       const run = post({ name: `run-${i}`, run_type: i % 2 ? "llm" : "chain", start: `2026-11-20T10:00:0${i}.000Z`, tags: i < 3 ? ["early"] : [] });
@@ -286,12 +297,12 @@ describe("RunStore", () => {
   });
 
   it("pages from the cursor within time bounds in both orders, ties broken by id", () => {
-    const store = new RunStore(nodeSql());
+    const store = shard();
     // Three runs share each second, so pages end in the middle of a tie.
     const runs = Array.from({ length: 12 }, (_, i) => post({ name: `run-${i}`, start: `2026-11-20T10:00:0${Math.floor(i / 3)}.000Z` }));
     store.ingest(runs, [], SESSION);
     const sorted = [...runs].sort((a, b) => (a.start_time === b.start_time ? (a.id < b.id ? -1 : 1) : a.start_time < b.start_time ? -1 : 1)).map((run) => run.id);
-    const walk = (bounds: Pick<RunQuery, "order" | "start_time" | "end_time">) => {
+    const walk = (bounds: Pick<TracedRunQuery, "order" | "start_time" | "end_time">) => {
       const seen: string[] = [];
       let after: { start_time: string; id: string } | undefined;
       for (;;) {
@@ -320,15 +331,15 @@ describe("RunStore", () => {
   });
 
   it("applies trace_filter to the root and tree_filter to any run of the trace", () => {
-    const store = new RunStore(nodeSql());
+    const store = shard();
     const a = post({ name: "a-root", start: "2026-11-20T10:00:00.000Z", tags: ["vip"] });
     const aChild = post({ name: "a-tool", run_type: "tool", start: "2026-11-20T10:00:01.000Z", parent: { id: a.id, dotted_order: a.dotted_order!, trace_id: a.id } });
     const b = post({ name: "b-root", start: "2026-11-20T10:00:02.000Z" });
     const bChild = post({ name: "b-llm", run_type: "llm", start: "2026-11-20T10:00:03.000Z", parent: { id: b.id, dotted_order: b.dotted_order!, trace_id: b.id } });
     for (const run of [a, aChild, b, bChild]) store.post(run, SESSION);
-    const names = (query: Parameters<RunStore["query"]>[0]) => store.query({ ...query, order: "asc" }).map((run) => run.name);
-    expect(names({ limit: 100, filters: [RunStore.traceFilter(compileFilter(parseFilter('has(tags, "vip")')))] })).toEqual(["a-root", "a-tool"]);
-    expect(names({ limit: 100, filters: [RunStore.treeFilter(compileFilter(parseFilter('eq(run_type, "llm")')))] })).toEqual(["b-root", "b-llm"]);
+    const names = (query: Parameters<ShardRuns["query"]>[0]) => store.query({ ...query, order: "asc" }).map((run) => run.name);
+    expect(names({ limit: 100, filters: [ShardRuns.traceFilter(compileFilter(parseFilter('has(tags, "vip")')))] })).toEqual(["a-root", "a-tool"]);
+    expect(names({ limit: 100, filters: [ShardRuns.treeFilter(compileFilter(parseFilter('eq(run_type, "llm")')))] })).toEqual(["b-root", "b-llm"]);
     expect(names({ limit: 100, is_root: true })).toEqual(["a-root", "b-root"]);
     expect(names({ limit: 100, trace_id: b.id })).toEqual(["b-root", "b-llm"]);
     expect(names({ limit: 100, parent_run_id: a.id })).toEqual(["a-tool"]);

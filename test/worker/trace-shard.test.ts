@@ -1,10 +1,11 @@
-// The TraceShardDO over RPC in workerd: the same RunStore as the Node tests, on Durable Object SQLite.
+// The TraceShardDO over RPC in workerd: the same ShardRuns as the Node tests, on Durable Object SQLite.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { parseFilter } from "../../src/tracing/filter/check.ts";
+import { shardColumns } from "../../src/export/columns.ts";
 import { compileFilter } from "../../src/tracing/filter/compile.ts";
-import { RunPatchSchema, RunPostSchema } from "../../src/tracing/run-input.ts";
-import type { StoredRun } from "../../src/tracing/run-store.ts";
+import { RunPatchSchema, RunPostSchema } from "../../src/tracing/schemas.ts";
+import type { StoredTracedRun } from "../../src/tracing/shard-runs.ts";
 import { traceShardName } from "../../src/tracing/trace-shard-do.ts";
 
 const SESSION = "00000000-0000-4000-8000-00000000000a";
@@ -26,7 +27,7 @@ describe("TraceShardDO", () => {
     ];
     const patches = [RunPatchSchema.parse({ id: child, end_time: Date.UTC(2026, 10, 20, 10, 0, 3), outputs: { usage_metadata: { input_tokens: 4, output_tokens: 6, total_tokens: 10 } } })];
     await shard.ingest(SESSION, posts, patches);
-    const runs = async (query: Parameters<typeof shard.query>[0]) => JSON.parse(await shard.query(query)) as StoredRun[];
+    const runs = async (query: Parameters<typeof shard.query>[0]) => JSON.parse(await shard.query(query)) as StoredTracedRun[];
     expect(JSON.parse((await shard.get(child))!)).toMatchObject({ status: "success", latency: 2, total_tokens: 10, parent_run_ids: [root], session_id: SESSION });
     const llm = compileFilter(parseFilter('and(eq(run_type, "llm"), gt(latency, "1s"))'));
     expect((await runs({ limit: 10, filters: [llm] })).map((run) => run.id)).toEqual([child]);
@@ -44,7 +45,7 @@ describe("TraceShardDO", () => {
       return RunPostSchema.parse({ id, trace_id: id, dotted_order: `20261119T10000${i}000000Z${id}`, name: `r${i}`, run_type: "tool", start_time: `2026-11-19T10:00:0${i}Z`, error, tags: ["t"], outputs: { usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3, total_cost: 0.1 + 0.2 } } });
     });
     for (const post of posts) await shard.ingest(SESSION, [post], []);
-    const query = { start: "2026-11-19T00:00:00.000Z", end: "2026-11-20T00:00:00.000Z", limit: 10, maxBytes: 8 * 2 ** 20, fields: ["id", "error", "start_time", "tags", "total_cost"], listsAsArrays: true };
+    const query = { start: "2026-11-19T00:00:00.000Z", end: "2026-11-20T00:00:00.000Z", limit: 10, maxBytes: 8 * 2 ** 20, columns: shardColumns(["id", "error", "start_time", "tags", "total_cost"]), listsAsArrays: true };
     const seen: string[] = [];
     let after: { start_time: string; id: string } | undefined;
     for (;;) {
@@ -61,7 +62,7 @@ describe("TraceShardDO", () => {
     }
     expect(seen).toEqual(posts.map((post) => post.id));
     // Small rows still come many to a page.
-    const small = await shard.exportPage({ ...query, fields: ["id", "start_time"] });
+    const small = await shard.exportPage({ ...query, columns: shardColumns(["id", "start_time"]) });
     expect([small.rows, small.more]).toEqual([3, false]);
   });
 });

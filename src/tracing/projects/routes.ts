@@ -1,10 +1,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../../db/client.ts";
 import { createRouter } from "../../http/router.ts";
-import { conflictError, Description, jsonBody, jsonContent, JsonObject, Name, notFoundError } from "../../http/schemas.ts";
-import { MAX_NAME_LENGTH } from "../../core/limits.ts";
+import { conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../auth/secured.ts";
-import { isoTime } from "../run-input.ts";
+import { ProjectIdParams, ProjectListQuery, TracerSessionCreateSchema, TracerSessionSchema, TracerSessionUpdateSchema, UpsertQuery } from "./schemas.ts";
 import { createProject, deleteProject, getProject, listProjects, updateProject } from "./service.ts";
 
 /** `/api/v1/sessions`: tracing projects, as the `langsmith` SDKs create and read them. */
@@ -12,74 +11,34 @@ import { createProject, deleteProject, getProject, listProjects, updateProject }
 const tags = ["Tracing projects"];
 const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute({ tags, ...config }));
 
-const ProjectId = z.uuid().transform((id) => id.toLowerCase());
-
-const SessionSchema = z
-  .object({
-    id: z.string(),
-    name: z.string(),
-    description: z.string().nullable(),
-    extra: z.record(z.string(), z.unknown()).nullable(),
-    tenant_id: z.string(),
-    reference_dataset_id: z.string().nullable(),
-    default_dataset_id: z.string().nullable(),
-    trace_tier: z.string().nullable(),
-    start_time: z.string(),
-    end_time: z.string().nullable(),
-  })
-  .openapi("TracerSession");
-
-const editable = {
-  description: Description.nullish(),
-  extra: JsonObject.nullish(),
-  default_dataset_id: z.uuid().nullish(),
-  trace_tier: z.enum(["longlived", "shortlived"]).nullish(),
-  end_time: isoTime.nullish(),
-};
-
-const CreateSchema = z
-  .object({ id: ProjectId.optional(), name: z.string().trim().min(1).max(MAX_NAME_LENGTH), start_time: isoTime.optional(), reference_dataset_id: z.uuid().nullish(), ...editable })
-  .openapi("TracerSessionCreate");
-const UpdateSchema = z.object({ name: z.string().trim().min(1).max(MAX_NAME_LENGTH).optional(), ...editable }).openapi("TracerSessionUpdate");
-
-const IdParam = z.object({ session_id: ProjectId });
-
 const routes = {
   create: route({
     method: "post",
     path: "/api/v1/sessions",
     summary: "Create a tracing project (`upsert=true` returns and updates an existing one of that name)",
-    request: { query: z.object({ upsert: z.enum(["true", "false"]).default("false") }), body: jsonBody(CreateSchema) },
-    responses: { 200: jsonContent(SessionSchema, "The project"), ...conflictError },
+    request: { query: UpsertQuery, body: jsonBody(TracerSessionCreateSchema) },
+    responses: { 200: jsonContent(TracerSessionSchema, "The project"), ...conflictError },
   }),
   list: route({
     method: "get",
     path: "/api/v1/sessions",
     summary: "List tracing projects (an array, ordered by name)",
-    request: {
-      query: z.object({
-        id: z.union([ProjectId, z.array(ProjectId)]).optional(),
-        name: Name.optional(),
-        name_contains: Name.optional(),
-        limit: z.coerce.number().int().min(1).max(100).default(100),
-        offset: z.coerce.number().int().min(0).default(0),
-      }),
-    },
-    responses: { 200: jsonContent(z.array(SessionSchema), "Projects") },
+    request: { query: ProjectListQuery },
+    responses: { 200: jsonContent(z.array(TracerSessionSchema), "Projects") },
   }),
-  get: route({ method: "get", path: "/api/v1/sessions/{session_id}", summary: "Get a tracing project", request: { params: IdParam }, responses: { 200: jsonContent(SessionSchema, "The project"), ...notFoundError } }),
+  get: route({ method: "get", path: "/api/v1/sessions/{session_id}", summary: "Get a tracing project", request: { params: ProjectIdParams }, responses: { 200: jsonContent(TracerSessionSchema, "The project"), ...notFoundError } }),
   update: route({
     method: "patch",
     path: "/api/v1/sessions/{session_id}",
     summary: "Update a tracing project",
-    request: { params: IdParam, body: jsonBody(UpdateSchema) },
-    responses: { 200: jsonContent(SessionSchema, "The project"), ...notFoundError, ...conflictError },
+    request: { params: ProjectIdParams, body: jsonBody(TracerSessionUpdateSchema) },
+    responses: { 200: jsonContent(TracerSessionSchema, "The project"), ...notFoundError, ...conflictError },
   }),
   delete: route({
     method: "delete",
     path: "/api/v1/sessions/{session_id}",
     summary: "Delete a tracing project",
-    request: { params: IdParam },
+    request: { params: ProjectIdParams },
     responses: { 200: jsonContent(z.object({}), "Deleted"), ...notFoundError },
   }),
 };

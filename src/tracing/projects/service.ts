@@ -2,33 +2,9 @@ import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../../db/client.ts";
 import { tracingProjects, type TracingProjectRow } from "../../db/schema.ts";
 import { notFound, conflict } from "../../core/errors.ts";
+import type { ProjectCreate, ProjectFields, TracerSession } from "./schemas.ts";
 
 /** Tracing projects ("sessions" in the LangSmith API), per workspace, in D1. */
-
-/** A project as the API returns it (LangSmith `TracerSession`). */
-export interface TracerSession {
-  id: string;
-  name: string;
-  description: string | null;
-  extra: Record<string, unknown> | null;
-  tenant_id: string;
-  reference_dataset_id: string | null;
-  default_dataset_id: string | null;
-  trace_tier: string | null;
-  start_time: string;
-  end_time: string | null;
-}
-
-export interface ProjectFields {
-  name?: string;
-  description?: string | null;
-  extra?: Record<string, unknown> | null;
-  reference_dataset_id?: string | null;
-  default_dataset_id?: string | null;
-  trace_tier?: string | null;
-  start_time?: string;
-  end_time?: string | null;
-}
 
 function toSession(row: TracingProjectRow): TracerSession {
   return {
@@ -64,10 +40,10 @@ async function byName(db: Database, workspaceId: string, name: string): Promise<
 }
 
 /**
- * Creates a project. A taken name (or id) is a 409 unless `upsert`, which updates the project of
+ * Creates a project. A taken name (or id) is a conflict unless `upsert`, which updates the project of
  * that name with the given fields and returns it.
  */
-export async function createProject(db: Database, workspaceId: string, fields: ProjectFields & { id?: string; name: string }, upsert: boolean): Promise<TracerSession> {
+export async function createProject(db: Database, workspaceId: string, fields: ProjectCreate, upsert: boolean): Promise<TracerSession> {
   const existing = await byName(db, workspaceId, fields.name);
   if (existing) {
     if (!upsert) throw conflict(`A tracing project named "${fields.name}" already exists in this workspace`);
@@ -75,7 +51,7 @@ export async function createProject(db: Database, workspaceId: string, fields: P
   }
   const now = new Date().toISOString();
   const id = fields.id ?? crypto.randomUUID();
-  const row = { id, workspaceId, createdAt: now, startTime: now, name: fields.name, ...columns(fields) } as TracingProjectRow;
+  const row: typeof tracingProjects.$inferInsert = { id, workspaceId, createdAt: now, startTime: now, name: fields.name, ...columns(fields) };
   const inserted = await db.insert(tracingProjects).values(row).onConflictDoNothing().returning().get();
   if (inserted) return toSession(inserted);
   // Lost a race on the name, or the id is taken.

@@ -1,9 +1,9 @@
-import { S3Error, type ObjectStore } from "./s3.ts";
+import { S3Error, type ObjectBucket } from "./s3.ts";
 
 /**
  * A destination reached through a Worker R2 binding instead of S3 over HTTP: no credentials, no
  * signing, the same calls. Multipart uploads keep R2's rule (equal-size parts ≥ 5 MiB, the last
- * smaller) because uploadStream makes them that way for both stores.
+ * smaller) because uploadStream makes them that way for both kinds of bucket.
  */
 
 /** The R2 binding of this name in `env`, or null when there is none. */
@@ -22,7 +22,7 @@ async function wrapped<T>(operation: string, call: () => Promise<T>): Promise<T>
   }
 }
 
-export class R2BindingStore implements ObjectStore {
+export class R2BindingBucket implements ObjectBucket {
   constructor(private readonly bucket: R2Bucket) {}
 
   putObject(key: string, body: Uint8Array | string, contentType?: string): Promise<{ etag: string | null }> {

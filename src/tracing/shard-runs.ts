@@ -1,7 +1,8 @@
 import { type SqlStore, type SqlValue, toBytes } from "../db/sql.ts";
 import type { CompiledFilter } from "./filter/compile.ts";
-import { ancestorIds, type ModelPrices, type RunPatch, type RunPost, type Usage, usageOf } from "./run-input.ts";
-import { ATTACHMENTS_TABLE, flattenForFilters, PENDING_PATCHES_TABLE, RUN_PAYLOAD_BYTES, RUN_TEXT_BYTES, RUNS_INDEXES, RUNS_TABLE } from "./shard-schema.ts";
+import { ancestorIds, type ModelPrices, type Usage, usageOf } from "./run-input.ts";
+import type { RunPatch, RunPost } from "./schemas.ts";
+import { ATTACHMENTS_TABLE, flattenForFilters, PENDING_PATCHES_TABLE, RUNS_INDEXES, RUNS_TABLE } from "./shard-schema.ts";
 
 /**
  * The runs of one trace shard (workspace × project × UTC day): idempotent posts and patches in any
@@ -11,8 +12,8 @@ import { ATTACHMENTS_TABLE, flattenForFilters, PENDING_PATCHES_TABLE, RUN_PAYLOA
 
 type Json = Record<string, unknown>;
 
-/** What the store keeps of a run; everything else is derived from it on write. */
-type RunRecord = {
+/** What the shard keeps of a run; everything else is derived from it on write. */
+type TracedRunRecord = {
   id: string;
   trace_id: string;
   parent_run_id: string | null;
@@ -33,7 +34,7 @@ type RunRecord = {
 };
 
 /** A run as `GET /runs/{id}` and `POST /runs/query` return it (LangSmith `RunSchema`). */
-export type StoredRun = RunRecord &
+export type StoredTracedRun = TracedRunRecord &
   Usage & {
     status: string;
     latency: number | null;
@@ -43,7 +44,7 @@ export type StoredRun = RunRecord &
     execution_order: number;
   };
 
-type RunRow = {
+type TracedRunRow = {
   id: string; trace_id: string; parent_run_id: string | null; dotted_order: string | null; session_id: string; name: string;
   run_type: string; status: string; error: string | null; start_time: string; end_time: string | null; latency: number | null;
   inputs: string | null; outputs: string | null; extra: string | null; events: string | null; metadata: string; tags: string;
@@ -52,78 +53,7 @@ type RunRow = {
   execution_order: number | null; updated_at: string;
 };
 
-export type ExportQuery = {
-  /** ISO bounds on start_time: [start, end). */
-  start: string;
-  end: string;
-  filter?: CompiledFilter;
-  after?: ExportCursor;
-  limit: number;
-  /** A page stops early once its text columns reach this many bytes (RPC and memory stay bounded). */
-  maxBytes: number;
-  /** Export column names (see export/columns.ts); columns the shard does not hold are left out. */
-  fields: readonly string[];
-  /** Hand tags and parent_run_ids over as arrays (`values`) rather than their JSON text. */
-  listsAsArrays?: boolean;
-};
-
-export type ExportCursor = { start_time: string; id: string };
-
-/**
- * One column of an export page, aggregated by SQLite so no per-row object crosses the RPC:
- * - `strings`: a JSON array of each row's text (null for a null);
- * - `values`: a JSON array of one value per row: numbers (costs exact, as `%!.17g`), booleans as 0/1,
- *   lists as arrays, or null;
- * - `constant`: the same value on every row (columns the shard does not track are null).
- * (JSON, not group_concat: Durable Object SQLite grows a group_concat in steps that make it quadratic.)
- */
-export type ExportColumn = { strings: string } | { values: string } | { constant: string | null };
-
-/** A page of export rows in (start_time, id) order, column by column, and whether more rows follow. */
-export type ExportPage = { rows: number; more: boolean; last: ExportCursor | null; columns: Record<string, ExportColumn> };
-
-type ExportShape = "text" | "integer" | "real" | "list" | "null";
-
-/**
- * The export columns the shard can produce and the shape each is handed over in. Stored times are
- * `toISOString()` text, which the writer reads faster than SQLite's date functions; feedback and
- * tiers are not tracked yet (null).
- */
-const EXPORT_SHAPES: Record<string, ExportShape> = {
-  id: "text", session_id: "text", trace_id: "text", parent_run_id: "text", dotted_order: "text", is_root: "integer",
-  name: "text", run_type: "text", status: "text", start_time: "text", end_time: "text", first_token_time: "text",
-  inputs: "text", outputs: "text", error: "text", extra: "text", events: "text", tags: "list", parent_run_ids: "list",
-  reference_example_id: "text", prompt_tokens: "integer", completion_tokens: "integer", total_tokens: "integer",
-  prompt_cost: "real", completion_cost: "real", total_cost: "real", feedback_stats: "null", trace_tier: "null",
-};
-
-/**
- * The SQL of an export column: the stored column of its name, except `first_token_time`, the time of
- * a streamed LLM run's first `new_token` event. Only ISO text counts there: event times come from
- * clients, and one odd value must not fail a whole export. The instr() test skips the per-row
- * subquery for the runs (most) without a token event.
- */
-function exportSql(field: string): string {
-  if (field !== "first_token_time") return `runs.${field}`;
-  return "CASE WHEN instr(runs.events, 'new_token') > 0 THEN (SELECT json_extract(event.value, '$.time') FROM json_each(runs.events) AS event WHERE json_extract(event.value, '$.name') = 'new_token' AND json_type(event.value, '$.time') = 'text' AND json_extract(event.value, '$.time') GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*' LIMIT 1) END";
-}
-
-/** The aggregate that hands column `c` of a page over in its shape. */
-function exportAggregate(c: string, shape: Exclude<ExportShape, "null">, listsAsArrays: boolean): string {
-  // JSON renders reals with 15 digits; %!.17g round-trips every double.
-  if (shape === "real") return `json_group_array(CASE WHEN ${c} IS NULL THEN NULL ELSE json(printf('%!.17g', ${c})) END)`;
-  // Lists are stored JSON text: json() embeds them as arrays rather than strings.
-  if (shape === "list" && listsAsArrays) return `json_group_array(json(${c}))`;
-  return `json_group_array(${c})`;
-}
-
-/**
- * How SQLite refuses a value over its length limit (about 10 MB in Durable Objects): TOOBIG, or
- * NOMEM when a JSON aggregate cannot grow its buffer past it.
- */
-const TOO_BIG = /SQLITE_TOOBIG|SQLITE_NOMEM|too big|out of memory/i;
-
-export type RunQuery = {
+export type TracedRunQuery = {
   filters?: CompiledFilter[];
   ids?: string[];
   trace_id?: string;
@@ -148,14 +78,7 @@ const ATTACHMENT_CHUNK_BYTES = 1024 * 1024;
 /** Metadata keys the langsmith SDKs look a run's conversation thread up by (LangGraph sets `thread_id`). */
 const THREAD_KEYS = ["thread_id", "session_id", "conversation_id"];
 
-/** One row's value of an export column as a one-row ExportColumn. */
-function singleValue(value: SqlValue, shape: Exclude<ExportShape, "null">, listsAsArrays: boolean): ExportColumn {
-  if (shape === "text" || (shape === "list" && !listsAsArrays)) return { strings: JSON.stringify([value === null ? null : String(value)]) };
-  // Lists are stored JSON text; reals print exactly from JavaScript.
-  return { values: shape === "list" ? `[${value === null ? "null" : String(value)}]` : JSON.stringify([value]) };
-}
-
-export class RunStore {
+export class ShardRuns {
   constructor(
     private readonly sql: SqlStore,
     /** Prices per model for runs whose usage carries no costs. */
@@ -259,13 +182,13 @@ export class RunStore {
     this.sql.run("INSERT OR REPLACE INTO pending_patches (id, patch) VALUES (?, ?)", patch.id, JSON.stringify(merged));
   }
 
-  get(id: string): StoredRun | null {
-    const row = this.sql.all<RunRow>("SELECT * FROM runs WHERE id = ?", id)[0];
-    return row ? toStoredRun(row) : null;
+  get(id: string): StoredTracedRun | null {
+    const row = this.sql.all<TracedRunRow>("SELECT * FROM runs WHERE id = ?", id)[0];
+    return row ? toStoredTracedRun(row) : null;
   }
 
   /** One page of runs ordered by (start_time, id), newest first unless `order` is "asc". */
-  query(query: RunQuery): StoredRun[] {
+  query(query: TracedRunQuery): StoredTracedRun[] {
     const where: string[] = [];
     const params: (string | number | null)[] = [];
     const add = (sql: string, ...values: (string | number | null)[]) => {
@@ -294,89 +217,7 @@ export class RunStore {
     }
     const direction = descending ? "DESC" : "ASC";
     const sql = `SELECT * FROM runs${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY runs.start_time ${direction}, runs.id ${direction} LIMIT ?`;
-    return this.sql.all<RunRow>(sql, ...params, query.limit).map(toStoredRun);
-  }
-
-  /**
-   * A page of rows for bulk export, in (start_time, id) order from `after`: runs that started in
-   * [start, end) and match `filter`, only the requested columns, each aggregated into one value
-   * (see ExportColumn) so a page costs SQLite's time, not a JavaScript object per row.
-   */
-  exportPage(query: ExportQuery): ExportPage {
-    const fields = query.fields.filter((field) => Object.hasOwn(EXPORT_SHAPES, field));
-    // The cursor's time is the lower bound the index seeks to (see query()): without it every page
-    // would scan the day from its start, and an export of a day would be quadratic in its runs.
-    const lower = query.after && query.after.start_time > query.start ? query.after.start_time : query.start;
-    const where = ["runs.start_time >= ?", "runs.start_time < ?"];
-    const params: SqlValue[] = [lower, query.end];
-    if (query.filter) {
-      where.push(`(${query.filter.sql})`);
-      params.push(...query.filter.params);
-    }
-    if (query.after) {
-      where.push("(runs.start_time, runs.id) > (?, ?)");
-      params.push(query.after.start_time, query.after.id);
-    }
-    const matching = `FROM runs WHERE ${where.join(" AND ")} ORDER BY runs.start_time, runs.id`;
-
-    // Where the page ends: at `limit` rows, or at the row whose text reaches `maxBytes` (a page always
-    // holds one row). The sizes are the expressions runs_by_start holds, so without a filter the
-    // index answers alone; they count every column of unbounded size, asked for or not, and inputs
-    // and outputs when either is asked for.
-    const payload = fields.includes("inputs") || fields.includes("outputs");
-    const size = `(${RUN_TEXT_BYTES})${payload ? ` + (${RUN_PAYLOAD_BYTES})` : ""}`;
-    const [head] = this.sql.all<{ rows: number; bytes: number }>(
-      `SELECT count(*) AS rows, total(size) AS bytes FROM (SELECT ${size} AS size ${matching} LIMIT ?)`,
-      ...params,
-      query.limit + 1,
-    );
-    if (head.rows === 0) return { rows: 0, more: false, last: null, columns: {} };
-    let rows = Math.min(head.rows, query.limit);
-    if (head.bytes > query.maxBytes) {
-      // Rarely: large runs. The page ends at the first row whose preceding rows reach maxBytes.
-      const [cut] = this.sql.all<{ rows: number }>(
-        `SELECT count(*) AS rows FROM (SELECT sum(size) OVER (ORDER BY start_time, id ROWS UNBOUNDED PRECEDING) - size AS before
-          FROM (SELECT runs.start_time, runs.id, ${size} AS size ${matching} LIMIT ?)) WHERE before < ?`,
-        ...params,
-        rows,
-        query.maxBytes,
-      );
-      rows = Math.max(1, cut.rows);
-    }
-
-    const listsAsArrays = query.listsAsArrays ?? false;
-    // Columns the shard does not track need no SQL.
-    const constant: Record<string, ExportColumn> = Object.fromEntries(fields.filter((field) => EXPORT_SHAPES[field] === "null").map((field) => [field, { constant: null }]));
-    const read = fields.filter((field) => !Object.hasOwn(constant, field));
-    const shapes = read.map((field) => EXPORT_SHAPES[field] as Exclude<ExportShape, "null">);
-    const selected = read.map((field, i) => `${exportSql(field)} AS c${i}`);
-    for (;;) {
-      const last = this.sql.all<ExportCursor>(`SELECT runs.start_time, runs.id ${matching} LIMIT 1 OFFSET ?`, ...params, rows - 1)[0];
-      const page = (columns: Record<string, ExportColumn>): ExportPage => ({ rows, more: head.rows > rows, last: { start_time: last.start_time, id: last.id }, columns: { ...columns, ...constant } });
-      if (read.length === 0) return page({});
-      if (rows === 1) {
-        // One row is read as it is: a single value may exceed what an aggregate can hold.
-        const [one] = this.sql.all(`SELECT ${selected.join(", ")} ${matching} LIMIT 1`, ...params);
-        return page(Object.fromEntries(read.map((field, i) => [field, singleValue(one[`c${i}`], shapes[i], listsAsArrays)])));
-      }
-      try {
-        // SQLite aggregates a subquery's rows in the order it yields them: the page's (start_time, id) order.
-        const [row] = this.sql.all(
-          `SELECT ${shapes.map((shape, i) => `${exportAggregate(`c${i}`, shape, listsAsArrays)} AS a${i}`).join(", ")}
-          FROM (SELECT ${selected.join(", ")} ${matching} LIMIT ?)`,
-          ...params,
-          rows,
-        );
-        return page(Object.fromEntries(read.map((field, i) => {
-          const text = String(row[`a${i}`]);
-          return [field, shapes[i] === "text" || (shapes[i] === "list" && !listsAsArrays) ? { strings: text } : { values: text }];
-        })));
-      } catch (error) {
-        // A column of this page is too big for one value once JSON-escaped: try half the rows.
-        if (!TOO_BIG.test(String(error))) throw error;
-        rows = Math.ceil(rows / 2);
-      }
-    }
+    return this.sql.all<TracedRunRow>(sql, ...params, query.limit).map(toStoredTracedRun);
   }
 
   /** A condition selecting runs whose trace's root matches `filter` (`trace_filter`). */
@@ -390,12 +231,12 @@ export class RunStore {
     return { sql: `runs.trace_id IN (SELECT runs.trace_id FROM runs WHERE ${filter.sql})`, params: filter.params };
   }
 
-  private record(id: string): RunRecord | null {
-    const row = this.sql.all<RunRow>("SELECT * FROM runs WHERE id = ?", id)[0];
+  private record(id: string): TracedRunRecord | null {
+    const row = this.sql.all<TracedRunRow>("SELECT * FROM runs WHERE id = ?", id)[0];
     return row ? toRecord(row) : null;
   }
 
-  private write(run: RunRecord): void {
+  private write(run: TracedRunRecord): void {
     const stored = derive(run, this.prices);
     const metadata = (run.extra?.metadata as Json | undefined) ?? {};
     this.sql.run(
@@ -418,7 +259,7 @@ export class RunStore {
 const stringify = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
 
 /** `parentTraceId`: for old-style posts with only `parent_run_id`, the parent's trace (or the parent itself). */
-function fromPost(run: RunPost, sessionId: string, parentTraceId: string | null): RunRecord {
+function fromPost(run: RunPost, sessionId: string, parentTraceId: string | null): TracedRunRecord {
   return {
     id: run.id,
     trace_id: run.trace_id ?? (run.dotted_order ? run.dotted_order.slice(22, 58) : (parentTraceId ?? run.id)),
@@ -441,13 +282,13 @@ function fromPost(run: RunPost, sessionId: string, parentTraceId: string | null)
 }
 
 /** A repeated post only fills what the stored run lacks, so a retried create never undoes a patch. */
-function fillMissing(existing: RunRecord, fresh: RunRecord): RunRecord {
+function fillMissing(existing: TracedRunRecord, fresh: TracedRunRecord): TracedRunRecord {
   const merged: Record<string, unknown> = { ...existing };
   for (const [key, value] of Object.entries(fresh)) {
     const current = merged[key];
     if (current === null || current === undefined || (Array.isArray(current) && current.length === 0)) merged[key] = value;
   }
-  return merged as RunRecord;
+  return merged as TracedRunRecord;
 }
 
 function definedFields(patch: RunPatch): Partial<RunPatch> {
@@ -455,8 +296,8 @@ function definedFields(patch: RunPatch): Partial<RunPatch> {
 }
 
 /** Patches set what they carry; `extra.metadata` merges so a patch adding usage keeps the post's keys. */
-function applyPatch(run: RunRecord, patch: RunPatch): RunRecord {
-  const next: RunRecord = { ...run };
+function applyPatch(run: TracedRunRecord, patch: RunPatch): TracedRunRecord {
+  const next: TracedRunRecord = { ...run };
   const set = definedFields(patch);
   for (const key of ["name", "run_type", "start_time", "end_time", "error", "inputs", "outputs", "events", "tags", "reference_example_id", "status", "dotted_order"] as const) {
     if (key in set) (next as Record<string, unknown>)[key] = set[key] ?? (key === "tags" ? [] : null);
@@ -468,7 +309,7 @@ function applyPatch(run: RunRecord, patch: RunPatch): RunRecord {
   return next;
 }
 
-function derive(run: RunRecord, prices: ModelPrices): StoredRun {
+function derive(run: TracedRunRecord, prices: ModelPrices): StoredTracedRun {
   const metadata = (run.extra?.metadata as Json | undefined) ?? {};
   const threadKey = THREAD_KEYS.find((key) => typeof metadata[key] === "string" || typeof metadata[key] === "number");
   const usage = usageOf(run.outputs, run.extra, prices);
@@ -485,7 +326,7 @@ function derive(run: RunRecord, prices: ModelPrices): StoredRun {
   };
 }
 
-function toRecord(row: RunRow): RunRecord {
+function toRecord(row: TracedRunRow): TracedRunRecord {
   return {
     id: row.id,
     trace_id: row.trace_id,
@@ -508,7 +349,7 @@ function toRecord(row: RunRow): RunRecord {
   };
 }
 
-function toStoredRun(row: RunRow): StoredRun {
+function toStoredTracedRun(row: TracedRunRow): StoredTracedRun {
   return {
     ...toRecord(row),
     status: row.status,

@@ -1,0 +1,122 @@
+import { z } from "@hono/zod-openapi";
+import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../core/limits.ts";
+import { JsonData, JsonDataObject } from "../core/schemas.ts";
+
+/**
+ * The wire shapes of traced runs (`/api/v1/runs` and `/api/v1/info`): runs as the `langsmith` SDKs
+ * send them (reference §1–2), validated with times normalised to ISO strings, and the bodies the
+ * tracing routes take and answer.
+ */
+
+/** ISO-8601 text (the JS SDK sends 6 fractional digits) or epoch milliseconds (the JS SDK's `end_time`). */
+const time = z.union([z.string(), z.number()]).transform((value, ctx) => {
+  const date = typeof value === "number" ? new Date(value) : new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`);
+  if (Number.isNaN(date.getTime())) {
+    ctx.addIssue({ code: "custom", message: `not an ISO-8601 time or epoch milliseconds: ${JSON.stringify(value)}` });
+    return z.NEVER;
+  }
+  return date.toISOString();
+});
+
+/** An ISO-8601 time in a query or project body, normalised to `toISOString()` (how the shards store times). */
+export const isoTime = z
+  .string()
+  .refine((value) => !Number.isNaN(Date.parse(value)), "must be an ISO-8601 time")
+  .transform((value) => new Date(value).toISOString());
+
+/** Run ids as the SDKs send them, compared lowercase. */
+const runUuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID").transform((s) => s.toLowerCase());
+const json = JsonDataObject;
+const name = z.string().min(1).max(MAX_NAME_LENGTH);
+
+/** Fields a post or a patch may carry; a post additionally needs `name`, `run_type` and `start_time`. */
+const runFields = {
+  id: runUuid,
+  name: name.optional(),
+  run_type: z.string().min(1).max(MAX_ID_LENGTH).optional(),
+  start_time: time.optional(),
+  end_time: time.nullish(),
+  inputs: json.nullish(),
+  outputs: json.nullish(),
+  error: z.string().nullish(),
+  extra: json.nullish(),
+  serialized: JsonData.optional(),
+  events: z.array(json).nullish(),
+  tags: z.array(z.string().max(MAX_NAME_LENGTH)).nullish(),
+  parent_run_id: runUuid.nullish(),
+  trace_id: runUuid.optional(),
+  dotted_order: z.string().optional(),
+  session_id: runUuid.nullish(),
+  session_name: name.nullish(),
+  reference_example_id: runUuid.nullish(),
+  status: z.string().nullish(),
+};
+
+export const RunPostSchema = z.object({ ...runFields, name, run_type: z.string().min(1).max(MAX_ID_LENGTH), start_time: time });
+export const RunPatchSchema = z.object(runFields);
+
+export type RunPost = z.output<typeof RunPostSchema>;
+export type RunPatch = z.output<typeof RunPatchSchema>;
+
+// ---- the tracing routes' bodies ----
+
+const uuid = z.uuid().transform((id) => id.toLowerCase());
+
+// Runs are validated one by one in the ingestor, so one bad run in a batch is reported on its own.
+export const RunBody = z.record(z.string(), z.unknown()).openapi("RunIngest");
+export const RunBatchSchema = z.object({ post: z.array(RunBody).default([]), patch: z.array(RunBody).default([]) }).openapi("RunBatch");
+export const RunIdParams = z.object({ run_id: uuid });
+export const AttachmentParams = z.object({ run_id: uuid, name: z.string().min(1) });
+
+/** A refused run of an ingest request, with the status its refusal would have as a whole response. */
+export const IngestProblemSchema = z.object({ run_id: z.string().nullable(), operation: z.enum(["post", "patch"]), status: z.number(), detail: z.string() });
+export const IngestResultSchema = z.object({ accepted: z.number(), errors: z.array(IngestProblemSchema) }).openapi("IngestResult");
+export type IngestProblem = z.infer<typeof IngestProblemSchema>;
+export type IngestResultBody = z.infer<typeof IngestResultSchema>;
+
+/** A traced run as stored: its own component, not the Agent Server's `Run`. */
+export const TracingRunSchema = z.record(z.string(), z.unknown()).openapi("TracingRun");
+
+export const RunsQuerySchema = z
+  .object({
+    session: z.array(uuid).optional().describe("Project ids; all projects of the workspace when absent"),
+    id: z.array(uuid).max(50).optional().describe("At most 50 run ids"),
+    trace: uuid.optional(),
+    parent_run: uuid.optional(),
+    run_type: z.string().optional(),
+    is_root: z.boolean().nullish().transform((v) => v ?? undefined),
+    error: z.boolean().nullish().transform((v) => v ?? undefined).describe("true: only failed runs; false: only runs without error"),
+    start_time: isoTime.optional().describe("Runs that started at or after this time"),
+    end_time: isoTime.optional().describe("Runs that started at or before this time"),
+    filter: z.string().nullish().transform((v) => v ?? undefined),
+    trace_filter: z.string().nullish().transform((v) => v ?? undefined).describe("Applied to the root run of each trace"),
+    tree_filter: z.string().nullish().transform((v) => v ?? undefined).describe("Matches traces holding any run that passes"),
+    select: z.array(z.string()).optional(),
+    limit: z.number().int().min(1).default(100),
+    cursor: z.string().nullish().transform((v) => v ?? undefined),
+    order: z.enum(["asc", "desc"]).default("desc"),
+  })
+  .openapi("RunsQuery");
+export type RunsQuery = z.output<typeof RunsQuerySchema>;
+
+export const RunsPageSchema = z.object({ runs: z.array(z.record(z.string(), z.unknown())), cursors: z.object({ next: z.string().nullable(), prev: z.null() }) });
+export type RunsPage = z.infer<typeof RunsPageSchema>;
+
+export const RunsQueryValidateSchema = z.object({ filter: z.string().nullish(), trace_filter: z.string().nullish(), tree_filter: z.string().nullish() }).openapi("RunsQueryValidate");
+export const FilterValidationSchema = z.object({ valid: z.boolean(), errors: z.array(z.object({ field: z.string(), message: z.string(), position: z.number() })) }).openapi("FilterValidation");
+
+export const TracingInfoSchema = z
+  .object({
+    version: z.string(),
+    platform_version: z.string(),
+    batch_ingest_config: z.object({
+      use_multipart_endpoint: z.boolean(),
+      size_limit: z.number(),
+      size_limit_bytes: z.number(),
+      scale_up_qsize_trigger: z.number(),
+      scale_up_nthreads_limit: z.number(),
+      scale_down_nempty_trigger: z.number(),
+    }),
+    instance_flags: z.record(z.string(), z.boolean()),
+  })
+  .openapi("TracingInfo");
