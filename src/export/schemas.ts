@@ -3,7 +3,7 @@ import { MAX_DISPLAY_NAME_LENGTH, MAX_EXPORT_PREFIX_LENGTH, MAX_ID_LENGTH } from
 import { isoTime } from "../tracing/schemas.ts";
 import { EXPORT_FIELDS } from "./columns.ts";
 
-/** The wire shapes of bulk export (`/api/v1/bulk-exports`, reference §4): destinations, exports and their runs. */
+/** The wire shapes of bulk export (`/api/v1/bulk-exports`, as LangSmith defines it): destinations, exports and their runs. */
 
 const uuid = z.uuid().transform((id) => id.toLowerCase());
 

@@ -4,7 +4,7 @@ import { JsonData, JsonDataObject } from "../core/schemas.ts";
 
 /**
  * The wire shapes of traced runs (`/api/v1/runs` and `/api/v1/info`): runs as the `langsmith` SDKs
- * send them (reference §1–2), validated with times normalised to ISO strings, and the bodies the
+ * send them, validated with times normalised to ISO strings, and the bodies the
  * tracing routes take and answer.
  */
 

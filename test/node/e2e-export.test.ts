@@ -129,7 +129,7 @@ const destinationBody = (patch: Record<string, unknown> = {}, credentials: Recor
 });
 
 describe("destinations against a real S3 peer", () => {
-  it("refuses each kind of bad destination with the spec's message", async () => {
+  it("refuses each kind of bad destination with LangSmith's message", async () => {
     proxy.denyAccessKey("denied-key-id");
     const cases: [Record<string, unknown>, Record<string, unknown>, string][] = [
       [{}, { access_key_id: "denied-key-id" }, "Access denied"],

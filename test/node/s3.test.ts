@@ -332,7 +332,7 @@ describe("error messages", () => {
     }
   });
 
-  it("maps AWS-style codes to the spec's classes", () => {
+  it("maps AWS-style codes to the export's error classes", () => {
     const of = (code: string, status: number | null) => destinationErrorMessage(new S3Error("x", { status, code, retryable: false }));
     expect(of("AccessDenied", 403)).toBe("Access denied (AccessDenied)");
     expect(of("AllAccessDisabled", 403)).toBe("Access denied (AllAccessDisabled)");

@@ -69,7 +69,7 @@ describe("destinations", () => {
     }
   });
 
-  it("refuses an endpoint that does not answer, with the spec's message and no secret", async () => {
+  it("refuses an endpoint that does not answer, with LangSmith's message and no secret", async () => {
     const response = await post("/api/v1/bulk-exports/destinations", valid);
     expect(response.status).toBe(400);
     const detail = await detailOf(response);
