@@ -338,7 +338,7 @@ export class RunManager {
     // stored before they were dropped at creation still carry it); the server's values go in below.
     const client = clientConfigurable(configurable);
     const server = { thread_id: run.thread_id, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: run.graphId };
-    // The custom-auth user, under LangGraph's key and LangSmith's; never stored in graph state.
+    // The custom-auth user, under LangGraph's keys and this platform's own (`platform_auth_user`); never stored in graph state.
     const auth = run.authUser
       ? {
           langgraph_auth_user: run.authUser,
