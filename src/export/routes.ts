@@ -3,7 +3,7 @@ import { database } from "../db/client.ts";
 import { errorResponse } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
-import { secured } from "../auth/secured.ts";
+import { secured } from "../http/secured.ts";
 import { createDestination, getDestination, listDestinations, updateDestinationCredentials } from "./destinations.ts";
 import {
   BulkExportCreateSchema,

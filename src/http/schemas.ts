@@ -29,5 +29,3 @@ export const jsonBody = <T extends z.ZodType>(schema: T) => ({
 /** Name of the security scheme registered in the OpenAPI document. */
 export const API_KEY_SECURITY = [{ ApiKeyAuth: [] }];
 
-// Until the route files of the other domains import them from core/schemas.ts.
-export { Description, Identifier, JsonData, JsonDataObject, JsonFilter, JsonGraphData, JsonObject, JsonSetting, Name, nestedAtMost } from "../core/schemas.ts";

@@ -6,7 +6,7 @@ import { createRouter } from "../http/router.ts";
 import { jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { errorResponse, publicRoute } from "../http/responses.ts";
 import { STATUS_OF_KIND } from "../http/error-handler.ts";
-import { secured } from "../auth/secured.ts";
+import { secured } from "../http/secured.ts";
 import { Ingestor, type IngestResult, locateRun, type RunProblem } from "./ingest.ts";
 import {
   AttachmentParams,

@@ -11,7 +11,7 @@ import { isActive, RunTable, runJson, type AgentRun } from "./run-table.ts";
 import { RunStreams, singleEventStream } from "./streams.ts";
 import type { CancelAction, CreateRunInput, RunJson, RunStatus } from "./types.ts";
 import { deliverWebhook } from "./webhook.ts";
-import { clientConfigurable, isServerConfigurableKey } from "./server-config.ts";
+import { clientConfigurable, isServerConfigurableKey } from "../../assistants/server-config.ts";
 
 /** A run interrupted by restarts this many times fails instead of trying again. */
 const MAX_ATTEMPTS = 3;

@@ -2,7 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../../db/client.ts";
 import { createRouter } from "../../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
-import { secured } from "../../auth/secured.ts";
+import { secured } from "../../http/secured.ts";
 import { ProjectIdParams, ProjectListQuery, TracerSessionCreateSchema, TracerSessionSchema, TracerSessionUpdateSchema, UpsertQuery } from "./schemas.ts";
 import { createProject, deleteProject, getProject, listProjects, updateProject } from "./service.ts";
 
