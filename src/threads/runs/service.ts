@@ -7,6 +7,7 @@ import { assistantNotFound, resolveAssistant } from "../../assistants/resolve.ts
 import { database } from "../../db/client.ts";
 import { threadStub, unwrap } from "../client.ts";
 import { searchThreadIndex } from "../thread-index.ts";
+import { RUN_NOT_FOUND } from "./run-manager.ts";
 import type { Outcome } from "../types.ts";
 import type { RunCreate } from "./schemas.ts";
 import type { CancelAction, CreateRunInput, RunJson } from "./types.ts";
@@ -197,6 +198,23 @@ export async function runToCompletion(env: Env, request: RunRequest): Promise<{ 
   const { run, body } = await createRunWait(env, request);
   const result = JSON.parse(await new Response(body).text()) as Record<string, unknown> | null;
   return { run, result };
+}
+
+/**
+ * Cancels one run of a thread and answers it as it is after the cancel (`wait`: once its execution
+ * stopped). An unknown run is not found.
+ */
+export async function cancelRun(
+  env: Env,
+  workspaceId: string,
+  threadId: string,
+  runId: string,
+  options: { action: CancelAction; wait: boolean },
+): Promise<RunJson> {
+  const run = unwrap(await threadStub(env, workspaceId, threadId).cancelRuns({ runIds: [runId], ...options }), threadId);
+  // The thread answers a cancel of named runs with each of them, or not_found.
+  if (!run) throw notFound(RUN_NOT_FOUND);
+  return run;
 }
 
 /** Busy threads examined at most by one status-only cancel. */
