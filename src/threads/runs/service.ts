@@ -124,7 +124,7 @@ export async function planRun(env: Env, request: RunRequest): Promise<RunPlan> {
       input: run.input ?? null,
       command: run.command ?? null,
       config,
-      context: (run.context ?? {}) as Record<string, unknown>,
+      context: run.context ?? {},
       stream_mode: modes.length ? [...new Set(modes)] : ["values"],
       subgraphs: run.stream_subgraphs ?? false,
       resumable: run.stream_resumable ?? false,
