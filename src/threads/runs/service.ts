@@ -8,7 +8,6 @@ import { database } from "../../db/client.ts";
 import { threadStub, unwrap } from "../client.ts";
 import { searchThreadIndex } from "../thread-index.ts";
 import { RUN_NOT_FOUND } from "./run-manager.ts";
-import type { Outcome } from "../types.ts";
 import type { RunCreate } from "./schemas.ts";
 import type { CancelAction, CreateRunInput, RunJson } from "./types.ts";
 
@@ -154,13 +153,9 @@ export async function prepareRun(env: Env, request: RunRequest): Promise<CreateR
   return plan.input;
 }
 
-// Durable Object RPC results lose their generic types; these name them again.
-type Started = Outcome<{ run: RunJson; stream?: ReadableStream<Uint8Array> }>;
-type StartedWaiting = Outcome<{ run: RunJson; body: ReadableStream<Uint8Array> }>;
-
 /** Hands a prepared run to its thread, to run in the background. */
 export async function startRun(env: Env, input: CreateRunInput): Promise<RunJson> {
-  const started = (await threadStub(env, input.workspaceId, input.threadId).createRun(input)) as Started;
+  const started = await threadStub(env, input.workspaceId, input.threadId).createRun(input);
   return unwrap(started, input.threadId).run;
 }
 
@@ -176,7 +171,7 @@ export async function createRunStream(
   options: { cancelOnDisconnect: boolean },
 ): Promise<{ run: RunJson; stream: ReadableStream<Uint8Array> }> {
   const input = await prepareRun(env, request);
-  const started = (await threadStub(env, input.workspaceId, input.threadId).createRunStream(input, options.cancelOnDisconnect)) as Started;
+  const started = await threadStub(env, input.workspaceId, input.threadId).createRunStream(input, options.cancelOnDisconnect);
   const { run, stream } = unwrap(started, input.threadId);
   // A run created with a reader always comes back with its stream.
   if (!stream) throw new Error(`Run ${run.run_id} was created without its stream`);
@@ -186,7 +181,7 @@ export async function createRunStream(
 /** Creates a run and returns its `/wait` body: keep-alive newlines, then its final values or `{__error__}`. */
 export async function createRunWait(env: Env, request: RunRequest): Promise<{ run: RunJson; body: ReadableStream<Uint8Array> }> {
   const input = await prepareRun(env, request);
-  const started = (await threadStub(env, input.workspaceId, input.threadId).createRunWait(input)) as StartedWaiting;
+  const started = await threadStub(env, input.workspaceId, input.threadId).createRunWait(input);
   return unwrap(started, input.threadId);
 }
 
