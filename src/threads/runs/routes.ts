@@ -20,7 +20,7 @@ import {
   StatelessRunIdParams,
   type RunCreate,
 } from "./schemas.ts";
-import { cancelRun, cancelWorkspaceRuns, createRun, createRunStream, createRunWait, prepareRun, startRun } from "./service.ts";
+import { cancelRun, cancelWorkspaceRuns, createRun, joinRunBody, createRunStream, createRunWait, prepareRun, startRun } from "./service.ts";
 import { RUN_NOT_FOUND } from "./run-manager.ts";
 import { singleEventStream } from "./streams.ts";
 import { isDomainError } from "../../core/errors.ts";
@@ -143,11 +143,8 @@ export const runRoutes = createRouter()
   .openapi(routes.join, async (c) => {
     const { thread_id, run_id } = c.req.valid("param");
     await guardThread(c, thread_id, "threads:read");
-    const stub = threadStub(c.env, c.get("principal").workspaceId, thread_id);
-    unwrap(await stub.getRun(run_id), thread_id);
-    // The 200 is sent before the run ends, so a run that vanishes meanwhile (rolled back) is reported
-    // in the body, as /wait does. The body comes from the DO as bytes, a state of any size.
-    return jsonBytes<typeof WaitedSchema>(c, await stub.joinRunBody(run_id));
+    // The 200 is sent before the run ends, so a run that vanishes meanwhile is reported in the body.
+    return jsonBytes<typeof WaitedSchema>(c, await joinRunBody(c.env, c.get("principal").workspaceId, thread_id, run_id));
   })
   .openapi(routes.joinStream, async (c) => {
     const { thread_id, run_id } = c.req.valid("param");

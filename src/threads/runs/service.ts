@@ -196,6 +196,17 @@ export async function runToCompletion(env: Env, request: RunRequest): Promise<{ 
 }
 
 /**
+ * The `/join` body of a run: keep-alive newlines, then its final values or `{__error__}`, as JSON
+ * bytes (a state of any size). A run unknown now is not found; one that vanishes while it is
+ * awaited (rolled back) is reported in the body, as `/wait` does.
+ */
+export async function joinRunBody(env: Env, workspaceId: string, threadId: string, runId: string): Promise<ReadableStream<Uint8Array>> {
+  const thread = threadStub(env, workspaceId, threadId);
+  unwrap(await thread.getRun(runId), threadId);
+  return thread.joinRunBody(runId);
+}
+
+/**
  * Cancels one run of a thread and answers it as it is after the cancel (`wait`: once its execution
  * stopped). An unknown run is not found.
  */
