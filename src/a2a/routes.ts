@@ -1,14 +1,14 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { guardMetadata, guardThread } from "../auth/guards.ts";
+import { authorizedRunRequest, guardMetadata, guardThread } from "../auth/guards.ts";
 import type { AssistantRow } from "../db/schema.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { DomainError, notFound } from "../core/errors.ts";
+import { sse } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { notFoundError } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
 import { findAssistant } from "../assistants/resolve.ts";
-import { authorizedRunRequest } from "../threads/runs/routes.ts";
 import { artifactUpdate, dialectOf, ERRORS, isFinal, messageParts, METHODS, rpcError, rpcResult, sendResult, statusUpdate, taskJson, type Dialect } from "./protocol.ts";
 import { MessageSchema, RpcRequestSchema, SendConfigurationSchema } from "./schemas.ts";
 import { agentCard, cancelTask, currentTask, findTask, requireA2aEnabled, settledTask, startTask, taskRun, type TaskRef } from "./service.ts";
@@ -91,7 +91,7 @@ function streamTask(c: Ctx, id: unknown, dialect: Dialect, started: TaskRef): Re
       controller.close();
     },
   });
-  return new Response(body, { headers: { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" } });
+  return sse(c, body);
 }
 
 async function handleRpc(c: Ctx, assistant: AssistantRow): Promise<Response> {
@@ -145,11 +145,11 @@ export const a2aRoutes = createRouter()
     requireA2aEnabled();
     const assistant = await assistantOr404(c, c.req.valid("param").assistant_id);
     try {
-      return (await handleRpc(c, assistant)) as never;
+      return await handleRpc(c, assistant);
     } catch (error) {
       // Protocol errors stay JSON-RPC errors; a hidden or missing resource keeps its HTTP status.
       if (error instanceof DomainError && !["not_found", "unauthorized", "forbidden"].includes(error.kind)) {
-        return c.json(rpcError(null, ERRORS.invalidParams, typeof error.detail === "string" ? error.detail : error.message)) as never;
+        return c.json(rpcError(null, ERRORS.invalidParams, typeof error.detail === "string" ? error.detail : error.message));
       }
       throw error;
     }

@@ -1,15 +1,13 @@
 import { z } from "@hono/zod-openapi";
 import { filterAsContainment } from "../core/auth-filter.ts";
 import { BoolQuery } from "../core/schemas.ts";
-import { database } from "../db/client.ts";
 import type { AssistantRow, AssistantVersionRow } from "../db/schema.ts";
 import { page } from "../http/pagination.ts";
 import { createRouter } from "../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { securedRoutes } from "../http/secured.ts";
 import { authFilter, authorizerOf } from "../auth/guards.ts";
-import { pruneThreads } from "../threads/client.ts";
-import { searchThreadIndex } from "../threads/thread-index.ts";
+import { deleteAssistantThreads } from "../threads/service.ts";
 import { drawGraph, graphSchemas, subgraphSchemas } from "./graph-info.ts";
 import {
   AssistantCountSchema,
@@ -98,15 +96,9 @@ export const assistantRoutes = createRouter()
     const { workspaceId } = c.get("principal");
     const row = await deletableAssistant(c.env, workspaceId, c.req.valid("param").assistant_id, authorizerOf(c));
     if (c.req.valid("query").delete_threads) {
-      // Threads whose runs used this assistant, found through the index, a page at a time; only
-      // those the threads:delete filter lets this user delete.
-      const db = database(c.env);
+      // Only the threads the threads:delete filter lets this user delete.
       const authMetadata = filterAsContainment(await authFilter(c, "threads:delete", { assistant_id: row.assistantId }));
-      const filter = { metadata: { assistant_id: row.assistantId }, authMetadata };
-      for (;;) {
-        const { rows } = await searchThreadIndex(db, workspaceId, { ...filter, limit: 100, offset: 0, sortBy: "created_at", sortOrder: "asc" });
-        if (!rows.length || (await pruneThreads(c.env, workspaceId, rows.map((r) => r.threadId), "delete")) === 0) break;
-      }
+      await deleteAssistantThreads(c.env, workspaceId, row.assistantId, authMetadata);
     }
     await removeAssistant(c.env, workspaceId, row);
     return c.json({}, 200);

@@ -4,6 +4,8 @@ import type { AppEnv } from "../http/app-env.ts";
 import { notFound } from "../core/errors.ts";
 import { matchesFilter, type AuthFilter, type Authorizer } from "../core/auth-filter.ts";
 import { authorize } from "../deployment/custom-auth.ts";
+import type { RunCreate } from "../threads/runs/schemas.ts";
+import type { RunCaller, RunRequest } from "../threads/runs/service.ts";
 
 /**
  * Authorization as routes use it. API-key requests have no user and pass; custom-auth users go
@@ -51,4 +53,19 @@ export async function guardMetadata(
   hiddenDetail: string,
 ): Promise<void> {
   if (!matchesFilter(metadata, await authFilter(c, event, value))) throw notFound(hiddenDetail);
+}
+
+/** Who asks for runs in this request. */
+export const runCaller = (c: Context<AppEnv>): RunCaller => ({ workspaceId: c.get("principal").workspaceId, callerId: c.get("principal").keyId, user: c.get("user") });
+
+/**
+ * Authorizes creating `run` (on `threadId`, or a stateless run) and makes it a run request. The
+ * handler sees the run about to be created and may stamp its metadata; on an existing thread its
+ * filter must match the thread (a hidden thread is a 404).
+ */
+export async function authorizedRunRequest(c: Context<AppEnv>, run: RunCreate, threadId?: string): Promise<RunRequest> {
+  const value = { ...run, thread_id: threadId ?? null, metadata: run.metadata ?? {} };
+  if (threadId) await guardThread(c, threadId, "threads:create_run", value, { allowMissing: run.if_not_exists === "create" });
+  else await authFilter(c, "threads:create_run", value);
+  return { caller: runCaller(c), threadId, run: { ...run, metadata: value.metadata }, headers: Object.fromEntries(c.req.raw.headers) };
 }

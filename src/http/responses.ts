@@ -60,3 +60,16 @@ export function jsonBytes<S extends z.ZodType>(
   // The one cast: bytes carry no type, so the route's schema is taken at its word.
   return c.body(body, 200, { "Content-Type": "application/json", ...headers }) as unknown as TypedResponse<JSONParsed<z.output<S>>, 200, "json">;
 }
+
+/**
+ * A server-sent event stream. Its routes document `text/event-stream`, which types as a plain
+ * `Response`: no schema to honour, so no cast. `headers` add to (or replace) the two every stream sends.
+ */
+export function sse(c: Context, stream: ReadableStream<Uint8Array>, headers: Record<string, string> = {}): Response {
+  return c.body(stream, 200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", ...headers });
+}
+
+/** An empty 204 answer, for routes that document it without content (they accept a plain `Response`). */
+export function noContent(c: Context): Response {
+  return c.body(null, 204);
+}

@@ -9,9 +9,8 @@ import type { AppEnv } from "../http/app-env.ts";
 import { createRouter } from "../http/router.ts";
 import { ErrorSchema, notFoundError } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
-import { authFilter } from "../auth/guards.ts";
+import { authFilter, runCaller } from "../auth/guards.ts";
 import { visibleAssistants } from "../assistants/agents.ts";
-import { runCaller } from "../threads/runs/routes.ts";
 import { assistantTools, callTool, requireMcpEnabled } from "./service.ts";
 
 /**
@@ -74,20 +73,20 @@ function mcpServer(c: Context<AppEnv>): Server {
 }
 
 const notAllowed = (c: Context<AppEnv>) =>
-  c.json({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this MCP endpoint is stateless; use POST" }, id: null }, 405, { Allow: "POST" });
+  c.json({ jsonrpc: "2.0" as const, error: { code: -32000, message: "Method not allowed: this MCP endpoint is stateless; use POST" }, id: null }, 405, { Allow: "POST" });
 
 export const mcpRoutes = createRouter()
   .openapi(routes.post, async (c) => {
     requireMcpEnabled();
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await mcpServer(c).connect(transport);
-    return transport.handleRequest(c.req.raw) as never;
+    return transport.handleRequest(c.req.raw);
   })
   .openapi(routes.get, (c) => {
     requireMcpEnabled();
-    return notAllowed(c) as never;
+    return notAllowed(c);
   })
   .openapi(routes.delete, (c) => {
     requireMcpEnabled();
-    return notAllowed(c) as never;
+    return notAllowed(c);
   });

@@ -1,15 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import { database } from "../db/client.ts";
 import { conflict, isDomainError } from "../core/errors.ts";
 import { page } from "../http/pagination.ts";
 import { jsonBytes } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { securedRoutes } from "../http/secured.ts";
-import { withFilterLimit } from "../core/filter-limit.ts";
-import { countThreadIndex } from "./thread-index.ts";
-import { filterAsContainment, matchesFilter } from "../core/auth-filter.ts";
-import { authFilter, guardThread } from "../auth/guards.ts";
+import { filterAsContainment } from "../core/auth-filter.ts";
+import { authFilter, authorizerOf, guardThread } from "../auth/guards.ts";
 import { BoolQuery } from "../core/schemas.ts";
 import {
   CheckpointIdParam,
@@ -26,10 +23,8 @@ import {
   ThreadSearchSchema,
   ThreadStateSchema,
 } from "./schemas.ts";
-import { pruneThreads, searchThreads, threadStub, unwrap } from "./client.ts";
-
-/** What the official API answers, with 409, to a copy of a thread that is missing or hidden. */
-const THREAD_NOT_FOUND = "Thread not found";
+import { threadStub, unwrap } from "./client.ts";
+import { copyThread, countThreads, createThread, pruneThreads, searchThreads, THREAD_NOT_FOUND } from "./service.ts";
 
 const tags = ["Threads"];
 const errors = { ...notFoundError };
@@ -151,47 +146,41 @@ export const threadRoutes = createRouter()
     const threadId = body.thread_id ?? crypto.randomUUID();
     const value = { thread_id: threadId, metadata: body.metadata, if_exists: body.if_exists };
     const filter = await authFilter(c, "threads:create", value);
-    const stub = threadStub(c.env, workspaceId, threadId);
-    // `do_nothing` answers with an existing thread only when this user may see it.
-    if (filter && body.if_exists === "do_nothing") {
-      const existing = await stub.get();
-      if (existing.ok && !matchesFilter(existing.value.metadata, filter)) throw conflict(`Thread ${threadId} already exists`);
-    }
-    const outcome = await stub.create({
-      threadId,
-      workspaceId,
-      metadata: value.metadata,
-      ifExists: body.if_exists,
-      graphId: body.graph_id,
-      supersteps: body.supersteps?.map((s) => ({ updates: s.updates.map((u) => ({ ...u, command: u.command ?? undefined })) })),
-      ttl: body.ttl,
-    });
-    return c.json(unwrap(outcome, threadId), 200);
+    const thread = await createThread(
+      c.env,
+      {
+        threadId,
+        workspaceId,
+        metadata: value.metadata,
+        ifExists: body.if_exists,
+        graphId: body.graph_id,
+        supersteps: body.supersteps?.map((s) => ({ updates: s.updates.map((u) => ({ ...u, command: u.command ?? undefined })) })),
+        ttl: body.ttl,
+      },
+      filter,
+    );
+    return c.json(thread, 200);
   })
   .openapi(routes.search, async (c) => {
     const body = c.req.valid("json");
     const filter = await authFilter(c, "threads:search", { ...body });
-    const { threads, total } = await withFilterLimit(() =>
-      searchThreads(c.env, c.get("principal").workspaceId, {
-        authMetadata: filterAsContainment(filter),
-        metadata: body.metadata,
-        values: body.values,
-        status: body.status,
-        ids: body.ids,
-        limit: body.limit,
-        offset: body.offset,
-        sortBy: body.sort_by,
-        sortOrder: body.sort_order,
-      }),
-    );
+    const { threads, total } = await searchThreads(c.env, c.get("principal").workspaceId, {
+      authMetadata: filterAsContainment(filter),
+      metadata: body.metadata,
+      values: body.values,
+      status: body.status,
+      ids: body.ids,
+      limit: body.limit,
+      offset: body.offset,
+      sortBy: body.sort_by,
+      sortOrder: body.sort_order,
+    });
     return c.json(page(c, threads, total, body.offset, body.select), 200);
   })
   .openapi(routes.count, async (c) => {
     const body = c.req.valid("json");
     const filter = await authFilter(c, "threads:search", { ...body });
-    const total = await withFilterLimit(() =>
-      countThreadIndex(database(c.env), c.get("principal").workspaceId, { ...body, authMetadata: filterAsContainment(filter) }),
-    );
+    const total = await countThreads(c.env, c.get("principal").workspaceId, { ...body, authMetadata: filterAsContainment(filter) });
     return c.json(total, 200);
   })
   .openapi(routes.prune, async (c) => {
@@ -225,17 +214,8 @@ export const threadRoutes = createRouter()
     await guardThread(c, thread_id, "threads:read").catch((error: unknown) => {
       throw isDomainError(error, "not_found") ? conflict(THREAD_NOT_FOUND) : error;
     });
-    const workspaceId = c.get("principal").workspaceId;
-    const copied = await threadStub(c.env, workspaceId, thread_id).copyTo(crypto.randomUUID());
-    if (!copied.ok && copied.kind === "thread_not_found") throw conflict(THREAD_NOT_FOUND);
-    const copy = unwrap(copied, thread_id);
-    // The copy is a thread created by this user: the create handler may stamp its metadata.
-    const value = { thread_id: copy.thread_id, metadata: { ...copy.metadata } };
-    await authFilter(c, "threads:create", value);
-    const target = threadStub(c.env, workspaceId, copy.thread_id);
-    // Both answer with the whole copy, values of any size included (see ThreadDO.getBody).
-    const answer = JSON.stringify(value.metadata) === JSON.stringify(copy.metadata) ? await target.getBody() : await target.patch({ metadata: value.metadata });
-    return jsonBytes<typeof ThreadSchema>(c, unwrap(answer, copy.thread_id));
+    const copy = await copyThread(c.env, c.get("principal").workspaceId, thread_id, authorizerOf(c));
+    return jsonBytes<typeof ThreadSchema>(c, copy);
   })
   .openapi(routes.getState, async (c) => {
     const { thread_id } = c.req.valid("param");

@@ -2,7 +2,12 @@ import { z } from "@hono/zod-openapi";
 import { MAX_FILTER_CONDITIONS } from "../db/json-filter.ts";
 import { Identifier, JsonGraphData, JsonFilter, JsonObject } from "../core/schemas.ts";
 import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../core/limits.ts";
-const ThreadStatus = z.enum(["idle", "busy", "interrupted", "error"]);
+const ThreadStatusSchema = z.enum(["idle", "busy", "interrupted", "error"]);
+export type ThreadStatus = z.infer<typeof ThreadStatusSchema>;
+
+/** What a thread's TTL does when it expires: delete the thread, or compact it to its latest checkpoint. */
+const TtlStrategySchema = z.enum(["delete", "keep_latest"]);
+export type TtlStrategy = z.infer<typeof TtlStrategySchema>;
 
 /**
  * A thread, run or assistant id: any GUID (as the Python server accepts), lower-cased so that one id
@@ -20,9 +25,12 @@ const MAX_TTL_MINUTES = 100 * 365 * 24 * 60;
 export const TtlInput = z
   .union([
     z.number().positive().max(MAX_TTL_MINUTES),
-    z.object({ ttl: z.number().positive().max(MAX_TTL_MINUTES).describe("minutes after the last update"), strategy: z.enum(["delete", "keep_latest"]).default("delete") }),
+    z.object({ ttl: z.number().positive().max(MAX_TTL_MINUTES).describe("minutes after the last update"), strategy: TtlStrategySchema.default("delete") }),
   ])
   .transform((ttl) => (typeof ttl === "number" ? { ttl, strategy: "delete" as const } : ttl));
+
+/** A TTL as a thread keeps it: `ttl` minutes after the last update. */
+export type TtlSetting = z.output<typeof TtlInput>;
 
 export const CheckpointSelectorSchema = z
   .object({
@@ -32,6 +40,9 @@ export const CheckpointSelectorSchema = z
   })
   .openapi("CheckpointConfig");
 
+/** Which checkpoint an operation targets: the latest when `checkpoint_id` is absent. */
+export type CheckpointSelector = z.output<typeof CheckpointSelectorSchema>;
+
 export const ThreadSchema = z
   .object({
     thread_id: z.uuid(),
@@ -39,18 +50,22 @@ export const ThreadSchema = z
     updated_at: z.string(),
     state_updated_at: z.string(),
     metadata: JsonObject,
-    status: ThreadStatus,
+    status: ThreadStatusSchema,
     config: JsonObject,
     values: JsonObject,
     interrupts: z.record(z.string(), z.array(z.unknown())),
     error: z.string().nullable(),
-    ttl: z.object({ strategy: z.string(), ttl_minutes: z.number(), expires_at: z.string() }).nullable().optional(),
+    ttl: z.object({ strategy: TtlStrategySchema, ttl_minutes: z.number(), expires_at: z.string() }).nullable().optional(),
   })
   .openapi("Thread");
+
+export type ThreadJson = z.output<typeof ThreadSchema>;
 
 const CheckpointRefSchema = z
   .object({ thread_id: z.string(), checkpoint_ns: z.string(), checkpoint_id: z.string().nullable(), checkpoint_map: JsonObject.nullable() })
   .openapi("Checkpoint");
+
+export type CheckpointRef = z.output<typeof CheckpointRefSchema>;
 
 export const ThreadStateSchema = z
   .object({
@@ -64,6 +79,7 @@ export const ThreadStateSchema = z
         error: z.string().nullable(),
         interrupts: z.array(z.unknown()),
         checkpoint: JsonObject.nullable(),
+        // A subgraph task's own state: a ThreadState (see ThreadTaskJson), documented as any JSON.
         state: z.unknown().nullable(),
         result: z.unknown(),
       }),
@@ -77,6 +93,21 @@ export const ThreadStateSchema = z
     interrupts: z.array(z.unknown()),
   })
   .openapi("ThreadState");
+
+type ThreadStateWire = z.output<typeof ThreadStateSchema>;
+
+/**
+ * A task as the thread builds it. The schema leaves `state` as any JSON, since the OpenAPI document
+ * does not spell the recursion out; inside, it is the subgraph's ThreadStateJson, or null.
+ */
+export interface ThreadTaskJson extends Omit<ThreadStateWire["tasks"][number], "state"> {
+  state: ThreadStateJson | null;
+}
+
+/** A thread's state at a checkpoint: ThreadStateSchema's output, with its tasks' states typed. */
+export interface ThreadStateJson extends Omit<ThreadStateWire, "tasks"> {
+  tasks: ThreadTaskJson[];
+}
 
 export const ThreadCreateSchema = z
   .object({
@@ -117,7 +148,7 @@ export const ThreadCountSchema = z
   .object({
     metadata: JsonFilter.optional().describe(filterNote),
     values: JsonFilter.optional().describe(filterNote),
-    status: ThreadStatus.optional(),
+    status: ThreadStatusSchema.optional(),
   })
   .openapi("ThreadCountRequest");
 
@@ -135,7 +166,7 @@ export const ThreadSearchSchema = ThreadCountSchema.extend({
 export const ThreadPruneSchema = z
   .object({
     thread_ids: z.array(Id).min(1).max(1000),
-    strategy: z.enum(["delete", "keep_latest"]).default("delete"),
+    strategy: TtlStrategySchema.default("delete"),
   })
   .openapi("ThreadPruneRequest");
 

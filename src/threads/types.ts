@@ -1,67 +1,20 @@
-/** Wire shapes shared by the ThreadDO (which produces them) and the thread routes (which send them). */
+/**
+ * What the ThreadDO and its callers share: the wire shapes (defined once, in schemas.ts) and the
+ * outcomes a thread's RPC methods answer with.
+ */
 
 import type { ErrorKind } from "../core/errors.ts";
 
-export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
-export type TtlStrategy = "delete" | "keep_latest";
-
-export interface TtlSetting {
-  /** Minutes after the last update. */
-  ttl: number;
-  strategy: TtlStrategy;
-}
-
-export interface ThreadJson {
-  thread_id: string;
-  created_at: string;
-  updated_at: string;
-  state_updated_at: string;
-  metadata: Record<string, unknown>;
-  status: ThreadStatus;
-  config: Record<string, unknown>;
-  values: Record<string, unknown>;
-  interrupts: Record<string, unknown[]>;
-  error: string | null;
-  ttl?: { strategy: TtlStrategy; ttl_minutes: number; expires_at: string } | null;
-}
-
-export interface CheckpointRef {
-  thread_id: string;
-  checkpoint_ns: string;
-  checkpoint_id: string | null;
-  checkpoint_map: Record<string, unknown> | null;
-}
-
-export interface ThreadTaskJson {
-  id: string;
-  name: string;
-  path: unknown[];
-  error: string | null;
-  interrupts: unknown[];
-  checkpoint: Record<string, unknown> | null;
-  state: ThreadStateJson | null;
-  result: unknown;
-}
-
-export interface ThreadStateJson {
-  values: unknown;
-  next: string[];
-  tasks: ThreadTaskJson[];
-  metadata: Record<string, unknown>;
-  created_at: string | null;
-  checkpoint: CheckpointRef | null;
-  parent_checkpoint: CheckpointRef | null;
-  checkpoint_id: string | null;
-  parent_checkpoint_id: string | null;
-  interrupts: unknown[];
-}
-
-/** Which checkpoint an operation targets: the latest when `checkpoint_id` is absent. */
-export interface CheckpointSelector {
-  checkpoint_id?: string | null;
-  checkpoint_ns?: string;
-  checkpoint_map?: Record<string, unknown> | null;
-}
+export type {
+  CheckpointRef,
+  CheckpointSelector,
+  ThreadJson,
+  ThreadStateJson,
+  ThreadStatus,
+  ThreadTaskJson,
+  TtlSetting,
+  TtlStrategy,
+} from "./schemas.ts";
 
 /** The failures a thread answers with, in the domain's words: the Worker maps them to DomainErrors. */
 export type FailureKind = Extract<ErrorKind, "not_found" | "conflict" | "invalid">;

@@ -1,10 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../http/app-env.ts";
+import { jsonBytes, noContent, sse } from "../../http/responses.ts";
 import { createRouter } from "../../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { securedRoute } from "../../http/secured.ts";
-import { authFilter, guardThread } from "../../auth/guards.ts";
+import { authFilter, authorizedRunRequest, guardThread } from "../../auth/guards.ts";
 import { filterAsContainment } from "../../core/auth-filter.ts";
 import { ThreadIdParam } from "../schemas.ts";
 import { threadStub, unwrap } from "../client.ts";
@@ -19,18 +20,18 @@ import {
   StatelessRunIdParams,
   type RunCreate,
 } from "./schemas.ts";
-import { cancelWorkspaceRuns, createRun, createRunStream, createRunWait, prepareRun, startRun, type RunCaller, type RunRequest } from "./service.ts";
+import { cancelRun, cancelWorkspaceRuns, createRun, joinRunBody, createRunStream, createRunWait, prepareRun, startRun } from "./service.ts";
 import { RUN_NOT_FOUND } from "./run-manager.ts";
 import { singleEventStream } from "./streams.ts";
 import { isDomainError } from "../../core/errors.ts";
-import type { Outcome } from "../types.ts";
-import type { RunJson } from "./types.ts";
 
 const tags = ["Thread Runs"];
 const statelessTags = ["Stateless Runs"];
 const errors = { ...notFoundError };
-const sse = { description: "Server-sent events (see the streaming reference)", content: { "text/event-stream": { schema: z.string() } } };
-const waited = jsonContent(z.unknown(), "The run's final values, or {__error__: {error, message}}");
+const sseContent = { description: "Server-sent events (see the streaming reference)", content: { "text/event-stream": { schema: z.string() } } };
+const WaitedSchema = z.unknown();
+const waited = jsonContent(WaitedSchema, "The run's final values, or {__error__: {error, message}}");
+const RunListSchema = z.array(RunSchema);
 
 const route = securedRoute;
 const threadRunRequest = { params: ThreadIdParam, body: jsonBody(RunCreateSchema) };
@@ -38,32 +39,30 @@ const statelessRunRequest = { body: jsonBody(RunCreateSchema) };
 
 const routes = {
   create: route({ method: "post", path: "/threads/{thread_id}/runs", tags, summary: "Create a background run", request: threadRunRequest, responses: { 200: jsonContent(RunSchema, "The pending run; Content-Location names it"), ...errors, ...conflictError } }),
-  stream: route({ method: "post", path: "/threads/{thread_id}/runs/stream", tags, summary: "Create a run and stream its output", request: threadRunRequest, responses: { 200: sse, ...errors, ...conflictError } }),
+  stream: route({ method: "post", path: "/threads/{thread_id}/runs/stream", tags, summary: "Create a run and stream its output", request: threadRunRequest, responses: { 200: sseContent, ...errors, ...conflictError } }),
   wait: route({ method: "post", path: "/threads/{thread_id}/runs/wait", tags, summary: "Create a run and wait for its final values", request: threadRunRequest, responses: { 200: waited, ...errors, ...conflictError } }),
   list: route({ method: "get", path: "/threads/{thread_id}/runs", tags, summary: "List a thread's runs, newest first", request: { params: ThreadIdParam, query: RunListQuery }, responses: { 200: jsonContent(z.array(RunSchema), "Runs"), ...errors } }),
   get: route({ method: "get", path: "/threads/{thread_id}/runs/{run_id}", tags, summary: "Get a run", request: { params: RunIdParams }, responses: { 200: jsonContent(RunSchema, "The run"), ...errors } }),
   delete: route({ method: "delete", path: "/threads/{thread_id}/runs/{run_id}", tags, summary: "Delete a run (an active one is cancelled first)", request: { params: RunIdParams }, responses: { 200: jsonContent(z.object({}), "Deleted"), ...errors } }),
   cancel: route({ method: "post", path: "/threads/{thread_id}/runs/{run_id}/cancel", tags, summary: "Cancel a run", request: { params: RunIdParams, query: CancelQuery }, responses: { 200: jsonContent(RunSchema, "The run after cancellation"), ...errors } }),
   join: route({ method: "get", path: "/threads/{thread_id}/runs/{run_id}/join", tags, summary: "Wait for a run and return its final values", request: { params: RunIdParams }, responses: { 200: waited, ...errors } }),
-  joinStream: route({ method: "get", path: "/threads/{thread_id}/runs/{run_id}/stream", tags, summary: "Join a run's event stream (Last-Event-ID replays a resumable run)", request: { params: RunIdParams, query: JoinStreamQuery }, responses: { 200: sse, ...errors } }),
-  threadStream: route({ method: "get", path: "/threads/{thread_id}/stream", tags, summary: "Stream the events of every run of a thread", request: { params: ThreadIdParam, query: z.object({ stream_mode: z.union([z.string(), z.array(z.string())]).optional(), stream_modes: z.union([z.string(), z.array(z.string())]).optional() }) }, responses: { 200: sse, ...errors } }),
+  joinStream: route({ method: "get", path: "/threads/{thread_id}/runs/{run_id}/stream", tags, summary: "Join a run's event stream (Last-Event-ID replays a resumable run)", request: { params: RunIdParams, query: JoinStreamQuery }, responses: { 200: sseContent, ...errors } }),
+  threadStream: route({ method: "get", path: "/threads/{thread_id}/stream", tags, summary: "Stream the events of every run of a thread", request: { params: ThreadIdParam, query: z.object({ stream_mode: z.union([z.string(), z.array(z.string())]).optional(), stream_modes: z.union([z.string(), z.array(z.string())]).optional() }) }, responses: { 200: sseContent, ...errors } }),
   statelessCreate: route({ method: "post", path: "/runs", tags: statelessTags, summary: "Create a background run without a thread", request: statelessRunRequest, responses: { 200: jsonContent(RunSchema, "The pending run"), ...errors } }),
-  statelessStream: route({ method: "post", path: "/runs/stream", tags: statelessTags, summary: "Run without a thread and stream its output", request: statelessRunRequest, responses: { 200: sse, ...errors } }),
+  statelessStream: route({ method: "post", path: "/runs/stream", tags: statelessTags, summary: "Run without a thread and stream its output", request: statelessRunRequest, responses: { 200: sseContent, ...errors } }),
   statelessWait: route({ method: "post", path: "/runs/wait", tags: statelessTags, summary: "Run without a thread and wait for its final values", request: statelessRunRequest, responses: { 200: waited, ...errors } }),
   batch: route({ method: "post", path: "/runs/batch", tags: statelessTags, summary: "Create many background runs without threads", request: { body: jsonBody(z.array(RunCreateSchema).min(1).max(100)) }, responses: { 200: jsonContent(z.array(RunSchema), "The pending runs"), ...errors } }),
   bulkCancel: route({ method: "post", path: "/runs/cancel", tags: statelessTags, summary: "Cancel runs: of a thread, stateless runs by id, or every run of the workspace with a status", request: { query: z.object({ action: z.enum(["interrupt", "rollback"]).default("interrupt") }), body: jsonBody(BulkCancelSchema) }, responses: { 204: { description: "Cancelled" }, ...errors } }),
-  statelessJoinStream: route({ method: "get", path: "/runs/{run_id}/stream", tags: statelessTags, summary: "Join the event stream of a stateless run", request: { params: StatelessRunIdParams, query: JoinStreamQuery }, responses: { 200: sse, ...errors } }),
+  statelessJoinStream: route({ method: "get", path: "/runs/{run_id}/stream", tags: statelessTags, summary: "Join the event stream of a stateless run", request: { params: StatelessRunIdParams, query: JoinStreamQuery }, responses: { 200: sseContent, ...errors } }),
 };
 
 type Ctx = Context<AppEnv>;
 const threadLocation = (threadId: string, runId: string) => `/threads/${threadId}/runs/${runId}`;
 const statelessLocation = (runId: string) => `/runs/${runId}`;
 
-/** SSE response headers; `Location` lets the SDK reconnect with Last-Event-ID. */
+/** A run stream's headers besides the SSE ones; `Location` lets the SDK reconnect with Last-Event-ID. */
 function sseHeaders(location?: string, contentLocation?: string): Record<string, string> {
   return {
-    "Content-Type": "text/event-stream",
-    "Cache-Control": "no-cache",
     Connection: "keep-alive",
     "X-Accel-Buffering": "no",
     ...(location ? { Location: location } : {}),
@@ -94,32 +93,17 @@ async function joinedOrNotFoundEvent(open: () => Promise<ReadableStream<Uint8Arr
   }
 }
 
-/** Who asks for runs in this request. */
-export const runCaller = (c: Ctx): RunCaller => ({ workspaceId: c.get("principal").workspaceId, callerId: c.get("principal").keyId, user: c.get("user") });
-
-/**
- * Authorizes creating `run` (on `threadId`, or a stateless run) and makes it a run request. The
- * handler sees the run about to be created and may stamp its metadata; on an existing thread its
- * filter must match the thread (a hidden thread is a 404).
- */
-export async function authorizedRunRequest(c: Ctx, run: RunCreate, threadId?: string): Promise<RunRequest> {
-  const value = { ...run, thread_id: threadId ?? null, metadata: run.metadata ?? {} };
-  if (threadId) await guardThread(c, threadId, "threads:create_run", value, { allowMissing: run.if_not_exists === "create" });
-  else await authFilter(c, "threads:create_run", value);
-  return { caller: runCaller(c), threadId, run: { ...run, metadata: value.metadata }, headers: Object.fromEntries(c.req.raw.headers) };
-}
-
 async function createAndStream(c: Ctx, body: RunCreate, threadId?: string) {
   const request = await authorizedRunRequest(c, body, threadId);
   const { run, stream } = await createRunStream(c.env, request, { cancelOnDisconnect: body.on_disconnect === "cancel" });
   const location = threadId ? threadLocation(threadId, run.run_id) : statelessLocation(run.run_id);
-  return c.body(stream, 200, sseHeaders(`${location}/stream`, location)) as never;
+  return sse(c, stream, sseHeaders(`${location}/stream`, location));
 }
 
 async function createAndWait(c: Ctx, body: RunCreate, threadId?: string) {
   const { run, body: result } = await createRunWait(c.env, await authorizedRunRequest(c, body, threadId));
   const location = threadId ? threadLocation(threadId, run.run_id) : statelessLocation(run.run_id);
-  return c.body(result, 200, { "Content-Type": "application/json", "Content-Location": location }) as never;
+  return jsonBytes<typeof WaitedSchema>(c, result, { "Content-Location": location });
 }
 
 export const runRoutes = createRouter()
@@ -136,13 +120,13 @@ export const runRoutes = createRouter()
     await guardThread(c, thread_id, "threads:read");
     // The page arrives as JSON bytes: several multi-MB runs outgrow one RPC result.
     const runs = unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).listRuns(c.req.valid("query")), thread_id);
-    return c.body(runs, 200, { "Content-Type": "application/json" }) as never;
+    return jsonBytes<typeof RunListSchema>(c, runs);
   })
   .openapi(routes.get, async (c) => {
     const { thread_id, run_id } = c.req.valid("param");
     await guardThread(c, thread_id, "threads:read");
     const run = unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).getRun(run_id), thread_id);
-    return c.json(run as z.infer<typeof RunSchema>, 200);
+    return c.json(run, 200);
   })
   .openapi(routes.delete, async (c) => {
     const { thread_id, run_id } = c.req.valid("param");
@@ -154,20 +138,13 @@ export const runRoutes = createRouter()
     const { thread_id, run_id } = c.req.valid("param");
     const { wait, action } = c.req.valid("query");
     await guardThread(c, thread_id, "threads:update", { action, run_ids: [run_id] });
-    const run = unwrap(
-      (await threadStub(c.env, c.get("principal").workspaceId, thread_id).cancelRuns({ runIds: [run_id], action, wait })) as Outcome<RunJson | null>,
-      thread_id,
-    );
-    return c.json(run as z.infer<typeof RunSchema>, 200);
+    return c.json(await cancelRun(c.env, c.get("principal").workspaceId, thread_id, run_id, { action, wait }), 200);
   })
   .openapi(routes.join, async (c) => {
     const { thread_id, run_id } = c.req.valid("param");
     await guardThread(c, thread_id, "threads:read");
-    const stub = threadStub(c.env, c.get("principal").workspaceId, thread_id);
-    unwrap(await stub.getRun(run_id), thread_id);
-    // The 200 is sent before the run ends, so a run that vanishes meanwhile (rolled back) is reported
-    // in the body, as /wait does. The body comes from the DO as bytes, a state of any size.
-    return c.body(await stub.joinRunBody(run_id), 200, { "Content-Type": "application/json" }) as never;
+    // The 200 is sent before the run ends, so a run that vanishes meanwhile is reported in the body.
+    return jsonBytes<typeof WaitedSchema>(c, await joinRunBody(c.env, c.get("principal").workspaceId, thread_id, run_id));
   })
   .openapi(routes.joinStream, async (c) => {
     const { thread_id, run_id } = c.req.valid("param");
@@ -180,13 +157,13 @@ export const runRoutes = createRouter()
       });
       return unwrap(outcome, thread_id);
     });
-    return c.body(stream, 200, sseHeaders()) as never;
+    return sse(c, stream, sseHeaders());
   })
   .openapi(routes.threadStream, async (c) => {
     const { thread_id } = c.req.valid("param");
     await guardThread(c, thread_id, "threads:read");
     const stream = unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).streamThread(lastEventId(c.req.header("last-event-id"))), thread_id);
-    return c.body(stream, 200, sseHeaders()) as never;
+    return sse(c, stream, sseHeaders());
   })
   .openapi(routes.statelessCreate, async (c) => {
     const run = await createRun(c.env, await authorizedRunRequest(c, c.req.valid("json")));
@@ -230,7 +207,7 @@ export const runRoutes = createRouter()
         if (!outcome.ok) unwrap({ ok: false, kind: "not_found", detail: `Run ${runId} not found` }, runId);
       }
     }
-    return c.body(null, 204) as never;
+    return noContent(c);
   })
   .openapi(routes.statelessJoinStream, async (c) => {
     const { run_id } = c.req.valid("param");
@@ -245,5 +222,5 @@ export const runRoutes = createRouter()
       });
       return unwrap(outcome, run_id);
     }, RUN_NOT_FOUND);
-    return c.body(stream, 200, sseHeaders(undefined, statelessLocation(run_id))) as never;
+    return sse(c, stream, sseHeaders(undefined, statelessLocation(run_id)));
   });

@@ -6,6 +6,15 @@ import { Identifier, JsonGraphData, JsonObject, JsonSetting, Name } from "../../
 import { MAX_ID_LENGTH } from "../../core/limits.ts";
 const StreamModeSchema = z.enum(STREAM_MODES);
 const Breakpoints = z.union([z.literal("*"), z.array(Identifier)]);
+const MultitaskStrategySchema = z.enum(["reject", "enqueue", "interrupt", "rollback"]);
+export type MultitaskStrategy = z.infer<typeof MultitaskStrategySchema>;
+const OnCompletion = z.enum(["delete", "keep"]);
+const Durability = z.enum(["sync", "async", "exit"]);
+/** The SDK's `_langsmithTracer`: which tracing project a run is traced into. */
+const LangsmithTracer = z
+  .object({ project_name: Name.min(1).optional(), example_id: z.string().max(MAX_ID_LENGTH).optional() })
+  .nullish()
+  .openapi({ description: "Trace this run into the named tracing project instead of the deployment's." });
 
 /** Fields shared by every run-creating endpoint (the Agent Server's run body). */
 export const RunCreateSchema = z
@@ -26,17 +35,14 @@ export const RunCreateSchema = z
     interrupt_before: Breakpoints.nullish(),
     interrupt_after: Breakpoints.nullish(),
     webhook: z.url({ protocol: /^https?$/ }).nullish(),
-    multitask_strategy: z.enum(["reject", "enqueue", "interrupt", "rollback"]).nullish(),
+    multitask_strategy: MultitaskStrategySchema.nullish(),
     if_not_exists: z.enum(["create", "reject"]).nullish(),
     after_seconds: z.number().min(0).max(7 * 24 * 3600).nullish(),
     on_disconnect: z.enum(["cancel", "continue"]).nullish(),
-    on_completion: z.enum(["delete", "keep"]).nullish(),
-    durability: z.enum(["sync", "async", "exit"]).nullish(),
+    on_completion: OnCompletion.nullish(),
+    durability: Durability.nullish(),
     feedback_keys: z.array(Name).nullish(),
-    langsmith_tracer: z
-      .object({ project_name: Name.min(1).optional(), example_id: z.string().max(MAX_ID_LENGTH).optional() })
-      .nullish()
-      .openapi({ description: "Trace this run into the named tracing project instead of the deployment's." }),
+    langsmith_tracer: LangsmithTracer,
     checkpoint_during: z.boolean().nullish(),
   })
   .openapi("RunCreate");
@@ -65,14 +71,21 @@ export const RunSchema = z
         interrupt_before: Breakpoints.nullable(),
         interrupt_after: Breakpoints.nullable(),
         webhook: z.string().nullable(),
-        on_completion: z.enum(["delete", "keep"]).nullable(),
-        durability: z.enum(["sync", "async", "exit"]).nullable(),
+        on_completion: OnCompletion.nullable(),
+        durability: Durability.nullable(),
+        langsmith_tracer: LangsmithTracer,
+        // Copied `x-*` request headers and the user agent, for config.configurable.
         headers: z.record(z.string(), z.string()),
       })
       .describe("What the run was created with"),
-    multitask_strategy: z.enum(["reject", "enqueue", "interrupt", "rollback"]),
+    multitask_strategy: MultitaskStrategySchema,
   })
   .openapi("Run");
+
+export type RunJson = z.output<typeof RunSchema>;
+/** Everything the run was created with, as the API reports it in `kwargs`. */
+export type RunKwargs = RunJson["kwargs"];
+export type RunCommand = NonNullable<RunKwargs["command"]>;
 
 export const RunIdParams = z.object({ thread_id: Id, run_id: Id });
 export const StatelessRunIdParams = z.object({ run_id: Id });
@@ -88,9 +101,12 @@ export const RunListQuery = z.object({
   status: z.enum(RUN_STATUSES).optional(),
 });
 
+const CancelActionSchema = z.enum(["interrupt", "rollback"]);
+export type CancelAction = z.infer<typeof CancelActionSchema>;
+
 export const CancelQuery = z.object({
   wait: Truthy,
-  action: z.enum(["interrupt", "rollback"]).default("interrupt"),
+  action: CancelActionSchema.default("interrupt"),
 });
 
 export const JoinStreamQuery = z.object({

@@ -7,7 +7,7 @@ import { assistantNotFound, resolveAssistant } from "../../assistants/resolve.ts
 import { database } from "../../db/client.ts";
 import { threadStub, unwrap } from "../client.ts";
 import { searchThreadIndex } from "../thread-index.ts";
-import type { Outcome } from "../types.ts";
+import { RUN_NOT_FOUND } from "./run-manager.ts";
 import type { RunCreate } from "./schemas.ts";
 import type { CancelAction, CreateRunInput, RunJson } from "./types.ts";
 
@@ -123,7 +123,7 @@ export async function planRun(env: Env, request: RunRequest): Promise<RunPlan> {
       input: run.input ?? null,
       command: run.command ?? null,
       config,
-      context: (run.context ?? {}) as Record<string, unknown>,
+      context: run.context ?? {},
       stream_mode: modes.length ? [...new Set(modes)] : ["values"],
       subgraphs: run.stream_subgraphs ?? false,
       resumable: run.stream_resumable ?? false,
@@ -153,13 +153,9 @@ export async function prepareRun(env: Env, request: RunRequest): Promise<CreateR
   return plan.input;
 }
 
-// Durable Object RPC results lose their generic types; these name them again.
-type Started = Outcome<{ run: RunJson; stream?: ReadableStream<Uint8Array> }>;
-type StartedWaiting = Outcome<{ run: RunJson; body: ReadableStream<Uint8Array> }>;
-
 /** Hands a prepared run to its thread, to run in the background. */
 export async function startRun(env: Env, input: CreateRunInput): Promise<RunJson> {
-  const started = (await threadStub(env, input.workspaceId, input.threadId).createRun(input)) as Started;
+  const started = await threadStub(env, input.workspaceId, input.threadId).createRun(input);
   return unwrap(started, input.threadId).run;
 }
 
@@ -175,7 +171,7 @@ export async function createRunStream(
   options: { cancelOnDisconnect: boolean },
 ): Promise<{ run: RunJson; stream: ReadableStream<Uint8Array> }> {
   const input = await prepareRun(env, request);
-  const started = (await threadStub(env, input.workspaceId, input.threadId).createRunStream(input, options.cancelOnDisconnect)) as Started;
+  const started = await threadStub(env, input.workspaceId, input.threadId).createRunStream(input, options.cancelOnDisconnect);
   const { run, stream } = unwrap(started, input.threadId);
   // A run created with a reader always comes back with its stream.
   if (!stream) throw new Error(`Run ${run.run_id} was created without its stream`);
@@ -185,7 +181,7 @@ export async function createRunStream(
 /** Creates a run and returns its `/wait` body: keep-alive newlines, then its final values or `{__error__}`. */
 export async function createRunWait(env: Env, request: RunRequest): Promise<{ run: RunJson; body: ReadableStream<Uint8Array> }> {
   const input = await prepareRun(env, request);
-  const started = (await threadStub(env, input.workspaceId, input.threadId).createRunWait(input)) as StartedWaiting;
+  const started = await threadStub(env, input.workspaceId, input.threadId).createRunWait(input);
   return unwrap(started, input.threadId);
 }
 
@@ -197,6 +193,34 @@ export async function runToCompletion(env: Env, request: RunRequest): Promise<{ 
   const { run, body } = await createRunWait(env, request);
   const result = JSON.parse(await new Response(body).text()) as Record<string, unknown> | null;
   return { run, result };
+}
+
+/**
+ * The `/join` body of a run: keep-alive newlines, then its final values or `{__error__}`, as JSON
+ * bytes (a state of any size). A run unknown now is not found; one that vanishes while it is
+ * awaited (rolled back) is reported in the body, as `/wait` does.
+ */
+export async function joinRunBody(env: Env, workspaceId: string, threadId: string, runId: string): Promise<ReadableStream<Uint8Array>> {
+  const thread = threadStub(env, workspaceId, threadId);
+  unwrap(await thread.getRun(runId), threadId);
+  return thread.joinRunBody(runId);
+}
+
+/**
+ * Cancels one run of a thread and answers it as it is after the cancel (`wait`: once its execution
+ * stopped). An unknown run is not found.
+ */
+export async function cancelRun(
+  env: Env,
+  workspaceId: string,
+  threadId: string,
+  runId: string,
+  options: { action: CancelAction; wait: boolean },
+): Promise<RunJson> {
+  const run = unwrap(await threadStub(env, workspaceId, threadId).cancelRuns({ runIds: [runId], ...options }), threadId);
+  // The thread answers a cancel of named runs with each of them, or not_found.
+  if (!run) throw notFound(RUN_NOT_FOUND);
+  return run;
 }
 
 /** Busy threads examined at most by one status-only cancel. */
