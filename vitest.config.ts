@@ -1,6 +1,7 @@
 // Unit and integration tests inside workerd (the Workers runtime), against the real bindings.
-import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+
 import { join } from "node:path";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({

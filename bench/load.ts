@@ -1,7 +1,7 @@
 /** The closed-loop load generator: N workers, each issuing the next operation when its last one ends. */
 import { performance } from "node:perf_hooks";
 import type { BenchContext, Scenario } from "./context.ts";
-import { summarize, type LatencySummary } from "./stats.ts";
+import { type LatencySummary, summarize } from "./stats.ts";
 
 export interface LoadOptions {
   concurrency: number;
@@ -38,7 +38,13 @@ async function loop(
   ctx: BenchContext,
   options: LoadOptions,
   until: number,
-  record?: { latencies: Float64Array; count: number; errors: number; firstError?: string; marks: Record<string, number[]> },
+  record?: {
+    latencies: Float64Array;
+    count: number;
+    errors: number;
+    firstError?: string;
+    marks: Record<string, number[]>;
+  },
 ): Promise<void> {
   let issued = 0;
   const worker = async () => {
@@ -66,7 +72,11 @@ async function loop(
  * Runs a scenario under load. Returns its own row, plus one row per mark its operations reported
  * (e.g. `stream:first-event`, time from request to the first event).
  */
-export async function runScenario(scenario: Scenario, ctx: BenchContext, options: LoadOptions): Promise<ScenarioResult[]> {
+export async function runScenario(
+  scenario: Scenario,
+  ctx: BenchContext,
+  options: LoadOptions,
+): Promise<ScenarioResult[]> {
   const base = { scenario: scenario.name, description: scenario.description, concurrency: options.concurrency };
   if (scenario.once) return [await runOnce(scenario, ctx, base)];
   // One unmeasured operation first: a scenario that cannot succeed at all is reported as failed
@@ -92,7 +102,12 @@ export async function runScenario(scenario: Scenario, ctx: BenchContext, options
   const elapsedMs = performance.now() - start;
 
   const summary = summarize(record.latencies.subarray(0, record.count), record.errors, elapsedMs);
-  const main = { ...base, ...summary, elapsedS: elapsedMs / 1000, ...(record.firstError ? { firstError: record.firstError } : {}) };
+  const main = {
+    ...base,
+    ...summary,
+    elapsedS: elapsedMs / 1000,
+    ...(record.firstError ? { firstError: record.firstError } : {}),
+  };
   const marks = Object.entries(record.marks).map(([name, values]) => ({
     ...base,
     scenario: `${scenario.name}:${name}`,
@@ -103,13 +118,22 @@ export async function runScenario(scenario: Scenario, ctx: BenchContext, options
 }
 
 /** A one-shot scenario: setup, then one measured operation; its figures are in `ctx.notes`. */
-async function runOnce(scenario: Scenario, ctx: BenchContext, base: { scenario: string; description: string; concurrency: number }): Promise<ScenarioResult> {
+async function runOnce(
+  scenario: Scenario,
+  ctx: BenchContext,
+  base: { scenario: string; description: string; concurrency: number },
+): Promise<ScenarioResult> {
   try {
     await scenario.setup?.(ctx);
     const start = performance.now();
     await scenario.run(ctx);
     const elapsedMs = performance.now() - start;
-    return { ...base, ...summarize(Float64Array.of(elapsedMs), 0, elapsedMs), elapsedS: elapsedMs / 1000, notes: [...ctx.notes] };
+    return {
+      ...base,
+      ...summarize(Float64Array.of(elapsedMs), 0, elapsedMs),
+      elapsedS: elapsedMs / 1000,
+      notes: [...ctx.notes],
+    };
   } catch (error) {
     return { ...base, ...summarize([], 0, 0), elapsedS: 0, failed: describeError(error), notes: [...ctx.notes] };
   }

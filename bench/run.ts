@@ -2,17 +2,18 @@
 //                 [--scenario name]... [--var NAME=value]... [--json]`
 // Without --url it starts the platform on a fresh local state (wrangler dev on loopback), runs the
 // scenarios against it and stops it again. With --url it only ever talks to that server.
-import { Client } from "@langchain/langgraph-sdk";
+
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { availableParallelism, cpus } from "node:os";
 import { delimiter, dirname } from "node:path";
 import { parseArgs } from "node:util";
+import { Client } from "@langchain/langgraph-sdk";
 import { scratchDir } from "../scripts/lib/scratch.ts";
-import { DEV_API_KEY, startLocalServer, type LocalServer } from "../scripts/lib/wrangler.ts";
+import { DEV_API_KEY, type LocalServer, startLocalServer } from "../scripts/lib/wrangler.ts";
+import { type BenchContext, makeRequest, type Scenario } from "./context.ts";
 import { runScenario, type ScenarioResult } from "./load.ts";
 import { formatTable } from "./report.ts";
-import { type BenchContext, makeRequest, type Scenario } from "./context.ts";
 import { findScenario, SCENARIOS } from "./scenarios.ts";
 
 const HELP = `Usage: npm run bench -- [options]
@@ -90,17 +91,24 @@ function parseOptions(argv: string[]): Options | "help" | "list" {
     } catch {
       throw new UsageError(`invalid --url: ${values.url}`);
     }
-    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new UsageError(`--url must be http(s): ${values.url}`);
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+      throw new UsageError(`--url must be http(s): ${values.url}`);
     // Keep any path prefix (a server behind a proxy), drop the trailing slash so paths join cleanly.
     url = `${parsed.origin}${parsed.pathname}`.replace(/\/+$/, "");
   }
 
-  const names = (values.scenario ?? []).flatMap((value) => value.split(",")).map((name) => name.trim()).filter(Boolean);
-  const scenarios = names.length ? [...new Set(names)].map((name) => {
-    const scenario = findScenario(name);
-    if (!scenario) throw new UsageError(`unknown scenario "${name}"; available: ${SCENARIOS.map((s) => s.name).join(", ")}`);
-    return scenario;
-  }) : [...SCENARIOS];
+  const names = (values.scenario ?? [])
+    .flatMap((value) => value.split(","))
+    .map((name) => name.trim())
+    .filter(Boolean);
+  const scenarios = names.length
+    ? [...new Set(names)].map((name) => {
+        const scenario = findScenario(name);
+        if (!scenario)
+          throw new UsageError(`unknown scenario "${name}"; available: ${SCENARIOS.map((s) => s.name).join(", ")}`);
+        return scenario;
+      })
+    : [...SCENARIOS];
 
   const vars: Record<string, string> = {};
   for (const entry of values.var ?? []) {
@@ -108,7 +116,8 @@ function parseOptions(argv: string[]): Options | "help" | "list" {
     if (!match) throw new UsageError(`invalid --var ${entry}: expected NAME=value`);
     vars[match[1]] = match[2];
   }
-  if (url && Object.keys(vars).length) throw new UsageError("--var sets the local server's vars; it has no effect with --url");
+  if (url && Object.keys(vars).length)
+    throw new UsageError("--var sets the local server's vars; it has no effect with --url");
 
   return {
     url,
@@ -118,7 +127,12 @@ function parseOptions(argv: string[]): Options | "help" | "list" {
     warmupMs: numberOption(values.warmup, "warmup", 1, (n) => n >= 0 && n <= 600) * 1000,
     concurrency: numberOption(values.concurrency, "concurrency", 8, (n) => Number.isInteger(n) && n >= 1 && n <= 1024),
     concurrencyForced: values.concurrency !== undefined,
-    maxOps: numberOption(values["max-ops"], "max-ops", 200_000, (n) => Number.isInteger(n) && n >= 1 && n <= 10_000_000),
+    maxOps: numberOption(
+      values["max-ops"],
+      "max-ops",
+      200_000,
+      (n) => Number.isInteger(n) && n >= 1 && n <= 10_000_000,
+    ),
     scenarios,
     json: values.json ?? false,
   };
@@ -188,7 +202,11 @@ async function main(): Promise<number> {
       server = await startLocalServer({
         persistTo: stateDir,
         // A throw-away key for bulk-export credentials (the state dir is deleted afterwards anyway).
-        vars: { EXPORT_ENCRYPTION_KEY: randomBytes(24).toString("base64url"), ...options.vars, BOOTSTRAP_API_KEY: options.apiKey },
+        vars: {
+          EXPORT_ENCRYPTION_KEY: randomBytes(24).toString("base64url"),
+          ...options.vars,
+          BOOTSTRAP_API_KEY: options.apiKey,
+        },
         // wrangler dev runs the [build] command with the `node` on PATH: make it this Node 22, even
         // when the bench is started as `node bench/run.ts` outside npm (which would put
         // node_modules/.bin first).
@@ -200,22 +218,41 @@ async function main(): Promise<number> {
           if (serverLog.length > SERVER_LOG_LINES) serverLog.splice(0, serverLog.length - SERVER_LOG_LINES);
         },
       }).catch((error: Error) => {
-        throw new Error(`the local server did not start: ${error.message}\n--- wrangler output ---\n${serverLog.join("\n")}`);
+        throw new Error(
+          `the local server did not start: ${error.message}\n--- wrangler output ---\n${serverLog.join("\n")}`,
+        );
       });
       url = server.url;
-      log(`Server up at ${url} after ${((Date.now() - started) / 1000).toFixed(1)} s (wrangler pid ${server.child.pid})`);
+      log(
+        `Server up at ${url} after ${((Date.now() - started) / 1000).toFixed(1)} s (wrangler pid ${server.child.pid})`,
+      );
     }
 
     const env = environmentLine(options, url, !options.url);
     log(env);
-    const client = new Client({ apiUrl: url, apiKey: options.apiKey, timeoutMs: OP_TIMEOUT_MS, callerOptions: { maxRetries: 0 } });
+    const client = new Client({
+      apiUrl: url,
+      apiKey: options.apiKey,
+      timeoutMs: OP_TIMEOUT_MS,
+      callerOptions: { maxRetries: 0 },
+    });
     const request = makeRequest(url, options.apiKey, OP_TIMEOUT_MS);
 
     for (const scenario of options.scenarios) {
       if (controller.signal.aborted) break;
       log(`- ${scenario.name}: ${scenario.description}`);
       // A fresh state object per scenario so setups cannot leak into each other.
-      const ctx: BenchContext = { baseUrl: url, apiKey: options.apiKey, client, timeoutMs: OP_TIMEOUT_MS, state: {}, request, serverPid: server?.child.pid, notes: [], serverLog: () => [...exportLog] };
+      const ctx: BenchContext = {
+        baseUrl: url,
+        apiKey: options.apiKey,
+        client,
+        timeoutMs: OP_TIMEOUT_MS,
+        state: {},
+        request,
+        serverPid: server?.child.pid,
+        notes: [],
+        serverLog: () => [...exportLog],
+      };
       const result = await runScenario(scenario, ctx, {
         concurrency: options.concurrencyForced ? options.concurrency : (scenario.concurrency ?? options.concurrency),
         durationMs: options.durationMs,
@@ -227,8 +264,10 @@ async function main(): Promise<number> {
     }
 
     const notes = ["Latencies and ops/s cover successful operations; errors are non-2xx responses or exceptions."];
-    for (const result of results) if (result.notes?.length) notes.push("", `${result.scenario}:`, ...result.notes.map((line) => `  ${line}`));
-    if (controller.signal.aborted) notes.push("Interrupted: the last scenario covers a partial run; later ones did not run.");
+    for (const result of results)
+      if (result.notes?.length) notes.push("", `${result.scenario}:`, ...result.notes.map((line) => `  ${line}`));
+    if (controller.signal.aborted)
+      notes.push("Interrupted: the last scenario covers a partial run; later ones did not run.");
     const table = `${env}\n\n${formatTable(results)}\n\n${notes.join("\n")}`;
     if (options.json) {
       log(`\n${table}`);

@@ -4,14 +4,15 @@
  * 1,000,000) is loaded, then exported to a local S3 peer: with the default fields, then twice without
  * inputs/outputs. DuckDB then writes the same rows to Parquet itself (best of three), for comparison.
  */
-import { DuckDBInstance } from "@duckdb/node-api";
-import { uuid7FromTime } from "langsmith";
+
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { DuckDBInstance } from "@duckdb/node-api";
+import { uuid7FromTime } from "langsmith";
 import { PROJECT_ROOT } from "../scripts/lib/deployment.ts";
+import { type S3Peer, startS3Peer } from "../scripts/lib/s3-peer/index.ts";
 import { EXPORT_FIELDS } from "../src/export/columns.ts";
-import { startS3Peer, type S3Peer } from "../scripts/lib/s3-peer/index.ts";
 import type { BenchContext, Scenario } from "./context.ts";
 
 const RUNS = Number(process.env.BENCH_EXPORT_RUNS ?? 1_000_000);
@@ -45,9 +46,19 @@ function batch(projectId: string, first: number, count: number) {
       trace_id: rootId,
       parent_run_id: position === 0 ? undefined : rootId,
       dotted_order: position === 0 ? rootOrder : `${rootOrder}.${stamp(start)}${id}`,
-      inputs: { messages: [{ role: "user", content: `Where is my order #${n}? It was due yesterday and the tracking page shows nothing.` }] },
+      inputs: {
+        messages: [
+          {
+            role: "user",
+            content: `Where is my order #${n}? It was due yesterday and the tracking page shows nothing.`,
+          },
+        ],
+      },
       outputs: llm
-        ? { generations: [[{ text: `Order #${n} left the warehouse this morning; expect it tomorrow.` }]], usage_metadata: { input_tokens: 40, output_tokens: 18, total_tokens: 58 } }
+        ? {
+            generations: [[{ text: `Order #${n} left the warehouse this morning; expect it tomorrow.` }]],
+            usage_metadata: { input_tokens: 40, output_tokens: 18, total_tokens: 58 },
+          }
         : { result: `order ${n}: shipped` },
       extra: { metadata: { thread_id: `thread-${traceIndex % 5000}`, user: `user-${traceIndex % 300}` } },
       tags: position === 1 ? ["production"] : [],
@@ -74,7 +85,15 @@ function workerdRss(groupId: number): Map<number, number> {
   return sizes;
 }
 
-type ExportResult = { seconds: number; rows: number; bytes: number; files: number; rssPeakKb: number; rssBeforeKb: number; wasmPeakBytes: number | null };
+type ExportResult = {
+  seconds: number;
+  rows: number;
+  bytes: number;
+  files: number;
+  rssPeakKb: number;
+  rssBeforeKb: number;
+  wasmPeakBytes: number | null;
+};
 
 /** The largest encoder memory the writer logged for files of this export. */
 function wasmPeak(ctx: BenchContext, exportPrefix: string): number | null {
@@ -95,7 +114,14 @@ async function runExport(ctx: BenchContext, fields: string[] | null): Promise<Ex
     end_time: new Date(Date.parse(`${DAY}T00:00:00Z`) + 86_400_000).toISOString(),
     ...(fields ? { export_fields: fields } : {}),
   };
-  const created = (await (await ctx.request("/api/v1/bulk-exports", { auth: true, method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) })).json()) as { id: string };
+  const created = (await (
+    await ctx.request("/api/v1/bulk-exports", {
+      auth: true,
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    })
+  ).json()) as { id: string };
   const before = ctx.serverPid ? workerdRss(ctx.serverPid) : new Map<number, number>();
   const peaks = new Map(before);
   const sampler = setInterval(() => {
@@ -106,9 +132,12 @@ async function runExport(ctx: BenchContext, fields: string[] | null): Promise<Ex
   try {
     await ctx.request("/cdn-cgi/handler/scheduled?cron=*+*+*+*+*");
     for (;;) {
-      const exported = (await (await ctx.request(`/api/v1/bulk-exports/${created.id}`, { auth: true })).json()) as { status: string };
+      const exported = (await (await ctx.request(`/api/v1/bulk-exports/${created.id}`, { auth: true })).json()) as {
+        status: string;
+      };
       if (exported.status === "Completed") break;
-      if (exported.status !== "Running" && exported.status !== "Created") throw new Error(`export ended ${exported.status}`);
+      if (exported.status !== "Running" && exported.status !== "Created")
+        throw new Error(`export ended ${exported.status}`);
       if (performance.now() - start > EXPORT_TIMEOUT_MS) throw new Error("export did not finish in time");
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -143,7 +172,11 @@ async function runExport(ctx: BenchContext, fields: string[] | null): Promise<Ex
 }
 
 /** DuckDB writing the same rows: load the export's files (not timed), then time COPY … TO parquet. */
-async function duckdbWrite(peer: S3Peer, exportId: string, folder: string): Promise<{ all: number; noPayloads: number }> {
+async function duckdbWrite(
+  peer: S3Peer,
+  exportId: string,
+  folder: string,
+): Promise<{ all: number; noPayloads: number }> {
   const client = peer.client();
   for (const object of await client.listObjects(`bench/export_id=${exportId}/`)) {
     if (!object.key.endsWith(".parquet")) continue;
@@ -154,7 +187,9 @@ async function duckdbWrite(peer: S3Peer, exportId: string, folder: string): Prom
   const instance = await DuckDBInstance.create();
   const db = await instance.connect();
   try {
-    await db.run(`CREATE TABLE runs AS SELECT * FROM read_parquet('${folder}/in/*.parquet', hive_partitioning = false)`);
+    await db.run(
+      `CREATE TABLE runs AS SELECT * FROM read_parquet('${folder}/in/*.parquet', hive_partitioning = false)`,
+    );
     // The best of three: DuckDB's time varies from run to run on a shared machine, and its best is
     // the strictest yardstick.
     const time = async (select: string, file: string) => {
@@ -187,10 +222,22 @@ export const EXPORT_SCENARIOS: Scenario[] = [
       const peer = await startS3Peer();
       ctx.state.peer = peer;
       const json = async (path: string, body: unknown) =>
-        (await (await ctx.request(path, { auth: true, method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) })).json()) as { id: string };
+        (await (
+          await ctx.request(path, {
+            auth: true,
+            method: "POST",
+            headers: { "Content-Type": "application/json" },
+            body: JSON.stringify(body),
+          })
+        ).json()) as { id: string };
       const destination = await json("/api/v1/bulk-exports/destinations", {
         display_name: "bench",
-        config: { bucket_name: peer.bucket, prefix: "bench", endpoint_url: peer.endpoint, config_kwargs_s3: { addressing_style: "path" } },
+        config: {
+          bucket_name: peer.bucket,
+          prefix: "bench",
+          endpoint_url: peer.endpoint,
+          config_kwargs_s3: { addressing_style: "path" },
+        },
         credentials: { access_key_id: peer.accessKeyId, secret_access_key: peer.secretAccessKey },
       });
       const project = await json("/api/v1/sessions", { name: `bench-export-${Date.now()}` });
@@ -202,12 +249,20 @@ export const EXPORT_SCENARIOS: Scenario[] = [
           const first = next;
           next += RUNS_PER_REQUEST;
           const count = Math.min(RUNS_PER_REQUEST, RUNS - first);
-          await ctx.request("/api/v1/runs/batch", { auth: true, method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ post: batch(project.id, first, count) }) });
-          if ((first / RUNS_PER_REQUEST) % 100 === 0) process.stderr.write(`  loaded ${first.toLocaleString("en")} runs\n`);
+          await ctx.request("/api/v1/runs/batch", {
+            auth: true,
+            method: "POST",
+            headers: { "Content-Type": "application/json" },
+            body: JSON.stringify({ post: batch(project.id, first, count) }),
+          });
+          if ((first / RUNS_PER_REQUEST) % 100 === 0)
+            process.stderr.write(`  loaded ${first.toLocaleString("en")} runs\n`);
         }
       };
       await Promise.all(Array.from({ length: LOADERS }, loader));
-      ctx.notes.push(`loaded ${RUNS.toLocaleString("en")} runs in ${((performance.now() - started) / 1000).toFixed(0)} s (POST /runs/batch, ${RUNS_PER_REQUEST} per request)`);
+      ctx.notes.push(
+        `loaded ${RUNS.toLocaleString("en")} runs in ${((performance.now() - started) / 1000).toFixed(0)} s (POST /runs/batch, ${RUNS_PER_REQUEST} per request)`,
+      );
     },
     run: async (ctx) => {
       const peer = ctx.state.peer as S3Peer;

@@ -47,9 +47,14 @@ export const RUN_SCENARIOS: Scenario[] = [
     concurrency: 16,
     run: async (ctx) => {
       const thread = await ctx.client.threads.create();
-      const paused = (await ctx.client.runs.wait(thread.thread_id, "steps", { input: { ask_human: true } })) as Record<string, unknown>;
+      const paused = (await ctx.client.runs.wait(thread.thread_id, "steps", { input: { ask_human: true } })) as Record<
+        string,
+        unknown
+      >;
       if (!Array.isArray(paused.__interrupt__)) throw new Error("steps did not pause at its interrupt");
-      const done = (await ctx.client.runs.wait(thread.thread_id, "steps", { command: { resume: "approved" } })) as Record<string, unknown>;
+      const done = (await ctx.client.runs.wait(thread.thread_id, "steps", {
+        command: { resume: "approved" },
+      })) as Record<string, unknown>;
       if (done.answer !== "approved") throw new Error("resume value not stored");
     },
   },

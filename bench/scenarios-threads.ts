@@ -11,7 +11,14 @@ async function longConversation(ctx: BenchContext): Promise<string> {
     supersteps.push({
       updates: [
         {
-          values: { messages: [{ type: human ? "human" : "ai", content: `${human ? "question" : "answer"} ${turn}: ${"lorem ipsum ".repeat(8)}` }] },
+          values: {
+            messages: [
+              {
+                type: human ? "human" : "ai",
+                content: `${human ? "question" : "answer"} ${turn}: ${"lorem ipsum ".repeat(8)}`,
+              },
+            ],
+          },
           asNode: human ? "__start__" : "respond",
         },
       ],
@@ -28,7 +35,11 @@ async function shortStateThread(ctx: BenchContext): Promise<string> {
   for (let i = 0; i < 149; i++) {
     supersteps.push({ updates: [{ values: { items: [`item ${i}`] }, asNode: i === 0 ? "__start__" : nodes[i % 3] }] });
   }
-  const thread = await ctx.client.threads.create({ graphId: "steps", supersteps, metadata: { bench: "history-small" } });
+  const thread = await ctx.client.threads.create({
+    graphId: "steps",
+    supersteps,
+    metadata: { bench: "history-small" },
+  });
   return thread.thread_id;
 }
 
@@ -37,7 +48,10 @@ export const THREAD_SCENARIOS: Scenario[] = [
     name: "threads-create",
     description: "client.threads.create({metadata}) at concurrency 16",
     concurrency: 16,
-    run: async (ctx) => void (await ctx.client.threads.create({ metadata: { bench: "create", user: `u${Math.floor(Math.random() * 100)}` } })),
+    run: async (ctx) =>
+      void (await ctx.client.threads.create({
+        metadata: { bench: "create", user: `u${Math.floor(Math.random() * 100)}` },
+      })),
   },
   {
     name: "threads-get",
@@ -46,7 +60,11 @@ export const THREAD_SCENARIOS: Scenario[] = [
     setup: async (ctx) => {
       const created = [];
       for (let i = 0; i < 200; i += 20) {
-        created.push(...(await Promise.all(Array.from({ length: 20 }, () => ctx.client.threads.create({ metadata: { bench: "get" } })))));
+        created.push(
+          ...(await Promise.all(
+            Array.from({ length: 20 }, () => ctx.client.threads.create({ metadata: { bench: "get" } })),
+          )),
+        );
       }
       ctx.state.threadIds = created.map((t) => t.thread_id);
     },
@@ -60,7 +78,10 @@ export const THREAD_SCENARIOS: Scenario[] = [
     description: "client.threads.search({metadata: {bench, user}, limit 10}) at concurrency 16",
     concurrency: 16,
     run: async (ctx) =>
-      void (await ctx.client.threads.search({ metadata: { bench: "create", user: `u${Math.floor(Math.random() * 100)}` }, limit: 10 })),
+      void (await ctx.client.threads.search({
+        metadata: { bench: "create", user: `u${Math.floor(Math.random() * 100)}` },
+        limit: 10,
+      })),
   },
   {
     name: "history-100",

@@ -12,7 +12,8 @@ export const RUNS_PER_BATCH = 100;
 const QUERY_DAY_RUNS = Number(process.env.BENCH_QUERY_RUNS ?? 100_000);
 
 const PROMPT = "Summarise the following support ticket and propose a next step for the on-call engineer. ".repeat(4);
-const ANSWER = "The customer reports intermittent 502s from the EU edge after the last deploy; roll back the cache rule. ".repeat(4);
+const ANSWER =
+  "The customer reports intermittent 502s from the EU edge after the last deploy; roll back the cache rule. ".repeat(4);
 
 /**
  * One trace of realistic size (~1.5 KB per run): an agent root, then model and tool calls under it.
@@ -39,7 +40,12 @@ function trace(project: string, day: string, index: number): RunCreate[] {
       dotted_order: i === 0 ? rootOrder : `${rootOrder}.${stamp(at)}${id}`,
       parent_run_id: i === 0 ? undefined : rootId,
       inputs: { messages: [{ role: "user", content: `${PROMPT}#${index}.${i}` }] },
-      outputs: llm ? { generations: [[{ text: ANSWER }]], usage_metadata: { input_tokens: 120, output_tokens: 40, total_tokens: 160 } } : { result: ANSWER },
+      outputs: llm
+        ? {
+            generations: [[{ text: ANSWER }]],
+            usage_metadata: { input_tokens: 120, output_tokens: 40, total_tokens: 160 },
+          }
+        : { result: ANSWER },
       extra: { metadata: { thread_id: `thread-${index % 500}`, user: `user-${index % 50}` } },
       tags: i % 10 === 1 ? ["production"] : [],
     } as RunCreate);
@@ -48,7 +54,12 @@ function trace(project: string, day: string, index: number): RunCreate[] {
 }
 
 function sdkClient(ctx: BenchContext, fetchImplementation?: typeof fetch): Client {
-  return new Client({ apiUrl: `${ctx.baseUrl}/api/v1`, apiKey: ctx.apiKey, autoBatchTracing: false, fetchImplementation });
+  return new Client({
+    apiUrl: `${ctx.baseUrl}/api/v1`,
+    apiKey: ctx.apiKey,
+    autoBatchTracing: false,
+    fetchImplementation,
+  });
 }
 
 /** Distinct SDK batches prepared for `ingest-server` (BENCH_INGEST_BATCHES overrides). */
@@ -67,10 +78,14 @@ async function captureSdkBatches(ctx: BenchContext, project: string, count: numb
     if (!url.endsWith("/runs/multipart")) return fetch(input, init);
     const request = new Request(url, init);
     batches.push({ headers: request.headers, body: await request.arrayBuffer() });
-    return new Response(JSON.stringify({ accepted: RUNS_PER_BATCH, errors: [] }), { status: 202, headers: { "Content-Type": "application/json" } });
+    return new Response(JSON.stringify({ accepted: RUNS_PER_BATCH, errors: [] }), {
+      status: 202,
+      headers: { "Content-Type": "application/json" },
+    });
   };
   const client = sdkClient(ctx, capture);
-  for (let i = 0; i < count; i++) await client.multipartIngestRuns({ runCreates: trace(project, "2026-11-18", i) }, { useGzip: true });
+  for (let i = 0; i < count; i++)
+    await client.multipartIngestRuns({ runCreates: trace(project, "2026-11-18", i) }, { useGzip: true });
   return batches;
 }
 
@@ -91,7 +106,10 @@ export const TRACING_SCENARIOS: Scenario[] = [
     run: async (ctx) => {
       const state = ctx.state as { client: Client; project: string; next: number };
       // gzip, as the SDK's default (batched) path does when /info advertises it.
-      await state.client.multipartIngestRuns({ runCreates: trace(state.project, "2026-11-20", state.next++) }, { useGzip: true });
+      await state.client.multipartIngestRuns(
+        { runCreates: trace(state.project, "2026-11-20", state.next++) },
+        { useGzip: true },
+      );
     },
   },
   {
@@ -101,18 +119,27 @@ export const TRACING_SCENARIOS: Scenario[] = [
     setup: async (ctx) => {
       const project = `bench-ingest-server-${Date.now()}`;
       const batches = await captureSdkBatches(ctx, project, SERVER_BATCHES);
-      if (batches.length !== SERVER_BATCHES) throw new Error(`captured ${batches.length} of ${SERVER_BATCHES} SDK batches`);
-      if (batches[0].headers.get("content-encoding") !== "gzip") throw new Error("the SDK did not gzip its batches; is /api/v1/info advertising gzip?");
+      if (batches.length !== SERVER_BATCHES)
+        throw new Error(`captured ${batches.length} of ${SERVER_BATCHES} SDK batches`);
+      if (batches[0].headers.get("content-encoding") !== "gzip")
+        throw new Error("the SDK did not gzip its batches; is /api/v1/info advertising gzip?");
       Object.assign(ctx.state, { batches, next: 0 });
     },
     run: async (ctx) => {
       const state = ctx.state as { batches: CapturedBatch[]; next: number };
       // Every operation ingests new runs; past the prepared batches it would only re-post (idempotent) ones.
-      if (state.next >= state.batches.length) throw new Error(`out of prepared batches; raise BENCH_INGEST_BATCHES above ${state.batches.length}`);
+      if (state.next >= state.batches.length)
+        throw new Error(`out of prepared batches; raise BENCH_INGEST_BATCHES above ${state.batches.length}`);
       const batch = state.batches[state.next++];
-      const response = await ctx.request("/api/v1/runs/multipart", { auth: true, method: "POST", headers: batch.headers, body: batch.body });
+      const response = await ctx.request("/api/v1/runs/multipart", {
+        auth: true,
+        method: "POST",
+        headers: batch.headers,
+        body: batch.body,
+      });
       const result = (await response.json()) as { accepted: number; errors: unknown[] };
-      if (result.accepted !== RUNS_PER_BATCH || result.errors.length) throw new Error(`ingest answered ${JSON.stringify(result).slice(0, 200)}`);
+      if (result.accepted !== RUNS_PER_BATCH || result.errors.length)
+        throw new Error(`ingest answered ${JSON.stringify(result).slice(0, 200)}`);
     },
   },
   {
@@ -128,7 +155,9 @@ export const TRACING_SCENARIOS: Scenario[] = [
         while (next < batches) await client.multipartIngestRuns({ runCreates: trace(project, "2026-11-19", next++) });
       };
       await Promise.all(Array.from({ length: 8 }, worker));
-      const sessions = (await (await ctx.request(`/api/v1/sessions?name=${project}`, { auth: true })).json()) as { id: string }[];
+      const sessions = (await (await ctx.request(`/api/v1/sessions?name=${project}`, { auth: true })).json()) as {
+        id: string;
+      }[];
       ctx.state.session = sessions[0].id;
     },
     run: async (ctx) => {
@@ -136,7 +165,12 @@ export const TRACING_SCENARIOS: Scenario[] = [
         auth: true,
         method: "POST",
         headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ session: [ctx.state.session], filter: 'and(eq(run_type, "llm"), gt(latency, "2s"), has(tags, "production"))', limit: 20, select: ["name", "start_time", "latency"] }),
+        body: JSON.stringify({
+          session: [ctx.state.session],
+          filter: 'and(eq(run_type, "llm"), gt(latency, "2s"), has(tags, "production"))',
+          limit: 20,
+          select: ["name", "start_time", "latency"],
+        }),
       });
       const page = (await response.json()) as { runs: unknown[] };
       if (page.runs.length === 0) throw new Error("the filtered query found no runs");

@@ -1,5 +1,5 @@
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
-import { MessagesAnnotation, StateGraph, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { type LangGraphRunnableConfig, MessagesAnnotation, StateGraph } from "@langchain/langgraph";
 
 /**
  * A graph factory: the platform calls it with the run's config (and with the thread's config for

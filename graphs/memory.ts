@@ -1,5 +1,5 @@
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
-import { MessagesAnnotation, StateGraph, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { type LangGraphRunnableConfig, MessagesAnnotation, StateGraph } from "@langchain/langgraph";
 
 /**
  * Long-term memory through the platform's store: every human message is saved under

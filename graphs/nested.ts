@@ -1,4 +1,4 @@
-import { Annotation, StateGraph, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { Annotation, type LangGraphRunnableConfig, StateGraph } from "@langchain/langgraph";
 
 /**
  * A graph with a subgraph, for `stream_subgraphs` (events named `<mode>|child:<task id>`), and a node
@@ -28,7 +28,10 @@ function observe(_state: typeof State.State, config: LangGraphRunnableConfig) {
     ),
   );
   const authIdentity = identity("langgraph_auth_user") ?? identity("platform_auth_user") ?? null;
-  return { seen: { ...seen, metadata_run_id: config.metadata?.run_id ?? null, auth_identity: authIdentity }, trail: ["observe"] };
+  return {
+    seen: { ...seen, metadata_run_id: config.metadata?.run_id ?? null, auth_identity: authIdentity },
+    trail: ["observe"],
+  };
 }
 
 export const graph = new StateGraph(State)

@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BuildError, buildDeployment, configPathFromArgs, PROJECT_ROOT } from "./lib/deployment.ts";
-import { configuredCrons, localBaseUrl, startMinuteTicker, type MinuteTicker } from "./lib/minute-tick.ts";
+import { configuredCrons, localBaseUrl, type MinuteTicker, startMinuteTicker } from "./lib/minute-tick.ts";
 import { applyLocalMigrations, DEV_API_KEY, offlineEnv, spawnWrangler, waitForOk } from "./lib/wrangler.ts";
 
 const argv = process.argv.slice(2);
@@ -78,7 +78,9 @@ try {
   const expressions = await crons;
   if (expressions.length) {
     ticker = startMinuteTicker({ baseUrl, crons: expressions });
-    console.log(`Firing the scheduled handler at every minute boundary for crons ${expressions.map((c) => `"${c}"`).join(", ")}, as the deployed Cron Trigger does`);
+    console.log(
+      `Firing the scheduled handler at every minute boundary for crons ${expressions.map((c) => `"${c}"`).join(", ")}, as the deployed Cron Trigger does`,
+    );
   }
 } catch (error) {
   if (child.exitCode === null) console.error(`No minute tick: ${(error as Error).message}`);

@@ -1,26 +1,26 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { requestId } from "hono/request-id";
-import { systemRoutes } from "./system/routes.ts";
+import { a2aRoutes } from "./a2a/routes.ts";
+import { assistantRoutes } from "./assistants/routes.ts";
 import { authenticate } from "./auth/api-key-auth.ts";
+import { cronRoutes } from "./crons/routes.ts";
 import { deployment } from "./deployment/index.ts";
+import { bulkExportRoutes } from "./export/routes.ts";
 import type { AppEnv } from "./http/app-env.ts";
 import { limitBodySize } from "./http/body-limit.ts";
-import { limitUrlLength } from "./http/url-limit.ts";
 import { corsMiddleware } from "./http/cors.ts";
 import { mountDocs } from "./http/docs.ts";
 import { onError, onNotFound } from "./http/error-handler.ts";
 import { httpMetrics } from "./http/metrics.ts";
+import { limitUrlLength } from "./http/url-limit.ts";
+import { mcpRoutes } from "./mcp/routes.ts";
+import { storeRoutes } from "./store/routes.ts";
+import { systemRoutes } from "./system/routes.ts";
 import { tenancyRoutes } from "./tenancy/routes.ts";
 import { threadRoutes } from "./threads/routes.ts";
 import { runRoutes } from "./threads/runs/routes.ts";
-import { assistantRoutes } from "./assistants/routes.ts";
-import { storeRoutes } from "./store/routes.ts";
-import { cronRoutes } from "./crons/routes.ts";
-import { mcpRoutes } from "./mcp/routes.ts";
-import { a2aRoutes } from "./a2a/routes.ts";
 import { sessionRoutes } from "./tracing/projects/routes.ts";
 import { tracingRunRoutes } from "./tracing/routes.ts";
-import { bulkExportRoutes } from "./export/routes.ts";
 
 /** Paths reachable without credentials. Everything else is declared with `secured(...)`. */
 export const PUBLIC_PATHS = ["/ok", "/info", "/api/v1/info", "/docs", "/openapi.json"] as const;
@@ -36,7 +36,20 @@ export function createApp() {
   app.use("*", limitBodySize);
   app.use("*", authenticate(isPublic));
 
-  const resources = [systemRoutes, tenancyRoutes, threadRoutes, runRoutes, assistantRoutes, storeRoutes, cronRoutes, mcpRoutes, a2aRoutes, sessionRoutes, tracingRunRoutes, bulkExportRoutes];
+  const resources = [
+    systemRoutes,
+    tenancyRoutes,
+    threadRoutes,
+    runRoutes,
+    assistantRoutes,
+    storeRoutes,
+    cronRoutes,
+    mcpRoutes,
+    a2aRoutes,
+    sessionRoutes,
+    tracingRunRoutes,
+    bulkExportRoutes,
+  ];
   for (const routes of resources) app.route("/", routes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "ApiKeyAuth", {

@@ -1,22 +1,22 @@
-import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { AsyncLocalStorage } from "node:async_hooks";
+import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { createApp } from "./app.ts";
 import { runTick, type TickJob } from "./background/cron.ts";
 import { dispatchQueueBatch, type WorkHandler } from "./background/queue.ts";
-import { applyDeploymentEnv } from "./deployment/index.ts";
-import { database } from "./db/client.ts";
-import { sweepExpiredItems } from "./store/store.ts";
 import { fireDueCrons } from "./crons/service.ts";
+import { database } from "./db/client.ts";
+import { applyDeploymentEnv } from "./deployment/index.ts";
+import { EXPORT_RUN_MESSAGE, type ExportRunMessage, handleExportRun } from "./export/partition-writer.ts";
 import { exportTick } from "./export/planner.ts";
-import { EXPORT_RUN_MESSAGE, handleExportRun, type ExportRunMessage } from "./export/partition-writer.ts";
+import { sweepExpiredItems } from "./store/store.ts";
 
 // Wrangler bundles LangGraph's web build, which never registers AsyncLocalStorage; without this,
 // interrupt(), getStore() and getWriter() fail with "Called interrupt() outside the context of a graph".
 AsyncLocalStorageProviderSingleton.initializeGlobalInstance(new AsyncLocalStorage());
 applyDeploymentEnv();
 
-export { ThreadDO } from "./threads/thread-do.ts";
 export { MetricsDO } from "./observability/metrics-do.ts";
+export { ThreadDO } from "./threads/thread-do.ts";
 export { TraceShardDO } from "./tracing/trace-shard-do.ts";
 
 const app = createApp();

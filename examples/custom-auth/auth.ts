@@ -5,7 +5,12 @@ import { Auth, HTTPException } from "@langchain/langgraph-sdk/auth";
  * `github_token` stands for a secret the handler fetches for the user's graphs to use.
  */
 const USERS: Record<string, { identity: string; display_name: string; permissions: string[]; github_token: string }> = {
-  "token-alice": { identity: "alice", display_name: "Alice", permissions: ["threads:write"], github_token: "ghp_alice_secret" },
+  "token-alice": {
+    identity: "alice",
+    display_name: "Alice",
+    permissions: ["threads:write"],
+    github_token: "ghp_alice_secret",
+  },
   "token-bob": { identity: "bob", display_name: "Bob", permissions: [], github_token: "ghp_bob_secret" },
 };
 

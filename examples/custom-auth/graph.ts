@@ -1,4 +1,4 @@
-import { Annotation, StateGraph, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { Annotation, type LangGraphRunnableConfig, StateGraph } from "@langchain/langgraph";
 
 type User = { identity: string; display_name?: string; permissions?: string[]; github_token?: string };
 

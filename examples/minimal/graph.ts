@@ -1,4 +1,4 @@
-import { Annotation, StateGraph, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { Annotation, type LangGraphRunnableConfig, StateGraph } from "@langchain/langgraph";
 
 const CounterState = Annotation.Root({
   count: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }),

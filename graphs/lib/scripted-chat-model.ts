@@ -1,12 +1,6 @@
 import type { CallbackManagerForLLMRun } from "@langchain/core/callbacks/manager";
 import { BaseChatModel, type BaseChatModelCallOptions } from "@langchain/core/language_models/chat_models";
-import {
-  AIMessage,
-  AIMessageChunk,
-  HumanMessage,
-  ToolMessage,
-  type BaseMessage,
-} from "@langchain/core/messages";
+import { AIMessage, AIMessageChunk, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 
@@ -66,7 +60,15 @@ export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, A
       message: new AIMessageChunk({
         id,
         content: "",
-        tool_call_chunks: [{ name: this.toolName, args: JSON.stringify(args), id: `call_${crypto.randomUUID().slice(0, 8)}`, index: 0, type: "tool_call_chunk" }],
+        tool_call_chunks: [
+          {
+            name: this.toolName,
+            args: JSON.stringify(args),
+            id: `call_${crypto.randomUUID().slice(0, 8)}`,
+            index: 0,
+            type: "tool_call_chunk",
+          },
+        ],
       }),
     });
     yield chunk;

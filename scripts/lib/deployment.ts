@@ -2,13 +2,14 @@
  * The build step: reads a langgraph.json, checks every graph it declares, and writes the generated
  * registry module that the Worker imports statically. Also stages the /docs assets.
  */
-import { build } from "esbuild";
+
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseEnv } from "node:util";
-import { LanggraphConfigSchema, parseGraphSpec, type LanggraphConfig } from "../../src/deployment/config.ts";
+import { build } from "esbuild";
+import { type LanggraphConfig, LanggraphConfigSchema, parseGraphSpec } from "../../src/deployment/config.ts";
 import { describeValue, graphExportKind } from "../../src/deployment/graph-kind.ts";
 
 export const PROJECT_ROOT = resolve(import.meta.dirname, "../..");
@@ -67,7 +68,15 @@ async function loadExport(file: string, exportName: string, where: string, label
   mkdirSync(CHECK_DIR, { recursive: true });
   const outfile = join(CHECK_DIR, `${label}-${process.pid}-${Date.now()}.mjs`);
   try {
-    await build({ entryPoints: [file], outfile, bundle: true, platform: "node", format: "esm", packages: "external", logLevel: "silent" });
+    await build({
+      entryPoints: [file],
+      outfile,
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      packages: "external",
+      logLevel: "silent",
+    });
   } catch (error) {
     throw new BuildError(`Cannot build ${where}: ${(error as Error).message}`);
   }
@@ -110,7 +119,9 @@ async function checkAuth(auth: ResolvedAuth): Promise<void> {
   const where = `auth.path (${auth.source})`;
   const value = await loadExport(auth.file, auth.exportName, where, "auth");
   if (!value || typeof value !== "object" || !("~handlerCache" in value)) {
-    throw new BuildError(`Export "${auth.exportName}" of ${where} is not an Auth: export an instance of Auth from @langchain/langgraph-sdk/auth, got ${describeValue(value)}`);
+    throw new BuildError(
+      `Export "${auth.exportName}" of ${where} is not an Auth: export an instance of Auth from @langchain/langgraph-sdk/auth, got ${describeValue(value)}`,
+    );
   }
 }
 
@@ -120,7 +131,9 @@ function resolveEnv(config: LanggraphConfig, configDir: string): Record<string, 
   const file = resolve(configDir, config.env);
   if (!existsSync(file)) throw new BuildError(`env file ${file} (langgraph.json "env") does not exist`);
   return Object.fromEntries(
-    Object.entries(parseEnv(readFileSync(file, "utf8"))).filter((entry): entry is [string, string] => entry[1] !== undefined),
+    Object.entries(parseEnv(readFileSync(file, "utf8"))).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined,
+    ),
   );
 }
 
@@ -167,7 +180,8 @@ export function renderRegistry(
 
 /** Versions reported by /info, read from the installed packages at build time. */
 function packageVersions(): { platform: string; langgraph_js: string } {
-  const read = (file: string) => (JSON.parse(readFileSync(join(PROJECT_ROOT, file), "utf8")) as { version: string }).version;
+  const read = (file: string) =>
+    (JSON.parse(readFileSync(join(PROJECT_ROOT, file), "utf8")) as { version: string }).version;
   return { platform: read("package.json"), langgraph_js: read("node_modules/@langchain/langgraph/package.json") };
 }
 
@@ -201,13 +215,24 @@ export async function buildDeployment(
   const configDir = dirname(configPath);
   const graphs: ResolvedGraph[] = Object.entries(config.graphs).map(([id, spec]) => {
     const { file, exportName, description } = parseGraphSpec(spec);
-    return { id, file: resolve(configDir, file), exportName, description, source: typeof spec === "string" ? spec : spec.path };
+    return {
+      id,
+      file: resolve(configDir, file),
+      exportName,
+      description,
+      source: typeof spec === "string" ? spec : spec.path,
+    };
   });
   for (const graph of graphs) await checkGraph(graph);
   let auth: ResolvedAuth | null = null;
   if (config.auth?.path) {
     const { file, exportName } = parseGraphSpec(config.auth.path);
-    auth = { file: resolve(configDir, file), exportName, source: config.auth.path, disableStudioAuth: config.auth.disable_studio_auth ?? false };
+    auth = {
+      file: resolve(configDir, file),
+      exportName,
+      source: config.auth.path,
+      disableStudioAuth: config.auth.disable_studio_auth ?? false,
+    };
     await checkAuth(auth);
   }
   const env = resolveEnv(config, configDir);

@@ -4,8 +4,9 @@
  * Worker's cron expressions due that minute and that minute as `scheduledTime`: the same handler and
  * the same event the deployed Cron Trigger delivers.
  */
-import { CronExpressionParser } from "cron-parser";
+
 import { join } from "node:path";
+import { CronExpressionParser } from "cron-parser";
 import { PROJECT_ROOT } from "./deployment.ts";
 
 const MINUTE_MS = 60_000;
@@ -22,7 +23,11 @@ export async function configuredCrons(configPath = join(PROJECT_ROOT, "wrangler.
 export function cronsDueAt(crons: string[], minute: number): string[] {
   return crons.filter((cron) => {
     try {
-      return CronExpressionParser.parse(cron, { tz: "UTC", currentDate: new Date(minute - 1) }).next().getTime() === minute;
+      return (
+        CronExpressionParser.parse(cron, { tz: "UTC", currentDate: new Date(minute - 1) })
+          .next()
+          .getTime() === minute
+      );
     } catch {
       return false;
     }
@@ -58,7 +63,8 @@ export function startMinuteTicker(options: MinuteTickerOptions): MinuteTicker {
   const send = options.fetch ?? fetch;
   const log = options.log ?? ((message: string) => console.error(message));
   const stopping = new AbortController();
-  for (const cron of options.crons.filter((expression) => !parses(expression))) log(`[minute tick] cannot parse cron "${cron}" from wrangler.toml; it will not fire locally`);
+  for (const cron of options.crons.filter((expression) => !parses(expression)))
+    log(`[minute tick] cannot parse cron "${cron}" from wrangler.toml; it will not fire locally`);
   let timer: NodeJS.Timeout | undefined;
   let lastFired = -Infinity;
 
@@ -66,8 +72,13 @@ export function startMinuteTicker(options: MinuteTickerOptions): MinuteTicker {
     const url = `${options.baseUrl}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent(cron)}&time=${minute}`;
     const at = new Date(minute).toISOString();
     try {
-      const response = await send(url, { signal: AbortSignal.any([stopping.signal, AbortSignal.timeout(TICK_TIMEOUT_MS)]) });
-      if (!response.ok) log(`[minute tick] ${at} "${cron}": the scheduled handler answered ${response.status} ${(await response.text()).slice(0, 500)}`);
+      const response = await send(url, {
+        signal: AbortSignal.any([stopping.signal, AbortSignal.timeout(TICK_TIMEOUT_MS)]),
+      });
+      if (!response.ok)
+        log(
+          `[minute tick] ${at} "${cron}": the scheduled handler answered ${response.status} ${(await response.text()).slice(0, 500)}`,
+        );
       else await response.body?.cancel();
     } catch (error) {
       if (!stopping.signal.aborted) log(`[minute tick] ${at} "${cron}": ${(error as Error).message}`);
@@ -75,15 +86,18 @@ export function startMinuteTicker(options: MinuteTickerOptions): MinuteTicker {
   };
 
   const arm = (target: number) => {
-    timer = setTimeout(() => {
-      // Never ahead of the boundary (a timer may fire a millisecond early), never the same minute twice.
-      const minute = Math.max(target, Math.floor(now() / MINUTE_MS) * MINUTE_MS);
-      if (minute > lastFired) {
-        lastFired = minute;
-        for (const cron of cronsDueAt(options.crons, minute)) void fire(minute, cron);
-      }
-      if (!stopping.signal.aborted) arm(minute + MINUTE_MS);
-    }, Math.max(0, target - now()));
+    timer = setTimeout(
+      () => {
+        // Never ahead of the boundary (a timer may fire a millisecond early), never the same minute twice.
+        const minute = Math.max(target, Math.floor(now() / MINUTE_MS) * MINUTE_MS);
+        if (minute > lastFired) {
+          lastFired = minute;
+          for (const cron of cronsDueAt(options.crons, minute)) void fire(minute, cron);
+        }
+        if (!stopping.signal.aborted) arm(minute + MINUTE_MS);
+      },
+      Math.max(0, target - now()),
+    );
   };
   arm(Math.floor(now() / MINUTE_MS) * MINUTE_MS + MINUTE_MS);
 

@@ -1,5 +1,5 @@
 /** Runs wrangler on this Node (22, from the `node` devDependency), always with the offline settings. */
-import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "./deployment.ts";
@@ -60,7 +60,9 @@ export function freePort(): Promise<number> {
     server.on("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
     });
   });
 }
@@ -125,7 +127,16 @@ export async function startLocalServer(options: {
   const port = options.port ?? (await freePort());
   const env = offlineEnv(options.env);
   await applyLocalMigrations(options.persistTo, env);
-  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", options.persistTo, "--show-interactive-dev-session=false"];
+  const args = [
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--persist-to",
+    options.persistTo,
+    "--show-interactive-dev-session=false",
+  ];
   for (const [key, value] of Object.entries(options.vars ?? {})) args.push("--var", `${key}:${value}`);
   const child = spawnWrangler(args, { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
   const log = options.log ?? (() => {});

@@ -78,10 +78,27 @@ const textPart = (dialect: Dialect, text: string) => (dialect === "v1" ? { text 
 function statusJson(dialect: Dialect, task: NeutralTask) {
   const message = task.statusText
     ? dialect === "v1"
-      ? { messageId: crypto.randomUUID(), contextId: task.contextId, taskId: task.id, role: "ROLE_AGENT", parts: [textPart(dialect, task.statusText)] }
-      : { kind: "message", messageId: crypto.randomUUID(), contextId: task.contextId, taskId: task.id, role: "agent", parts: [textPart(dialect, task.statusText)] }
+      ? {
+          messageId: crypto.randomUUID(),
+          contextId: task.contextId,
+          taskId: task.id,
+          role: "ROLE_AGENT",
+          parts: [textPart(dialect, task.statusText)],
+        }
+      : {
+          kind: "message",
+          messageId: crypto.randomUUID(),
+          contextId: task.contextId,
+          taskId: task.id,
+          role: "agent",
+          parts: [textPart(dialect, task.statusText)],
+        }
     : undefined;
-  return { state: dialect === "v1" ? V1_STATES[task.state] : task.state, timestamp: task.timestamp, ...(message ? { message } : {}) };
+  return {
+    state: dialect === "v1" ? V1_STATES[task.state] : task.state,
+    timestamp: task.timestamp,
+    ...(message ? { message } : {}),
+  };
 }
 
 export function artifactJson(dialect: Dialect, task: NeutralTask) {
@@ -99,7 +116,8 @@ export function taskJson(dialect: Dialect, task: NeutralTask) {
 }
 
 /** A send result, and a task in a stream: v1.0 wraps it (`{task}`); v0.3 sends the task itself. */
-export const sendResult = (dialect: Dialect, task: NeutralTask) => (dialect === "v1" ? { task: taskJson(dialect, task) } : taskJson(dialect, task));
+export const sendResult = (dialect: Dialect, task: NeutralTask) =>
+  dialect === "v1" ? { task: taskJson(dialect, task) } : taskJson(dialect, task);
 
 export function statusUpdate(dialect: Dialect, task: NeutralTask, final: boolean) {
   const event = { taskId: task.id, contextId: task.contextId, status: statusJson(dialect, task) };
@@ -107,7 +125,13 @@ export function statusUpdate(dialect: Dialect, task: NeutralTask, final: boolean
 }
 
 export function artifactUpdate(dialect: Dialect, task: NeutralTask) {
-  const event = { taskId: task.id, contextId: task.contextId, artifact: artifactJson(dialect, task), append: false, lastChunk: true };
+  const event = {
+    taskId: task.id,
+    contextId: task.contextId,
+    artifact: artifactJson(dialect, task),
+    append: false,
+    lastChunk: true,
+  };
   return dialect === "v1" ? { artifactUpdate: event } : { kind: "artifact-update", ...event };
 }
 

@@ -1,17 +1,40 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { findAssistant } from "../assistants/resolve.ts";
 import { authorizedRunRequest, guardMetadata, guardThread } from "../auth/guards.ts";
+import { DomainError, notFound } from "../core/errors.ts";
 import type { AssistantRow } from "../db/schema.ts";
 import type { AppEnv } from "../http/app-env.ts";
-import { DomainError, notFound } from "../core/errors.ts";
 import { sse } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { notFoundError } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
-import { findAssistant } from "../assistants/resolve.ts";
-import { artifactUpdate, dialectOf, ERRORS, isFinal, messageParts, METHODS, rpcError, rpcResult, sendResult, statusUpdate, taskJson, type Dialect } from "./protocol.ts";
+import {
+  artifactUpdate,
+  type Dialect,
+  dialectOf,
+  ERRORS,
+  isFinal,
+  METHODS,
+  messageParts,
+  rpcError,
+  rpcResult,
+  sendResult,
+  statusUpdate,
+  taskJson,
+} from "./protocol.ts";
 import { MessageSchema, RpcRequestSchema, SendConfigurationSchema } from "./schemas.ts";
-import { agentCard, cancelTask, currentTask, findTask, requireA2aEnabled, settledTask, startTask, taskRun, type TaskRef } from "./service.ts";
+import {
+  agentCard,
+  cancelTask,
+  currentTask,
+  findTask,
+  requireA2aEnabled,
+  settledTask,
+  startTask,
+  type TaskRef,
+  taskRun,
+} from "./service.ts";
 
 /** The Agent-to-Agent protocol for every assistant (see service.ts): an agent card and a JSON-RPC endpoint. */
 
@@ -34,11 +57,13 @@ const routes = {
       method: "post",
       path: "/a2a/{assistant_id}",
       tags,
-      summary: "A2A JSON-RPC: SendMessage / message/send, SendStreamingMessage / message/stream, GetTask / tasks/get, CancelTask / tasks/cancel",
+      summary:
+        "A2A JSON-RPC: SendMessage / message/send, SendStreamingMessage / message/stream, GetTask / tasks/get, CancelTask / tasks/cancel",
       request: { params: z.object({ assistant_id: z.string().min(1) }) },
       responses: {
         200: {
-          description: "JSON-RPC response (errors too), or for SendStreamingMessage / message/stream an SSE stream of JSON-RPC responses",
+          description:
+            "JSON-RPC response (errors too), or for SendStreamingMessage / message/stream an SSE stream of JSON-RPC responses",
           content: { "application/json": { schema: z.unknown() }, "text/event-stream": { schema: z.string() } },
         },
         ...notFoundError,
@@ -52,7 +77,13 @@ type Ctx = Context<AppEnv>;
 async function assistantOr404(c: Ctx, id: string): Promise<AssistantRow> {
   const assistant = await findAssistant(c.env, c.get("principal").workspaceId, id);
   if (!assistant) throw notFound(`Assistant ${id} not found`);
-  await guardMetadata(c, "assistants:read", { assistant_id: assistant.assistantId }, assistant.metadata, `Assistant ${id} not found`);
+  await guardMetadata(
+    c,
+    "assistants:read",
+    { assistant_id: assistant.assistantId },
+    assistant.metadata,
+    `Assistant ${id} not found`,
+  );
   return assistant;
 }
 
@@ -60,11 +91,20 @@ async function assistantOr404(c: Ctx, id: string): Promise<AssistantRow> {
  * The task a JSON-RPC `params.id` names, or undefined (unknown, or hidden from this caller by the
  * `event` handler's filter: `threads:read` to get it, `threads:update` to cancel it).
  */
-async function visibleTask(c: Ctx, taskId: unknown, event: "threads:read" | "threads:update"): Promise<TaskRef | undefined> {
+async function visibleTask(
+  c: Ctx,
+  taskId: unknown,
+  event: "threads:read" | "threads:update",
+): Promise<TaskRef | undefined> {
   const task = await findTask(c.env, c.get("principal").workspaceId, taskId);
   if (!task) return undefined;
   try {
-    await guardThread(c, task.threadId, event, event === "threads:update" ? { action: "interrupt", run_ids: [task.runId] } : {});
+    await guardThread(
+      c,
+      task.threadId,
+      event,
+      event === "threads:update" ? { action: "interrupt", run_ids: [task.runId] } : {},
+    );
   } catch {
     return undefined;
   }
@@ -81,12 +121,17 @@ function streamTask(c: Ctx, id: unknown, dialect: Dialect, started: TaskRef): Re
       try {
         const submitted = await currentTask(c.env, workspaceId, started);
         controller.enqueue(frame(sendResult(dialect, submitted)));
-        if (!isFinal(submitted.state)) controller.enqueue(frame(statusUpdate(dialect, { ...submitted, state: "working" }, false)));
+        if (!isFinal(submitted.state))
+          controller.enqueue(frame(statusUpdate(dialect, { ...submitted, state: "working" }, false)));
         const done = await settledTask(c.env, workspaceId, started);
         if (done.artifactText !== undefined) controller.enqueue(frame(artifactUpdate(dialect, done)));
         controller.enqueue(frame(statusUpdate(dialect, done, true)));
       } catch (error) {
-        controller.enqueue(encoder.encode(`data: ${JSON.stringify(rpcError(id, ERRORS.internal, error instanceof Error ? error.message : String(error)))}\n\n`));
+        controller.enqueue(
+          encoder.encode(
+            `data: ${JSON.stringify(rpcError(id, ERRORS.internal, error instanceof Error ? error.message : String(error)))}\n\n`,
+          ),
+        );
       }
       controller.close();
     },
@@ -104,7 +149,9 @@ async function handleRpc(c: Ctx, assistant: AssistantRow): Promise<Response> {
   const request = RpcRequestSchema.safeParse(envelope);
   if (!request.success) {
     const id = envelope !== null && typeof envelope === "object" && "id" in envelope ? envelope.id : undefined;
-    return c.json(rpcError(id, ERRORS.invalidRequest, 'Invalid request: expected {"jsonrpc": "2.0", "method", "params", "id"}'));
+    return c.json(
+      rpcError(id, ERRORS.invalidRequest, 'Invalid request: expected {"jsonrpc": "2.0", "method", "params", "id"}'),
+    );
   }
   const { id, method } = request.data;
   const params = z.record(z.string(), z.unknown()).safeParse(request.data.params ?? {}).data ?? {};
@@ -115,13 +162,18 @@ async function handleRpc(c: Ctx, assistant: AssistantRow): Promise<Response> {
   if (is(METHODS.send) || is(METHODS.stream)) {
     const message = MessageSchema.safeParse(params.message).data;
     const parts = messageParts(message);
-    if (!message || !parts) return c.json(rpcError(id, ERRORS.invalidParams, "Invalid params: params.message needs at least one text or data part"));
+    if (!message || !parts)
+      return c.json(
+        rpcError(id, ERRORS.invalidParams, "Invalid params: params.message needs at least one text or data part"),
+      );
     const { threadId, run } = taskRun(assistant, message, parts);
     const started = await startTask(c.env, { ...(await authorizedRunRequest(c, run, threadId)), threadId });
     if (is(METHODS.stream)) return streamTask(c, id, dialect, started);
     const configuration = SendConfigurationSchema.safeParse(params.configuration).data;
     const blocking = configuration?.blocking !== false && configuration?.returnImmediately !== true;
-    const task = blocking ? await settledTask(c.env, workspaceId, started) : await currentTask(c.env, workspaceId, started);
+    const task = blocking
+      ? await settledTask(c.env, workspaceId, started)
+      : await currentTask(c.env, workspaceId, started);
     return c.json(rpcResult(id, sendResult(dialect, task)));
   }
   if (is(METHODS.get) || is(METHODS.cancel)) {
@@ -129,7 +181,8 @@ async function handleRpc(c: Ctx, assistant: AssistantRow): Promise<Response> {
     if (!found) return c.json(rpcError(id, ERRORS.taskNotFound, `Task not found: ${String(params.id)}`));
     const task = await currentTask(c.env, workspaceId, found);
     if (is(METHODS.get)) return c.json(rpcResult(id, taskJson(dialect, task)));
-    if (isFinal(task.state)) return c.json(rpcError(id, ERRORS.taskNotCancelable, `Task ${task.id} is ${task.state} and cannot be canceled`));
+    if (isFinal(task.state))
+      return c.json(rpcError(id, ERRORS.taskNotCancelable, `Task ${task.id} is ${task.state} and cannot be canceled`));
     return c.json(rpcResult(id, taskJson(dialect, await cancelTask(c.env, workspaceId, found))));
   }
   return c.json(rpcError(id, ERRORS.methodNotFound, `Method not found: ${method}`));
@@ -149,7 +202,9 @@ export const a2aRoutes = createRouter()
     } catch (error) {
       // Protocol errors stay JSON-RPC errors; a hidden or missing resource keeps its HTTP status.
       if (error instanceof DomainError && !["not_found", "unauthorized", "forbidden"].includes(error.kind)) {
-        return c.json(rpcError(null, ERRORS.invalidParams, typeof error.detail === "string" ? error.detail : error.message));
+        return c.json(
+          rpcError(null, ERRORS.invalidParams, typeof error.detail === "string" ? error.detail : error.message),
+        );
       }
       throw error;
     }

@@ -9,7 +9,14 @@ export const RpcRequestSchema = z.object({
 });
 
 /** What `SendMessage` / `message/send` reads from `params.configuration` (only `false` and `true` count). */
-export const SendConfigurationSchema = z.looseObject({ blocking: z.unknown().optional(), returnImmediately: z.unknown().optional() });
+export const SendConfigurationSchema = z.looseObject({
+  blocking: z.unknown().optional(),
+  returnImmediately: z.unknown().optional(),
+});
 
 /** The message a send carries: its parts are read by `messageParts`, whichever dialect sent them. */
-export const MessageSchema = z.looseObject({ contextId: z.unknown().optional(), messageId: z.unknown().optional(), parts: z.unknown().optional() });
+export const MessageSchema = z.looseObject({
+  contextId: z.unknown().optional(),
+  messageId: z.unknown().optional(),
+  parts: z.unknown().optional(),
+});

@@ -1,14 +1,14 @@
 import { and, eq } from "drizzle-orm";
+import { finalText } from "../assistants/agents.ts";
 import { notFound } from "../core/errors.ts";
 import { database } from "../db/client.ts";
-import { a2aTasks, type AssistantRow } from "../db/schema.ts";
+import { type AssistantRow, a2aTasks } from "../db/schema.ts";
 import { deployment } from "../deployment/index.ts";
-import { finalText } from "../assistants/agents.ts";
 import { threadStub, unwrap } from "../threads/client.ts";
-import type { Outcome } from "../threads/types.ts";
 import type { RunCreate } from "../threads/runs/schemas.ts";
 import { createRun, type RunRequest } from "../threads/runs/service.ts";
 import type { RunJson } from "../threads/runs/types.ts";
+import type { Outcome } from "../threads/types.ts";
 import type { NeutralPart, NeutralTask } from "./protocol.ts";
 
 /**
@@ -44,7 +44,16 @@ export function agentCard(assistant: AssistantRow, url: string) {
     capabilities: { streaming: true, pushNotifications: false },
     defaultInputModes: modes,
     defaultOutputModes: modes,
-    skills: [{ id: assistant.graphId, name: assistant.name, description, tags: [assistant.graphId], inputModes: modes, outputModes: modes }],
+    skills: [
+      {
+        id: assistant.graphId,
+        name: assistant.name,
+        description,
+        tags: [assistant.graphId],
+        inputModes: modes,
+        outputModes: modes,
+      },
+    ],
   };
 }
 
@@ -68,7 +77,8 @@ export function taskRun(
   message: { contextId?: unknown; messageId?: unknown },
   parts: NeutralPart[],
 ): { threadId: string; run: RunCreate } {
-  const contextId = typeof message.contextId === "string" && message.contextId ? message.contextId.toLowerCase() : undefined;
+  const contextId =
+    typeof message.contextId === "string" && message.contextId ? message.contextId.toLowerCase() : undefined;
   return {
     threadId: contextId ?? crypto.randomUUID(),
     run: {
@@ -86,7 +96,13 @@ export async function startTask(env: Env, request: RunRequest & { threadId: stri
   const run = await createRun(env, request);
   await database(env)
     .insert(a2aTasks)
-    .values({ taskId: run.run_id, workspaceId: caller.workspaceId, threadId, assistantId: request.run.assistant_id, createdAt: run.created_at })
+    .values({
+      taskId: run.run_id,
+      workspaceId: caller.workspaceId,
+      threadId,
+      assistantId: request.run.assistant_id,
+      createdAt: run.created_at,
+    })
     .run();
   return { threadId, runId: run.run_id };
 }
@@ -114,9 +130,20 @@ async function taskFrom(task: TaskRef, run: RunJson, result: () => Promise<Outco
   const outcome = await result();
   const values = outcome.ok ? (JSON.parse(outcome.value) as Record<string, unknown> | null) : null;
   const failure = values?.__error__ as { error: string; message: string } | undefined;
-  if (run.status === "error" || failure) return { ...base, state: "failed", statusText: failure ? `${failure.error}: ${failure.message}` : "The run failed" };
+  if (run.status === "error" || failure)
+    return {
+      ...base,
+      state: "failed",
+      statusText: failure ? `${failure.error}: ${failure.message}` : "The run failed",
+    };
   const pending = values?.__interrupt__ as { value?: unknown }[] | undefined;
-  if (pending?.length) return { ...base, state: "input-required", statusText: JSON.stringify(pending[0]?.value ?? null), artifactText: finalText(values) };
+  if (pending?.length)
+    return {
+      ...base,
+      state: "input-required",
+      statusText: JSON.stringify(pending[0]?.value ?? null),
+      artifactText: finalText(values),
+    };
   return { ...base, state: "completed", artifactText: finalText(values) };
 }
 
@@ -139,6 +166,10 @@ export async function settledTask(env: Env, workspaceId: string, task: TaskRef):
 
 /** Interrupts the task's run, waits for it to stop, and answers the task as it now stands. */
 export async function cancelTask(env: Env, workspaceId: string, task: TaskRef): Promise<NeutralTask> {
-  await threadStub(env, workspaceId, task.threadId).cancelRuns({ runIds: [task.runId], action: "interrupt", wait: true });
+  await threadStub(env, workspaceId, task.threadId).cancelRuns({
+    runIds: [task.runId],
+    action: "interrupt",
+    wait: true,
+  });
   return currentTask(env, workspaceId, task);
 }

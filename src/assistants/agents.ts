@@ -1,10 +1,10 @@
-import { filterAsContainment, type AuthFilter } from "../core/auth-filter.ts";
+import { type AuthFilter, filterAsContainment } from "../core/auth-filter.ts";
 import { database } from "../db/client.ts";
 import type { AssistantRow } from "../db/schema.ts";
 import { graphs } from "../deployment/index.ts";
-import { clientConfig } from "./server-config.ts";
 import { graphSchemas } from "./graph-info.ts";
 import { ensureWorkspaceAssistants } from "./resolve.ts";
+import { clientConfig } from "./server-config.ts";
 import { searchAssistants } from "./store.ts";
 
 /** Assistants as agents to other protocols (MCP tools, A2A agents): what a caller may see and use. */
@@ -12,7 +12,11 @@ import { searchAssistants } from "./store.ts";
 const MAX_AGENTS = 100;
 
 /** The workspace's assistants that `filter` (the caller's `assistants:search` filter) lets through, oldest first. */
-export async function visibleAssistants(env: Env, workspaceId: string, filter: AuthFilter | undefined): Promise<AssistantRow[]> {
+export async function visibleAssistants(
+  env: Env,
+  workspaceId: string,
+  filter: AuthFilter | undefined,
+): Promise<AssistantRow[]> {
   await ensureWorkspaceAssistants(env, workspaceId);
   const { rows } = await searchAssistants(database(env), workspaceId, {
     authMetadata: filterAsContainment(filter),

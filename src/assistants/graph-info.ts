@@ -44,7 +44,10 @@ interface Builder {
 }
 
 function channelNames(definition: unknown, fallback: Record<string, unknown> | undefined): string[] {
-  const spec = definition && typeof definition === "object" && "spec" in definition ? (definition as { spec: object }).spec : definition;
+  const spec =
+    definition && typeof definition === "object" && "spec" in definition
+      ? (definition as { spec: object }).spec
+      : definition;
   const names = spec && typeof spec === "object" ? Object.keys(spec) : Object.keys(fallback ?? {});
   return names.filter((name) => !name.startsWith("__"));
 }
@@ -59,7 +62,9 @@ function channelSchema(graphId: string, names: string[], kind: string): JsonSche
     $schema: DRAFT_07,
     title: `${graphId} ${kind}`,
     type: "object",
-    properties: Object.fromEntries(names.map((name) => [name, name === "messages" ? { type: "array", items: MESSAGE_SCHEMA } : {}])),
+    properties: Object.fromEntries(
+      names.map((name) => [name, name === "messages" ? { type: "array", items: MESSAGE_SCHEMA } : {}]),
+    ),
   };
 }
 
@@ -68,12 +73,32 @@ const withDraft = (schema: unknown): JsonSchema | null =>
 
 export function graphSchemas(graph: LoadedGraph, graphId: string): GraphSchemas {
   const builder = ((graph as unknown as { builder?: Builder }).builder ?? {}) as Builder;
-  const state = withDraft(getStateTypeSchema(graph)) ?? channelSchema(graphId, channelNames(builder._schemaDefinition, builder.channels), "state");
-  const input = withDraft(getInputTypeSchema(graph)) ?? channelSchema(graphId, channelNames(builder._inputDefinition ?? builder._schemaDefinition, builder.channels), "input");
-  const output = withDraft(getOutputTypeSchema(graph)) ?? channelSchema(graphId, channelNames(builder._outputDefinition ?? builder._schemaDefinition, builder.channels), "output");
+  const state =
+    withDraft(getStateTypeSchema(graph)) ??
+    channelSchema(graphId, channelNames(builder._schemaDefinition, builder.channels), "state");
+  const input =
+    withDraft(getInputTypeSchema(graph)) ??
+    channelSchema(
+      graphId,
+      channelNames(builder._inputDefinition ?? builder._schemaDefinition, builder.channels),
+      "input",
+    );
+  const output =
+    withDraft(getOutputTypeSchema(graph)) ??
+    channelSchema(
+      graphId,
+      channelNames(builder._outputDefinition ?? builder._schemaDefinition, builder.channels),
+      "output",
+    );
   const config = withDraft(getConfigTypeSchema(graph));
   // LangGraph.js has one runtime configuration schema; it describes both config and context.
-  return { input_schema: input, output_schema: output, state_schema: state, config_schema: config, context_schema: config };
+  return {
+    input_schema: input,
+    output_schema: output,
+    state_schema: state,
+    config_schema: config,
+    context_schema: config,
+  };
 }
 
 export async function drawGraph(graph: LoadedGraph, xray: boolean | number): Promise<Record<string, unknown>> {
@@ -82,7 +107,12 @@ export async function drawGraph(graph: LoadedGraph, xray: boolean | number): Pro
 }
 
 /** Schemas of the graph's subgraphs, keyed by namespace (`parent|child` when recursing). */
-export async function subgraphSchemas(graph: LoadedGraph, graphId: string, namespace: string | undefined, recurse: boolean): Promise<Record<string, GraphSchemas>> {
+export async function subgraphSchemas(
+  graph: LoadedGraph,
+  graphId: string,
+  namespace: string | undefined,
+  recurse: boolean,
+): Promise<Record<string, GraphSchemas>> {
   const result: Record<string, GraphSchemas> = {};
   for await (const [name, subgraph] of graph.getSubgraphsAsync(namespace, recurse)) {
     result[name] = graphSchemas(subgraph as LoadedGraph, `${graphId}|${name}`);

@@ -1,11 +1,11 @@
 import { v5 as uuidv5 } from "uuid";
+import { matchesFilter } from "../core/auth-filter.ts";
 import { database } from "../db/client.ts";
 import type { AssistantRow } from "../db/schema.ts";
+import { type AuthUser, authorize } from "../deployment/custom-auth.ts";
 import { deployment } from "../deployment/index.ts";
 import { log } from "../observability/log.ts";
-import { matchesFilter } from "../core/auth-filter.ts";
-import { authorize, type AuthUser } from "../deployment/custom-auth.ts";
-import { ensureSystemAssistants, getAssistant, type AssistantFields } from "./store.ts";
+import { type AssistantFields, ensureSystemAssistants, getAssistant } from "./store.ts";
 
 /** The namespace the official server derives system assistant ids from (RFC 4122's URL namespace). */
 const SYSTEM_ASSISTANT_NAMESPACE = "6ba7b821-9dad-11d1-80b4-00c04fd430c8";
@@ -59,11 +59,17 @@ export function systemAssistantGraph(assistantId: string): string | undefined {
 
 /** A graph id names its system assistant; anything else is taken as an assistant id. */
 export function assistantIdOf(idOrGraphId: string): string {
-  return deployment.graphs.some((graph) => graph.id === idOrGraphId) ? systemAssistantId(idOrGraphId) : idOrGraphId.toLowerCase();
+  return deployment.graphs.some((graph) => graph.id === idOrGraphId)
+    ? systemAssistantId(idOrGraphId)
+    : idOrGraphId.toLowerCase();
 }
 
 /** The workspace's assistant named by an assistant id or a graph id, or undefined. */
-export async function findAssistant(env: Env, workspaceId: string, idOrGraphId: string): Promise<AssistantRow | undefined> {
+export async function findAssistant(
+  env: Env,
+  workspaceId: string,
+  idOrGraphId: string,
+): Promise<AssistantRow | undefined> {
   await ensureWorkspaceAssistants(env, workspaceId);
   return getAssistant(database(env), workspaceId, assistantIdOf(idOrGraphId));
 }
@@ -92,10 +98,20 @@ export interface AssistantUse {
  * assistant the handler's filter hides is undefined too, as if it did not exist. A graph's system
  * assistant is exempt, as on the official server: every user may run the deployment's graphs.
  */
-export async function resolveAssistant(env: Env, workspaceId: string, idOrGraphId: string, use?: AssistantUse): Promise<ResolvedAssistant | undefined> {
+export async function resolveAssistant(
+  env: Env,
+  workspaceId: string,
+  idOrGraphId: string,
+  use?: AssistantUse,
+): Promise<ResolvedAssistant | undefined> {
   const row = await findAssistant(env, workspaceId, idOrGraphId);
   if (!row) return undefined;
-  if (use && !systemAssistantGraph(row.assistantId) && !matchesFilter(row.metadata, await authorize(use.user, use.event, use.value))) return undefined;
+  if (
+    use &&
+    !systemAssistantGraph(row.assistantId) &&
+    !matchesFilter(row.metadata, await authorize(use.user, use.event, use.value))
+  )
+    return undefined;
   return {
     assistantId: row.assistantId,
     graphId: row.graphId,

@@ -1,11 +1,24 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_FILTER_CONDITIONS } from "../db/json-filter.ts";
-import { BoolQuery, Description, Identifier, JsonFilter, JsonObject, JsonSetting, Name, nestedAtMost } from "../core/schemas.ts";
 import { MAX_ID_LENGTH, MAX_METADATA_DEPTH } from "../core/limits.ts";
+import {
+  BoolQuery,
+  Description,
+  Identifier,
+  JsonFilter,
+  JsonObject,
+  JsonSetting,
+  Name,
+  nestedAtMost,
+} from "../core/schemas.ts";
+import { MAX_FILTER_CONDITIONS } from "../db/json-filter.ts";
 
 /** A run config (of an assistant or a run): its extra keys are kept as given, so the whole object is depth-checked. */
 export const ConfigSchema = z
-  .object({ tags: z.array(Name).optional(), recursion_limit: z.number().int().positive().optional(), configurable: JsonObject.optional() })
+  .object({
+    tags: z.array(Name).optional(),
+    recursion_limit: z.number().int().positive().optional(),
+    configurable: JsonObject.optional(),
+  })
   .loose()
   .superRefine(nestedAtMost(MAX_METADATA_DEPTH));
 
@@ -35,7 +48,10 @@ export const AssistantIdParam = z.object({ assistant_id: z.string().min(1).max(M
 export const AssistantCreateSchema = z
   .object({
     graph_id: Identifier.describe("A graph of this deployment"),
-    assistant_id: z.guid().transform((id) => id.toLowerCase()).optional(),
+    assistant_id: z
+      .guid()
+      .transform((id) => id.toLowerCase())
+      .optional(),
     config: ConfigSchema.default({}),
     context: JsonSetting.optional(),
     metadata: JsonObject.default({}),
@@ -84,7 +100,9 @@ export const VersionsRequestSchema = z
   })
   .openapi("AssistantVersionsRequest");
 
-export const LatestRequestSchema = z.object({ version: z.number().int().min(1).optional() }).openapi("AssistantSetLatest");
+export const LatestRequestSchema = z
+  .object({ version: z.number().int().min(1).optional() })
+  .openapi("AssistantSetLatest");
 
 export const XrayQuery = z.object({
   xray: z

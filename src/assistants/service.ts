@@ -1,12 +1,18 @@
 import type { z } from "@hono/zod-openapi";
+import { type Authorizer, filterAsContainment, matchesFilter } from "../core/auth-filter.ts";
 import { conflict, invalid, notFound } from "../core/errors.ts";
-import { filterAsContainment, matchesFilter, type Authorizer } from "../core/auth-filter.ts";
 import { withFilterLimit } from "../core/filter-limit.ts";
 import { database } from "../db/client.ts";
 import type { AssistantRow, AssistantVersionRow } from "../db/schema.ts";
 import { deployment, graphs } from "../deployment/index.ts";
 import { ensureWorkspaceAssistants, findAssistant, systemAssistantGraph } from "./resolve.ts";
-import type { AssistantCountSchema, AssistantCreateSchema, AssistantPatchSchema, AssistantSearchSchema, VersionsRequestSchema } from "./schemas.ts";
+import type {
+  AssistantCountSchema,
+  AssistantCreateSchema,
+  AssistantPatchSchema,
+  AssistantSearchSchema,
+  VersionsRequestSchema,
+} from "./schemas.ts";
 import { clientConfig } from "./server-config.ts";
 import {
   addVersion,
@@ -24,7 +30,9 @@ import {
 
 function requireGraph(graphId: string): void {
   if (!graphs.has(graphId)) {
-    throw notFound(`Graph "${graphId}" not found: this deployment has ${deployment.graphs.map((g) => g.id).join(", ")}`);
+    throw notFound(
+      `Graph "${graphId}" not found: this deployment has ${deployment.graphs.map((g) => g.id).join(", ")}`,
+    );
   }
 }
 
@@ -59,13 +67,21 @@ export async function createAssistant(
     database(env),
     workspaceId,
     assistantId,
-    { graphId: body.graph_id, config: body.config, context: body.context ?? {}, metadata: value.metadata, name: body.name ?? "Untitled", description: body.description ?? null },
+    {
+      graphId: body.graph_id,
+      config: body.config,
+      context: body.context ?? {},
+      metadata: value.metadata,
+      name: body.name ?? "Untitled",
+      description: body.description ?? null,
+    },
     new Date().toISOString(),
   );
   if (!created && body.if_exists === "raise") throw conflict(`Assistant ${assistantId} already exists`);
   const assistant = await findAssistant(env, workspaceId, assistantId);
   // `do_nothing` answers with the existing assistant only when this user may see it.
-  if (!assistant || (!created && !matchesFilter(assistant.metadata, filter))) throw conflict(`Assistant ${assistantId} already exists`);
+  if (!assistant || (!created && !matchesFilter(assistant.metadata, filter)))
+    throw conflict(`Assistant ${assistantId} already exists`);
   return assistant;
 }
 
@@ -91,10 +107,22 @@ export async function searchVisibleAssistants(
   );
 }
 
-export async function countVisibleAssistants(env: Env, workspaceId: string, body: z.output<typeof AssistantCountSchema>, authorize: Authorizer): Promise<number> {
+export async function countVisibleAssistants(
+  env: Env,
+  workspaceId: string,
+  body: z.output<typeof AssistantCountSchema>,
+  authorize: Authorizer,
+): Promise<number> {
   await ensureWorkspaceAssistants(env, workspaceId);
   const filter = filterAsContainment(await authorize("assistants:search", { ...body }));
-  return withFilterLimit(() => countAssistants(database(env), workspaceId, { metadata: body.metadata, authMetadata: filter, graphId: body.graph_id, name: body.name }));
+  return withFilterLimit(() =>
+    countAssistants(database(env), workspaceId, {
+      metadata: body.metadata,
+      authMetadata: filter,
+      graphId: body.graph_id,
+      name: body.name,
+    }),
+  );
 }
 
 /** A new version made current: the patch's fields over the latest version's, metadata merged. */
@@ -130,10 +158,16 @@ export async function patchAssistant(
 }
 
 /** The assistant the caller may delete; a graph's system assistant never may be (the graph id keeps naming it). */
-export async function deletableAssistant(env: Env, workspaceId: string, id: string, authorize: Authorizer): Promise<AssistantRow> {
+export async function deletableAssistant(
+  env: Env,
+  workspaceId: string,
+  id: string,
+  authorize: Authorizer,
+): Promise<AssistantRow> {
   const row = await visibleAssistant(env, workspaceId, id, authorize, "assistants:delete");
   const graphId = systemAssistantGraph(row.assistantId);
-  if (graphId) throw conflict(`Assistant ${row.assistantId} is the system assistant of graph "${graphId}" and cannot be deleted`);
+  if (graphId)
+    throw conflict(`Assistant ${row.assistantId} is the system assistant of graph "${graphId}" and cannot be deleted`);
   return row;
 }
 
@@ -153,8 +187,15 @@ export async function assistantVersions(
 }
 
 /** Makes an existing version current again. */
-export async function setLatestVersion(env: Env, workspaceId: string, id: string, version: number | undefined, authorize: Authorizer): Promise<AssistantRow> {
-  if (version === undefined) throw invalid([{ type: "missing", loc: ["body", "version"], msg: "Give the version to make current" }]);
+export async function setLatestVersion(
+  env: Env,
+  workspaceId: string,
+  id: string,
+  version: number | undefined,
+  authorize: Authorizer,
+): Promise<AssistantRow> {
+  if (version === undefined)
+    throw invalid([{ type: "missing", loc: ["body", "version"], msg: "Give the version to make current" }]);
   const row = await visibleAssistant(env, workspaceId, id, authorize, "assistants:update", { version });
   const db = database(env);
   const found = await getVersion(db, workspaceId, row.assistantId, version);

@@ -1,7 +1,7 @@
-import { and, asc, count, desc, eq, inArray, notInArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, notInArray, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { containments } from "../db/json-filter.ts";
-import { assistants, assistantVersions, type AssistantRow, type AssistantVersionRow } from "../db/schema.ts";
+import { type AssistantRow, type AssistantVersionRow, assistants, assistantVersions } from "../db/schema.ts";
 
 /** D1 storage of assistants and their versions. Every query is scoped to one workspace. */
 
@@ -29,17 +29,32 @@ export interface AssistantSearch extends AssistantFilter {
   sortOrder: "asc" | "desc";
 }
 
-const where = (workspaceId: string, id: string) => and(eq(assistants.workspaceId, workspaceId), eq(assistants.assistantId, id));
+const where = (workspaceId: string, id: string) =>
+  and(eq(assistants.workspaceId, workspaceId), eq(assistants.assistantId, id));
 
-export async function getAssistant(db: Database, workspaceId: string, assistantId: string): Promise<AssistantRow | undefined> {
+export async function getAssistant(
+  db: Database,
+  workspaceId: string,
+  assistantId: string,
+): Promise<AssistantRow | undefined> {
   return db.select().from(assistants).where(where(workspaceId, assistantId)).get();
 }
 
 /** Inserts version 1 and the assistant; false when the id is taken. */
-export async function insertAssistant(db: Database, workspaceId: string, assistantId: string, fields: AssistantFields, at: string): Promise<boolean> {
+export async function insertAssistant(
+  db: Database,
+  workspaceId: string,
+  assistantId: string,
+  fields: AssistantFields,
+  at: string,
+): Promise<boolean> {
   const row = { workspaceId, assistantId, ...fields, version: 1, createdAt: at };
   const [inserted] = await db.batch([
-    db.insert(assistants).values({ ...row, updatedAt: at }).onConflictDoNothing().returning({ id: assistants.assistantId }),
+    db
+      .insert(assistants)
+      .values({ ...row, updatedAt: at })
+      .onConflictDoNothing()
+      .returning({ id: assistants.assistantId }),
     db.insert(assistantVersions).values(row).onConflictDoNothing(),
   ]);
   return inserted.length > 0;
@@ -59,7 +74,10 @@ export async function ensureSystemAssistants(
   const statements = rows.flatMap((row) => {
     const values = { workspaceId, ...row, version: 1, createdAt: at };
     return [
-      db.insert(assistants).values({ ...values, updatedAt: at }).onConflictDoNothing(),
+      db
+        .insert(assistants)
+        .values({ ...values, updatedAt: at })
+        .onConflictDoNothing(),
       db.insert(assistantVersions).values(values).onConflictDoNothing(),
     ];
   });
@@ -72,7 +90,9 @@ export async function ensureSystemAssistants(
   const staleIds = db.select({ id: assistants.assistantId }).from(assistants).where(stale);
   await db.batch([
     ...statements,
-    db.delete(assistantVersions).where(and(eq(assistantVersions.workspaceId, workspaceId), inArray(assistantVersions.assistantId, staleIds))),
+    db
+      .delete(assistantVersions)
+      .where(and(eq(assistantVersions.workspaceId, workspaceId), inArray(assistantVersions.assistantId, staleIds))),
     db.delete(assistants).where(stale),
   ] as unknown as Parameters<typeof db.batch>[0]);
 }
@@ -109,8 +129,18 @@ export async function addVersion(
       ),
       db
         .update(assistants)
-        .set({ ...fields, version: sql`(SELECT max(version) FROM assistant_versions WHERE workspace_id = ${workspaceId} AND assistant_id = ${current.assistantId})`, updatedAt: at })
-        .where(and(where(workspaceId, current.assistantId), eq(assistants.version, current.version), eq(assistants.updatedAt, current.updatedAt)))
+        .set({
+          ...fields,
+          version: sql`(SELECT max(version) FROM assistant_versions WHERE workspace_id = ${workspaceId} AND assistant_id = ${current.assistantId})`,
+          updatedAt: at,
+        })
+        .where(
+          and(
+            where(workspaceId, current.assistantId),
+            eq(assistants.version, current.version),
+            eq(assistants.updatedAt, current.updatedAt),
+          ),
+        )
         .returning(),
     ]);
     if (updated[0]) return updated[0];
@@ -120,16 +150,32 @@ export async function addVersion(
   throw new VersionConflictError(`Assistant ${first.assistantId} changed concurrently too often; retry the update`);
 }
 
-export async function getVersion(db: Database, workspaceId: string, assistantId: string, version: number): Promise<AssistantVersionRow | undefined> {
+export async function getVersion(
+  db: Database,
+  workspaceId: string,
+  assistantId: string,
+  version: number,
+): Promise<AssistantVersionRow | undefined> {
   return db
     .select()
     .from(assistantVersions)
-    .where(and(eq(assistantVersions.workspaceId, workspaceId), eq(assistantVersions.assistantId, assistantId), eq(assistantVersions.version, version)))
+    .where(
+      and(
+        eq(assistantVersions.workspaceId, workspaceId),
+        eq(assistantVersions.assistantId, assistantId),
+        eq(assistantVersions.version, version),
+      ),
+    )
     .get();
 }
 
 /** Makes an existing version current again (no new version is created). */
-export async function setCurrentVersion(db: Database, workspaceId: string, version: AssistantVersionRow, at: string): Promise<AssistantRow | undefined> {
+export async function setCurrentVersion(
+  db: Database,
+  workspaceId: string,
+  version: AssistantVersionRow,
+  at: string,
+): Promise<AssistantRow | undefined> {
   const { graphId, config, context, metadata, name, description } = version;
   const [row] = await db
     .update(assistants)
@@ -145,7 +191,10 @@ export async function listVersions(
   assistantId: string,
   options: { limit: number; offset: number; metadata?: Record<string, unknown> },
 ): Promise<AssistantVersionRow[]> {
-  const conditions: (SQL | undefined)[] = [eq(assistantVersions.workspaceId, workspaceId), eq(assistantVersions.assistantId, assistantId)];
+  const conditions: (SQL | undefined)[] = [
+    eq(assistantVersions.workspaceId, workspaceId),
+    eq(assistantVersions.assistantId, assistantId),
+  ];
   conditions.push(...containments([assistantVersions.metadata, options.metadata]));
   return db
     .select()
@@ -159,7 +208,9 @@ export async function listVersions(
 
 export async function deleteAssistant(db: Database, workspaceId: string, assistantId: string): Promise<boolean> {
   const [, deleted] = await db.batch([
-    db.delete(assistantVersions).where(and(eq(assistantVersions.workspaceId, workspaceId), eq(assistantVersions.assistantId, assistantId))),
+    db
+      .delete(assistantVersions)
+      .where(and(eq(assistantVersions.workspaceId, workspaceId), eq(assistantVersions.assistantId, assistantId))),
     db.delete(assistants).where(where(workspaceId, assistantId)).returning({ id: assistants.assistantId }),
   ]);
   return deleted.length > 0;
@@ -182,11 +233,21 @@ const SORT_COLUMNS = {
   updated_at: assistants.updatedAt,
 } as const;
 
-export async function searchAssistants(db: Database, workspaceId: string, search: AssistantSearch): Promise<{ rows: AssistantRow[]; total: number }> {
+export async function searchAssistants(
+  db: Database,
+  workspaceId: string,
+  search: AssistantSearch,
+): Promise<{ rows: AssistantRow[]; total: number }> {
   const clause = filterClause(workspaceId, search);
   const order = search.sortOrder === "asc" ? asc : desc;
   const [rows, totals] = await db.batch([
-    db.select().from(assistants).where(clause).orderBy(order(SORT_COLUMNS[search.sortBy]), order(assistants.assistantId)).limit(search.limit).offset(search.offset),
+    db
+      .select()
+      .from(assistants)
+      .where(clause)
+      .orderBy(order(SORT_COLUMNS[search.sortBy]), order(assistants.assistantId))
+      .limit(search.limit)
+      .offset(search.offset),
     db.select({ total: count() }).from(assistants).where(clause),
   ]);
   return { rows, total: totals[0]?.total ?? 0 };

@@ -1,9 +1,9 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import { forbidden, unauthorized } from "../core/errors.ts";
+import { type Database, database } from "../db/client.ts";
 import { authenticateUser, customAuthEnabled, STUDIO_USER, studioAuthDisabled } from "../deployment/custom-auth.ts";
-import { database, type Database } from "../db/client.ts";
 import type { AppEnv } from "../http/app-env.ts";
-import { unauthorized, forbidden } from "../core/errors.ts";
 import { hashApiKey } from "../tenancy/keys.ts";
 import {
   DEFAULT_ORGANIZATION_ID,
@@ -103,7 +103,13 @@ async function verify(
       defaultTenancyReady = true;
     }
     const workspaceId = await resolveWorkspace(db, DEFAULT_ORGANIZATION_ID, null, tenant);
-    return { keyId: "bootstrap", organizationId: DEFAULT_ORGANIZATION_ID, workspaceId, keyWorkspaceId: null, role: "admin" };
+    return {
+      keyId: "bootstrap",
+      organizationId: DEFAULT_ORGANIZATION_ID,
+      workspaceId,
+      keyWorkspaceId: null,
+      role: "admin",
+    };
   }
 
   const row = await findApiKeyByHash(db, keyHash);

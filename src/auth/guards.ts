@@ -1,9 +1,9 @@
 import type { Context } from "hono";
-import { threadStub } from "../threads/client.ts";
-import type { AppEnv } from "../http/app-env.ts";
+import { type AuthFilter, type Authorizer, matchesFilter } from "../core/auth-filter.ts";
 import { notFound } from "../core/errors.ts";
-import { matchesFilter, type AuthFilter, type Authorizer } from "../core/auth-filter.ts";
 import { authorize } from "../deployment/custom-auth.ts";
+import type { AppEnv } from "../http/app-env.ts";
+import { threadStub } from "../threads/client.ts";
 import type { RunCreate } from "../threads/runs/schemas.ts";
 import type { RunCaller, RunRequest } from "../threads/runs/service.ts";
 
@@ -13,7 +13,11 @@ import type { RunCaller, RunRequest } from "../threads/runs/service.ts";
  */
 
 /** The handler's filter for `event` (undefined: no restriction). `value` may be changed by the handler. */
-export function authFilter(c: Context<AppEnv>, event: string, value: Record<string, unknown>): Promise<AuthFilter | undefined> {
+export function authFilter(
+  c: Context<AppEnv>,
+  event: string,
+  value: Record<string, unknown>,
+): Promise<AuthFilter | undefined> {
   const user = c.get("user");
   return user ? authorize(user, event, value) : Promise.resolve(undefined);
 }
@@ -40,7 +44,8 @@ export async function guardThread<V extends Record<string, unknown>>(
   const thread = await threadStub(c.env, c.get("principal").workspaceId, threadId).get();
   // A run may create its thread (`if_not_exists: create`); the thread then gets the run's metadata.
   if (!thread.ok && options.allowMissing) return value;
-  if (!thread.ok || !matchesFilter(thread.value.metadata, filter)) throw notFound(`Thread with ID ${threadId} not found`);
+  if (!thread.ok || !matchesFilter(thread.value.metadata, filter))
+    throw notFound(`Thread with ID ${threadId} not found`);
   return value;
 }
 
@@ -56,7 +61,11 @@ export async function guardMetadata(
 }
 
 /** Who asks for runs in this request. */
-export const runCaller = (c: Context<AppEnv>): RunCaller => ({ workspaceId: c.get("principal").workspaceId, callerId: c.get("principal").keyId, user: c.get("user") });
+export const runCaller = (c: Context<AppEnv>): RunCaller => ({
+  workspaceId: c.get("principal").workspaceId,
+  callerId: c.get("principal").keyId,
+  user: c.get("user"),
+});
 
 /**
  * Authorizes creating `run` (on `threadId`, or a stateless run) and makes it a run request. The
@@ -65,7 +74,13 @@ export const runCaller = (c: Context<AppEnv>): RunCaller => ({ workspaceId: c.ge
  */
 export async function authorizedRunRequest(c: Context<AppEnv>, run: RunCreate, threadId?: string): Promise<RunRequest> {
   const value = { ...run, thread_id: threadId ?? null, metadata: run.metadata ?? {} };
-  if (threadId) await guardThread(c, threadId, "threads:create_run", value, { allowMissing: run.if_not_exists === "create" });
+  if (threadId)
+    await guardThread(c, threadId, "threads:create_run", value, { allowMissing: run.if_not_exists === "create" });
   else await authFilter(c, "threads:create_run", value);
-  return { caller: runCaller(c), threadId, run: { ...run, metadata: value.metadata }, headers: Object.fromEntries(c.req.raw.headers) };
+  return {
+    caller: runCaller(c),
+    threadId,
+    run: { ...run, metadata: value.metadata },
+    headers: Object.fromEntries(c.req.raw.headers),
+  };
 }

@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../http/app-env.ts";
 import { forbidden } from "../core/errors.ts";
+import type { AppEnv } from "../http/app-env.ts";
 import { isOrganizationAdmin } from "./principal.ts";
 
 /** Guards administration routes: only organization-scoped admin keys (e.g. the bootstrap key) pass. */

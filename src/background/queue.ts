@@ -21,7 +21,11 @@ export async function dispatchQueueBatch(
     const body = message.body as Partial<WorkMessage> | null;
     const handler = body && typeof body.kind === "string" ? handlers[body.kind] : undefined;
     if (!handler) {
-      log.error("queue message with no handler dropped", { queue: batch.queue, id: message.id, kind: body?.kind ?? null });
+      log.error("queue message with no handler dropped", {
+        queue: batch.queue,
+        id: message.id,
+        kind: body?.kind ?? null,
+      });
       message.ack();
       continue;
     }

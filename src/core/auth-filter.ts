@@ -16,7 +16,9 @@ export function matchesFilter(metadata: Record<string, unknown>, filter: AuthFil
       const operators = condition as { $eq?: unknown; $contains?: unknown };
       if ("$contains" in operators) {
         if (!Array.isArray(actual)) return false;
-        return [operators.$contains].flat().every((wanted) => actual.some((item) => JSON.stringify(item) === JSON.stringify(wanted)));
+        return [operators.$contains]
+          .flat()
+          .every((wanted) => actual.some((item) => JSON.stringify(item) === JSON.stringify(wanted)));
       }
       if ("$eq" in operators) return JSON.stringify(actual) === JSON.stringify(operators.$eq);
     }

@@ -1,7 +1,14 @@
 import { z } from "@hono/zod-openapi";
 import { isPathKey } from "../db/json-path.ts";
 import { exceedsDepth, findKey } from "./json-depth.ts";
-import { MAX_DATA_DEPTH, MAX_DESCRIPTION_LENGTH, MAX_GRAPH_DATA_DEPTH, MAX_ID_LENGTH, MAX_METADATA_DEPTH, MAX_NAME_LENGTH } from "./limits.ts";
+import {
+  MAX_DATA_DEPTH,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_GRAPH_DATA_DEPTH,
+  MAX_ID_LENGTH,
+  MAX_METADATA_DEPTH,
+  MAX_NAME_LENGTH,
+} from "./limits.ts";
 
 /** Wire pieces every domain's `schemas.ts` builds on: bounded JSON, identifiers, names, query flags. */
 
@@ -9,7 +16,8 @@ import { MAX_DATA_DEPTH, MAX_DESCRIPTION_LENGTH, MAX_GRAPH_DATA_DEPTH, MAX_ID_LE
 export const nestedAtMost =
   (maxDepth: number) =>
   (value: unknown, ctx: z.RefinementCtx): void => {
-    if (exceedsDepth(value, maxDepth)) ctx.addIssue({ code: "custom", message: `nesting deeper than ${maxDepth} levels` });
+    if (exceedsDepth(value, maxDepth))
+      ctx.addIssue({ code: "custom", message: `nesting deeper than ${maxDepth} levels` });
   };
 
 /**
@@ -38,7 +46,11 @@ export const JsonDataObject = z.record(z.string(), z.unknown()).superRefine(nest
  */
 export const JsonFilter = JsonObject.superRefine((value, ctx) => {
   const key = findKey(value, (k) => !isPathKey(k));
-  if (key !== undefined) ctx.addIssue({ code: "custom", message: `filter key ${JSON.stringify(key)} contains a NUL character, which no JSON path can hold` });
+  if (key !== undefined)
+    ctx.addIssue({
+      code: "custom",
+      message: `filter key ${JSON.stringify(key)} contains a NUL character, which no JSON path can hold`,
+    });
 });
 
 /** Client-chosen identifiers (graph and assistant ids, checkpoint ids, node names): 1 to MAX_ID_LENGTH characters. */

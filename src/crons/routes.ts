@@ -1,30 +1,91 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { authFilter, guardMetadata, guardThread } from "../auth/guards.ts";
+import { filterAsContainment } from "../core/auth-filter.ts";
+import { withFilterLimit } from "../core/filter-limit.ts";
 import type { CronRow } from "../db/schema.ts";
 import type { AppEnv } from "../http/app-env.ts";
-import { withFilterLimit } from "../core/filter-limit.ts";
 import { page } from "../http/pagination.ts";
 import { createRouter } from "../http/router.ts";
 import { jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { securedRoutes } from "../http/secured.ts";
-import { filterAsContainment } from "../core/auth-filter.ts";
-import { authFilter, guardMetadata, guardThread } from "../auth/guards.ts";
 import { ThreadIdParam } from "../threads/schemas.ts";
-import { CronCountSchema, CronCreateSchema, CronIdParam, CronPatchSchema, CronSchema, CronSearchSchema, type CronCount, type CronCreate } from "./schemas.ts";
-import { checkSchedule, countCronsOf, createCron, cronFilter, cronJson, deleteCron, findCron, searchCrons, updateCron } from "./service.ts";
+import {
+  type CronCount,
+  CronCountSchema,
+  type CronCreate,
+  CronCreateSchema,
+  CronIdParam,
+  CronPatchSchema,
+  CronSchema,
+  CronSearchSchema,
+} from "./schemas.ts";
+import {
+  checkSchedule,
+  countCronsOf,
+  createCron,
+  cronFilter,
+  cronJson,
+  deleteCron,
+  findCron,
+  searchCrons,
+  updateCron,
+} from "./service.ts";
 
 const tags = ["Crons"];
 const errors = { ...notFoundError };
 const route = securedRoutes(tags);
 
 const routes = {
-  createForThread: route({ method: "post", path: "/threads/{thread_id}/runs/crons", summary: "Create a cron that runs on this thread", request: { params: ThreadIdParam, body: jsonBody(CronCreateSchema) }, responses: { 200: jsonContent(CronSchema, "The cron"), ...errors } }),
-  create: route({ method: "post", path: "/runs/crons", summary: "Create a cron that starts a stateless run each time", request: { body: jsonBody(CronCreateSchema) }, responses: { 200: jsonContent(CronSchema, "The cron"), ...errors } }),
-  search: route({ method: "post", path: "/runs/crons/search", summary: "Search crons", request: { body: jsonBody(CronSearchSchema) }, responses: { 200: jsonContent(z.array(CronSchema.partial()), "Crons"), ...errors } }),
-  count: route({ method: "post", path: "/runs/crons/count", summary: "Count crons", request: { body: jsonBody(CronCountSchema) }, responses: { 200: jsonContent(z.number().int(), "Count"), ...errors } }),
-  get: route({ method: "get", path: "/runs/crons/{cron_id}", summary: "Get a cron", request: { params: CronIdParam }, responses: { 200: jsonContent(CronSchema, "The cron"), ...errors } }),
-  patch: route({ method: "patch", path: "/runs/crons/{cron_id}", summary: "Update a cron", request: { params: CronIdParam, body: jsonBody(CronPatchSchema) }, responses: { 200: jsonContent(CronSchema, "The cron"), ...errors } }),
-  delete: route({ method: "delete", path: "/runs/crons/{cron_id}", summary: "Delete a cron", request: { params: CronIdParam }, responses: { 200: jsonContent(z.object({}), "Deleted"), ...errors } }),
+  createForThread: route({
+    method: "post",
+    path: "/threads/{thread_id}/runs/crons",
+    summary: "Create a cron that runs on this thread",
+    request: { params: ThreadIdParam, body: jsonBody(CronCreateSchema) },
+    responses: { 200: jsonContent(CronSchema, "The cron"), ...errors },
+  }),
+  create: route({
+    method: "post",
+    path: "/runs/crons",
+    summary: "Create a cron that starts a stateless run each time",
+    request: { body: jsonBody(CronCreateSchema) },
+    responses: { 200: jsonContent(CronSchema, "The cron"), ...errors },
+  }),
+  search: route({
+    method: "post",
+    path: "/runs/crons/search",
+    summary: "Search crons",
+    request: { body: jsonBody(CronSearchSchema) },
+    responses: { 200: jsonContent(z.array(CronSchema.partial()), "Crons"), ...errors },
+  }),
+  count: route({
+    method: "post",
+    path: "/runs/crons/count",
+    summary: "Count crons",
+    request: { body: jsonBody(CronCountSchema) },
+    responses: { 200: jsonContent(z.number().int(), "Count"), ...errors },
+  }),
+  get: route({
+    method: "get",
+    path: "/runs/crons/{cron_id}",
+    summary: "Get a cron",
+    request: { params: CronIdParam },
+    responses: { 200: jsonContent(CronSchema, "The cron"), ...errors },
+  }),
+  patch: route({
+    method: "patch",
+    path: "/runs/crons/{cron_id}",
+    summary: "Update a cron",
+    request: { params: CronIdParam, body: jsonBody(CronPatchSchema) },
+    responses: { 200: jsonContent(CronSchema, "The cron"), ...errors },
+  }),
+  delete: route({
+    method: "delete",
+    path: "/runs/crons/{cron_id}",
+    summary: "Delete a cron",
+    request: { params: CronIdParam },
+    responses: { 200: jsonContent(z.object({}), "Deleted"), ...errors },
+  }),
 };
 
 type Ctx = Context<AppEnv>;
@@ -35,12 +96,21 @@ async function create(c: Ctx, body: CronCreate, threadId: string | null) {
   if (threadId) await guardThread(c, threadId, "threads:read");
   const value = { ...body, thread_id: threadId, metadata: body.metadata ?? {} };
   await authFilter(c, "crons:create", value);
-  const cron = await createCron(c.env, { workspaceId, callerId: keyId, user: c.get("user") }, { threadId, body, metadata: value.metadata });
+  const cron = await createCron(
+    c.env,
+    { workspaceId, callerId: keyId, user: c.get("user") },
+    { threadId, body, metadata: value.metadata },
+  );
   return c.json(cron, 200);
 }
 
 /** The cron, if it exists and the `event` handler's filter lets this user see it; else 404. */
-async function cronOr404(c: Ctx, cronId: string, event = "crons:read", value: Record<string, unknown> = {}): Promise<CronRow> {
+async function cronOr404(
+  c: Ctx,
+  cronId: string,
+  event = "crons:read",
+  value: Record<string, unknown> = {},
+): Promise<CronRow> {
   const row = await findCron(c.env, c.get("principal").workspaceId, cronId);
   await guardMetadata(c, event, Object.assign(value, { cron_id: cronId }), row.metadata, `Cron ${cronId} not found`);
   return row;
@@ -70,7 +140,9 @@ export const cronRoutes = createRouter()
   })
   .openapi(routes.count, async (c) => {
     const body = c.req.valid("json");
-    const total = await withFilterLimit(async () => countCronsOf(c.env, c.get("principal").workspaceId, await filterOf(c, body)));
+    const total = await withFilterLimit(async () =>
+      countCronsOf(c.env, c.get("principal").workspaceId, await filterOf(c, body)),
+    );
     return c.json(total, 200);
   })
   .openapi(routes.get, async (c) => c.json(cronJson(await cronOr404(c, c.req.valid("param").cron_id)), 200))

@@ -3,7 +3,8 @@ import { CronExpressionParser } from "cron-parser";
 /** Why a schedule cannot be used, or null: standard 5-field cron expressions only. */
 export function scheduleProblem(schedule: string, timezone: string): string | null {
   const fields = schedule.trim().split(/\s+/);
-  if (fields.length !== 5) return `schedule must have 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}: "${schedule}"`;
+  if (fields.length !== 5)
+    return `schedule must have 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}: "${schedule}"`;
   if (timezoneProblem(timezone)) return timezoneProblem(timezone);
   try {
     CronExpressionParser.parse(schedule, { tz: timezone, strict: false });

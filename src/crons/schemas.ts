@@ -52,7 +52,9 @@ const CronFields = {
   user_id: z.string().max(MAX_ID_LENGTH).nullish(),
 };
 
-export const CronCreateSchema = RunCreateSchema.omit({ on_completion: true, on_disconnect: true }).extend(CronFields).openapi("CronCreate");
+export const CronCreateSchema = RunCreateSchema.omit({ on_completion: true, on_disconnect: true })
+  .extend(CronFields)
+  .openapi("CronCreate");
 export type CronCreate = z.infer<typeof CronCreateSchema>;
 
 export const CronPatchSchema = RunCreateSchema.omit({ assistant_id: true, on_completion: true, on_disconnect: true })
@@ -90,14 +92,21 @@ export const CronSchema = z
 export type Cron = z.infer<typeof CronSchema>;
 
 export const CronCountSchema = z
-  .object({ assistant_id: z.string().max(MAX_ID_LENGTH).nullish(), thread_id: Id.nullish(), enabled: z.boolean().nullish(), metadata: JsonFilter.nullish() })
+  .object({
+    assistant_id: z.string().max(MAX_ID_LENGTH).nullish(),
+    thread_id: Id.nullish(),
+    enabled: z.boolean().nullish(),
+    metadata: JsonFilter.nullish(),
+  })
   .openapi("CronCountRequest");
 export type CronCount = z.infer<typeof CronCountSchema>;
 
 export const CronSearchSchema = CronCountSchema.extend({
   limit: z.number().int().min(1).max(1000).default(10),
   offset: z.number().int().min(0).default(0),
-  sort_by: z.enum(["cron_id", "assistant_id", "thread_id", "next_run_date", "end_time", "created_at", "updated_at"]).default("created_at"),
+  sort_by: z
+    .enum(["cron_id", "assistant_id", "thread_id", "next_run_date", "end_time", "created_at", "updated_at"])
+    .default("created_at"),
   sort_order: z.enum(["asc", "desc"]).default("desc"),
   select: z.array(z.enum(CronSchema.keyof().options)).min(1).optional(),
 }).openapi("CronSearchRequest");

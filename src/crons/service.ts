@@ -1,19 +1,19 @@
-import type { AuthUser } from "../deployment/custom-auth.ts";
+import { assistantIdOf, assistantNotFound, resolveAssistant } from "../assistants/resolve.ts";
 import { invalid, isDomainError, notFound } from "../core/errors.ts";
 import { database } from "../db/client.ts";
 import type { CronRow } from "../db/schema.ts";
+import type { AuthUser } from "../deployment/custom-auth.ts";
 import { log } from "../observability/log.ts";
-import { assistantIdOf, assistantNotFound, resolveAssistant } from "../assistants/resolve.ts";
 import { threadStub } from "../threads/client.ts";
-import type { Outcome, ThreadJson } from "../threads/types.ts";
 import { planRun, startRun } from "../threads/runs/service.ts";
+import type { Outcome, ThreadJson } from "../threads/types.ts";
 import { nextRunDate, scheduleProblem, timezoneProblem } from "./schedule.ts";
-import { payloadOf, type Cron, type CronCount, type CronCreate, type CronPatch } from "./schemas.ts";
+import { type Cron, type CronCount, type CronCreate, type CronPatch, payloadOf } from "./schemas.ts";
 import {
-  claimCron,
-  countCrons,
   type CronFilter,
   type CronSearch,
+  claimCron,
+  countCrons,
   deleteCron as deleteCronRow,
   disableCron,
   dueCrons,
@@ -77,7 +77,9 @@ export async function createCron(
   const { threadId, body } = request;
   const { workspaceId, user } = caller;
   // Its runs will use the assistant: a user may schedule only one their `assistants:read` filter lets them see.
-  const use = user ? { user, event: "assistants:read" as const, value: { assistant_id: assistantIdOf(body.assistant_id) } } : undefined;
+  const use = user
+    ? { user, event: "assistants:read" as const, value: { assistant_id: assistantIdOf(body.assistant_id) } }
+    : undefined;
   const assistant = await resolveAssistant(env, workspaceId, body.assistant_id, use);
   if (!assistant) throw notFound(assistantNotFound(body.assistant_id));
   if (threadId) {
@@ -120,7 +122,12 @@ export async function findCron(env: Env, workspaceId: string, cronId: string): P
  * Applies a patch to `current`: a new schedule, or re-enabling, plans the next run from now.
  * `metadata` (as the authorization handler left it) is merged into the cron's.
  */
-export async function updateCron(env: Env, current: CronRow, body: CronPatch, metadata: Record<string, unknown> | null | undefined): Promise<Cron> {
+export async function updateCron(
+  env: Env,
+  current: CronRow,
+  body: CronPatch,
+  metadata: Record<string, unknown> | null | undefined,
+): Promise<Cron> {
   const schedule = body.schedule ?? current.schedule;
   const timezone = body.timezone ?? current.timezone;
   checkSchedule(schedule, timezone);
@@ -134,10 +141,15 @@ export async function updateCron(env: Env, current: CronRow, body: CronPatch, me
     metadata: metadata ? { ...current.metadata, ...metadata } : current.metadata,
     enabled,
     disabledReason: enabled ? null : current.disabledReason,
-    endTime: body.end_time === undefined ? current.endTime : body.end_time ? new Date(body.end_time).toISOString() : null,
+    endTime:
+      body.end_time === undefined ? current.endTime : body.end_time ? new Date(body.end_time).toISOString() : null,
     onRunCompleted: current.threadId ? null : (body.on_run_completed ?? current.onRunCompleted),
     userId: body.user_id === undefined ? current.userId : body.user_id,
-    nextRunDate: !enabled ? null : rescheduled || !current.nextRunDate ? nextRunDate(schedule, timezone, now) : current.nextRunDate,
+    nextRunDate: !enabled
+      ? null
+      : rescheduled || !current.nextRunDate
+        ? nextRunDate(schedule, timezone, now)
+        : current.nextRunDate,
     updatedAt: now.toISOString(),
   });
   return cronJson(row ?? current);
@@ -158,7 +170,11 @@ export function cronFilter(body: CronCount, authMetadata: Record<string, unknown
   };
 }
 
-export async function searchCrons(env: Env, workspaceId: string, search: CronSearch): Promise<{ crons: Cron[]; total: number }> {
+export async function searchCrons(
+  env: Env,
+  workspaceId: string,
+  search: CronSearch,
+): Promise<{ crons: Cron[]; total: number }> {
   const { rows, total } = await searchCronRows(database(env), workspaceId, search);
   return { crons: rows.map(cronJson), total };
 }

@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, lte, type SQL } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { containments } from "../db/json-filter.ts";
-import { crons, type CronRow } from "../db/schema.ts";
+import { type CronRow, crons } from "../db/schema.ts";
 
 /** D1 storage of crons. Queries are scoped to a workspace, except the tick's due-cron scan. */
 
@@ -12,15 +12,32 @@ export async function insertCron(db: Database, row: NewCron): Promise<CronRow> {
 }
 
 export async function getCron(db: Database, workspaceId: string, cronId: string): Promise<CronRow | undefined> {
-  return db.select().from(crons).where(and(eq(crons.workspaceId, workspaceId), eq(crons.cronId, cronId))).get();
+  return db
+    .select()
+    .from(crons)
+    .where(and(eq(crons.workspaceId, workspaceId), eq(crons.cronId, cronId)))
+    .get();
 }
 
-export async function updateCron(db: Database, workspaceId: string, cronId: string, set: Partial<NewCron>): Promise<CronRow | undefined> {
-  return db.update(crons).set(set).where(and(eq(crons.workspaceId, workspaceId), eq(crons.cronId, cronId))).returning().get();
+export async function updateCron(
+  db: Database,
+  workspaceId: string,
+  cronId: string,
+  set: Partial<NewCron>,
+): Promise<CronRow | undefined> {
+  return db
+    .update(crons)
+    .set(set)
+    .where(and(eq(crons.workspaceId, workspaceId), eq(crons.cronId, cronId)))
+    .returning()
+    .get();
 }
 
 export async function deleteCron(db: Database, workspaceId: string, cronId: string): Promise<boolean> {
-  const deleted = await db.delete(crons).where(and(eq(crons.workspaceId, workspaceId), eq(crons.cronId, cronId))).returning({ id: crons.cronId });
+  const deleted = await db
+    .delete(crons)
+    .where(and(eq(crons.workspaceId, workspaceId), eq(crons.cronId, cronId)))
+    .returning({ id: crons.cronId });
   return deleted.length > 0;
 }
 
@@ -60,11 +77,21 @@ const SORT = {
   updated_at: crons.updatedAt,
 } as const;
 
-export async function searchCrons(db: Database, workspaceId: string, search: CronSearch): Promise<{ rows: CronRow[]; total: number }> {
+export async function searchCrons(
+  db: Database,
+  workspaceId: string,
+  search: CronSearch,
+): Promise<{ rows: CronRow[]; total: number }> {
   const clause = filterClause(workspaceId, search);
   const order = search.sortOrder === "asc" ? asc : desc;
   const [rows, totals] = await db.batch([
-    db.select().from(crons).where(clause).orderBy(order(SORT[search.sortBy]), order(crons.cronId)).limit(search.limit).offset(search.offset),
+    db
+      .select()
+      .from(crons)
+      .where(clause)
+      .orderBy(order(SORT[search.sortBy]), order(crons.cronId))
+      .limit(search.limit)
+      .offset(search.offset),
     db.select({ total: count() }).from(crons).where(clause),
   ]);
   return { rows, total: totals[0]?.total ?? 0 };
@@ -77,14 +104,26 @@ export async function countCrons(db: Database, workspaceId: string, filter: Cron
 
 /** Enabled crons whose next run is at or before `horizon`, soonest first (every workspace: the tick). */
 export async function dueCrons(db: Database, horizon: string, limit: number): Promise<CronRow[]> {
-  return db.select().from(crons).where(and(eq(crons.enabled, true), lte(crons.nextRunDate, horizon))).orderBy(asc(crons.nextRunDate)).limit(limit).all();
+  return db
+    .select()
+    .from(crons)
+    .where(and(eq(crons.enabled, true), lte(crons.nextRunDate, horizon)))
+    .orderBy(asc(crons.nextRunDate))
+    .limit(limit)
+    .all();
 }
 
 /**
  * Moves a cron's next run from `expected` to `next`; true when this caller won. Concurrent ticks see
  * the same due row, but only one of them can make this update.
  */
-export async function claimCron(db: Database, cronId: string, expected: string, next: string | null, at: string): Promise<boolean> {
+export async function claimCron(
+  db: Database,
+  cronId: string,
+  expected: string,
+  next: string | null,
+  at: string,
+): Promise<boolean> {
   const claimed = await db
     .update(crons)
     .set({ nextRunDate: next, updatedAt: at })
@@ -94,5 +133,9 @@ export async function claimCron(db: Database, cronId: string, expected: string, 
 }
 
 export async function disableCron(db: Database, cronId: string, reason: string, at: string): Promise<void> {
-  await db.update(crons).set({ enabled: false, disabledReason: reason, nextRunDate: null, updatedAt: at }).where(eq(crons.cronId, cronId)).run();
+  await db
+    .update(crons)
+    .set({ enabled: false, disabledReason: reason, nextRunDate: null, updatedAt: at })
+    .where(eq(crons.cronId, cronId))
+    .run();
 }

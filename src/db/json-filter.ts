@@ -1,4 +1,4 @@
-import { sql, type SQL } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { pathStep } from "./json-path.ts";
 
@@ -16,7 +16,8 @@ export class FilterTooLargeError extends Error {}
  */
 export function containments(...filters: [SQLiteColumn, Record<string, unknown> | null | undefined][]): SQL[] {
   const conditions = filters.flatMap(([column, filter]) => (filter ? containment(column, filter) : []));
-  if (conditions.length > MAX_FILTER_CONDITIONS) throw new FilterTooLargeError(`JSON filters may hold at most ${MAX_FILTER_CONDITIONS} values together`);
+  if (conditions.length > MAX_FILTER_CONDITIONS)
+    throw new FilterTooLargeError(`JSON filters may hold at most ${MAX_FILTER_CONDITIONS} values together`);
   return conditions;
 }
 
@@ -57,7 +58,8 @@ function jsonType(value: unknown): string {
 }
 
 function scalarEquals(column: SQLiteColumn, at: string, expected: unknown): SQL {
-  if (expected === null || typeof expected === "boolean") return sql`json_type(${column}, ${at}) = ${jsonType(expected)}`;
+  if (expected === null || typeof expected === "boolean")
+    return sql`json_type(${column}, ${at}) = ${jsonType(expected)}`;
   if (typeof expected === "number") {
     return sql`json_type(${column}, ${at}) IN ('integer', 'real') AND json_extract(${column}, ${at}) = ${expected}`;
   }

@@ -10,7 +10,10 @@ export const isPathKey = (key: string): boolean => !key.includes("\0");
 
 /** `$."a\"b"`-style step for one key; a JsonPathKeyError when the key cannot be written. */
 export function pathStep(key: string): string {
-  if (!isPathKey(key)) throw new JsonPathKeyError(`filter key ${JSON.stringify(key)} contains a NUL character, which no JSON path can hold`);
+  if (!isPathKey(key))
+    throw new JsonPathKeyError(
+      `filter key ${JSON.stringify(key)} contains a NUL character, which no JSON path can hold`,
+    );
   // SQLite JSON paths escape with backslashes inside a quoted key.
   return `."${key.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
 }

@@ -7,10 +7,7 @@ import type { CronPayload } from "../crons/schemas.ts";
  * Migrations in migrations/ are generated from this file by `npm run db:generate` (drizzle-kit).
  */
 
-const createdAt = () =>
-  text("created_at")
-    .notNull()
-    .default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`);
+const createdAt = () => text("created_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`);
 
 export const organizations = sqliteTable("organizations", {
   id: text("id").primaryKey(),
@@ -53,10 +50,7 @@ export const apiKeys = sqliteTable(
     revokedAt: text("revoked_at"),
     lastUsedAt: text("last_used_at"),
   },
-  (t) => [
-    uniqueIndex("api_keys_key_hash_idx").on(t.keyHash),
-    index("api_keys_organization_idx").on(t.organizationId),
-  ],
+  (t) => [uniqueIndex("api_keys_key_hash_idx").on(t.keyHash), index("api_keys_organization_idx").on(t.organizationId)],
 );
 
 export type OrganizationRow = typeof organizations.$inferSelect;
@@ -224,7 +218,10 @@ export const tracingProjects = sqliteTable(
     createdAt: text("created_at").notNull(),
   },
   // Ids are unique per workspace (migration 0009): one workspace cannot learn another's ids.
-  (t) => [primaryKey({ columns: [t.workspaceId, t.id] }), uniqueIndex("tracing_projects_name_idx").on(t.workspaceId, t.name)],
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.id] }),
+    uniqueIndex("tracing_projects_name_idx").on(t.workspaceId, t.name),
+  ],
 );
 
 export type TracingProjectRow = typeof tracingProjects.$inferSelect;

@@ -63,7 +63,9 @@ export function toJson(value: unknown): unknown {
  * reply may also be a chunk instance; there it is shown by its plain type.)
  */
 export function streamedMessageJson(message: unknown): unknown {
-  return message !== null && typeof message === "object" && isDictable(message) ? messageToJson(message, true) : toJson(message);
+  return message !== null && typeof message === "object" && isDictable(message)
+    ? messageToJson(message, true)
+    : toJson(message);
 }
 
 /** `toJson` for values known to be objects (state values, metadata). */

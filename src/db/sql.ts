@@ -39,7 +39,8 @@ export function durableObjectSql(storage: DurableObjectSqlStorage): SqlStore {
   return {
     all: <T extends SqlRow>(query: string, ...params: SqlValue[]) =>
       storage.sql.exec(query, ...params.map(bindable)).toArray() as T[],
-    iterate: <T extends SqlRow>(query: string, ...params: SqlValue[]) => storage.sql.exec(query, ...params.map(bindable)) as Iterable<T>,
+    iterate: <T extends SqlRow>(query: string, ...params: SqlValue[]) =>
+      storage.sql.exec(query, ...params.map(bindable)) as Iterable<T>,
     run: (query, ...params) => void storage.sql.exec(query, ...params.map(bindable)),
     transaction: (fn) => storage.transactionSync(fn),
   };

@@ -30,7 +30,10 @@ export const HttpConfigSchema = z
 
 export const LanggraphConfigSchema = z
   .object({
-    graphs: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/, "graph ids use letters, digits, '_', '-' and '.'"), GraphSpecSchema),
+    graphs: z.record(
+      z.string().regex(/^[A-Za-z0-9_.-]+$/, "graph ids use letters, digits, '_', '-' and '.'"),
+      GraphSpecSchema,
+    ),
     env: z.union([z.string(), z.record(z.string(), z.string())]).optional(),
     auth: z.object({ path: z.string().optional(), disable_studio_auth: z.boolean().optional() }).loose().optional(),
     http: HttpConfigSchema.optional(),
@@ -50,6 +53,11 @@ export function parseGraphSpec(spec: z.infer<typeof GraphSpecSchema>): {
   const { path, description } = typeof spec === "string" ? { path: spec, description: undefined } : spec;
   const colon = path.lastIndexOf(":");
   // A colon at index 1 is a Windows drive letter, not an export separator.
-  if (colon > 1) return { file: path.slice(0, colon), exportName: path.slice(colon + 1) || "default", description: description ?? null };
+  if (colon > 1)
+    return {
+      file: path.slice(0, colon),
+      exportName: path.slice(colon + 1) || "default",
+      description: description ?? null,
+    };
   return { file: path, exportName: "default", description: description ?? null };
 }

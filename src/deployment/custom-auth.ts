@@ -1,8 +1,8 @@
-import { deployment } from "./index.ts";
 import { HTTPException } from "hono/http-exception";
-import { forbidden } from "../core/errors.ts";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { AuthFilter } from "../core/auth-filter.ts";
+import { forbidden } from "../core/errors.ts";
+import { deployment } from "./index.ts";
 
 /**
  * Custom authentication and authorization from langgraph.json `auth.path`: an `Auth` from
@@ -21,7 +21,14 @@ export interface AuthUser {
   [field: string]: unknown;
 }
 
-type AuthEvent = { event: string; resource: string; action: string; value: unknown; user: AuthUser; permissions: string[] };
+type AuthEvent = {
+  event: string;
+  resource: string;
+  action: string;
+  value: unknown;
+  user: AuthUser;
+  permissions: string[];
+};
 type Handlers = {
   authenticate?: (request: Request) => unknown;
   callbacks?: Record<string, (event: AuthEvent) => unknown>;
@@ -29,7 +36,9 @@ type Handlers = {
 
 const instance = deployment.auth ? deployment.auth.module[deployment.auth.exportName] : undefined;
 const handlers: Handlers | undefined =
-  instance && typeof instance === "object" ? ((instance as Record<string, unknown>)["~handlerCache"] as Handlers) : undefined;
+  instance && typeof instance === "object"
+    ? ((instance as Record<string, unknown>)["~handlerCache"] as Handlers)
+    : undefined;
 
 /** Whether this deployment replaced API-key auth on the Agent Server routes. */
 export const customAuthEnabled = Boolean(handlers?.authenticate);
@@ -62,7 +71,8 @@ export async function authenticateUser(request: Request): Promise<AuthUser> {
   } catch (error) {
     throw asApiError(error) ?? error;
   }
-  if (typeof result === "string" && result) return { identity: result, permissions: [], display_name: result, is_authenticated: true };
+  if (typeof result === "string" && result)
+    return { identity: result, permissions: [], display_name: result, is_authenticated: true };
   if (result && typeof result === "object" && typeof (result as { identity?: unknown }).identity === "string") {
     const user = result as Partial<AuthUser> & { identity: string };
     return {
@@ -81,7 +91,11 @@ export async function authenticateUser(request: Request): Promise<AuthUser> {
  * `*`). Returns its filter; `undefined` means allowed without one. `false` is a 403. The handler may
  * change `value` (e.g. stamp `metadata.owner`); callers use `value` afterwards.
  */
-export async function authorize(user: AuthUser, event: string, value: Record<string, unknown>): Promise<AuthFilter | undefined> {
+export async function authorize(
+  user: AuthUser,
+  event: string,
+  value: Record<string, unknown>,
+): Promise<AuthFilter | undefined> {
   const callbacks = handlers?.callbacks;
   if (!callbacks) return undefined;
   const [resource, action] = event.split(":");
@@ -95,6 +109,9 @@ export async function authorize(user: AuthUser, event: string, value: Record<str
   }
   if (result === undefined || result === null || result === true) return undefined;
   if (result === false) throw forbidden("Forbidden");
-  if (typeof result === "object" && !Array.isArray(result)) return Object.keys(result).length ? (result as AuthFilter) : undefined;
-  throw new Error(`Auth handler returned invalid result. Expected filter object, null, undefined or boolean. Got "${typeof result}" instead.`);
+  if (typeof result === "object" && !Array.isArray(result))
+    return Object.keys(result).length ? (result as AuthFilter) : undefined;
+  throw new Error(
+    `Auth handler returned invalid result. Expected filter object, null, undefined or boolean. Got "${typeof result}" instead.`,
+  );
 }

@@ -1,5 +1,4 @@
-import type { CompiledGraph, StateGraph } from "@langchain/langgraph";
-import type { LangGraphRunnableConfig } from "@langchain/langgraph";
+import type { CompiledGraph, LangGraphRunnableConfig, StateGraph } from "@langchain/langgraph";
 import { describeValue, graphExportKind } from "./graph-kind.ts";
 import type { DeploymentManifest, GraphEntry } from "./manifest.ts";
 
@@ -54,9 +53,7 @@ export class GraphRegistry {
       case "uncompiled":
         return (settled as StateGraph<unknown>).compile() as unknown as LoadedGraph;
       default:
-        throw new Error(
-          `Graph "${entry.id}" (${entry.source}) did not produce a graph: got ${describeValue(settled)}`,
-        );
+        throw new Error(`Graph "${entry.id}" (${entry.source}) did not produce a graph: got ${describeValue(settled)}`);
     }
   }
 }

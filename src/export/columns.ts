@@ -26,15 +26,34 @@ export type FormatVersion = "v1" | "v2_beta";
 
 /** The values of one exported run, as a row (the shard hands them over column by column: see ColumnPage). */
 export type ExportRow = {
-  id: string; tenant_id: string; session_id: string; trace_id: string; parent_run_id: string | null; dotted_order: string | null;
-  is_root: boolean; name: string; run_type: string; status: string;
-  start_time: string; end_time: string | null; first_token_time: string | null;   // ISO-8601 UTC text, e.g. 2026-11-20T10:00:00.123Z
-  inputs: string | null; outputs: string | null; error: string | null; extra: string | null; events: string | null; // JSON text (error is plain text)
-  tags: string; parent_run_ids: string;            // JSON array text, e.g. ["a","b"]
+  id: string;
+  tenant_id: string;
+  session_id: string;
+  trace_id: string;
+  parent_run_id: string | null;
+  dotted_order: string | null;
+  is_root: boolean;
+  name: string;
+  run_type: string;
+  status: string;
+  start_time: string;
+  end_time: string | null;
+  first_token_time: string | null; // ISO-8601 UTC text, e.g. 2026-11-20T10:00:00.123Z
+  inputs: string | null;
+  outputs: string | null;
+  error: string | null;
+  extra: string | null;
+  events: string | null; // JSON text (error is plain text)
+  tags: string;
+  parent_run_ids: string; // JSON array text, e.g. ["a","b"]
   reference_example_id: string | null;
-  prompt_tokens: number | null; completion_tokens: number | null; total_tokens: number | null;
-  prompt_cost: number | null; completion_cost: number | null; total_cost: number | null;
-  feedback_stats: string | null;                    // JSON text
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  total_tokens: number | null;
+  prompt_cost: number | null;
+  completion_cost: number | null;
+  total_cost: number | null;
+  feedback_stats: string | null; // JSON text
   trace_tier: string | null;
 };
 
@@ -42,14 +61,35 @@ type Kind = "string" | "bool" | "int64" | "double" | "timestamp" | "string_list"
 
 /** Every export column with its kind, in the default export order. */
 const KINDS = {
-  id: "string", tenant_id: "string", session_id: "string", trace_id: "string", parent_run_id: "string",
-  dotted_order: "string", is_root: "bool", name: "string", run_type: "string", status: "string",
-  start_time: "timestamp", end_time: "timestamp", first_token_time: "timestamp",
-  inputs: "string", outputs: "string", error: "string", extra: "string", events: "string",
-  tags: "string_list", parent_run_ids: "string_list", reference_example_id: "string",
-  prompt_tokens: "int64", completion_tokens: "int64", total_tokens: "int64",
-  prompt_cost: "double", completion_cost: "double", total_cost: "double",
-  feedback_stats: "string", trace_tier: "string",
+  id: "string",
+  tenant_id: "string",
+  session_id: "string",
+  trace_id: "string",
+  parent_run_id: "string",
+  dotted_order: "string",
+  is_root: "bool",
+  name: "string",
+  run_type: "string",
+  status: "string",
+  start_time: "timestamp",
+  end_time: "timestamp",
+  first_token_time: "timestamp",
+  inputs: "string",
+  outputs: "string",
+  error: "string",
+  extra: "string",
+  events: "string",
+  tags: "string_list",
+  parent_run_ids: "string_list",
+  reference_example_id: "string",
+  prompt_tokens: "int64",
+  completion_tokens: "int64",
+  total_tokens: "int64",
+  prompt_cost: "double",
+  completion_cost: "double",
+  total_cost: "double",
+  feedback_stats: "string",
+  trace_tier: "string",
 } as const satisfies Record<keyof ExportRow, Kind>;
 
 type ExportField = keyof ExportRow;
@@ -60,10 +100,21 @@ export const EXPORT_FIELDS: readonly string[] = Object.keys(KINDS);
  * Columns the shard does not hand over: the writer fills the tenant in (session_id comes from the
  * shard, though the writer also knows it); feedback and tiers are not tracked yet, so they are null.
  */
-const NOT_FROM_SHARD: Partial<Record<ExportField, "writer" | "untracked">> = { tenant_id: "writer", feedback_stats: "untracked", trace_tier: "untracked" };
+const NOT_FROM_SHARD: Partial<Record<ExportField, "writer" | "untracked">> = {
+  tenant_id: "writer",
+  feedback_stats: "untracked",
+  trace_tier: "untracked",
+};
 
 /** The shape a shard hands a column of each kind over in (see ColumnShape). */
-const SHARD_SHAPES: Record<Kind, ColumnShape> = { string: "text", timestamp: "text", bool: "integer", int64: "integer", double: "real", string_list: "list" };
+const SHARD_SHAPES: Record<Kind, ColumnShape> = {
+  string: "text",
+  timestamp: "text",
+  bool: "integer",
+  int64: "integer",
+  double: "real",
+  string_list: "list",
+};
 
 /** The columns of `fields` a shard's export page holds, each with its shape, in order; unknown names are left out. */
 export function shardColumns(fields: readonly string[]): Record<string, ColumnShape> {
@@ -92,19 +143,39 @@ function kindsOf(fields: readonly string[]): [ExportField, Kind][] {
 
 function arrowType(kind: Kind, version: FormatVersion): DataType {
   switch (kind) {
-    case "string": return new Utf8();
-    case "bool": return new Bool();
-    case "int64": return new Int64();
-    case "double": return new Float64();
+    case "string":
+      return new Utf8();
+    case "bool":
+      return new Bool();
+    case "int64":
+      return new Int64();
+    case "double":
+      return new Float64();
     // v1 is LangSmith's observed naive-nanosecond layout; v2_beta is UTC-aware micros, which Spark, Glue and BigQuery read.
-    case "timestamp": return version === "v1" ? new TimestampNanosecond() : new TimestampMicrosecond("UTC");
-    case "string_list": return version === "v1" ? new Utf8() : new List(new Field("item", new Utf8(), true));
+    case "timestamp":
+      return version === "v1" ? new TimestampNanosecond() : new TimestampMicrosecond("UTC");
+    case "string_list":
+      return version === "v1" ? new Utf8() : new List(new Field("item", new Utf8(), true));
   }
 }
 
 const TYPE_NAMES: Record<FormatVersion, Record<Kind, string>> = {
-  v1: { string: "string", bool: "bool", int64: "int64", double: "double", timestamp: "timestamp[ns]", string_list: "string" },
-  v2_beta: { string: "string", bool: "bool", int64: "int64", double: "double", timestamp: "timestamp[us, UTC]", string_list: "list<string>" },
+  v1: {
+    string: "string",
+    bool: "bool",
+    int64: "int64",
+    double: "double",
+    timestamp: "timestamp[ns]",
+    string_list: "string",
+  },
+  v2_beta: {
+    string: "string",
+    bool: "bool",
+    int64: "int64",
+    double: "double",
+    timestamp: "timestamp[us, UTC]",
+    string_list: "list<string>",
+  },
 };
 
 /** The column types of a projection, in words, for the export manifest and the README. */
@@ -160,7 +231,8 @@ class Utf8Column {
       this.bytes = grown;
     }
     this.size += Utf8Column.encoder.encodeInto(text, this.bytes.subarray(this.size)).written;
-    if (this.size > 0x7fffffff) throw new Error("A string column of one record batch exceeds 2 GiB; use smaller batches");
+    if (this.size > 0x7fffffff)
+      throw new Error("A string column of one record batch exceeds 2 GiB; use smaller batches");
     this.offsets[++this.count] = this.size;
   }
 
@@ -176,7 +248,8 @@ function valuesOf(column: ExportColumn, field: string, rows: number): unknown[] 
   if ("constant" in column && column.constant === null) return new Array<null>(rows).fill(null);
   if (!("values" in column)) throw new ColumnError(`${field} came without values`);
   const values: unknown = JSON.parse(column.values);
-  if (!Array.isArray(values) || values.length !== rows) throw new ColumnError(`${field} has ${Array.isArray(values) ? values.length : "no"} values for ${rows} rows`);
+  if (!Array.isArray(values) || values.length !== rows)
+    throw new ColumnError(`${field} has ${Array.isArray(values) ? values.length : "no"} values for ${rows} rows`);
   return values;
 }
 
@@ -185,8 +258,11 @@ function stringsOf(column: ExportColumn, field: string, rows: number): (string |
   if ("constant" in column) return new Array<string | null>(rows).fill(column.constant);
   if (!("strings" in column)) throw new ColumnError(`${field} came without text`);
   const strings: unknown = JSON.parse(column.strings);
-  if (!Array.isArray(strings) || strings.length !== rows) throw new ColumnError(`${field} has ${Array.isArray(strings) ? strings.length : "no"} strings for ${rows} rows`);
-  for (const text of strings) if (text !== null && typeof text !== "string") throw new ColumnError(`${field} holds a ${typeof text} where text belongs`);
+  if (!Array.isArray(strings) || strings.length !== rows)
+    throw new ColumnError(`${field} has ${Array.isArray(strings) ? strings.length : "no"} strings for ${rows} rows`);
+  for (const text of strings)
+    if (text !== null && typeof text !== "string")
+      throw new ColumnError(`${field} holds a ${typeof text} where text belongs`);
   return strings as (string | null)[];
 }
 
@@ -197,7 +273,11 @@ const encoder = new TextEncoder();
  * when that takes one byte per UTF-16 unit, every string is ASCII and its length is its byte length.
  * Otherwise each string is encoded on its own to learn its length.
  */
-function utf8Buffers(strings: readonly (string | null)[]): { data: Uint8Array; valueOffsets: Int32Array; validity: Validity } {
+function utf8Buffers(strings: readonly (string | null)[]): {
+  data: Uint8Array;
+  valueOffsets: Int32Array;
+  validity: Validity;
+} {
   const validity = new Validity(strings.length);
   const present: string[] = [];
   strings.forEach((text, i) => (text === null ? validity.setNull(i) : present.push(text)));
@@ -216,7 +296,14 @@ function utf8Buffers(strings: readonly (string | null)[]): { data: Uint8Array; v
 
 function stringColumn(column: ExportColumn, field: string, rows: number): Data<Utf8> {
   const { data, valueOffsets, validity } = utf8Buffers(stringsOf(column, field, rows));
-  return makeData({ type: new Utf8(), length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, valueOffsets, data });
+  return makeData({
+    type: new Utf8(),
+    length: rows,
+    nullCount: validity.nulls,
+    nullBitmap: validity.bitmap,
+    valueOffsets,
+    data,
+  });
 }
 
 /** A `v2_beta` list column: the shard hands lists over as arrays. */
@@ -231,8 +318,21 @@ function stringListColumn(column: ExportColumn, field: string, rows: number, typ
     offsets[i + 1] = items.length;
   });
   const values = utf8Buffers(items);
-  const child = makeData({ type: new Utf8(), length: items.length, nullCount: 0, valueOffsets: values.valueOffsets, data: values.data });
-  return makeData({ type, length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, valueOffsets: offsets, child });
+  const child = makeData({
+    type: new Utf8(),
+    length: items.length,
+    nullCount: 0,
+    valueOffsets: values.valueOffsets,
+    data: values.data,
+  });
+  return makeData({
+    type,
+    length: rows,
+    nullCount: validity.nulls,
+    nullBitmap: validity.bitmap,
+    valueOffsets: offsets,
+    child,
+  });
 }
 
 function boolColumn(column: ExportColumn, field: string, rows: number): Data<Bool> {
@@ -242,7 +342,13 @@ function boolColumn(column: ExportColumn, field: string, rows: number): Data<Boo
     if (value === null) validity.setNull(i);
     else if (value) bits[i >> 3] |= 1 << (i & 7); // SQLite hands booleans over as 0/1
   });
-  return makeData({ type: new Bool(), length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, data: bits });
+  return makeData({
+    type: new Bool(),
+    length: rows,
+    nullCount: validity.nulls,
+    nullBitmap: validity.bitmap,
+    data: bits,
+  });
 }
 
 function int64Column(column: ExportColumn, field: string, rows: number): Data<Int64> {
@@ -250,10 +356,17 @@ function int64Column(column: ExportColumn, field: string, rows: number): Data<In
   const values = new BigInt64Array(rows);
   valuesOf(column, field, rows).forEach((value, i) => {
     if (value === null) validity.setNull(i);
-    else if (typeof value !== "number" || !Number.isFinite(value)) throw new ColumnError(`${field} of row ${i} is not a number: ${String(value)}`);
+    else if (typeof value !== "number" || !Number.isFinite(value))
+      throw new ColumnError(`${field} of row ${i} is not a number: ${String(value)}`);
     else values[i] = BigInt(Math.trunc(value));
   });
-  return makeData({ type: new Int64(), length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, data: values });
+  return makeData({
+    type: new Int64(),
+    length: rows,
+    nullCount: validity.nulls,
+    nullBitmap: validity.bitmap,
+    data: values,
+  });
 }
 
 function doubleColumn(column: ExportColumn, field: string, rows: number): Data<Float64> {
@@ -263,7 +376,13 @@ function doubleColumn(column: ExportColumn, field: string, rows: number): Data<F
     if (value === null) validity.setNull(i);
     else values[i] = Number(value);
   });
-  return makeData({ type: new Float64(), length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, data: values });
+  return makeData({
+    type: new Float64(),
+    length: rows,
+    nullCount: validity.nulls,
+    nullBitmap: validity.bitmap,
+    data: values,
+  });
 }
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:Z|([+-])(\d{2}):?(\d{2}))?$/;
@@ -279,8 +398,10 @@ export function epochNanos(text: string): bigint | undefined {
   const millis = Date.UTC(year, month - 1, day, hour, minute, second);
   // Date.UTC rolls 2026-02-30 over to March: refuse what does not come back unchanged.
   const check = new Date(millis);
-  if (check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59) return undefined;
-  const offsetMinutes = match[8] === undefined ? 0 : (match[8] === "-" ? -1 : 1) * (Number(match[9]) * 60 + Number(match[10]));
+  if (check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59)
+    return undefined;
+  const offsetMinutes =
+    match[8] === undefined ? 0 : (match[8] === "-" ? -1 : 1) * (Number(match[9]) * 60 + Number(match[10]));
   return BigInt(millis - offsetMinutes * 60_000) * 1_000_000n + BigInt((match[7] ?? "").padEnd(9, "0"));
 }
 
@@ -300,9 +421,28 @@ function digits(text: string, from: number, to: number): number {
  * the shards store, or undefined for any other text. Cheaper than the general parser on every row.
  */
 export function storedTimeMillis(text: string): number | undefined {
-  if (text.length !== 24 || text[4] !== "-" || text[7] !== "-" || text[10] !== "T" || text[13] !== ":" || text[16] !== ":" || text[19] !== "." || text[23] !== "Z") return undefined;
-  const [year, month, day, hour, minute, second, milli] = [digits(text, 0, 4), digits(text, 5, 7), digits(text, 8, 10), digits(text, 11, 13), digits(text, 14, 16), digits(text, 17, 19), digits(text, 20, 23)];
-  if (!(month >= 1 && month <= 12 && day >= 1 && hour <= 23 && minute <= 59 && second <= 59 && year >= 0 && milli >= 0)) return undefined;
+  if (
+    text.length !== 24 ||
+    text[4] !== "-" ||
+    text[7] !== "-" ||
+    text[10] !== "T" ||
+    text[13] !== ":" ||
+    text[16] !== ":" ||
+    text[19] !== "." ||
+    text[23] !== "Z"
+  )
+    return undefined;
+  const [year, month, day, hour, minute, second, milli] = [
+    digits(text, 0, 4),
+    digits(text, 5, 7),
+    digits(text, 8, 10),
+    digits(text, 11, 13),
+    digits(text, 14, 16),
+    digits(text, 17, 19),
+    digits(text, 20, 23),
+  ];
+  if (!(month >= 1 && month <= 12 && day >= 1 && hour <= 23 && minute <= 59 && second <= 59 && year >= 0 && milli >= 0))
+    return undefined;
   const millis = Date.UTC(year, month - 1, day, hour, minute, second, milli);
   // Date.UTC rolls 2026-02-30 over to March: refuse what does not come back unchanged.
   if (day > 28 && new Date(millis).getUTCDate() !== day) return undefined;
@@ -310,7 +450,12 @@ export function storedTimeMillis(text: string): number | undefined {
 }
 
 /** Times come as ISO text: the shard's stored `toISOString()` times, or clients' event times in any ISO form. */
-function timestampColumn(column: ExportColumn, field: string, rows: number, type: TimestampNanosecond | TimestampMicrosecond): Data {
+function timestampColumn(
+  column: ExportColumn,
+  field: string,
+  rows: number,
+  type: TimestampNanosecond | TimestampMicrosecond,
+): Data {
   const validity = new Validity(rows);
   const values = new BigInt64Array(rows);
   const nanosecond = type instanceof TimestampNanosecond;
@@ -331,12 +476,20 @@ function timestampColumn(column: ExportColumn, field: string, rows: number, type
 
 function columnData(column: ExportColumn, field: string, rows: number, kind: Kind, type: DataType): Data {
   switch (kind) {
-    case "bool": return boolColumn(column, field, rows);
-    case "int64": return int64Column(column, field, rows);
-    case "double": return doubleColumn(column, field, rows);
-    case "timestamp": return timestampColumn(column, field, rows, type as TimestampNanosecond | TimestampMicrosecond);
-    case "string_list": return type instanceof List ? stringListColumn(column, field, rows, type as List<Utf8>) : stringColumn(column, field, rows);
-    case "string": return stringColumn(column, field, rows);
+    case "bool":
+      return boolColumn(column, field, rows);
+    case "int64":
+      return int64Column(column, field, rows);
+    case "double":
+      return doubleColumn(column, field, rows);
+    case "timestamp":
+      return timestampColumn(column, field, rows, type as TimestampNanosecond | TimestampMicrosecond);
+    case "string_list":
+      return type instanceof List
+        ? stringListColumn(column, field, rows, type as List<Utf8>)
+        : stringColumn(column, field, rows);
+    case "string":
+      return stringColumn(column, field, rows);
   }
 }
 

@@ -1,12 +1,12 @@
 import { and, desc, eq } from "drizzle-orm";
+import { badRequest, DomainError, invalid, notFound } from "../core/errors.ts";
 import type { Database } from "../db/client.ts";
-import { exportDestinations, type ExportDestinationRow } from "../db/schema.ts";
-import { DomainError, badRequest, notFound, invalid } from "../core/errors.ts";
+import { type ExportDestinationRow, exportDestinations } from "../db/schema.ts";
 import { log } from "../observability/log.ts";
 import { decryptJson, encryptJson } from "./crypto.ts";
-import type { BulkExportDestination, DestinationConfig, DestinationCredentials, DestinationInput } from "./schemas.ts";
 import { R2BindingBucket, r2Binding } from "./r2-bucket.ts";
-import { destinationErrorMessage, S3Client, type ObjectBucket, type S3Credentials, type S3Location } from "./s3.ts";
+import { destinationErrorMessage, type ObjectBucket, S3Client, type S3Credentials, type S3Location } from "./s3.ts";
+import type { BulkExportDestination, DestinationConfig, DestinationCredentials, DestinationInput } from "./schemas.ts";
 
 /**
  * Bulk-export destinations: S3-compatible buckets per workspace. Creating or re-keying one proves
@@ -14,7 +14,14 @@ import { destinationErrorMessage, S3Client, type ObjectBucket, type S3Credential
  * except as `credentials_keys` (their names).
  */
 
-type SecretsEnv = Pick<Env, "EXPORT_ENCRYPTION_KEY" | "EXPORT_DEFAULT_ACCESS_KEY_ID" | "EXPORT_DEFAULT_SECRET_ACCESS_KEY" | "EXPORT_DEFAULT_SESSION_TOKEN" | "EXPORT_DEFAULT_ENDPOINT_URL">;
+type SecretsEnv = Pick<
+  Env,
+  | "EXPORT_ENCRYPTION_KEY"
+  | "EXPORT_DEFAULT_ACCESS_KEY_ID"
+  | "EXPORT_DEFAULT_SECRET_ACCESS_KEY"
+  | "EXPORT_DEFAULT_SESSION_TOKEN"
+  | "EXPORT_DEFAULT_ENDPOINT_URL"
+>;
 
 function toDestination(row: ExportDestinationRow): BulkExportDestination {
   return {
@@ -41,7 +48,12 @@ export function s3Location(config: DestinationConfig): S3Location {
 
 /** An object key under the destination: `[bucket/]<prefix>/<path>` (the bucket only when the config asks for it). */
 export function objectKey(config: DestinationConfig, path: string): string {
-  const segments = [config.include_bucket_in_prefix ? config.bucket_name : "", config.workspace_root ?? "", config.prefix.replace(/^\/+|\/+$/g, ""), path];
+  const segments = [
+    config.include_bucket_in_prefix ? config.bucket_name : "",
+    config.workspace_root ?? "",
+    config.prefix.replace(/^\/+|\/+$/g, ""),
+    path,
+  ];
   return segments.filter(Boolean).join("/");
 }
 
@@ -49,10 +61,19 @@ export function objectKey(config: DestinationConfig, path: string): string {
  * The bucket a destination writes to: its R2 binding, or S3 over HTTP with the given credentials.
  * A missing binding is reported like a missing bucket.
  */
-export function openBucket(env: object, config: DestinationConfig, credentials: S3Credentials | null, fetcher?: typeof fetch, attempts?: number): ObjectBucket {
+export function openBucket(
+  env: object,
+  config: DestinationConfig,
+  credentials: S3Credentials | null,
+  fetcher?: typeof fetch,
+  attempts?: number,
+): ObjectBucket {
   if (config.r2_binding) {
     const bucket = r2Binding(env, config.r2_binding);
-    if (!bucket) throw badRequest(`Failed to validate S3 destination: Bucket is not valid (NoSuchBinding): this deployment has no R2 binding named ${config.r2_binding}`);
+    if (!bucket)
+      throw badRequest(
+        `Failed to validate S3 destination: Bucket is not valid (NoSuchBinding): this deployment has no R2 binding named ${config.r2_binding}`,
+      );
     return new R2BindingBucket(bucket);
   }
   if (!credentials) throw new Error("an S3 destination needs credentials");
@@ -62,7 +83,11 @@ export function openBucket(env: object, config: DestinationConfig, credentials: 
 /** The deployment's default credentials (the self-hosted rule: omitted credentials use the platform's own). */
 function defaultCredentials(env: SecretsEnv): S3Credentials | null {
   if (!env.EXPORT_DEFAULT_ACCESS_KEY_ID || !env.EXPORT_DEFAULT_SECRET_ACCESS_KEY) return null;
-  return { accessKeyId: env.EXPORT_DEFAULT_ACCESS_KEY_ID, secretAccessKey: env.EXPORT_DEFAULT_SECRET_ACCESS_KEY, sessionToken: env.EXPORT_DEFAULT_SESSION_TOKEN || undefined };
+  return {
+    accessKeyId: env.EXPORT_DEFAULT_ACCESS_KEY_ID,
+    secretAccessKey: env.EXPORT_DEFAULT_SECRET_ACCESS_KEY,
+    sessionToken: env.EXPORT_DEFAULT_SESSION_TOKEN || undefined,
+  };
 }
 
 const toS3Credentials = (credentials: DestinationCredentials): S3Credentials => ({
@@ -71,19 +96,34 @@ const toS3Credentials = (credentials: DestinationCredentials): S3Credentials => 
   sessionToken: credentials.session_token || undefined,
 });
 
-function resolveCredentials(env: SecretsEnv, config: DestinationConfig, given: DestinationCredentials | null | undefined): S3Credentials | null {
+function resolveCredentials(
+  env: SecretsEnv,
+  config: DestinationConfig,
+  given: DestinationCredentials | null | undefined,
+): S3Credentials | null {
   if (config.r2_binding) {
-    if (given) throw invalid([{ type: "value_error", loc: ["body", "credentials"], msg: "credentials are not used with config.r2_binding: omit them" }]);
+    if (given)
+      throw invalid([
+        {
+          type: "value_error",
+          loc: ["body", "credentials"],
+          msg: "credentials are not used with config.r2_binding: omit them",
+        },
+      ]);
     return null;
   }
   if (given) return toS3Credentials(given);
   const fallback = defaultCredentials(env);
   // The deployment's keys only ever go to the deployment's bucket: never signed for an endpoint a caller picks.
   if (fallback && (config.endpoint_url ?? null) !== (env.EXPORT_DEFAULT_ENDPOINT_URL || null)) {
-    throw badRequest("Without credentials a destination uses the deployment's bucket store: omit endpoint_url (or give EXPORT_DEFAULT_ENDPOINT_URL), or send credentials");
+    throw badRequest(
+      "Without credentials a destination uses the deployment's bucket store: omit endpoint_url (or give EXPORT_DEFAULT_ENDPOINT_URL), or send credentials",
+    );
   }
   if (!fallback) {
-    throw badRequest("credentials are required: this deployment has no default bucket credentials (EXPORT_DEFAULT_ACCESS_KEY_ID and EXPORT_DEFAULT_SECRET_ACCESS_KEY)");
+    throw badRequest(
+      "credentials are required: this deployment has no default bucket credentials (EXPORT_DEFAULT_ACCESS_KEY_ID and EXPORT_DEFAULT_SECRET_ACCESS_KEY)",
+    );
   }
   return fallback;
 }
@@ -92,27 +132,56 @@ function resolveCredentials(env: SecretsEnv, config: DestinationConfig, given: D
  * Proves the destination takes writes: puts a small object under `<prefix>/tmp/` and deletes it
  * when allowed (delete permission is optional). A failure is a bad_request with LangSmith's documented message.
  */
-async function checkWriteAccess(env: object, config: DestinationConfig, credentials: S3Credentials | null, fetcher?: typeof fetch): Promise<void> {
+async function checkWriteAccess(
+  env: object,
+  config: DestinationConfig,
+  credentials: S3Credentials | null,
+  fetcher?: typeof fetch,
+): Promise<void> {
   const key = objectKey(config, `tmp/destination-check-${crypto.randomUUID()}.txt`);
   let bucket: ObjectBucket;
   try {
     bucket = openBucket(env, config, credentials, fetcher, 2);
-    await bucket.putObject(key, "Written by the agent platform to check bulk-export write access; safe to delete.\n", "text/plain");
+    await bucket.putObject(
+      key,
+      "Written by the agent platform to check bulk-export write access; safe to delete.\n",
+      "text/plain",
+    );
   } catch (error) {
     if (error instanceof DomainError) throw error;
     const known = destinationErrorMessage(error);
-    throw badRequest(`Failed to validate S3 destination: ${known ?? (error instanceof Error ? error.message : String(error))}`);
+    throw badRequest(
+      `Failed to validate S3 destination: ${known ?? (error instanceof Error ? error.message : String(error))}`,
+    );
   }
-  await bucket.deleteObject(key).catch((error) => log.info("destination check object left behind (no delete permission?)", { key, error: String(destinationErrorMessage(error) ?? error) }));
+  await bucket.deleteObject(key).catch((error) =>
+    log.info("destination check object left behind (no delete permission?)", {
+      key,
+      error: String(destinationErrorMessage(error) ?? error),
+    }),
+  );
 }
 
 /** The names of the credential fields given (secrets are never returned, their names are). */
 const credentialsKeys = (credentials: DestinationCredentials | null | undefined): string[] =>
-  credentials ? Object.entries(credentials).filter(([, value]) => value).map(([key]) => key) : [];
+  credentials
+    ? Object.entries(credentials)
+        .filter(([, value]) => value)
+        .map(([key]) => key)
+    : [];
 
-export async function createDestination(db: Database, env: SecretsEnv, workspaceId: string, input: DestinationInput, fetcher?: typeof fetch): Promise<BulkExportDestination> {
+export async function createDestination(
+  db: Database,
+  env: SecretsEnv,
+  workspaceId: string,
+  input: DestinationInput,
+  fetcher?: typeof fetch,
+): Promise<BulkExportDestination> {
   // Without credentials the deployment's own bucket is used: confine the workspace to its own root.
-  const config: DestinationConfig = { ...input.config, workspace_root: input.credentials ? null : `workspaces/${workspaceId}` };
+  const config: DestinationConfig = {
+    ...input.config,
+    workspace_root: input.credentials ? null : `workspaces/${workspaceId}`,
+  };
   input = { ...input, config };
   const credentials = resolveCredentials(env, input.config, input.credentials);
   // Fail on a missing encryption key before touching the bucket.
@@ -146,7 +215,9 @@ export async function updateDestinationCredentials(
   const row = await destinationRow(db, workspaceId, id);
   const config = row.config as DestinationConfig;
   if (!credentials && !config.workspace_root) {
-    throw badRequest("This destination was created with its own credentials; rotate them, or create a new destination without credentials to use the deployment's store");
+    throw badRequest(
+      "This destination was created with its own credentials; rotate them, or create a new destination without credentials to use the deployment's store",
+    );
   }
   const resolved = resolveCredentials(env, config, credentials);
   const sealed = credentials ? await encryptJson(env, credentials) : null;
@@ -165,7 +236,11 @@ export async function updateDestinationCredentials(
 }
 
 async function destinationRow(db: Database, workspaceId: string, id: string): Promise<ExportDestinationRow> {
-  const row = await db.select().from(exportDestinations).where(and(eq(exportDestinations.workspaceId, workspaceId), eq(exportDestinations.id, id))).get();
+  const row = await db
+    .select()
+    .from(exportDestinations)
+    .where(and(eq(exportDestinations.workspaceId, workspaceId), eq(exportDestinations.id, id)))
+    .get();
   if (!row) throw notFound(`Bulk export destination ${id} not found`);
   return row;
 }
@@ -175,7 +250,12 @@ export async function getDestination(db: Database, workspaceId: string, id: stri
 }
 
 export async function listDestinations(db: Database, workspaceId: string): Promise<BulkExportDestination[]> {
-  const rows = await db.select().from(exportDestinations).where(eq(exportDestinations.workspaceId, workspaceId)).orderBy(desc(exportDestinations.createdAt)).all();
+  const rows = await db
+    .select()
+    .from(exportDestinations)
+    .where(eq(exportDestinations.workspaceId, workspaceId))
+    .orderBy(desc(exportDestinations.createdAt))
+    .all();
   return rows.map(toDestination);
 }
 
@@ -190,7 +270,10 @@ export async function destinationTarget(
   const row = await destinationRow(db, workspaceId, id);
   const config = row.config as DestinationConfig;
   if (config.r2_binding) return { config, bucket: openBucket(env, config, null) };
-  const credentials = row.credentials ? toS3Credentials(await decryptJson<DestinationCredentials>(env, row.credentials)) : defaultCredentials(env);
-  if (!credentials) throw new Error("the destination has no stored credentials and the deployment no default bucket credentials");
+  const credentials = row.credentials
+    ? toS3Credentials(await decryptJson<DestinationCredentials>(env, row.credentials))
+    : defaultCredentials(env);
+  if (!credentials)
+    throw new Error("the destination has no stored credentials and the deployment no default bucket credentials");
   return { config, bucket: openBucket(env, config, credentials, fetcher) };
 }

@@ -5,11 +5,11 @@ import {
   EnabledStatistics,
   Encoding,
   initSync,
-  wasmMemory,
+  transformParquetStream,
   type RecordBatch as WasmRecordBatch,
   Table as WasmTable,
-  transformParquetStream,
   WriterPropertiesBuilder,
+  wasmMemory,
 } from "parquet-wasm/esm";
 import parquetWasm from "parquet-wasm/esm/parquet_wasm_bg.wasm";
 import { type ColumnPage, emptyPage, exportRecordBatch, type FormatVersion } from "./columns.ts";
@@ -37,7 +37,19 @@ export type EncodeOptions = {
 
 // High-cardinality columns gain nothing from a dictionary: the writer would build one, find it too
 // big and fall back to plain pages, at about a fifth of the encoding time.
-const WITHOUT_DICTIONARY = ["id", "trace_id", "parent_run_id", "dotted_order", "start_time", "end_time", "parent_run_ids", "extra", "events", "inputs", "outputs"];
+const WITHOUT_DICTIONARY = [
+  "id",
+  "trace_id",
+  "parent_run_id",
+  "dotted_order",
+  "start_time",
+  "end_time",
+  "parent_run_ids",
+  "extra",
+  "events",
+  "inputs",
+  "outputs",
+];
 // Times of runs in start order differ little from one row to the next: delta-encoded they take a
 // fraction of the bytes, and the compressor has that much less to do.
 const DELTA_ENCODED = ["start_time", "end_time", "first_token_time"];
@@ -85,7 +97,9 @@ function toWasmBatches(page: ColumnPage, options: EncodeOptions): WasmRecordBatc
 /** How an export file failed to encode; the message says where. */
 export class ParquetEncodeError extends Error {
   constructor(message: string, cause?: unknown) {
-    super(cause === undefined ? message : `${message}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super(cause === undefined ? message : `${message}: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
     this.name = "ParquetEncodeError";
   }
 }
@@ -95,7 +109,10 @@ export class ParquetEncodeError extends Error {
  * the rows, the conversion or the writer error the stream, since parquet-wasm skips failed batches
  * and would otherwise finish a valid-looking file without them.
  */
-export function encodeParquet(pages: AsyncIterable<ColumnPage> | Iterable<ColumnPage>, options: EncodeOptions): ReadableStream<Uint8Array> {
+export function encodeParquet(
+  pages: AsyncIterable<ColumnPage> | Iterable<ColumnPage>,
+  options: EncodeOptions,
+): ReadableStream<Uint8Array> {
   const stallMs = options.stallMs ?? DEFAULT_STALL_MS;
   let source: AsyncIterator<ColumnPage> | Iterator<ColumnPage> | undefined;
   let pendingBatches: WasmRecordBatch[] = []; // converted, not yet taken by the writer
@@ -114,7 +131,10 @@ export function encodeParquet(pages: AsyncIterable<ColumnPage> | Iterable<Column
   const arm = () => {
     clearTimeout(stallTimer);
     if (waitingOnWriter && !finished) {
-      stallTimer = setTimeout(() => fail(new ParquetEncodeError(`Parquet encoding stalled: the writer produced nothing for ${stallMs} ms`)), stallMs);
+      stallTimer = setTimeout(
+        () => fail(new ParquetEncodeError(`Parquet encoding stalled: the writer produced nothing for ${stallMs} ms`)),
+        stallMs,
+      );
     }
   };
   const disarm = () => clearTimeout(stallTimer);
@@ -170,9 +190,12 @@ export function encodeParquet(pages: AsyncIterable<ColumnPage> | Iterable<Column
       .setKeyValueMetadata(new Map([["agent_platform.format_version", options.version]]))
       .setMaxRowGroupSize(Math.max(1, options.rowGroupRows ?? DEFAULT_ROW_GROUP_ROWS))
       .setMaxRowGroupBytes(Math.max(1, options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES));
-    for (const field of WITHOUT_DICTIONARY) if (options.fields.includes(field)) builder = builder.setColumnDictionaryEnabled(field, false);
-    for (const field of DELTA_ENCODED) if (options.fields.includes(field)) builder = builder.setColumnEncoding(field, Encoding.DELTA_BINARY_PACKED);
-    for (const field of WITHOUT_STATISTICS) if (options.fields.includes(field)) builder = builder.setColumnStatisticsEnabled(field, EnabledStatistics.None);
+    for (const field of WITHOUT_DICTIONARY)
+      if (options.fields.includes(field)) builder = builder.setColumnDictionaryEnabled(field, false);
+    for (const field of DELTA_ENCODED)
+      if (options.fields.includes(field)) builder = builder.setColumnEncoding(field, Encoding.DELTA_BINARY_PACKED);
+    for (const field of WITHOUT_STATISTICS)
+      if (options.fields.includes(field)) builder = builder.setColumnStatisticsEnabled(field, EnabledStatistics.None);
     const properties = builder.build();
     const stream: ReadableStream<Uint8Array> = await transformParquetStream(input, properties);
     return stream.getReader();
@@ -203,7 +226,10 @@ export function encodeParquet(pages: AsyncIterable<ColumnPage> | Iterable<Column
             controller.enqueue(chunk.value);
           }
         } catch (error) {
-          const failure = error instanceof ParquetEncodeError ? error : new ParquetEncodeError("Parquet encoding failed in the writer", error);
+          const failure =
+            error instanceof ParquetEncodeError
+              ? error
+              : new ParquetEncodeError("Parquet encoding failed in the writer", error);
           await release().catch(() => {});
           output?.cancel(failure).catch(() => {});
           controller.error(failure);

@@ -1,17 +1,17 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
-import { database, type Database } from "../db/client.ts";
-import { bulkExportRuns, bulkExports, type BulkExportRunRow } from "../db/schema.ts";
+import { type Database, database } from "../db/client.ts";
+import { type BulkExportRunRow, bulkExportRuns, bulkExports } from "../db/schema.ts";
 import { log } from "../observability/log.ts";
+import type { ExportPage } from "../tracing/export-page.ts";
 import { parseFilter } from "../tracing/filter/check.ts";
 import { compileFilter } from "../tracing/filter/compile.ts";
-import type { ExportPage } from "../tracing/export-page.ts";
 import { traceShardName } from "../tracing/trace-shard-do.ts";
 import { type ColumnPage, EXPORT_FIELDS, type FormatVersion, shardColumns } from "./columns.ts";
 import { destinationTarget } from "./destinations.ts";
-import { FINISHED } from "./service.ts";
 import { finishExportIfDone } from "./manifest.ts";
 import { encodeParquet, type ParquetCompression, parquetMemoryBytes } from "./parquet.ts";
 import { destinationErrorMessage, S3Error, uploadStream } from "./s3.ts";
+import { FINISHED } from "./service.ts";
 
 /**
  * The queue consumer of bulk export: writes one export run (one project's UTC day) as Parquet
@@ -38,9 +38,25 @@ export interface WriterLimits {
   maxRetries: number;
 }
 
-const DEFAULT_LIMITS: WriterLimits = { rowsPerFile: 100_000, fileBytes: 256 * 1024 * 1024, pageRows: 10_000, pageBytes: 4 * 1024 * 1024, budgetMs: 20_000, maxRetries: 5 };
+const DEFAULT_LIMITS: WriterLimits = {
+  rowsPerFile: 100_000,
+  fileBytes: 256 * 1024 * 1024,
+  pageRows: 10_000,
+  pageBytes: 4 * 1024 * 1024,
+  budgetMs: 20_000,
+  maxRetries: 5,
+};
 
-type WriterEnv = Pick<Env, "DB" | "TRACE_SHARD" | "QUEUE" | "EXPORT_ENCRYPTION_KEY" | "EXPORT_DEFAULT_ACCESS_KEY_ID" | "EXPORT_DEFAULT_SECRET_ACCESS_KEY" | "EXPORT_DEFAULT_SESSION_TOKEN"> &
+type WriterEnv = Pick<
+  Env,
+  | "DB"
+  | "TRACE_SHARD"
+  | "QUEUE"
+  | "EXPORT_ENCRYPTION_KEY"
+  | "EXPORT_DEFAULT_ACCESS_KEY_ID"
+  | "EXPORT_DEFAULT_SECRET_ACCESS_KEY"
+  | "EXPORT_DEFAULT_SESSION_TOKEN"
+> &
   Partial<Pick<Env, "EXPORT_ROWS_PER_FILE" | "EXPORT_MAX_RETRIES">>;
 
 export function writerLimits(env: Partial<Pick<Env, "EXPORT_ROWS_PER_FILE" | "EXPORT_MAX_RETRIES">>): WriterLimits {
@@ -59,12 +75,17 @@ export function writerLimits(env: Partial<Pick<Env, "EXPORT_ROWS_PER_FILE" | "EX
 export const partFileName = (runId: string, index: number) => `part-${String(index).padStart(5, "0")}-${runId}.parquet`;
 
 /** The queue handler: writes, and on failure records the attempt and schedules the retry itself. */
-export async function handleExportRun(message: ExportRunMessage, env: WriterEnv, options: { fetch?: typeof fetch; limits?: Partial<WriterLimits> } = {}): Promise<void> {
+export async function handleExportRun(
+  message: ExportRunMessage,
+  env: WriterEnv,
+  options: { fetch?: typeof fetch; limits?: Partial<WriterLimits> } = {},
+): Promise<void> {
   const db = database(env);
   const limits = { ...writerLimits(env), ...options.limits };
   try {
     const next = await writeExportRun(db, env, message.runId, limits, options.fetch);
-    if (next === "continue") await env.QUEUE.send({ kind: EXPORT_RUN_MESSAGE, runId: message.runId } satisfies ExportRunMessage);
+    if (next === "continue")
+      await env.QUEUE.send({ kind: EXPORT_RUN_MESSAGE, runId: message.runId } satisfies ExportRunMessage);
   } catch (error) {
     await recordFailure(db, env, message.runId, error, limits);
   }
@@ -75,7 +96,13 @@ async function runRow(db: Database, runId: string): Promise<BulkExportRunRow | u
 }
 
 /** Writes files until the run is done or the message's budget is spent. */
-export async function writeExportRun(db: Database, env: WriterEnv, runId: string, limits: WriterLimits, fetcher?: typeof fetch): Promise<"done" | "continue"> {
+export async function writeExportRun(
+  db: Database,
+  env: WriterEnv,
+  runId: string,
+  limits: WriterLimits,
+  fetcher?: typeof fetch,
+): Promise<"done" | "continue"> {
   const started = Date.now();
   let run = await runRow(db, runId);
   if (!run || FINISHED.has(run.status)) return "done";
@@ -99,7 +126,11 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
 
   for (;;) {
     // A cancel stops the export at the next file boundary.
-    const current = await db.select({ status: bulkExports.status }).from(bulkExports).where(eq(bulkExports.id, exported.id)).get();
+    const current = await db
+      .select({ status: bulkExports.status })
+      .from(bulkExports)
+      .where(eq(bulkExports.id, exported.id))
+      .get();
     if (current?.status !== "Running") {
       await settleRun(db, run, current?.status === "TimedOut" ? "TimedOut" : "Cancelled");
       return "done";
@@ -107,7 +138,16 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
     const version = exported.formatVersion as FormatVersion;
     const columns = shardColumns(fields.filter((field) => field !== "tenant_id" && field !== "session_id"));
     const page = (after: BulkExportRunRow["cursor"], limit: number): Promise<ExportPage> =>
-      shard.exportPage({ start: run!.startTime, end: run!.endTime, filter, after: after ?? undefined, limit, maxBytes: limits.pageBytes, columns, listsAsArrays: version !== "v1" });
+      shard.exportPage({
+        start: run!.startTime,
+        end: run!.endTime,
+        filter,
+        after: after ?? undefined,
+        limit,
+        maxBytes: limits.pageBytes,
+        columns,
+        listsAsArrays: version !== "v1",
+      });
     const first = await page(run.cursor, Math.min(limits.pageRows, limits.rowsPerFile));
     if (!first.rows) {
       await settleRun(db, run, "Completed");
@@ -124,7 +164,8 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
     const constants = { tenant_id: { constant: run.workspaceId }, session_id: { constant: run.sessionId } };
     const withConstants = (batch: ExportPage): ColumnPage => {
       rows += batch.rows;
-      for (const column of Object.values(batch.columns)) text += "strings" in column ? column.strings.length : "values" in column ? column.values.length : 0;
+      for (const column of Object.values(batch.columns))
+        text += "strings" in column ? column.strings.length : "values" in column ? column.values.length : 0;
       last = batch.last;
       return { rows: batch.rows, columns: { ...batch.columns, ...constants } };
     };
@@ -166,8 +207,20 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
     // wins, and this one stops instead of recording the file twice.
     const saved = await db
       .update(bulkExportRuns)
-      .set({ files: run.files, rowsWritten: run.rowsWritten, bytesWritten: run.bytesWritten, cursor: run.cursor, updatedAt: now })
-      .where(and(eq(bulkExportRuns.id, runId), eq(bulkExportRuns.status, "Running"), sql`json_array_length(${bulkExportRuns.files}) = ${index}`))
+      .set({
+        files: run.files,
+        rowsWritten: run.rowsWritten,
+        bytesWritten: run.bytesWritten,
+        cursor: run.cursor,
+        updatedAt: now,
+      })
+      .where(
+        and(
+          eq(bulkExportRuns.id, runId),
+          eq(bulkExportRuns.status, "Running"),
+          sql`json_array_length(${bulkExportRuns.files}) = ${index}`,
+        ),
+      )
       .returning({ id: bulkExportRuns.id });
     if (!saved.length) return "done";
 
@@ -180,7 +233,11 @@ export async function writeExportRun(db: Database, env: WriterEnv, runId: string
   }
 }
 
-async function settleRun(db: Database, run: BulkExportRunRow, status: "Completed" | "Cancelled" | "TimedOut" | "Failed"): Promise<void> {
+async function settleRun(
+  db: Database,
+  run: BulkExportRunRow,
+  status: "Completed" | "Cancelled" | "TimedOut" | "Failed",
+): Promise<void> {
   const now = new Date().toISOString();
   await db
     .update(bulkExportRuns)
@@ -197,7 +254,13 @@ function permanent(error: unknown): boolean {
  * Records a failed attempt in `errors` (retry_0, retry_1, ...). Transient failures are retried
  * with backoff until `maxRetries`; credential and bucket errors fail the run and its export at once.
  */
-async function recordFailure(db: Database, env: WriterEnv, runId: string, error: unknown, limits: WriterLimits): Promise<void> {
+async function recordFailure(
+  db: Database,
+  env: WriterEnv,
+  runId: string,
+  error: unknown,
+  limits: WriterLimits,
+): Promise<void> {
   const run = await runRow(db, runId);
   if (!run || FINISHED.has(run.status)) return;
   const message = destinationErrorMessage(error) ?? (error instanceof Error ? error.message : String(error));
@@ -206,13 +269,21 @@ async function recordFailure(db: Database, env: WriterEnv, runId: string, error:
   // `maxRetries` retries after the first attempt: attempts 0..maxRetries.
   const exhausted = permanent(error) || attempt + 1 > limits.maxRetries;
   const now = new Date().toISOString();
-  log.warn("export run attempt failed", { run_id: runId, export_id: run.exportId, attempt, error: message, final: exhausted });
+  log.warn("export run attempt failed", {
+    run_id: runId,
+    export_id: run.exportId,
+    attempt,
+    error: message,
+    final: exhausted,
+  });
   if (!exhausted) {
     await db
       .update(bulkExportRuns)
       .set({ retryNumber: attempt + 1, errors, updatedAt: now })
       .where(and(eq(bulkExportRuns.id, runId), inArray(bulkExportRuns.status, ["Created", "Running"])));
-    await env.QUEUE.send({ kind: EXPORT_RUN_MESSAGE, runId } satisfies ExportRunMessage, { delaySeconds: Math.min(300, 5 * 2 ** attempt) });
+    await env.QUEUE.send({ kind: EXPORT_RUN_MESSAGE, runId } satisfies ExportRunMessage, {
+      delaySeconds: Math.min(300, 5 * 2 ** attempt),
+    });
     return;
   }
   await db.batch([
@@ -222,8 +293,12 @@ async function recordFailure(db: Database, env: WriterEnv, runId: string, error:
       .where(and(eq(bulkExportRuns.id, runId), inArray(bulkExportRuns.status, ["Created", "Running"]))),
     db
       .update(bulkExports)
-      .set({ status: "Failed", error: `export run ${runId} (${run.day}) failed: ${message}`, updatedAt: now, finishedAt: now })
+      .set({
+        status: "Failed",
+        error: `export run ${runId} (${run.day}) failed: ${message}`,
+        updatedAt: now,
+        finishedAt: now,
+      })
       .where(and(eq(bulkExports.id, run.exportId), eq(bulkExports.status, "Running"))),
   ]);
 }
-

@@ -1,15 +1,15 @@
 import { and, asc, eq, gte, inArray, lt, lte } from "drizzle-orm";
 import { isDomainError } from "../core/errors.ts";
-import { database, type Database } from "../db/client.ts";
-import { bulkExportRuns, bulkExports, traceShards, type BulkExportRow } from "../db/schema.ts";
+import { type Database, database } from "../db/client.ts";
+import { type BulkExportRow, bulkExportRuns, bulkExports, traceShards } from "../db/schema.ts";
 import { log } from "../observability/log.ts";
+import type { FormatVersion } from "./columns.ts";
 import { type destinationTarget, getDestination } from "./destinations.ts";
+import { finishExportIfDone, partitionFolder } from "./manifest.ts";
+import type { ParquetCompression } from "./parquet.ts";
+import { EXPORT_RUN_MESSAGE, type ExportRunMessage } from "./partition-writer.ts";
 import type { ExportInput } from "./schemas.ts";
 import { createExport } from "./service.ts";
-import { finishExportIfDone, partitionFolder } from "./manifest.ts";
-import { EXPORT_RUN_MESSAGE, type ExportRunMessage } from "./partition-writer.ts";
-import type { FormatVersion } from "./columns.ts";
-import type { ParquetCompression } from "./parquet.ts";
 
 /**
  * The export side of the minute tick, in order: time out exports running for 24 h, spawn the due
@@ -41,7 +41,9 @@ export const SPAWN_DELAY_MS = 10 * 60_000;
 /** Catching up a schedule that starts far in the past spawns at most this many windows per tick. */
 const MAX_SPAWNS_PER_TICK = 48;
 
-type PlannerEnv = Parameters<typeof destinationTarget>[1] & Pick<Env, "DB" | "QUEUE"> & Partial<Pick<Env, "EXPORT_MAX_CONCURRENT_PER_WORKSPACE">>;
+type PlannerEnv = Parameters<typeof destinationTarget>[1] &
+  Pick<Env, "DB" | "QUEUE"> &
+  Partial<Pick<Env, "EXPORT_MAX_CONCURRENT_PER_WORKSPACE">>;
 
 export async function exportTick(env: PlannerEnv, now: Date, fetcher?: typeof fetch): Promise<void> {
   const db = database(env);
@@ -49,11 +51,17 @@ export async function exportTick(env: PlannerEnv, now: Date, fetcher?: typeof fe
   await spawnScheduledWindows(db, now);
   await startCreatedExports(db, env, now);
   await requeueStalledRuns(db, env, now);
-  const running = await db.select({ id: bulkExports.id }).from(bulkExports).where(eq(bulkExports.status, "Running")).all();
+  const running = await db
+    .select({ id: bulkExports.id })
+    .from(bulkExports)
+    .where(eq(bulkExports.status, "Running"))
+    .all();
   // Side by side: one slow bucket must not hold up the others (or the rest of the tick).
   await Promise.all(
     running.map(({ id }) =>
-      finishExportIfDone(db, env, id, fetcher).catch((error) => log.warn("finishing an export failed; retried next tick", { export_id: id, error: String(error) })),
+      finishExportIfDone(db, env, id, fetcher).catch((error) =>
+        log.warn("finishing an export failed; retried next tick", { export_id: id, error: String(error) }),
+      ),
     ),
   );
 }
@@ -69,7 +77,13 @@ async function requeueStalledRuns(db: Database, env: PlannerEnv, now: Date): Pro
     .select({ id: bulkExportRuns.id })
     .from(bulkExportRuns)
     .innerJoin(bulkExports, eq(bulkExports.id, bulkExportRuns.exportId))
-    .where(and(eq(bulkExports.status, "Running"), inArray(bulkExportRuns.status, ["Created", "Running"]), lt(bulkExportRuns.updatedAt, cutoff)))
+    .where(
+      and(
+        eq(bulkExports.status, "Running"),
+        inArray(bulkExportRuns.status, ["Created", "Running"]),
+        lt(bulkExportRuns.updatedAt, cutoff),
+      ),
+    )
     .limit(100)
     .all();
   for (const { id } of stalled) {
@@ -81,13 +95,22 @@ async function requeueStalledRuns(db: Database, env: PlannerEnv, now: Date): Pro
 
 async function timeOutExports(db: Database, now: Date): Promise<void> {
   const cutoff = new Date(now.getTime() - EXPORT_TIMEOUT_MS).toISOString();
-  const stale = await db.select({ id: bulkExports.id }).from(bulkExports).where(and(eq(bulkExports.status, "Running"), lte(bulkExports.startedAt, cutoff))).all();
+  const stale = await db
+    .select({ id: bulkExports.id })
+    .from(bulkExports)
+    .where(and(eq(bulkExports.status, "Running"), lte(bulkExports.startedAt, cutoff)))
+    .all();
   const at = now.toISOString();
   for (const { id } of stale) {
     await db.batch([
       db
         .update(bulkExports)
-        .set({ status: "TimedOut", error: "the export did not finish within 24 hours of starting", updatedAt: at, finishedAt: at })
+        .set({
+          status: "TimedOut",
+          error: "the export did not finish within 24 hours of starting",
+          updatedAt: at,
+          finishedAt: at,
+        })
         .where(and(eq(bulkExports.id, id), eq(bulkExports.status, "Running"))),
       db
         .update(bulkExportRuns)
@@ -109,7 +132,11 @@ async function spawnScheduledWindows(db: Database, now: Date): Promise<void> {
     const interval = (schedule.intervalHours ?? 0) * HOUR_MS;
     if (interval <= 0 || !schedule.nextWindowStart) continue;
     let windowStart = Date.parse(schedule.nextWindowStart);
-    for (let spawned = 0; spawned < MAX_SPAWNS_PER_TICK && windowStart + interval + SPAWN_DELAY_MS <= now.getTime(); spawned++) {
+    for (
+      let spawned = 0;
+      spawned < MAX_SPAWNS_PER_TICK && windowStart + interval + SPAWN_DELAY_MS <= now.getTime();
+      spawned++
+    ) {
       const input: ExportInput = {
         bulk_export_destination_id: schedule.destinationId,
         session_id: schedule.sessionId,
@@ -123,16 +150,31 @@ async function spawnScheduledWindows(db: Database, now: Date): Promise<void> {
       const next = new Date(windowStart + interval).toISOString();
       try {
         // The child's id is fixed by the window, so a window spawned twice is one export.
-        await createExport(db, schedule.workspaceId, input, { id: schedule.id }, await stableId(`${schedule.id}/${input.start_time}`));
+        await createExport(
+          db,
+          schedule.workspaceId,
+          input,
+          { id: schedule.id },
+          await stableId(`${schedule.id}/${input.start_time}`),
+        );
       } catch (error) {
         // Only a destination or project that is gone ends the schedule; anything else is retried next tick.
         if (isDomainError(error, "not_found")) {
           await db
             .update(bulkExports)
-            .set({ status: "Failed", error: `spawning the window at ${input.start_time} failed: ${error.message}`, updatedAt: now.toISOString(), finishedAt: now.toISOString() })
+            .set({
+              status: "Failed",
+              error: `spawning the window at ${input.start_time} failed: ${error.message}`,
+              updatedAt: now.toISOString(),
+              finishedAt: now.toISOString(),
+            })
             .where(and(eq(bulkExports.id, schedule.id), eq(bulkExports.status, "IntervalScheduled")));
         } else {
-          log.warn("spawning a scheduled export window failed; retried next tick", { export_id: schedule.id, window: input.start_time, error: String(error) });
+          log.warn("spawning a scheduled export window failed; retried next tick", {
+            export_id: schedule.id,
+            window: input.start_time,
+            error: String(error),
+          });
         }
         break;
       }
@@ -140,7 +182,13 @@ async function spawnScheduledWindows(db: Database, now: Date): Promise<void> {
       const advanced = await db
         .update(bulkExports)
         .set({ nextWindowStart: next, updatedAt: now.toISOString() })
-        .where(and(eq(bulkExports.id, schedule.id), eq(bulkExports.status, "IntervalScheduled"), eq(bulkExports.nextWindowStart, input.start_time)))
+        .where(
+          and(
+            eq(bulkExports.id, schedule.id),
+            eq(bulkExports.status, "IntervalScheduled"),
+            eq(bulkExports.nextWindowStart, input.start_time),
+          ),
+        )
         .returning({ id: bulkExports.id });
       if (!advanced.length) break;
       windowStart += interval;
@@ -158,11 +206,20 @@ function concurrencyLimit(env: Partial<Pick<Env, "EXPORT_MAX_CONCURRENT_PER_WORK
  * run per UTC day of the window that holds runs of the project, then one queue message per run.
  */
 async function startCreatedExports(db: Database, env: PlannerEnv, now: Date): Promise<void> {
-  const created = await db.select().from(bulkExports).where(eq(bulkExports.status, "Created")).orderBy(asc(bulkExports.createdAt)).all();
+  const created = await db
+    .select()
+    .from(bulkExports)
+    .where(eq(bulkExports.status, "Created"))
+    .orderBy(asc(bulkExports.createdAt))
+    .all();
   if (!created.length) return;
   const limit = concurrencyLimit(env);
   const running = new Map<string, number>();
-  for (const row of await db.select({ workspaceId: bulkExports.workspaceId }).from(bulkExports).where(eq(bulkExports.status, "Running")).all()) {
+  for (const row of await db
+    .select({ workspaceId: bulkExports.workspaceId })
+    .from(bulkExports)
+    .where(eq(bulkExports.status, "Running"))
+    .all()) {
     running.set(row.workspaceId, (running.get(row.workspaceId) ?? 0) + 1);
   }
   for (const exported of created) {
@@ -174,7 +231,12 @@ async function startCreatedExports(db: Database, env: PlannerEnv, now: Date): Pr
       const at = now.toISOString();
       await db
         .update(bulkExports)
-        .set({ status: "Failed", error: `starting the export failed: ${error instanceof Error ? error.message : String(error)}`, updatedAt: at, finishedAt: at })
+        .set({
+          status: "Failed",
+          error: `starting the export failed: ${error instanceof Error ? error.message : String(error)}`,
+          updatedAt: at,
+          finishedAt: at,
+        })
         .where(eq(bulkExports.id, exported.id));
     }
   }
@@ -188,7 +250,14 @@ async function startExport(db: Database, env: PlannerEnv, exported: BulkExportRo
   const days = await db
     .select({ day: traceShards.day })
     .from(traceShards)
-    .where(and(eq(traceShards.workspaceId, exported.workspaceId), eq(traceShards.projectId, exported.sessionId), gte(traceShards.day, firstDay), lte(traceShards.day, lastDay)))
+    .where(
+      and(
+        eq(traceShards.workspaceId, exported.workspaceId),
+        eq(traceShards.projectId, exported.sessionId),
+        gte(traceShards.day, firstDay),
+        lte(traceShards.day, lastDay),
+      ),
+    )
     .orderBy(asc(traceShards.day))
     .all();
   // Only the config: no credentials are decrypted to plan.
@@ -224,7 +293,11 @@ async function startExport(db: Database, env: PlannerEnv, exported: BulkExportRo
   // The runs exist before the export is Running, so nothing can see a Running export without its
   // runs. Their ids are fixed by (export, day): planning again inserts nothing. D1 binds at most
   // 100 parameters: 18 columns, so 5 rows per statement.
-  for (let i = 0; i < runs.length; i += 5) await db.insert(bulkExportRuns).values(runs.slice(i, i + 5)).onConflictDoNothing();
+  for (let i = 0; i < runs.length; i += 5)
+    await db
+      .insert(bulkExportRuns)
+      .values(runs.slice(i, i + 5))
+      .onConflictDoNothing();
   const claimed = await db
     .update(bulkExports)
     .set({ status: "Running", startedAt: at, updatedAt: at })
@@ -232,6 +305,8 @@ async function startExport(db: Database, env: PlannerEnv, exported: BulkExportRo
     .returning({ id: bulkExports.id });
   // Only the tick that claimed the export sends its messages.
   if (!claimed.length || !runs.length) return;
-  const messages = runs.map((run) => ({ body: { kind: EXPORT_RUN_MESSAGE, runId: run.id } satisfies ExportRunMessage }));
+  const messages = runs.map((run) => ({
+    body: { kind: EXPORT_RUN_MESSAGE, runId: run.id } satisfies ExportRunMessage,
+  }));
   for (let i = 0; i < messages.length; i += 100) await env.QUEUE.sendBatch(messages.slice(i, i + 100));
 }

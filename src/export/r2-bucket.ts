@@ -1,4 +1,4 @@
-import { S3Error, type ObjectBucket } from "./s3.ts";
+import { type ObjectBucket, S3Error } from "./s3.ts";
 
 /**
  * A destination reached through a Worker R2 binding instead of S3 over HTTP: no credentials, no
@@ -9,7 +9,9 @@ import { S3Error, type ObjectBucket } from "./s3.ts";
 /** The R2 binding of this name in `env`, or null when there is none. */
 export function r2Binding(env: object, name: string): R2Bucket | null {
   const candidate = (env as Record<string, unknown>)[name] as Partial<R2Bucket> | undefined;
-  return candidate && typeof candidate.put === "function" && typeof candidate.createMultipartUpload === "function" ? (candidate as R2Bucket) : null;
+  return candidate && typeof candidate.put === "function" && typeof candidate.createMultipartUpload === "function"
+    ? (candidate as R2Bucket)
+    : null;
 }
 
 /** R2 binding calls throw plain Errors; as S3Errors they take the same retry and reporting paths. */
@@ -18,7 +20,11 @@ async function wrapped<T>(operation: string, call: () => Promise<T>): Promise<T>
     return await call();
   } catch (error) {
     if (error instanceof S3Error) throw error;
-    throw new S3Error(`R2 ${operation} failed: ${error instanceof Error ? error.message : String(error)}`, { status: null, code: "InternalError", retryable: true });
+    throw new S3Error(`R2 ${operation} failed: ${error instanceof Error ? error.message : String(error)}`, {
+      status: null,
+      code: "InternalError",
+      retryable: true,
+    });
   }
 }
 
@@ -57,15 +63,26 @@ export class R2BindingBucket implements ObjectBucket {
   }
 
   createMultipartUpload(key: string, contentType?: string): Promise<string> {
-    return wrapped("CreateMultipartUpload", async () => (await this.bucket.createMultipartUpload(key, contentType ? { httpMetadata: { contentType } } : undefined)).uploadId);
+    return wrapped(
+      "CreateMultipartUpload",
+      async () =>
+        (await this.bucket.createMultipartUpload(key, contentType ? { httpMetadata: { contentType } } : undefined))
+          .uploadId,
+    );
   }
 
   uploadPart(key: string, uploadId: string, partNumber: number, body: Uint8Array): Promise<string> {
-    return wrapped("UploadPart", async () => (await this.bucket.resumeMultipartUpload(key, uploadId).uploadPart(partNumber, body)).etag);
+    return wrapped(
+      "UploadPart",
+      async () => (await this.bucket.resumeMultipartUpload(key, uploadId).uploadPart(partNumber, body)).etag,
+    );
   }
 
   completeMultipartUpload(key: string, uploadId: string, parts: { partNumber: number; etag: string }[]): Promise<void> {
-    return wrapped("CompleteMultipartUpload", async () => void (await this.bucket.resumeMultipartUpload(key, uploadId).complete(parts)));
+    return wrapped(
+      "CompleteMultipartUpload",
+      async () => void (await this.bucket.resumeMultipartUpload(key, uploadId).complete(parts)),
+    );
   }
 
   abortMultipartUpload(key: string, uploadId: string): Promise<void> {

@@ -18,15 +18,28 @@ import {
   ExportRunParams,
   SpawnedRunsQuery,
 } from "./schemas.ts";
-import { cancelExport, createExport, exportRow, getExportRun, listExportRuns, listExports, runsOfSpawnedExports, toBulkExport } from "./service.ts";
+import {
+  cancelExport,
+  createExport,
+  exportRow,
+  getExportRun,
+  listExportRuns,
+  listExports,
+  runsOfSpawnedExports,
+  toBulkExport,
+} from "./service.ts";
 
 /** `/api/v1/bulk-exports`: destinations, exports and their runs, as LangSmith's bulk-export API has them. */
 
 const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute(config));
 
-const badRequest = { 400: errorResponse("The destination failed its write check, or the filter does not parse") } as const;
+const badRequest = {
+  400: errorResponse("The destination failed its write check, or the filter does not parse"),
+} as const;
 /** Credentials are sealed with EXPORT_ENCRYPTION_KEY; without that secret they cannot be stored. */
-const noEncryptionKey = { 503: errorResponse("Credentials sent, but the deployment has no EXPORT_ENCRYPTION_KEY secret") } as const;
+const noEncryptionKey = {
+  503: errorResponse("Credentials sent, but the deployment has no EXPORT_ENCRYPTION_KEY secret"),
+} as const;
 
 const tags = { destinations: ["Bulk export destinations"], exports: ["Bulk exports"] };
 
@@ -60,7 +73,12 @@ const routes = {
     path: "/api/v1/bulk-exports/destinations/{destination_id}",
     summary: "Rotate a destination's credentials (null: use the deployment's defaults); re-checks write access",
     request: { params: DestinationIdParams, body: jsonBody(DestinationUpdateSchema) },
-    responses: { 200: jsonContent(BulkExportDestinationSchema, "The destination"), ...badRequest, ...notFoundError, ...noEncryptionKey },
+    responses: {
+      200: jsonContent(BulkExportDestinationSchema, "The destination"),
+      ...badRequest,
+      ...notFoundError,
+      ...noEncryptionKey,
+    },
   }),
   createExport: route({
     tags: tags.exports,
@@ -122,27 +140,70 @@ const routes = {
 export const bulkExportRoutes = createRouter()
   .openapi(routes.createDestination, async (c) => {
     const { display_name, config, credentials } = c.req.valid("json");
-    return c.json(await createDestination(database(c.env), c.env, c.get("principal").workspaceId, { display_name, config, credentials }), 200);
+    return c.json(
+      await createDestination(database(c.env), c.env, c.get("principal").workspaceId, {
+        display_name,
+        config,
+        credentials,
+      }),
+      200,
+    );
   })
-  .openapi(routes.listDestinations, async (c) => c.json(await listDestinations(database(c.env), c.get("principal").workspaceId), 200))
-  .openapi(routes.getDestination, async (c) => c.json(await getDestination(database(c.env), c.get("principal").workspaceId, c.req.valid("param").destination_id), 200))
+  .openapi(routes.listDestinations, async (c) =>
+    c.json(await listDestinations(database(c.env), c.get("principal").workspaceId), 200),
+  )
+  .openapi(routes.getDestination, async (c) =>
+    c.json(
+      await getDestination(database(c.env), c.get("principal").workspaceId, c.req.valid("param").destination_id),
+      200,
+    ),
+  )
   .openapi(routes.updateDestination, async (c) => {
     const { credentials } = c.req.valid("json");
-    const destination = await updateDestinationCredentials(database(c.env), c.env, c.get("principal").workspaceId, c.req.valid("param").destination_id, credentials);
+    const destination = await updateDestinationCredentials(
+      database(c.env),
+      c.env,
+      c.get("principal").workspaceId,
+      c.req.valid("param").destination_id,
+      credentials,
+    );
     return c.json(destination, 200);
   })
   .openapi(routes.createExport, async (c) => {
     const { format: _format, ...input } = c.req.valid("json");
     return c.json(await createExport(database(c.env), c.get("principal").workspaceId, input), 200);
   })
-  .openapi(routes.listExports, async (c) => c.json(await listExports(database(c.env), c.get("principal").workspaceId), 200))
+  .openapi(routes.listExports, async (c) =>
+    c.json(await listExports(database(c.env), c.get("principal").workspaceId), 200),
+  )
   .openapi(routes.spawnedRuns, async (c) => {
-    const runs = await runsOfSpawnedExports(database(c.env), c.get("principal").workspaceId, c.req.valid("query").source_bulk_export_id);
+    const runs = await runsOfSpawnedExports(
+      database(c.env),
+      c.get("principal").workspaceId,
+      c.req.valid("query").source_bulk_export_id,
+    );
     return c.json(runs, 200);
   })
-  .openapi(routes.getExport, async (c) => c.json(toBulkExport(await exportRow(database(c.env), c.get("principal").workspaceId, c.req.valid("param").bulk_export_id)), 200))
-  .openapi(routes.cancelExport, async (c) => c.json(await cancelExport(database(c.env), c.get("principal").workspaceId, c.req.valid("param").bulk_export_id), 200))
-  .openapi(routes.listRuns, async (c) => c.json(await listExportRuns(database(c.env), c.get("principal").workspaceId, c.req.valid("param").bulk_export_id), 200))
+  .openapi(routes.getExport, async (c) =>
+    c.json(
+      toBulkExport(
+        await exportRow(database(c.env), c.get("principal").workspaceId, c.req.valid("param").bulk_export_id),
+      ),
+      200,
+    ),
+  )
+  .openapi(routes.cancelExport, async (c) =>
+    c.json(
+      await cancelExport(database(c.env), c.get("principal").workspaceId, c.req.valid("param").bulk_export_id),
+      200,
+    ),
+  )
+  .openapi(routes.listRuns, async (c) =>
+    c.json(
+      await listExportRuns(database(c.env), c.get("principal").workspaceId, c.req.valid("param").bulk_export_id),
+      200,
+    ),
+  )
   .openapi(routes.getRun, async (c) => {
     const { bulk_export_id, run_id } = c.req.valid("param");
     return c.json(await getExportRun(database(c.env), c.get("principal").workspaceId, bulk_export_id, run_id), 200);

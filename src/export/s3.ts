@@ -51,10 +51,18 @@ const MAX_PARTS = 10_000;
 const DEFAULT_PART_SIZE = 8 * 1024 * 1024;
 
 /** Codes worth another try even when the status alone would not say so (RequestTimeout is a 400). */
-const RETRYABLE_CODES = new Set(["SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable", "NetworkError", "Timeout"]);
+const RETRYABLE_CODES = new Set([
+  "SlowDown",
+  "RequestTimeout",
+  "InternalError",
+  "ServiceUnavailable",
+  "NetworkError",
+  "Timeout",
+]);
 
 /** 5xx and 429 are transient, except 501 NotImplemented (an unsupported header or operation stays so). */
-const isRetryable = (status: number | null, code: string) => RETRYABLE_CODES.has(code) || status === 429 || (status !== null && status >= 500 && status !== 501);
+const isRetryable = (status: number | null, code: string) =>
+  RETRYABLE_CODES.has(code) || status === 429 || (status !== null && status >= 500 && status !== 501);
 
 /** Codes for error answers without a body (HEAD, some proxies), named like S3 names them. */
 const STATUS_CODES: Record<number, string> = {
@@ -78,11 +86,16 @@ const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"'
 
 function unescapeXml(text: string): string {
   return text.replace(/&(#x[0-9a-fA-F]+|#[0-9]+|amp|lt|gt|quot|apos);/g, (_, entity: string) =>
-    entity.startsWith("#x") ? String.fromCodePoint(parseInt(entity.slice(2), 16)) : entity.startsWith("#") ? String.fromCodePoint(Number(entity.slice(1))) : ENTITIES[entity],
+    entity.startsWith("#x")
+      ? String.fromCodePoint(parseInt(entity.slice(2), 16))
+      : entity.startsWith("#")
+        ? String.fromCodePoint(Number(entity.slice(1)))
+        : ENTITIES[entity],
   );
 }
 
-const escapeXml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+const escapeXml = (text: string) =>
+  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 function xmlValue(xml: string, tag: string): string | null {
   const match = new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`).exec(xml);
@@ -103,14 +116,19 @@ function s3ErrorBody(text: string): { code: string; message: string } | null {
 // --- Addressing ---
 
 /** RFC 3986 encoding as SigV4 canonicalises it: the wire form is then the canonical form. */
-const encodeRfc3986 = (text: string) => encodeURIComponent(text).replace(/[!'()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`);
+const encodeRfc3986 = (text: string) =>
+  encodeURIComponent(text).replace(/[!'()*]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`);
 
 /** Each segment encoded, `/` kept (`year=2026/…` becomes `year%3D2026/…`). */
 function encodeKey(key: string): string {
   const segments = key.split("/");
   // The URL parser would resolve these (even percent-encoded), signing a different path than the key.
   if (key === "" || segments.some((segment) => segment === "." || segment === "..")) {
-    throw new S3Error(`Invalid object key ${JSON.stringify(key)}: empty, or a "." or ".." segment`, { status: null, code: "InvalidObjectName", retryable: false });
+    throw new S3Error(`Invalid object key ${JSON.stringify(key)}: empty, or a "." or ".." segment`, {
+      status: null,
+      code: "InvalidObjectName",
+      retryable: false,
+    });
   }
   return segments.map(encodeRfc3986).join("/");
 }
@@ -136,14 +154,20 @@ function resolveAddressing(location: S3Location): Addressing {
     } catch {
       throw invalidEndpoint("The endpoint URL is not a valid URL");
     }
-    if (url.protocol !== "https:" && url.protocol !== "http:") throw invalidEndpoint(`The endpoint URL must be http(s), not ${url.protocol}`);
+    if (url.protocol !== "https:" && url.protocol !== "http:")
+      throw invalidEndpoint(`The endpoint URL must be http(s), not ${url.protocol}`);
     // User info would be sent as-is and could end up in messages; credentials belong in `credentials`.
     if (url.username || url.password) throw invalidEndpoint("The endpoint URL must not contain user info");
     if (url.search || url.hash) throw invalidEndpoint("The endpoint URL must not have a query or fragment");
   }
   const region = location.region ?? (isR2Host(url.hostname) ? "auto" : "us-east-1");
   const basePath = url.pathname.replace(/\/+$/, "");
-  const style = location.addressingStyle === "auto" ? (location.endpointUrl === null && isVirtualHostable(location.bucket) ? "virtual" : "path") : location.addressingStyle;
+  const style =
+    location.addressingStyle === "auto"
+      ? location.endpointUrl === null && isVirtualHostable(location.bucket)
+        ? "virtual"
+        : "path"
+      : location.addressingStyle;
   return style === "virtual"
     ? { origin: `${url.protocol}//${location.bucket}.${url.host}`, bucketPath: basePath, region }
     : { origin: url.origin, bucketPath: `${basePath}/${encodeRfc3986(location.bucket)}`, region };
@@ -171,7 +195,14 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** What export code needs of a bucket: S3 over HTTP (S3Client) or a Worker R2 binding (R2BindingBucket). */
 export type ObjectBucket = Pick<
   S3Client,
-  "putObject" | "deleteObject" | "getObject" | "listObjects" | "createMultipartUpload" | "uploadPart" | "completeMultipartUpload" | "abortMultipartUpload"
+  | "putObject"
+  | "deleteObject"
+  | "getObject"
+  | "listObjects"
+  | "createMultipartUpload"
+  | "uploadPart"
+  | "completeMultipartUpload"
+  | "abortMultipartUpload"
 >;
 
 export class S3Client {
@@ -191,7 +222,14 @@ export class S3Client {
     this.addressing = resolveAddressing(location);
     // retries: 0 — aws4fetch would otherwise retry 5xx itself, blind to S3 error codes and onRetry.
     const { accessKeyId, secretAccessKey, sessionToken } = credentials;
-    this.aws = new AwsClient({ accessKeyId, secretAccessKey, sessionToken, service: "s3", region: this.addressing.region, retries: 0 });
+    this.aws = new AwsClient({
+      accessKeyId,
+      secretAccessKey,
+      sessionToken,
+      service: "s3",
+      region: this.addressing.region,
+      retries: 0,
+    });
     this.secrets = [credentials.secretAccessKey, credentials.sessionToken ?? ""].filter((secret) => secret.length >= 4);
     const globalFetch: typeof fetch = (input, init) => fetch(input, init);
     this.fetcher = options.fetch ?? globalFetch;
@@ -202,13 +240,24 @@ export class S3Client {
   }
 
   async putObject(key: string, body: Uint8Array | string, contentType?: string): Promise<{ etag: string | null }> {
-    const answer = await this.send({ operation: "PutObject", method: "PUT", key, body, headers: contentType ? { "content-type": contentType } : {} });
+    const answer = await this.send({
+      operation: "PutObject",
+      method: "PUT",
+      key,
+      body,
+      headers: contentType ? { "content-type": contentType } : {},
+    });
     return { etag: answer.headers.get("etag") };
   }
 
   /** Succeeds for a key that does not exist (S3 answers 204 either way). */
   async deleteObject(key: string): Promise<void> {
-    await this.send({ operation: "DeleteObject", method: "DELETE", key, allow: (status, code) => status === 404 && code === "NoSuchKey" });
+    await this.send({
+      operation: "DeleteObject",
+      method: "DELETE",
+      key,
+      allow: (status, code) => status === 404 && code === "NoSuchKey",
+    });
   }
 
   /** null when the object does not exist (a HEAD answer has no body to tell a missing bucket apart). */
@@ -219,7 +268,12 @@ export class S3Client {
   }
 
   async getObject(key: string): Promise<Uint8Array | null> {
-    const answer = await this.send({ operation: "GetObject", method: "GET", key, allow: (status, code) => status === 404 && code === "NoSuchKey" });
+    const answer = await this.send({
+      operation: "GetObject",
+      method: "GET",
+      key,
+      allow: (status, code) => status === 404 && code === "NoSuchKey",
+    });
     return answer.status === 404 ? null : answer.body;
   }
 
@@ -228,7 +282,10 @@ export class S3Client {
     const objects: { key: string; size: number }[] = [];
     let token: string | null = null;
     do {
-      const query: [string, string][] = [["list-type", "2"], ["prefix", prefix]];
+      const query: [string, string][] = [
+        ["list-type", "2"],
+        ["prefix", prefix],
+      ];
       if (token !== null) query.push(["continuation-token", token]);
       const xml = await this.text({ operation: "ListObjectsV2", method: "GET", query });
       if (!xml.includes("<ListBucketResult")) throw this.invalidResponse("ListObjectsV2", "no <ListBucketResult>");
@@ -261,7 +318,10 @@ export class S3Client {
       operation: "UploadPart",
       method: "PUT",
       key,
-      query: [["partNumber", String(partNumber)], ["uploadId", uploadId]],
+      query: [
+        ["partNumber", String(partNumber)],
+        ["uploadId", uploadId],
+      ],
       body,
     });
     const etag = answer.headers.get("etag");
@@ -269,16 +329,30 @@ export class S3Client {
     return etag;
   }
 
-  async completeMultipartUpload(key: string, uploadId: string, parts: { partNumber: number; etag: string }[]): Promise<void> {
+  async completeMultipartUpload(
+    key: string,
+    uploadId: string,
+    parts: { partNumber: number; etag: string }[],
+  ): Promise<void> {
     const sorted = [...parts].sort((a, b) => a.partNumber - b.partNumber);
     const body =
       "<CompleteMultipartUpload>" +
-      sorted.map((part) => `<Part><PartNumber>${part.partNumber}</PartNumber><ETag>${escapeXml(part.etag)}</ETag></Part>`).join("") +
+      sorted
+        .map((part) => `<Part><PartNumber>${part.partNumber}</PartNumber><ETag>${escapeXml(part.etag)}</ETag></Part>`)
+        .join("") +
       "</CompleteMultipartUpload>";
     let retried = false;
     try {
       await this.send(
-        { operation: "CompleteMultipartUpload", method: "POST", key, query: [["uploadId", uploadId]], body, headers: { "content-type": "application/xml" }, errorInOkBody: true },
+        {
+          operation: "CompleteMultipartUpload",
+          method: "POST",
+          key,
+          query: [["uploadId", uploadId]],
+          body,
+          headers: { "content-type": "application/xml" },
+          errorInOkBody: true,
+        },
         () => (retried = true),
       );
     } catch (error) {
@@ -305,7 +379,8 @@ export class S3Client {
   // --- transport ---
 
   private url(key: string | undefined, query: [string, string][] = []): string {
-    const path = key === undefined ? this.addressing.bucketPath || "/" : `${this.addressing.bucketPath}/${encodeKey(key)}`;
+    const path =
+      key === undefined ? this.addressing.bucketPath || "/" : `${this.addressing.bucketPath}/${encodeKey(key)}`;
     // Encoded the way SigV4 canonicalises it, so the signed and the sent query are the same bytes.
     const search = query.map(([name, value]) => `${encodeRfc3986(name)}=${encodeRfc3986(value)}`).join("&");
     return `${this.addressing.origin}${path}${search ? `?${search}` : ""}`;
@@ -350,8 +425,17 @@ export class S3Client {
       headers = response.headers;
       body = new Uint8Array(await response.arrayBuffer());
     } catch (error) {
-      if (timedOut) throw new S3Error(`S3 ${call.operation} failed: no answer within ${this.timeoutMs} ms`, { status: null, code: "Timeout", retryable: true });
-      throw new S3Error(`S3 ${call.operation} failed: network error (${this.scrub(networkReason(error))})`, { status: null, code: "NetworkError", retryable: true });
+      if (timedOut)
+        throw new S3Error(`S3 ${call.operation} failed: no answer within ${this.timeoutMs} ms`, {
+          status: null,
+          code: "Timeout",
+          retryable: true,
+        });
+      throw new S3Error(`S3 ${call.operation} failed: network error (${this.scrub(networkReason(error))})`, {
+        status: null,
+        code: "NetworkError",
+        retryable: true,
+      });
     } finally {
       clearTimeout(timer);
     }
@@ -361,17 +445,30 @@ export class S3Client {
     const parsed = text ? s3ErrorBody(text) : null;
     if (ok && !parsed) {
       // S3 never answers HTML: a web server at the endpoint would otherwise look like a success.
-      if ((headers.get("content-type") ?? "").toLowerCase().startsWith("text/html")) throw this.invalidResponse(call.operation, `an HTML page (HTTP ${status})`);
+      if ((headers.get("content-type") ?? "").toLowerCase().startsWith("text/html"))
+        throw this.invalidResponse(call.operation, `an HTML page (HTTP ${status})`);
       return { status, headers, body, code: null };
     }
     const code = parsed?.code ?? (text.trim() === "" ? (STATUS_CODES[status] ?? `HTTP${status}`) : "InvalidResponse");
     if (!ok && call.allow?.(status, code)) return { status, headers, body, code };
-    const detail = parsed?.message ? `: ${parsed.message}` : code === "InvalidResponse" ? ": the endpoint did not answer like S3" : "";
-    throw new S3Error(this.scrub(`S3 ${call.operation} failed with ${code}${detail} (HTTP ${status})`), { status, code, retryable: isRetryable(status, code) });
+    const detail = parsed?.message
+      ? `: ${parsed.message}`
+      : code === "InvalidResponse"
+        ? ": the endpoint did not answer like S3"
+        : "";
+    throw new S3Error(this.scrub(`S3 ${call.operation} failed with ${code}${detail} (HTTP ${status})`), {
+      status,
+      code,
+      retryable: isRetryable(status, code),
+    });
   }
 
   private invalidResponse(operation: string, what: string): S3Error {
-    return new S3Error(`S3 ${operation} failed: unexpected answer, ${what}`, { status: null, code: "InvalidResponse", retryable: false });
+    return new S3Error(`S3 ${operation} failed: unexpected answer, ${what}`, {
+      status: null,
+      code: "InvalidResponse",
+      retryable: false,
+    });
   }
 
   /** Defence in depth: a secret never appears in an error message, whatever a server echoes back. */
@@ -385,7 +482,8 @@ function networkReason(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
   if (cause && typeof cause === "object") {
-    if (typeof cause.code === "string") return typeof cause.message === "string" && cause.message ? cause.message : cause.code;
+    if (typeof cause.code === "string")
+      return typeof cause.message === "string" && cause.message ? cause.message : cause.code;
     if (typeof cause.message === "string" && cause.message) return cause.message;
   }
   return error.message;
@@ -407,7 +505,9 @@ export async function uploadStream(
 ): Promise<{ bytes: number; parts: number }> {
   const partSize = options.partSize ?? DEFAULT_PART_SIZE;
   if (!Number.isInteger(partSize) || partSize < MIN_PART_SIZE || partSize > MAX_PART_SIZE) {
-    throw new RangeError(`partSize must be an integer between ${MIN_PART_SIZE} and ${MAX_PART_SIZE} bytes, got ${partSize}`);
+    throw new RangeError(
+      `partSize must be an integer between ${MIN_PART_SIZE} and ${MAX_PART_SIZE} bytes, got ${partSize}`,
+    );
   }
   const reader = stream.getReader();
   let buffer = new Uint8Array(partSize);
@@ -454,7 +554,8 @@ export async function uploadStream(
     uploadId = await client.createMultipartUpload(key, options.contentType);
     for (;;) {
       const partNumber = parts.length + 1;
-      if (partNumber > MAX_PARTS) throw new RangeError(`The stream needs more than ${MAX_PARTS} parts of ${partSize} bytes`);
+      if (partNumber > MAX_PARTS)
+        throw new RangeError(`The stream needs more than ${MAX_PARTS} parts of ${partSize} bytes`);
       const full = filled === partSize;
       parts.push({ partNumber, etag: await client.uploadPart(key, uploadId, partNumber, buffer.subarray(0, filled)) });
       if (!full || !(await more())) break;
@@ -474,8 +575,24 @@ export async function uploadStream(
 
 // --- Destination checks ---
 
-const ACCESS_DENIED = new Set(["AccessDenied", "AllAccessDisabled", "AccountProblem", "Forbidden", "InvalidToken", "ExpiredToken", "InvalidSecurity", "SignatureDoesNotMatch"]);
-const BUCKET_INVALID = new Set(["NoSuchBucket", "InvalidBucketName", "PermanentRedirect", "TemporaryRedirect", "AuthorizationHeaderMalformed", "IllegalLocationConstraintException"]);
+const ACCESS_DENIED = new Set([
+  "AccessDenied",
+  "AllAccessDisabled",
+  "AccountProblem",
+  "Forbidden",
+  "InvalidToken",
+  "ExpiredToken",
+  "InvalidSecurity",
+  "SignatureDoesNotMatch",
+]);
+const BUCKET_INVALID = new Set([
+  "NoSuchBucket",
+  "InvalidBucketName",
+  "PermanentRedirect",
+  "TemporaryRedirect",
+  "AuthorizationHeaderMalformed",
+  "IllegalLocationConstraintException",
+]);
 const KEY_UNKNOWN = new Set(["InvalidAccessKeyId", "Unauthorized"]);
 const ENDPOINT_INVALID = new Set(["InvalidEndpoint", "NetworkError", "Timeout", "InvalidResponse"]);
 

@@ -16,16 +16,27 @@ export const DestinationConfigSchema = z
       .string()
       .min(3)
       .max(63)
-      .regex(/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/, "bucket_name may hold lowercase letters, digits, '.' and '-', and must start and end with a letter or digit")
+      .regex(
+        /^[a-z0-9][a-z0-9.-]*[a-z0-9]$/,
+        "bucket_name may hold lowercase letters, digits, '.' and '-', and must start and end with a letter or digit",
+      )
       .refine((name) => !name.includes(".."), "bucket_name may not contain '..'"),
     prefix: z.string().max(MAX_EXPORT_PREFIX_LENGTH).default(""),
-    region: z.string().min(1).max(MAX_ID_LENGTH).nullish().transform((v) => v ?? null),
+    region: z
+      .string()
+      .min(1)
+      .max(MAX_ID_LENGTH)
+      .nullish()
+      .transform((v) => v ?? null),
     endpoint_url: z
       .url({ protocol: /^https?$/, error: "endpoint_url must be an http(s) URL" })
       .max(2048)
       .nullish()
       .transform((v) => v ?? null),
-    include_bucket_in_prefix: z.boolean().default(false).describe("Put the bucket name at the start of every object key"),
+    include_bucket_in_prefix: z
+      .boolean()
+      .default(false)
+      .describe("Put the bucket name at the start of every object key"),
     config_kwargs_s3: z
       .object({ addressing_style: z.enum(["auto", "virtual", "path"]).optional() })
       .nullish()
@@ -38,7 +49,12 @@ export const DestinationConfigSchema = z
       .describe("Write through this Worker R2 binding of the deployment instead of S3 over HTTP; no credentials"),
   })
   .superRefine((config, ctx) => {
-    if (!config.endpoint_url && !config.region && !config.r2_binding) ctx.addIssue({ code: "custom", path: ["region"], message: "region is required for AWS (a destination without endpoint_url)" });
+    if (!config.endpoint_url && !config.region && !config.r2_binding)
+      ctx.addIssue({
+        code: "custom",
+        path: ["region"],
+        message: "region is required for AWS (a destination without endpoint_url)",
+      });
   });
 
 export const CredentialsSchema = z.object({
@@ -90,12 +106,20 @@ export type DestinationConfig = Omit<z.output<typeof DestinationConfigSchema>, "
 export type DestinationCredentials = z.output<typeof CredentialsSchema>;
 
 /** What creating a destination takes. */
-export type DestinationInput = { display_name: string; config: DestinationConfig; credentials?: DestinationCredentials | null };
+export type DestinationInput = {
+  display_name: string;
+  config: DestinationConfig;
+  credentials?: DestinationCredentials | null;
+};
 
 /** A destination as the API returns it; its config is the stored one. */
-export type BulkExportDestination = Omit<z.infer<typeof BulkExportDestinationSchema>, "config"> & { config: DestinationConfig };
+export type BulkExportDestination = Omit<z.infer<typeof BulkExportDestinationSchema>, "config"> & {
+  config: DestinationConfig;
+};
 
-export const DestinationUpdateSchema = z.object({ credentials: CredentialsSchema.nullable() }).openapi("BulkExportDestinationUpdate");
+export const DestinationUpdateSchema = z
+  .object({ credentials: CredentialsSchema.nullable() })
+  .openapi("BulkExportDestinationUpdate");
 
 // ---- exports ----
 
@@ -106,8 +130,17 @@ export const BulkExportCreateSchema = z
     start_time: isoTime,
     end_time: isoTime.nullish(),
     filter: z.string().max(10_000).nullish(),
-    export_fields: z.array(z.string().max(MAX_ID_LENGTH)).nullish().describe(`Columns to write, of: ${EXPORT_FIELDS.join(", ")}`),
-    interval_hours: z.number().int().min(1).max(168).nullish().describe("Makes the export scheduled: one export per interval"),
+    export_fields: z
+      .array(z.string().max(MAX_ID_LENGTH))
+      .nullish()
+      .describe(`Columns to write, of: ${EXPORT_FIELDS.join(", ")}`),
+    interval_hours: z
+      .number()
+      .int()
+      .min(1)
+      .max(168)
+      .nullish()
+      .describe("Makes the export scheduled: one export per interval"),
     format: z.literal("Parquet").default("Parquet"),
     format_version: z.enum(["v1", "v2_beta"]).default("v1"),
     compression: z.enum(["none", "gzip", "snappy", "zstandard"]).default("zstandard"),

@@ -1,15 +1,15 @@
 import { and, asc, desc, eq, inArray, notInArray } from "drizzle-orm";
+import { badRequest, conflict, invalid, notFound } from "../core/errors.ts";
 import type { Database } from "../db/client.ts";
-import { bulkExportRuns, bulkExports, type BulkExportRow, type BulkExportRunRow } from "../db/schema.ts";
-import { badRequest, notFound, conflict, invalid } from "../core/errors.ts";
+import { type BulkExportRow, type BulkExportRunRow, bulkExportRuns, bulkExports } from "../db/schema.ts";
 import { parseFilter } from "../tracing/filter/check.ts";
 import { compileFilter } from "../tracing/filter/compile.ts";
 import { FilterError } from "../tracing/filter/parse.ts";
 import { getProject } from "../tracing/projects/service.ts";
 import { type FormatVersion, unknownExportFields } from "./columns.ts";
 import { getDestination } from "./destinations.ts";
-import type { BulkExport, BulkExportRun, ExportInput, ExportRunStatus, ExportStatus } from "./schemas.ts";
 import type { ParquetCompression } from "./parquet.ts";
+import type { BulkExport, BulkExportRun, ExportInput, ExportRunStatus, ExportStatus } from "./schemas.ts";
 
 /**
  * Bulk exports and their export runs as records: creation rules, reads, cancellation. Planning and
@@ -78,13 +78,17 @@ const invalidField = (field: string, msg: string) => invalid([{ type: "value_err
 /** Bulk-export rules a schema alone cannot say: end_time xor interval_hours, known fields, a valid filter. */
 function checkInput(input: ExportInput): void {
   const scheduled = input.interval_hours !== undefined && input.interval_hours !== null;
-  if (scheduled && input.end_time) throw invalidField("end_time", "end_time must be omitted for a scheduled export (one with interval_hours)");
-  if (!scheduled && !input.end_time) throw invalidField("end_time", "end_time is required for an export without interval_hours");
-  if (input.end_time && input.end_time <= input.start_time) throw invalidField("end_time", "end_time must be after start_time");
+  if (scheduled && input.end_time)
+    throw invalidField("end_time", "end_time must be omitted for a scheduled export (one with interval_hours)");
+  if (!scheduled && !input.end_time)
+    throw invalidField("end_time", "end_time is required for an export without interval_hours");
+  if (input.end_time && input.end_time <= input.start_time)
+    throw invalidField("end_time", "end_time must be after start_time");
   if (input.export_fields) {
     const unknown = unknownExportFields(input.export_fields);
     if (unknown.length) throw invalidField("export_fields", `unknown export field(s): ${unknown.join(", ")}`);
-    if (!input.export_fields.length) throw invalidField("export_fields", "export_fields must name at least one field (omit it to export every field)");
+    if (!input.export_fields.length)
+      throw invalidField("export_fields", "export_fields must name at least one field (omit it to export every field)");
   }
   if (input.filter?.trim()) {
     try {
@@ -97,7 +101,13 @@ function checkInput(input: ExportInput): void {
   }
 }
 
-export async function createExport(db: Database, workspaceId: string, input: ExportInput, source: { id: string } | null = null, id: string = crypto.randomUUID()): Promise<BulkExport> {
+export async function createExport(
+  db: Database,
+  workspaceId: string,
+  input: ExportInput,
+  source: { id: string } | null = null,
+  id: string = crypto.randomUUID(),
+): Promise<BulkExport> {
   checkInput(input);
   // Both must belong to this workspace; getDestination/getProject throw not_found otherwise.
   await getDestination(db, workspaceId, input.bulk_export_destination_id);
@@ -131,13 +141,22 @@ export async function createExport(db: Database, workspaceId: string, input: Exp
 }
 
 export async function exportRow(db: Database, workspaceId: string, id: string): Promise<BulkExportRow> {
-  const row = await db.select().from(bulkExports).where(and(eq(bulkExports.workspaceId, workspaceId), eq(bulkExports.id, id))).get();
+  const row = await db
+    .select()
+    .from(bulkExports)
+    .where(and(eq(bulkExports.workspaceId, workspaceId), eq(bulkExports.id, id)))
+    .get();
   if (!row) throw notFound(`Bulk export ${id} not found`);
   return row;
 }
 
 export async function listExports(db: Database, workspaceId: string): Promise<BulkExport[]> {
-  const rows = await db.select().from(bulkExports).where(eq(bulkExports.workspaceId, workspaceId)).orderBy(desc(bulkExports.createdAt)).all();
+  const rows = await db
+    .select()
+    .from(bulkExports)
+    .where(eq(bulkExports.workspaceId, workspaceId))
+    .orderBy(desc(bulkExports.createdAt))
+    .all();
   return rows.map(toBulkExport);
 }
 
@@ -147,7 +166,8 @@ export async function listExports(db: Database, workspaceId: string): Promise<Bu
  */
 export async function cancelExport(db: Database, workspaceId: string, id: string): Promise<BulkExport> {
   const row = await exportRow(db, workspaceId, id);
-  if (FINISHED.has(row.status)) throw conflict(`Bulk export ${id} is already ${row.status}; only an unfinished export can be cancelled`);
+  if (FINISHED.has(row.status))
+    throw conflict(`Bulk export ${id} is already ${row.status}; only an unfinished export can be cancelled`);
   const now = new Date().toISOString();
   await db.batch([
     db
@@ -164,19 +184,37 @@ export async function cancelExport(db: Database, workspaceId: string, id: string
 
 export async function listExportRuns(db: Database, workspaceId: string, exportId: string): Promise<BulkExportRun[]> {
   await exportRow(db, workspaceId, exportId);
-  const rows = await db.select().from(bulkExportRuns).where(eq(bulkExportRuns.exportId, exportId)).orderBy(asc(bulkExportRuns.day)).all();
+  const rows = await db
+    .select()
+    .from(bulkExportRuns)
+    .where(eq(bulkExportRuns.exportId, exportId))
+    .orderBy(asc(bulkExportRuns.day))
+    .all();
   return rows.map(toBulkExportRun);
 }
 
-export async function getExportRun(db: Database, workspaceId: string, exportId: string, runId: string): Promise<BulkExportRun> {
+export async function getExportRun(
+  db: Database,
+  workspaceId: string,
+  exportId: string,
+  runId: string,
+): Promise<BulkExportRun> {
   await exportRow(db, workspaceId, exportId);
-  const row = await db.select().from(bulkExportRuns).where(and(eq(bulkExportRuns.exportId, exportId), eq(bulkExportRuns.id, runId))).get();
+  const row = await db
+    .select()
+    .from(bulkExportRuns)
+    .where(and(eq(bulkExportRuns.exportId, exportId), eq(bulkExportRuns.id, runId)))
+    .get();
   if (!row) throw notFound(`Export run ${runId} of bulk export ${exportId} not found`);
   return toBulkExportRun(row);
 }
 
 /** The export runs of every export a scheduled export spawned. */
-export async function runsOfSpawnedExports(db: Database, workspaceId: string, sourceId: string): Promise<BulkExportRun[]> {
+export async function runsOfSpawnedExports(
+  db: Database,
+  workspaceId: string,
+  sourceId: string,
+): Promise<BulkExportRun[]> {
   await exportRow(db, workspaceId, sourceId);
   const children = await db
     .select({ id: bulkExports.id })
@@ -188,7 +226,14 @@ export async function runsOfSpawnedExports(db: Database, workspaceId: string, so
   // D1 binds at most 100 parameters per statement.
   for (let i = 0; i < children.length; i += 90) {
     const ids = children.slice(i, i + 90).map((child) => child.id);
-    runs.push(...(await db.select().from(bulkExportRuns).where(inArray(bulkExportRuns.exportId, ids)).orderBy(asc(bulkExportRuns.startTime)).all()));
+    runs.push(
+      ...(await db
+        .select()
+        .from(bulkExportRuns)
+        .where(inArray(bulkExportRuns.exportId, ids))
+        .orderBy(asc(bulkExportRuns.startTime))
+        .all()),
+    );
   }
   return runs.map(toBulkExportRun);
 }

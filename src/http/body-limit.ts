@@ -1,8 +1,8 @@
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "./app-env.ts";
 import { tooLarge } from "../core/errors.ts";
 import { maxBodyBytes } from "../core/limits.ts";
+import type { AppEnv } from "./app-env.ts";
 
 /** Routes that read a body themselves (multipart) size it by the same limit. */
 export { maxBodyBytes };

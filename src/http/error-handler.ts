@@ -1,9 +1,9 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { AppEnv } from "./app-env.ts";
 import { DomainError, type ErrorKind } from "../core/errors.ts";
 import { log } from "../observability/log.ts";
+import type { AppEnv } from "./app-env.ts";
 
 /** The one place where a domain error becomes an HTTP status. */
 export const STATUS_OF_KIND = {
@@ -28,10 +28,7 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
     if (err.res) return err.getResponse();
     // Hono's own validators report unparsable JSON as 400; the Python server's contract is 422.
     if (err.status === 400 && err.message.startsWith("Malformed JSON")) {
-      return c.json(
-        { detail: [{ type: "json_invalid", loc: ["body"], msg: "Malformed JSON in request body" }] },
-        422,
-      );
+      return c.json({ detail: [{ type: "json_invalid", loc: ["body"], msg: "Malformed JSON in request body" }] }, 422);
     }
     return c.json({ detail: err.message || defaultMessage(err.status) }, err.status);
   }
@@ -45,8 +42,7 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
   return c.json({ detail: "Internal Server Error" }, 500);
 };
 
-export const onNotFound: NotFoundHandler<AppEnv> = (c: Context<AppEnv>) =>
-  c.json({ detail: "Not Found" }, 404);
+export const onNotFound: NotFoundHandler<AppEnv> = (c: Context<AppEnv>) => c.json({ detail: "Not Found" }, 404);
 
 function defaultMessage(status: number): string {
   switch (status) {

@@ -1,8 +1,8 @@
 import { createMiddleware } from "hono/factory";
 import { matchedRoutes } from "hono/route";
-import type { AppEnv } from "./app-env.ts";
 import { log } from "../observability/log.ts";
 import { MetricsBuffer, type Series } from "../observability/metrics.ts";
+import type { AppEnv } from "./app-env.ts";
 
 const FLUSH_INTERVAL_MS = 5_000;
 const buffer = new MetricsBuffer();

@@ -11,12 +11,16 @@ import { ErrorSchema } from "./schemas.ts";
  */
 
 /** A `{"detail": ...}` error response, with the shared `ErrorResponse` schema. */
-export const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: ErrorSchema } } });
+export const errorResponse = (description: string) => ({
+  description,
+  content: { "application/json": { schema: ErrorSchema } },
+});
 
 type Responses = RouteConfig["responses"];
 
 const hasJsonBody = (route: RouteConfig) => Boolean(route.request?.body?.content?.["application/json"]);
-const hasRequestSchema = (route: RouteConfig) => Boolean(route.request?.params || route.request?.query || route.request?.body);
+const hasRequestSchema = (route: RouteConfig) =>
+  Boolean(route.request?.params || route.request?.query || route.request?.body);
 /** The body limit applies to every request that carries a body; GET and HEAD requests carry none. */
 const takesBody = (route: RouteConfig) => route.method !== "get" && route.method !== "head";
 
@@ -31,7 +35,9 @@ function middlewareErrors(route: RouteConfig, authenticated: boolean): Responses
     ...(takesBody(route) && { 413: errorResponse("Request body larger than MAX_BODY_BYTES (10 MiB by default)") }),
     ...(hasJsonBody(route) && { 415: errorResponse("A body sent without a JSON Content-Type (application/json)") }),
     ...(hasRequestSchema(route) && {
-      422: errorResponse("Validation error: malformed JSON, or a path, query or body field that does not validate; `detail` lists each"),
+      422: errorResponse(
+        "Validation error: malformed JSON, or a path, query or body field that does not validate; `detail` lists each",
+      ),
     }),
     500: errorResponse("Internal error (a bug: please report it with the X-Request-Id header)"),
   };
@@ -46,7 +52,8 @@ export function withMiddlewareErrors<R extends RouteConfig>(route: R, options: {
 }
 
 /** A route anyone may call, without an API key. */
-export const publicRoute = <R extends RouteConfig>(route: R): R => withMiddlewareErrors(route, { authenticated: false });
+export const publicRoute = <R extends RouteConfig>(route: R): R =>
+  withMiddlewareErrors(route, { authenticated: false });
 
 /**
  * A JSON answer that already exists as bytes (a Durable Object's reply), sent as is: parsing it only
@@ -58,7 +65,11 @@ export function jsonBytes<S extends z.ZodType>(
   headers: Record<string, string> = {},
 ): TypedResponse<JSONParsed<z.output<S>>, 200, "json"> {
   // The one cast: bytes carry no type, so the route's schema is taken at its word.
-  return c.body(body, 200, { "Content-Type": "application/json", ...headers }) as unknown as TypedResponse<JSONParsed<z.output<S>>, 200, "json">;
+  return c.body(body, 200, { "Content-Type": "application/json", ...headers }) as unknown as TypedResponse<
+    JSONParsed<z.output<S>>,
+    200,
+    "json"
+  >;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "./app-env.ts";
 import { invalid, validationIssues } from "../core/errors.ts";
+import type { AppEnv } from "./app-env.ts";
 
 /** Path-parameter targets are called "path" in FastAPI-style locations. */
 const TARGET_NAMES: Record<string, string> = { param: "path", json: "body" };

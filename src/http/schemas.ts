@@ -28,4 +28,3 @@ export const jsonBody = <T extends z.ZodType>(schema: T) => ({
 
 /** Name of the security scheme registered in the OpenAPI document. */
 export const API_KEY_SECURITY = [{ ApiKeyAuth: [] }];
-

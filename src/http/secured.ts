@@ -19,13 +19,18 @@ export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
  * document also gets the error answers of the auth and request middleware (401, 403, 413, 415, 422, 500).
  */
 export function secured<R extends RouteConfig>(route: R, ...middleware: MiddlewareHandler[]): R {
-  return { ...withMiddlewareErrors(route, { authenticated: true }), security: API_KEY_SECURITY, middleware: [requireApiKey, ...middleware] };
+  return {
+    ...withMiddlewareErrors(route, { authenticated: true }),
+    security: API_KEY_SECURITY,
+    middleware: [requireApiKey, ...middleware],
+  };
 }
 
 type RouteDeclaration = Parameters<typeof createRoute>[0];
 
 /** An authenticated route, declared for `createRouter().openapi(...)`. */
-export const securedRoute = <R extends RouteDeclaration>(config: R, ...middleware: MiddlewareHandler[]) => secured(createRoute(config), ...middleware);
+export const securedRoute = <R extends RouteDeclaration>(config: R, ...middleware: MiddlewareHandler[]) =>
+  secured(createRoute(config), ...middleware);
 
 /**
  * The route declarer of a route module: its routes share `tags` in the OpenAPI document and run

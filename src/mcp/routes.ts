@@ -4,13 +4,13 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker-provider.js";
 import type { Context } from "hono";
+import { visibleAssistants } from "../assistants/agents.ts";
+import { authFilter, runCaller } from "../auth/guards.ts";
 import { deployment } from "../deployment/index.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { createRouter } from "../http/router.ts";
 import { ErrorSchema, notFoundError } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
-import { authFilter, runCaller } from "../auth/guards.ts";
-import { visibleAssistants } from "../assistants/agents.ts";
 import { assistantTools, callTool, requireMcpEnabled } from "./service.ts";
 
 /**
@@ -19,7 +19,10 @@ import { assistantTools, callTool, requireMcpEnabled } from "./service.ts";
  */
 
 const tags = ["MCP"];
-const mcpResponse = { description: "JSON-RPC response (202 for notifications)", content: { "application/json": { schema: z.unknown() } } };
+const mcpResponse = {
+  description: "JSON-RPC response (202 for notifications)",
+  content: { "application/json": { schema: z.unknown() } },
+};
 
 /** The transport answers protocol errors as JSON-RPC errors, not `{"detail": ...}`. */
 const JsonRpcErrorSchema = z
@@ -29,10 +32,16 @@ const JsonRpcErrorSchema = z
     id: z.union([z.string(), z.number(), z.null()]),
   })
   .openapi("JsonRpcError");
-const rpcError = (description: string) => ({ description, content: { "application/json": { schema: JsonRpcErrorSchema } } });
+const rpcError = (description: string) => ({
+  description,
+  content: { "application/json": { schema: JsonRpcErrorSchema } },
+});
 
 /** Statuses of the MCP endpoint besides the shared ones; 404 when the deployment disables MCP. */
-const mcpErrors = { ...notFoundError, 405: rpcError("Method not allowed: the endpoint is stateless; use POST (Allow: POST)") };
+const mcpErrors = {
+  ...notFoundError,
+  405: rpcError("Method not allowed: the endpoint is stateless; use POST (Allow: POST)"),
+};
 
 const routes = {
   post: secured(
@@ -55,8 +64,24 @@ const routes = {
       },
     }),
   ),
-  get: secured(createRoute({ method: "get", path: "/mcp", tags, summary: "Not supported: no server-initiated stream (405)", responses: mcpErrors })),
-  delete: secured(createRoute({ method: "delete", path: "/mcp", tags, summary: "Not supported: the transport is stateless (405)", responses: mcpErrors })),
+  get: secured(
+    createRoute({
+      method: "get",
+      path: "/mcp",
+      tags,
+      summary: "Not supported: no server-initiated stream (405)",
+      responses: mcpErrors,
+    }),
+  ),
+  delete: secured(
+    createRoute({
+      method: "delete",
+      path: "/mcp",
+      tags,
+      summary: "Not supported: the transport is stateless (405)",
+      responses: mcpErrors,
+    }),
+  ),
 };
 
 function mcpServer(c: Context<AppEnv>): Server {
@@ -65,20 +90,35 @@ function mcpServer(c: Context<AppEnv>): Server {
     { capabilities: { tools: {} }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() },
   );
   const tools = async () =>
-    assistantTools(await visibleAssistants(c.env, c.get("principal").workspaceId, await authFilter(c, "assistants:search", {})));
+    assistantTools(
+      await visibleAssistants(c.env, c.get("principal").workspaceId, await authFilter(c, "assistants:search", {})),
+    );
   const caller = runCaller(c);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: (await tools()).map((entry) => entry.tool) }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => callTool(c.env, caller, await tools(), request.params.name, request.params.arguments));
+  server.setRequestHandler(CallToolRequestSchema, async (request) =>
+    callTool(c.env, caller, await tools(), request.params.name, request.params.arguments),
+  );
   return server;
 }
 
 const notAllowed = (c: Context<AppEnv>) =>
-  c.json({ jsonrpc: "2.0" as const, error: { code: -32000, message: "Method not allowed: this MCP endpoint is stateless; use POST" }, id: null }, 405, { Allow: "POST" });
+  c.json(
+    {
+      jsonrpc: "2.0" as const,
+      error: { code: -32000, message: "Method not allowed: this MCP endpoint is stateless; use POST" },
+      id: null,
+    },
+    405,
+    { Allow: "POST" },
+  );
 
 export const mcpRoutes = createRouter()
   .openapi(routes.post, async (c) => {
     requireMcpEnabled();
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
     await mcpServer(c).connect(transport);
     return transport.handleRequest(c.req.raw);
   })

@@ -1,9 +1,9 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { assistantInputSchema, finalText } from "../assistants/agents.ts";
 import { notFound } from "../core/errors.ts";
 import type { AssistantRow } from "../db/schema.ts";
 import { deployment } from "../deployment/index.ts";
-import { assistantInputSchema, finalText } from "../assistants/agents.ts";
-import { runToCompletion, type RunCaller } from "../threads/runs/service.ts";
+import { type RunCaller, runToCompletion } from "../threads/runs/service.ts";
 
 /**
  * MCP tools over assistants: every assistant the caller may see is a tool; calling it runs the
@@ -48,12 +48,22 @@ export async function assistantTools(assistants: AssistantRow[]): Promise<Assist
 const failed = (text: string): CallToolResult => ({ isError: true, content: [{ type: "text", text }] });
 
 /** Calls the tool named `name`: a stateless run of its assistant with `args` as input, to its end. */
-export async function callTool(env: Env, caller: RunCaller, tools: AssistantTool[], name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
+export async function callTool(
+  env: Env,
+  caller: RunCaller,
+  tools: AssistantTool[],
+  name: string,
+  args: Record<string, unknown> | undefined,
+): Promise<CallToolResult> {
   const entry = tools.find((candidate) => candidate.tool.name === name);
   if (!entry) return failed(`Unknown tool "${name}"`);
   try {
-    const { result } = await runToCompletion(env, { caller, run: { assistant_id: entry.assistantId, input: args ?? {} } });
-    const failure = result && "__error__" in result ? (result.__error__ as { error: string; message: string }) : undefined;
+    const { result } = await runToCompletion(env, {
+      caller,
+      run: { assistant_id: entry.assistantId, input: args ?? {} },
+    });
+    const failure =
+      result && "__error__" in result ? (result.__error__ as { error: string; message: string }) : undefined;
     if (failure) return failed(`${failure.error}: ${failure.message}`);
     return { content: [{ type: "text", text: finalText(result) }], structuredContent: result ?? {} };
   } catch (error) {

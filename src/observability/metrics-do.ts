@@ -23,7 +23,9 @@ export class MetricsDO extends DurableObject<Env> {
             delta.status,
           )
           .toArray()[0];
-        const buckets = current ? (JSON.parse(current.buckets) as number[]) : new Array(LATENCY_BUCKETS.length + 1).fill(0);
+        const buckets = current
+          ? (JSON.parse(current.buckets) as number[])
+          : new Array(LATENCY_BUCKETS.length + 1).fill(0);
         delta.buckets.forEach((n, i) => (buckets[i] = (buckets[i] ?? 0) + n));
         this.ctx.storage.sql.exec(
           `INSERT INTO http_series (method, route, status, count, sum_seconds, buckets) VALUES (?, ?, ?, ?, ?, ?)

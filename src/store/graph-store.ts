@@ -44,7 +44,13 @@ export class D1Store extends BaseStore {
         const problem = namespaceProblem(op.namespace);
         if (problem) throw new Error(problem);
         if (op.value === null) await deleteItem(db, this.workspaceId, op.namespace, op.key);
-        else await putItem(db, this.workspaceId, { namespace: op.namespace, key: op.key, value: op.value, ttlMinutes: null });
+        else
+          await putItem(db, this.workspaceId, {
+            namespace: op.namespace,
+            key: op.key,
+            value: op.value,
+            ttlMinutes: null,
+          });
         results.push(undefined);
       } else if (isSearch(op)) {
         const items = await searchItems(db, this.workspaceId, {
@@ -62,7 +68,15 @@ export class D1Store extends BaseStore {
         const list = op as ListNamespacesOperation;
         const prefix = list.matchConditions?.find((c) => c.matchType === "prefix")?.path;
         const suffix = list.matchConditions?.find((c) => c.matchType === "suffix")?.path;
-        results.push(await listNamespaces(db, this.workspaceId, { prefix, suffix, maxDepth: list.maxDepth, limit: list.limit, offset: list.offset }));
+        results.push(
+          await listNamespaces(db, this.workspaceId, {
+            prefix,
+            suffix,
+            maxDepth: list.maxDepth,
+            limit: list.limit,
+            offset: list.offset,
+          }),
+        );
       }
     }
     return results as OperationResults<Op>;

@@ -1,11 +1,17 @@
 import { z } from "@hono/zod-openapi";
-import { JsonDataObject, JsonFilter } from "../core/schemas.ts";
 import { MAX_NAMESPACE_LABEL_LENGTH, MAX_NAMESPACE_LABELS, MAX_STORE_KEY_LENGTH } from "../core/limits.ts";
+import { JsonDataObject, JsonFilter } from "../core/schemas.ts";
 
 export const Namespace = z.array(z.string().max(MAX_NAMESPACE_LABEL_LENGTH)).max(MAX_NAMESPACE_LABELS);
 export const Key = z.string().min(1).max(MAX_STORE_KEY_LENGTH);
 export const ItemSchema = z
-  .object({ namespace: Namespace, key: z.string(), value: z.record(z.string(), z.unknown()), created_at: z.string(), updated_at: z.string() })
+  .object({
+    namespace: Namespace,
+    key: z.string(),
+    value: z.record(z.string(), z.unknown()),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
   .openapi("Item");
 
 export const PutSchema = z
@@ -13,8 +19,17 @@ export const PutSchema = z
     namespace: Namespace,
     key: Key,
     value: JsonDataObject.describe("A JSON object"),
-    index: z.union([z.literal(false), z.array(z.string())]).nullish().describe("Accepted; no embedding index is configured"),
-    ttl: z.number().int().positive().max(100 * 365 * 24 * 60).nullish().describe("Minutes until the item expires"),
+    index: z
+      .union([z.literal(false), z.array(z.string())])
+      .nullish()
+      .describe("Accepted; no embedding index is configured"),
+    ttl: z
+      .number()
+      .int()
+      .positive()
+      .max(100 * 365 * 24 * 60)
+      .nullish()
+      .describe("Minutes until the item expires"),
   })
   .openapi("StorePutRequest");
 

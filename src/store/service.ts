@@ -1,10 +1,18 @@
 import type { z } from "@hono/zod-openapi";
-import { matchesFilter, type AuthFilter, type Authorizer } from "../core/auth-filter.ts";
+import { type AuthFilter, type Authorizer, matchesFilter } from "../core/auth-filter.ts";
 import { badRequest, forbidden, invalid, notFound } from "../core/errors.ts";
 import { withFilterLimit } from "../core/filter-limit.ts";
-import { database, type Database } from "../db/client.ts";
+import { type Database, database } from "../db/client.ts";
 import type { DeleteSchema, NamespacesSchema, PutSchema, SearchSchema, StoreItem } from "./schemas.ts";
-import { deleteItem, getItem, listNamespaces, namespaceProblem, putItem, searchItems, shapeNamespaces } from "./store.ts";
+import {
+  deleteItem,
+  getItem,
+  listNamespaces,
+  namespaceProblem,
+  putItem,
+  searchItems,
+  shapeNamespaces,
+} from "./store.ts";
 
 /** The store operations of the API, free of HTTP: `authorize` is the caller's authorization handler. */
 
@@ -19,7 +27,12 @@ const itemMetadata = (item: { namespace: string[]; key: string; value: Record<st
  * With a handler filter, the item already at `namespace`/`key` must pass it (else not found, as if
  * it were not there). Returns that item, if any.
  */
-async function guardExistingItem(db: Database, workspaceId: string, request: { namespace: string[]; key: string }, filter: AuthFilter | undefined): Promise<StoreItem | null> {
+async function guardExistingItem(
+  db: Database,
+  workspaceId: string,
+  request: { namespace: string[]; key: string },
+  filter: AuthFilter | undefined,
+): Promise<StoreItem | null> {
   if (!filter) return null;
   const existing = await getItem(db, workspaceId, request.namespace, request.key, false);
   if (existing && !matchesFilter(itemMetadata(existing), filter)) throw notFound("Item not found");
@@ -34,10 +47,15 @@ const MAX_SCANNED = 10_000;
  * can test an item's namespace and key as well as its value, so it is applied while scanning; a scan
  * past MAX_SCANNED items is refused rather than an unbounded read.
  */
-async function visibleItems(page: (limit: number, offset: number) => Promise<StoreItem[]>, filter: AuthFilter, wanted = Number.POSITIVE_INFINITY): Promise<StoreItem[]> {
+async function visibleItems(
+  page: (limit: number, offset: number) => Promise<StoreItem[]>,
+  filter: AuthFilter,
+  wanted = Number.POSITIVE_INFINITY,
+): Promise<StoreItem[]> {
   const visible: StoreItem[] = [];
   for (let scanned = 0; visible.length < wanted; scanned += SCAN_PAGE) {
-    if (scanned >= MAX_SCANNED) throw badRequest("Authenticated store query exceeded maximum scan limit. Narrow the namespace or filters.");
+    if (scanned >= MAX_SCANNED)
+      throw badRequest("Authenticated store query exceeded maximum scan limit. Narrow the namespace or filters.");
     const items = await page(SCAN_PAGE, scanned);
     visible.push(...items.filter((item) => matchesFilter(itemMetadata(item), filter)));
     if (items.length < SCAN_PAGE) break;
@@ -50,7 +68,12 @@ function checkNamespace(namespace: string[], location: [string, string], allowEm
   if (problem) throw invalid([{ type: "value_error", loc: location, msg: problem }]);
 }
 
-export async function putStoreItem(env: Env, workspaceId: string, body: z.output<typeof PutSchema>, authorize: Authorizer): Promise<void> {
+export async function putStoreItem(
+  env: Env,
+  workspaceId: string,
+  body: z.output<typeof PutSchema>,
+  authorize: Authorizer,
+): Promise<void> {
   // The handler may rewrite where the item goes (e.g. prefix the namespace with the user).
   const request = { namespace: body.namespace, key: body.key, value: body.value };
   const filter = await authorize("store:put", request);
@@ -58,11 +81,23 @@ export async function putStoreItem(env: Env, workspaceId: string, body: z.output
   const db = database(env);
   const existing = await guardExistingItem(db, workspaceId, request, filter);
   if (filter && !existing && !matchesFilter(itemMetadata(request), filter)) throw forbidden("Not authorized");
-  await putItem(db, workspaceId, { namespace: request.namespace, key: request.key, value: request.value, ttlMinutes: body.ttl ?? null });
+  await putItem(db, workspaceId, {
+    namespace: request.namespace,
+    key: request.key,
+    value: request.value,
+    ttlMinutes: body.ttl ?? null,
+  });
 }
 
 /** The item at a dotted namespace and key, or null; one the handler's filter hides is not found. */
-export async function getStoreItem(env: Env, workspaceId: string, namespace: string, key: string, refreshTtl: boolean, authorize: Authorizer): Promise<StoreItem | null> {
+export async function getStoreItem(
+  env: Env,
+  workspaceId: string,
+  namespace: string,
+  key: string,
+  refreshTtl: boolean,
+  authorize: Authorizer,
+): Promise<StoreItem | null> {
   const request = { namespace: namespace === "" ? [] : namespace.split("."), key };
   const filter = await authorize("store:get", request);
   checkNamespace(request.namespace, ["query", "namespace"]);
@@ -71,7 +106,12 @@ export async function getStoreItem(env: Env, workspaceId: string, namespace: str
   return item;
 }
 
-export async function deleteStoreItem(env: Env, workspaceId: string, body: z.output<typeof DeleteSchema>, authorize: Authorizer): Promise<void> {
+export async function deleteStoreItem(
+  env: Env,
+  workspaceId: string,
+  body: z.output<typeof DeleteSchema>,
+  authorize: Authorizer,
+): Promise<void> {
   const request = { namespace: body.namespace, key: body.key };
   const filter = await authorize("store:delete", request);
   checkNamespace(request.namespace, ["body", "namespace"]);
@@ -80,8 +120,19 @@ export async function deleteStoreItem(env: Env, workspaceId: string, body: z.out
   await deleteItem(db, workspaceId, request.namespace, request.key);
 }
 
-export async function searchStoreItems(env: Env, workspaceId: string, body: z.output<typeof SearchSchema>, authorize: Authorizer): Promise<StoreItem[]> {
-  const request = { namespace: body.namespace_prefix, filter: body.filter, limit: body.limit, offset: body.offset, query: body.query };
+export async function searchStoreItems(
+  env: Env,
+  workspaceId: string,
+  body: z.output<typeof SearchSchema>,
+  authorize: Authorizer,
+): Promise<StoreItem[]> {
+  const request = {
+    namespace: body.namespace_prefix,
+    filter: body.filter,
+    limit: body.limit,
+    offset: body.offset,
+    query: body.query,
+  };
   const authorization = await authorize("store:search", request);
   checkNamespace(request.namespace, ["body", "namespace_prefix"], true);
   const search = (limit: number, offset: number) =>
@@ -100,15 +151,35 @@ export async function searchStoreItems(env: Env, workspaceId: string, body: z.ou
   return visible.slice(body.offset, body.offset + body.limit);
 }
 
-export async function listStoreNamespaces(env: Env, workspaceId: string, body: z.output<typeof NamespacesSchema>, authorize: Authorizer): Promise<string[][]> {
-  const request = { namespace: body.prefix ?? [], suffix: body.suffix, max_depth: body.max_depth, limit: body.limit, offset: body.offset };
+export async function listStoreNamespaces(
+  env: Env,
+  workspaceId: string,
+  body: z.output<typeof NamespacesSchema>,
+  authorize: Authorizer,
+): Promise<string[][]> {
+  const request = {
+    namespace: body.prefix ?? [],
+    suffix: body.suffix,
+    max_depth: body.max_depth,
+    limit: body.limit,
+    offset: body.offset,
+  };
   const authorization = await authorize("store:list_namespaces", request);
   checkNamespace(request.namespace, ["body", "prefix"], true);
   const db = database(env);
-  const listing = { prefix: request.namespace, suffix: body.suffix ?? undefined, maxDepth: body.max_depth ?? undefined, limit: body.limit, offset: body.offset };
+  const listing = {
+    prefix: request.namespace,
+    suffix: body.suffix ?? undefined,
+    maxDepth: body.max_depth ?? undefined,
+    limit: body.limit,
+    offset: body.offset,
+  };
   if (!authorization) return listNamespaces(db, workspaceId, listing);
   // As item search: only namespaces that hold an item the filter lets this user see.
-  const visible = await visibleItems((limit, offset) => searchItems(db, workspaceId, { namespacePrefix: request.namespace, limit, offset }), authorization);
+  const visible = await visibleItems(
+    (limit, offset) => searchItems(db, workspaceId, { namespacePrefix: request.namespace, limit, offset }),
+    authorization,
+  );
   return shapeNamespaces(
     visible.map((item) => item.namespace),
     listing,

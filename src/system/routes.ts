@@ -1,14 +1,14 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { requireOrganizationAdmin } from "../auth/require-admin.ts";
+import { customAuthEnabled } from "../deployment/custom-auth.ts";
 import { deployment } from "../deployment/index.ts";
+import { collectMetrics } from "../http/metrics.ts";
 import { publicRoute } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { jsonContent } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
-import { collectMetrics } from "../http/metrics.ts";
 import { renderPrometheus } from "../observability/metrics.ts";
 import { FEATURES } from "./features.ts";
-import { customAuthEnabled } from "../deployment/custom-auth.ts";
-import { requireOrganizationAdmin } from "../auth/require-admin.ts";
 
 const tags = ["System"];
 
@@ -23,27 +23,32 @@ const InfoSchema = z
   .openapi("ServerInfo");
 
 const routes = {
-  ok: publicRoute(createRoute({
-    method: "get",
-    path: "/ok",
-    tags,
-    summary: "Health check",
-    responses: { 200: jsonContent(z.object({ ok: z.literal(true) }), "The server is up") },
-  })),
-  info: publicRoute(createRoute({
-    method: "get",
-    path: "/info",
-    tags,
-    summary: "Server version and feature flags",
-    responses: { 200: jsonContent(InfoSchema, "Version, feature flags and deployed graphs") },
-  })),
+  ok: publicRoute(
+    createRoute({
+      method: "get",
+      path: "/ok",
+      tags,
+      summary: "Health check",
+      responses: { 200: jsonContent(z.object({ ok: z.literal(true) }), "The server is up") },
+    }),
+  ),
+  info: publicRoute(
+    createRoute({
+      method: "get",
+      path: "/info",
+      tags,
+      summary: "Server version and feature flags",
+      responses: { 200: jsonContent(InfoSchema, "Version, feature flags and deployed graphs") },
+    }),
+  ),
   // The figures cover every workspace's traffic, so only organization admins may read them.
   metrics: secured(
     createRoute({
       method: "get",
       path: "/metrics",
       tags,
-      summary: "Prometheus metrics: request counts and latency histograms by route and status (organization-admin keys only)",
+      summary:
+        "Prometheus metrics: request counts and latency histograms by route and status (organization-admin keys only)",
       responses: {
         200: { description: "Prometheus text exposition format", content: { "text/plain": { schema: z.string() } } },
       },

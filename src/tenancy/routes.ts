@@ -5,7 +5,15 @@ import { database } from "../db/client.ts";
 import { createRouter } from "../http/router.ts";
 import { jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { securedRoutes } from "../http/secured.ts";
-import { ApiKeyCreatedSchema, ApiKeyCreateSchema, apiKeyJson, ApiKeySchema, WorkspaceCreateSchema, workspaceJson, WorkspaceSchema } from "./schemas.ts";
+import {
+  ApiKeyCreatedSchema,
+  ApiKeyCreateSchema,
+  ApiKeySchema,
+  apiKeyJson,
+  WorkspaceCreateSchema,
+  WorkspaceSchema,
+  workspaceJson,
+} from "./schemas.ts";
 import { createApiKey, createWorkspace, listApiKeys, listWorkspaces, revokeApiKey } from "./service.ts";
 
 /** Administration: organization-admin keys only. */
@@ -51,7 +59,11 @@ const routes = {
 
 export const tenancyRoutes = createRouter()
   .openapi(routes.createWorkspace, async (c) => {
-    const row = await createWorkspace(database(c.env), c.get("principal").organizationId, c.req.valid("json").display_name);
+    const row = await createWorkspace(
+      database(c.env),
+      c.get("principal").organizationId,
+      c.req.valid("json").display_name,
+    );
     return c.json(workspaceJson(row), 200);
   })
   .openapi(routes.listWorkspaces, async (c) => {
@@ -63,7 +75,11 @@ export const tenancyRoutes = createRouter()
     return c.json({ ...apiKeyJson(row), key }, 200);
   })
   .openapi(routes.listApiKeys, async (c) => {
-    const rows = await listApiKeys(database(c.env), c.get("principal").organizationId, c.req.valid("query").workspace_id);
+    const rows = await listApiKeys(
+      database(c.env),
+      c.get("principal").organizationId,
+      c.req.valid("query").workspace_id,
+    );
     return c.json(rows.map(apiKeyJson), 200);
   })
   .openapi(routes.revokeApiKey, async (c) => {

@@ -37,8 +37,15 @@ export const WorkspaceCreateSchema = z
 export const ApiKeyCreateSchema = z
   .object({
     description: z.string().max(500).default(""),
-    workspace_id: z.uuid().nullable().default(null).describe("Scope the key to one workspace; null for the whole organization"),
-    role: z.enum(["admin", "member"]).default("member").describe("`admin` keys manage workspaces and keys; organization scope only"),
+    workspace_id: z
+      .uuid()
+      .nullable()
+      .default(null)
+      .describe("Scope the key to one workspace; null for the whole organization"),
+    role: z
+      .enum(["admin", "member"])
+      .default("member")
+      .describe("`admin` keys manage workspaces and keys; organization scope only"),
     expires_at: z.iso.datetime({ offset: true }).nullable().default(null),
   })
   .openapi("ApiKeyCreate");
@@ -66,4 +73,3 @@ export const apiKeyJson = (row: ApiKeyRow): ApiKey => ({
   revoked_at: row.revokedAt,
   last_used_at: row.lastUsedAt,
 });
-

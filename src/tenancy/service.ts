@@ -3,7 +3,15 @@ import type { Database } from "../db/client.ts";
 import type { ApiKeyRow, WorkspaceRow } from "../db/schema.ts";
 import { generateApiKey, hashApiKey, shortKey } from "./keys.ts";
 import type { ApiKeyCreate } from "./schemas.ts";
-import { findApiKey, findWorkspace, insertApiKey, insertWorkspace, listApiKeys, listWorkspaces, markApiKeyRevoked } from "./store.ts";
+import {
+  findApiKey,
+  findWorkspace,
+  insertApiKey,
+  insertWorkspace,
+  listApiKeys,
+  listWorkspaces,
+  markApiKeyRevoked,
+} from "./store.ts";
 
 /** Administration of an organization's workspaces and API keys, free of HTTP. */
 
@@ -14,9 +22,15 @@ export function createWorkspace(db: Database, organizationId: string, displayNam
 }
 
 /** A new key and its row; the secret is returned this once, only its hash is stored. */
-export async function createApiKey(db: Database, organizationId: string, request: ApiKeyCreate): Promise<{ row: ApiKeyRow; key: string }> {
+export async function createApiKey(
+  db: Database,
+  organizationId: string,
+  request: ApiKeyCreate,
+): Promise<{ row: ApiKeyRow; key: string }> {
   if (request.role === "admin" && request.workspace_id) {
-    throw invalid([{ type: "value_error", loc: ["body", "role"], msg: "Admin keys are organization-scoped: omit workspace_id" }]);
+    throw invalid([
+      { type: "value_error", loc: ["body", "role"], msg: "Admin keys are organization-scoped: omit workspace_id" },
+    ]);
   }
   if (request.expires_at && Date.parse(request.expires_at) <= Date.now()) {
     throw invalid([{ type: "value_error", loc: ["body", "expires_at"], msg: "expires_at must be in the future" }]);

@@ -1,6 +1,6 @@
 import { and, asc, desc, eq } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
-import { apiKeys, organizations, workspaces, type ApiKeyRow, type WorkspaceRow } from "../db/schema.ts";
+import { type ApiKeyRow, apiKeys, organizations, type WorkspaceRow, workspaces } from "../db/schema.ts";
 
 /** The organization and workspace that the bootstrap key administers. Fixed so every deploy agrees. */
 export const DEFAULT_ORGANIZATION_ID = "00000000-0000-4000-8000-000000000001";

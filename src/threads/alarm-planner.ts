@@ -1,4 +1,4 @@
-import { ttlExpiry, type ThreadRecord } from "./thread-record.ts";
+import { type ThreadRecord, ttlExpiry } from "./thread-record.ts";
 
 /** How soon the alarm retries what failed: an index write, a TTL delete. */
 export const RETRY_MS = 5_000;

@@ -1,6 +1,5 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
-  EXCLUDED_METADATA_KEYS,
   BaseCheckpointSaver,
   type ChannelVersions,
   type Checkpoint,
@@ -8,6 +7,7 @@ import {
   type CheckpointMetadata,
   type CheckpointPendingWrite,
   type CheckpointTuple,
+  EXCLUDED_METADATA_KEYS,
   maxChannelVersion,
   type PendingWrite,
   type SerializerProtocol,
@@ -101,7 +101,13 @@ type CheckpointRow = {
   metadata: string;
 };
 
-type BlobRow = { channel: string; version: string; chunk: number; type: string; value: Uint8Array | ArrayBuffer | null };
+type BlobRow = {
+  channel: string;
+  version: string;
+  chunk: number;
+  type: string;
+  value: Uint8Array | ArrayBuffer | null;
+};
 
 type WriteRow = {
   checkpoint_id: string;
@@ -131,7 +137,8 @@ const CHECKPOINT_COLUMNS =
 function runMetadata(config: RunnableConfig): Record<string, unknown> {
   const extra: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(config.metadata ?? {})) {
-    if (key.startsWith("__") || key.startsWith("ls_") || EXCLUDED_METADATA_KEYS.has(key) || value === undefined) continue;
+    if (key.startsWith("__") || key.startsWith("ls_") || EXCLUDED_METADATA_KEYS.has(key) || value === undefined)
+      continue;
     if (typeof value === "function" || typeof value === "symbol") continue;
     extra[key] = value;
   }
@@ -247,7 +254,9 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
     }
     // Blob keys as text: lets deleteAllExceptLatest() find the blobs still in use without deserializing.
     const versions = JSON.stringify(
-      Object.fromEntries(Object.entries(checkpoint.channel_versions).map(([channel, version]) => [channel, String(version)])),
+      Object.fromEntries(
+        Object.entries(checkpoint.channel_versions).map(([channel, version]) => [channel, String(version)]),
+      ),
     );
 
     this.#write(() => {
@@ -306,14 +315,20 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
         if (replace) {
           this.#sql.run(`DELETE FROM checkpoint_writes WHERE ${match}`, ...key, ...batch);
         } else {
-          for (const { idx } of this.#sql.all<{ idx: number }>(`SELECT DISTINCT idx FROM checkpoint_writes WHERE ${match}`, ...key, ...batch)) {
+          for (const { idx } of this.#sql.all<{ idx: number }>(
+            `SELECT DISTINCT idx FROM checkpoint_writes WHERE ${match}`,
+            ...key,
+            ...batch,
+          )) {
             byIdx.delete(idx);
           }
         }
       }
       const rows: SqlValue[][] = [];
       for (const [idx, write] of byIdx) {
-        splitBytes(write.bytes).forEach((chunk, index) => rows.push([...key, idx, index, write.channel, write.type, chunk]));
+        splitBytes(write.bytes).forEach((chunk, index) =>
+          rows.push([...key, idx, index, write.channel, write.type, chunk]),
+        );
       }
       insertRows(
         this.#sql,
@@ -362,7 +377,11 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
     if (!hasCheckpointSchema(this.#sql)) return 0;
     const match = `thread_id = ? AND ${condition}`;
     return this.#sql.transaction(() => {
-      const [counted] = this.#sql.all<{ n: number }>(`SELECT COUNT(*) AS n FROM checkpoints WHERE ${match}`, threadId, ...params);
+      const [counted] = this.#sql.all<{ n: number }>(
+        `SELECT COUNT(*) AS n FROM checkpoints WHERE ${match}`,
+        threadId,
+        ...params,
+      );
       this.#sql.run(`DELETE FROM checkpoints WHERE ${match}`, threadId, ...params);
       this.#sql.run(
         `DELETE FROM checkpoint_writes WHERE thread_id = ? AND NOT EXISTS (
@@ -449,7 +468,8 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
     const writes = this.#readWrites(rows);
 
     const values = new Map<string, Promise<unknown>>();
-    const value = (key: string, stored: Stored) => getOrCreate(values, key, () => this.serde.loadsTyped(stored.type, stored.bytes));
+    const value = (key: string, stored: Stored) =>
+      getOrCreate(values, key, () => this.serde.loadsTyped(stored.type, stored.bytes));
     const tuples = await Promise.all(
       rows.map(async (row, i): Promise<CheckpointTuple> => {
         const scope = { threadId: row.thread_id, checkpointNs: row.checkpoint_ns };
@@ -473,7 +493,13 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
           ),
         );
         return {
-          config: { configurable: { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: row.checkpoint_id } },
+          config: {
+            configurable: {
+              thread_id: row.thread_id,
+              checkpoint_ns: row.checkpoint_ns,
+              checkpoint_id: row.checkpoint_id,
+            },
+          },
           checkpoint,
           metadata: (await this.serde.loadsTyped("json", row.metadata)) as CheckpointMetadata,
           parentConfig: row.parent_checkpoint_id
@@ -515,7 +541,10 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
           ...batch.flat(),
         );
         for (const row of found) {
-          getOrCreate(blobs, blobKey(scope, row.channel, row.version), () => ({ type: row.type, parts: [] })).parts.push(bytesOf(row.value));
+          getOrCreate(blobs, blobKey(scope, row.channel, row.version), () => ({
+            type: row.type,
+            parts: [],
+          })).parts.push(bytesOf(row.value));
         }
       }
     }
@@ -523,7 +552,10 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
   }
 
   /** Pending writes of the rows' checkpoints (optionally of one channel), keyed by writesKey(), in task and index order. */
-  #readWrites(rows: { thread_id: string; checkpoint_ns: string; checkpoint_id: string }[], channel?: string): Map<string, StoredWrite[]> {
+  #readWrites(
+    rows: { thread_id: string; checkpoint_ns: string; checkpoint_id: string }[],
+    channel?: string,
+  ): Map<string, StoredWrite[]> {
     const wanted = new Map<string, { scope: Scope; ids: Set<string> }>();
     for (const row of rows) {
       const scope = { threadId: row.thread_id, checkpointNs: row.checkpoint_ns };
@@ -547,7 +579,9 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
         for (const row of found) {
           const list = getOrCreate(writes, writesKey(scope, row.checkpoint_id), () => []);
           const sameWrite =
-            previous?.checkpoint_id === row.checkpoint_id && previous.task_id === row.task_id && previous.idx === row.idx;
+            previous?.checkpoint_id === row.checkpoint_id &&
+            previous.task_id === row.task_id &&
+            previous.idx === row.idx;
           if (!sameWrite) list.push({ taskId: row.task_id, channel: row.channel, type: row.type, parts: [] });
           list[list.length - 1].parts.push(bytesOf(row.value));
           previous = row;
@@ -555,7 +589,10 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
       }
     }
     return new Map(
-      [...writes].map(([key, list]) => [key, list.map(({ parts, ...write }) => ({ ...write, bytes: concatBytes(parts) }))]),
+      [...writes].map(([key, list]) => [
+        key,
+        list.map(({ parts, ...write }) => ({ ...write, bytes: concatBytes(parts) })),
+      ]),
     );
   }
 
@@ -568,18 +605,27 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
     if (legacy.length === 0) return;
     const parents = legacy.map((tuple) => {
       const { thread_id, checkpoint_ns, checkpoint_id } = tuple.parentConfig!.configurable!;
-      return { thread_id: String(thread_id), checkpoint_ns: String(checkpoint_ns), checkpoint_id: String(checkpoint_id) };
+      return {
+        thread_id: String(thread_id),
+        checkpoint_ns: String(checkpoint_ns),
+        checkpoint_id: String(checkpoint_id),
+      };
     });
     const sends = this.#readWrites(parents, TASKS);
     await Promise.all(
       legacy.map(async (tuple, i) => {
         const parent = parents[i];
-        const found = sends.get(writesKey({ threadId: parent.thread_id, checkpointNs: parent.checkpoint_ns }, parent.checkpoint_id));
+        const found = sends.get(
+          writesKey({ threadId: parent.thread_id, checkpointNs: parent.checkpoint_ns }, parent.checkpoint_id),
+        );
         if (!found) return;
         const { checkpoint } = tuple;
-        checkpoint.channel_values[TASKS] = await Promise.all(found.map((write) => this.serde.loadsTyped(write.type, write.bytes)));
+        checkpoint.channel_values[TASKS] = await Promise.all(
+          found.map((write) => this.serde.loadsTyped(write.type, write.bytes)),
+        );
         const versions = Object.values(checkpoint.channel_versions);
-        checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
+        checkpoint.channel_versions[TASKS] =
+          versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
       }),
     );
   }
@@ -638,7 +684,8 @@ function insertRows(sql: SqlStore, verb: string, table: string, columns: string[
 function splitBytes(bytes: Uint8Array): Uint8Array[] {
   if (bytes.byteLength <= CHUNK_BYTES) return [bytes];
   const chunks: Uint8Array[] = [];
-  for (let offset = 0; offset < bytes.byteLength; offset += CHUNK_BYTES) chunks.push(bytes.subarray(offset, offset + CHUNK_BYTES));
+  for (let offset = 0; offset < bytes.byteLength; offset += CHUNK_BYTES)
+    chunks.push(bytes.subarray(offset, offset + CHUNK_BYTES));
   return chunks;
 }
 
@@ -659,7 +706,10 @@ function isoTimestamp(ts: string | undefined): string {
 }
 
 /** WHERE conditions of list(): the config's thread, namespace and id, `before`, and the metadata filter. */
-function listConditions(config: RunnableConfig, options: CheckpointListOptions): { where: string[]; params: SqlValue[] } {
+function listConditions(
+  config: RunnableConfig,
+  options: CheckpointListOptions,
+): { where: string[]; params: SqlValue[] } {
   const { thread_id, checkpoint_ns, checkpoint_id } = config.configurable ?? {};
   const before = options.before?.configurable?.checkpoint_id;
   const conditions: Condition[] = [];

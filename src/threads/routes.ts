@@ -1,13 +1,14 @@
 import { z } from "@hono/zod-openapi";
+import { authFilter, authorizerOf, guardThread } from "../auth/guards.ts";
+import { filterAsContainment } from "../core/auth-filter.ts";
 import { conflict, isDomainError } from "../core/errors.ts";
+import { BoolQuery } from "../core/schemas.ts";
 import { page } from "../http/pagination.ts";
 import { jsonBytes } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { securedRoutes } from "../http/secured.ts";
-import { filterAsContainment } from "../core/auth-filter.ts";
-import { authFilter, authorizerOf, guardThread } from "../auth/guards.ts";
-import { BoolQuery } from "../core/schemas.ts";
+import { threadStub, unwrap } from "./client.ts";
 import {
   CheckpointIdParam,
   HistoryQuerySchema,
@@ -23,7 +24,6 @@ import {
   ThreadSearchSchema,
   ThreadStateSchema,
 } from "./schemas.ts";
-import { threadStub, unwrap } from "./client.ts";
 import { copyThread, countThreads, createThread, pruneThreads, searchThreads, THREAD_NOT_FOUND } from "./service.ts";
 
 const tags = ["Threads"];
@@ -46,7 +46,13 @@ const routes = {
     path: "/threads/search",
     summary: "Search threads",
     request: { body: jsonBody(ThreadSearchSchema) },
-    responses: { 200: jsonContent(z.array(ThreadSchema.partial()), "Matching threads; X-Pagination-Total and X-Pagination-Next headers"), ...errors },
+    responses: {
+      200: jsonContent(
+        z.array(ThreadSchema.partial()),
+        "Matching threads; X-Pagination-Total and X-Pagination-Next headers",
+      ),
+      ...errors,
+    },
   }),
   count: route({
     method: "post",
@@ -60,13 +66,19 @@ const routes = {
     path: "/threads/prune",
     summary: "Delete threads, or compact them to their latest checkpoint",
     request: { body: jsonBody(ThreadPruneSchema) },
-    responses: { 200: jsonContent(z.object({ pruned_count: z.number().int() }), "How many threads were pruned"), ...errors },
+    responses: {
+      200: jsonContent(z.object({ pruned_count: z.number().int() }), "How many threads were pruned"),
+      ...errors,
+    },
   }),
   get: route({
     method: "get",
     path: "/threads/{thread_id}",
     summary: "Get a thread",
-    request: { params: ThreadIdParam, query: z.object({ include: z.union([z.string(), z.array(z.string())]).optional() }) },
+    request: {
+      params: ThreadIdParam,
+      query: z.object({ include: z.union([z.string(), z.array(z.string())]).optional() }),
+    },
     responses: { 200: jsonContent(ThreadSchema, "The thread"), ...errors },
   }),
   patch: route({
@@ -138,7 +150,6 @@ const routes = {
   }),
 };
 
-
 export const threadRoutes = createRouter()
   .openapi(routes.create, async (c) => {
     const body = c.req.valid("json");
@@ -154,7 +165,9 @@ export const threadRoutes = createRouter()
         metadata: value.metadata,
         ifExists: body.if_exists,
         graphId: body.graph_id,
-        supersteps: body.supersteps?.map((s) => ({ updates: s.updates.map((u) => ({ ...u, command: u.command ?? undefined })) })),
+        supersteps: body.supersteps?.map((s) => ({
+          updates: s.updates.map((u) => ({ ...u, command: u.command ?? undefined })),
+        })),
         ttl: body.ttl,
       },
       filter,
@@ -180,26 +193,45 @@ export const threadRoutes = createRouter()
   .openapi(routes.count, async (c) => {
     const body = c.req.valid("json");
     const filter = await authFilter(c, "threads:search", { ...body });
-    const total = await countThreads(c.env, c.get("principal").workspaceId, { ...body, authMetadata: filterAsContainment(filter) });
+    const total = await countThreads(c.env, c.get("principal").workspaceId, {
+      ...body,
+      authMetadata: filterAsContainment(filter),
+    });
     return c.json(total, 200);
   })
   .openapi(routes.prune, async (c) => {
     const { thread_ids, strategy } = c.req.valid("json");
     const filter = await authFilter(c, "threads:delete", { thread_ids, strategy });
-    return c.json({ pruned_count: await pruneThreads(c.env, c.get("principal").workspaceId, thread_ids, strategy, filterAsContainment(filter)) }, 200);
+    return c.json(
+      {
+        pruned_count: await pruneThreads(
+          c.env,
+          c.get("principal").workspaceId,
+          thread_ids,
+          strategy,
+          filterAsContainment(filter),
+        ),
+      },
+      200,
+    );
   })
   .openapi(routes.get, async (c) => {
     const { thread_id } = c.req.valid("param");
     await guardThread(c, thread_id, "threads:read");
     const include = [c.req.valid("query").include ?? []].flat().flatMap((v) => v.split(","));
-    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getBody({ includeTtl: include.includes("ttl") });
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getBody({
+      includeTtl: include.includes("ttl"),
+    });
     return jsonBytes<typeof ThreadSchema>(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.patch, async (c) => {
     const { thread_id } = c.req.valid("param");
     const body = c.req.valid("json");
     const value = await guardThread(c, thread_id, "threads:update", { metadata: body.metadata });
-    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).patch({ ...body, metadata: value.metadata });
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).patch({
+      ...body,
+      metadata: value.metadata,
+    });
     return jsonBytes<typeof ThreadSchema>(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.delete, async (c) => {
@@ -240,14 +272,20 @@ export const threadRoutes = createRouter()
     const { thread_id, checkpoint_id } = c.req.valid("param");
     const { subgraphs } = c.req.valid("query");
     await guardThread(c, thread_id, "threads:read");
-    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getState({ checkpoint: { checkpoint_id }, subgraphs });
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getState({
+      checkpoint: { checkpoint_id },
+      subgraphs,
+    });
     return jsonBytes<typeof ThreadStateSchema>(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.getStateAtCheckpoint, async (c) => {
     const { thread_id } = c.req.valid("param");
     const { checkpoint, subgraphs } = c.req.valid("json");
     await guardThread(c, thread_id, "threads:read");
-    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getState({ checkpoint, subgraphs });
+    const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).getState({
+      checkpoint,
+      subgraphs,
+    });
     return jsonBytes<typeof ThreadStateSchema>(c, unwrap(outcome, thread_id));
   })
   .openapi(routes.historyGet, async (c) => {

@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_FILTER_CONDITIONS } from "../db/json-filter.ts";
-import { Identifier, JsonGraphData, JsonFilter, JsonObject } from "../core/schemas.ts";
 import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../core/limits.ts";
+import { Identifier, JsonFilter, JsonGraphData, JsonObject } from "../core/schemas.ts";
+import { MAX_FILTER_CONDITIONS } from "../db/json-filter.ts";
+
 const ThreadStatusSchema = z.enum(["idle", "busy", "interrupted", "error"]);
 export type ThreadStatus = z.infer<typeof ThreadStatusSchema>;
 
@@ -25,7 +26,10 @@ const MAX_TTL_MINUTES = 100 * 365 * 24 * 60;
 export const TtlInput = z
   .union([
     z.number().positive().max(MAX_TTL_MINUTES),
-    z.object({ ttl: z.number().positive().max(MAX_TTL_MINUTES).describe("minutes after the last update"), strategy: TtlStrategySchema.default("delete") }),
+    z.object({
+      ttl: z.number().positive().max(MAX_TTL_MINUTES).describe("minutes after the last update"),
+      strategy: TtlStrategySchema.default("delete"),
+    }),
   ])
   .transform((ttl) => (typeof ttl === "number" ? { ttl, strategy: "delete" as const } : ttl));
 
@@ -55,14 +59,22 @@ export const ThreadSchema = z
     values: JsonObject,
     interrupts: z.record(z.string(), z.array(z.unknown())),
     error: z.string().nullable(),
-    ttl: z.object({ strategy: TtlStrategySchema, ttl_minutes: z.number(), expires_at: z.string() }).nullable().optional(),
+    ttl: z
+      .object({ strategy: TtlStrategySchema, ttl_minutes: z.number(), expires_at: z.string() })
+      .nullable()
+      .optional(),
   })
   .openapi("Thread");
 
 export type ThreadJson = z.output<typeof ThreadSchema>;
 
 const CheckpointRefSchema = z
-  .object({ thread_id: z.string(), checkpoint_ns: z.string(), checkpoint_id: z.string().nullable(), checkpoint_map: JsonObject.nullable() })
+  .object({
+    thread_id: z.string(),
+    checkpoint_ns: z.string(),
+    checkpoint_id: z.string().nullable(),
+    checkpoint_map: JsonObject.nullable(),
+  })
   .openapi("Checkpoint");
 
 export type CheckpointRef = z.output<typeof CheckpointRefSchema>;
@@ -122,7 +134,13 @@ export const ThreadCreateSchema = z
             .array(
               z.object({
                 values: JsonGraphData.optional(),
-                command: z.object({ update: JsonGraphData.optional(), goto: JsonGraphData.optional(), resume: JsonGraphData.optional() }).nullish(),
+                command: z
+                  .object({
+                    update: JsonGraphData.optional(),
+                    goto: JsonGraphData.optional(),
+                    resume: JsonGraphData.optional(),
+                  })
+                  .nullish(),
                 as_node: Identifier,
               }),
             )

@@ -1,9 +1,8 @@
+import { type AuthFilter, type Authorizer, matchesFilter } from "../core/auth-filter.ts";
 import { conflict } from "../core/errors.ts";
-import { matchesFilter, type AuthFilter, type Authorizer } from "../core/auth-filter.ts";
 import { withFilterLimit } from "../core/filter-limit.ts";
 import { database } from "../db/client.ts";
 import { threadStub, unwrap } from "./client.ts";
-import type { CreateThreadInput } from "./thread-lifecycle.ts";
 import {
   countThreadIndex,
   existingThreadIds,
@@ -12,6 +11,7 @@ import {
   type ThreadFilter,
   type ThreadSearch,
 } from "./thread-index.ts";
+import type { CreateThreadInput } from "./thread-lifecycle.ts";
 import type { ThreadJson, TtlStrategy } from "./types.ts";
 
 /**
@@ -35,7 +35,8 @@ export async function createThread(
   const stub = threadStub(env, input.workspaceId, input.threadId);
   if (filter && input.ifExists === "do_nothing") {
     const existing = await stub.get();
-    if (existing.ok && !matchesFilter(existing.value.metadata, filter)) throw conflict(`Thread ${input.threadId} already exists`);
+    if (existing.ok && !matchesFilter(existing.value.metadata, filter))
+      throw conflict(`Thread ${input.threadId} already exists`);
   }
   return unwrap(await stub.create(input), input.threadId);
 }
@@ -79,7 +80,9 @@ export async function pruneThreads(
   let pruned = 0;
   // A few at a time: each is a DO call, and a Worker has 6 simultaneous connections.
   for (let i = 0; i < existing.length; i += 6) {
-    const outcomes = await Promise.all(existing.slice(i, i + 6).map((id) => threadStub(env, workspaceId, id).prune(strategy)));
+    const outcomes = await Promise.all(
+      existing.slice(i, i + 6).map((id) => threadStub(env, workspaceId, id).prune(strategy)),
+    );
     pruned += outcomes.filter((o) => o.ok).length;
   }
   return pruned;
@@ -99,8 +102,23 @@ export async function deleteAssistantThreads(
   const db = database(env);
   const filter = { metadata: { assistant_id: assistantId }, authMetadata };
   for (;;) {
-    const { rows } = await searchThreadIndex(db, workspaceId, { ...filter, limit: 100, offset: 0, sortBy: "created_at", sortOrder: "asc" });
-    if (!rows.length || (await pruneThreads(env, workspaceId, rows.map((r) => r.threadId), "delete")) === 0) break;
+    const { rows } = await searchThreadIndex(db, workspaceId, {
+      ...filter,
+      limit: 100,
+      offset: 0,
+      sortBy: "created_at",
+      sortOrder: "asc",
+    });
+    if (
+      !rows.length ||
+      (await pruneThreads(
+        env,
+        workspaceId,
+        rows.map((r) => r.threadId),
+        "delete",
+      )) === 0
+    )
+      break;
   }
 }
 
@@ -122,6 +140,9 @@ export async function copyThread(
   const value = { thread_id: copy.thread_id, metadata: { ...copy.metadata } };
   await authorize("threads:create", value);
   const target = threadStub(env, workspaceId, copy.thread_id);
-  const answer = JSON.stringify(value.metadata) === JSON.stringify(copy.metadata) ? await target.getBody() : await target.patch({ metadata: value.metadata });
+  const answer =
+    JSON.stringify(value.metadata) === JSON.stringify(copy.metadata)
+      ? await target.getBody()
+      : await target.patch({ metadata: value.metadata });
   return unwrap(answer, copy.thread_id);
 }

@@ -3,8 +3,8 @@ import { jsonArrayStream, jsonStream } from "./runs/json-stream.ts";
 import { checkpointConfig, EMPTY_STATE, stateJson } from "./state.ts";
 import { StateCache } from "./state-cache.ts";
 import type { ThreadCheckpoints } from "./thread-checkpoints.ts";
-import { threadJson, type ThreadRecord } from "./thread-record.ts";
-import { fail, ok, type CheckpointSelector, type Result, type ThreadStateJson } from "./types.ts";
+import { type ThreadRecord, threadJson } from "./thread-record.ts";
+import { type CheckpointSelector, fail, ok, type Result, type ThreadStateJson } from "./types.ts";
 
 export interface HistoryInput {
   limit: number;
@@ -46,13 +46,19 @@ export class StateReader {
     if (graph) record.values = toJsonObject((await graph.getState(checkpointConfig(record.threadId))).values);
   }
 
-  async state(record: ThreadRecord, input: { checkpoint?: CheckpointSelector; subgraphs?: boolean }): Promise<Result<ReadableStream<Uint8Array>>> {
+  async state(
+    record: ThreadRecord,
+    input: { checkpoint?: CheckpointSelector; subgraphs?: boolean },
+  ): Promise<Result<ReadableStream<Uint8Array>>> {
     const outcome = await this.#stateText(record, input);
     return outcome.ok ? ok(jsonStream([outcome.value])) : outcome;
   }
 
   /** The state as JSON text (see StateCache). */
-  async #stateText(record: ThreadRecord, input: { checkpoint?: CheckpointSelector; subgraphs?: boolean }): Promise<Result<string>> {
+  async #stateText(
+    record: ThreadRecord,
+    input: { checkpoint?: CheckpointSelector; subgraphs?: boolean },
+  ): Promise<Result<string>> {
     const graph = await this.checkpoints.graph(record);
     if (!graph) return ok(JSON.stringify(EMPTY_STATE));
     const config = checkpointConfig(record.threadId, input.checkpoint);
@@ -68,7 +74,9 @@ export class StateReader {
     const key = input.checkpoint?.checkpoint_id ? checkpointId : `latest:${checkpointId}`;
     const cached = cacheable ? this.#cache.get(key) : undefined;
     if (cached) return ok(cached);
-    const json = JSON.stringify(stateJson(await graph.getState(config, { subgraphs: input.subgraphs ?? false }), graph.graphId));
+    const json = JSON.stringify(
+      stateJson(await graph.getState(config, { subgraphs: input.subgraphs ?? false }), graph.graphId),
+    );
     if (cacheable) this.#cache.set(key, json);
     return ok(json);
   }
@@ -85,7 +93,8 @@ export class StateReader {
     };
     if (input.checkpoint?.checkpoint_ns) {
       const states: ThreadStateJson[] = [];
-      for await (const snapshot of graph.getStateHistory(config, options)) states.push(stateJson(snapshot, graph.graphId));
+      for await (const snapshot of graph.getStateHistory(config, options))
+        states.push(stateJson(snapshot, graph.graphId));
       return ok(jsonArrayStream(states.map((state) => JSON.stringify(state))));
     }
     // Root history: reuse the states already built; rebuild only the checkpoints not seen before.
@@ -110,7 +119,10 @@ export class StateReader {
     if (missing.length > 3) {
       for await (const snapshot of graph.getStateHistory(config, options)) remember(stateJson(snapshot, graph.graphId));
     } else {
-      for (const id of missing) remember(stateJson(await graph.getState(checkpointConfig(record.threadId, { checkpoint_id: id })), graph.graphId));
+      for (const id of missing)
+        remember(
+          stateJson(await graph.getState(checkpointConfig(record.threadId, { checkpoint_id: id })), graph.graphId),
+        );
     }
     return ok(jsonArrayStream(ids.flatMap((id) => found.get(id) ?? [])));
   }

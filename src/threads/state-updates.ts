@@ -3,7 +3,7 @@ import { deployment } from "../deployment/index.ts";
 import { checkpointConfig, checkpointRef, pendingInterrupts, stateJson, unknownNode } from "./state.ts";
 import type { ThreadCheckpoints } from "./thread-checkpoints.ts";
 import type { ThreadRecord } from "./thread-record.ts";
-import { fail, ok, type CheckpointRef, type CheckpointSelector, type Result } from "./types.ts";
+import { type CheckpointRef, type CheckpointSelector, fail, ok, type Result } from "./types.ts";
 
 export interface SuperstepUpdate {
   values?: unknown;
@@ -35,7 +35,7 @@ export async function updateState(
     const problem = unknownNode(graph, graphId, input.asNode);
     if (problem) return fail("invalid", problem);
   }
-  let next;
+  let next: Awaited<ReturnType<LoadedGraph["updateState"]>>;
   try {
     next = await graph.updateState(checkpointConfig(record.threadId, input.checkpoint), input.values, input.asNode);
   } catch (error) {
@@ -56,7 +56,10 @@ export async function applySupersteps(
   if (typeof graphId !== "string") return fail("invalid", noGraph(record));
   const graph = await checkpoints.graph(record);
   if (!graph) {
-    return fail("invalid", `Graph "${graphId}" is not deployed (graphs: ${deployment.graphs.map((g) => g.id).join(", ")})`);
+    return fail(
+      "invalid",
+      `Graph "${graphId}" is not deployed (graphs: ${deployment.graphs.map((g) => g.id).join(", ")})`,
+    );
   }
   const steps = [];
   for (const [s, superstep] of supersteps.entries()) {

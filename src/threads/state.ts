@@ -1,9 +1,9 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkpoint";
-import { graphs } from "../deployment/index.ts";
-import type { LoadedGraph } from "../deployment/graphs.ts";
 import { toJson, toJsonObject } from "../db/serialize.ts";
+import type { LoadedGraph } from "../deployment/graphs.ts";
+import { graphs } from "../deployment/index.ts";
 import type { CheckpointRef, CheckpointSelector, ThreadStateJson, ThreadTaskJson } from "./types.ts";
 
 /** Node names an update may be attributed to besides the graph's own nodes. */
@@ -49,7 +49,10 @@ export function threadGraphConfig(thread: { threadId: string; config: Record<str
   const configurable = thread.config.configurable;
   return {
     ...thread.config,
-    configurable: { ...(configurable && typeof configurable === "object" ? configurable : {}), ...checkpointConfig(thread.threadId).configurable },
+    configurable: {
+      ...(configurable && typeof configurable === "object" ? configurable : {}),
+      ...checkpointConfig(thread.threadId).configurable,
+    },
   };
 }
 

@@ -59,7 +59,9 @@ export function unloadableDepth(json: Uint8Array): number | undefined {
   let worst: number | undefined;
   while (stack.length > 0) {
     const [node, expanded] = stack.pop()!;
-    const children = (Array.isArray(node) ? node : Object.values(node)).filter((c): c is object => c !== null && typeof c === "object");
+    const children = (Array.isArray(node) ? node : Object.values(node)).filter(
+      (c): c is object => c !== null && typeof c === "object",
+    );
     if (!expanded) {
       stack.push([node, true]);
       for (const child of children) stack.push([child, false]);
@@ -70,7 +72,11 @@ export function unloadableDepth(json: Uint8Array): number | undefined {
     for (const child of children) highest = Math.max(highest, heights.get(child) ?? 0);
     const height = size === 0 ? 0 : 1 + highest;
     heights.set(node, height);
-    if (!Array.isArray(node) && height > MAX_LOADABLE_DEPTH && isSerializedLangChainObject(node as Record<string, unknown>)) {
+    if (
+      !Array.isArray(node) &&
+      height > MAX_LOADABLE_DEPTH &&
+      isSerializedLangChainObject(node as Record<string, unknown>)
+    ) {
       worst = Math.max(worst ?? 0, height);
     }
   }

@@ -1,8 +1,8 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { BaseStore } from "@langchain/langgraph-checkpoint";
-import type { LoadedGraph } from "../deployment/graphs.ts";
 import type { SqlStore } from "../db/sql.ts";
-import { SqliteCheckpointSaver, type CheckpointChangeListener } from "./checkpointer.ts";
+import type { LoadedGraph } from "../deployment/graphs.ts";
+import { type CheckpointChangeListener, SqliteCheckpointSaver } from "./checkpointer.ts";
 import { bindGraph, threadGraphConfig } from "./state.ts";
 import type { ThreadRecord } from "./thread-record.ts";
 

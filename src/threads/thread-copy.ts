@@ -26,7 +26,17 @@ export async function copyThread(
   target: Pick<ThreadClient, "importBegin" | "importPage" | "importFinish" | "importAbort">,
 ): Promise<Outcome<ThreadJson>> {
   const at = new Date().toISOString();
-  const copy: ThreadRecord = { ...record, threadId: newThreadId, createdAt: at, updatedAt: at, status: "idle", config: {}, requestConfig: {}, error: null, indexDirty: false };
+  const copy: ThreadRecord = {
+    ...record,
+    threadId: newThreadId,
+    createdAt: at,
+    updatedAt: at,
+    status: "idle",
+    config: {},
+    requestConfig: {},
+    error: null,
+    indexDirty: false,
+  };
   const begun = await target.importBegin(copy);
   if (!begun.ok) return begun;
   try {
@@ -41,7 +51,8 @@ export async function copyThread(
 /** Writes one page of a copy into this thread's storage, creating its tables as the source had them. */
 export function importPage(sql: SqlStore, page: TablePage): void {
   sql.transaction(() => {
-    for (const statement of page.schema) sql.run(statement.replace(/^CREATE (TABLE|INDEX|UNIQUE INDEX) /i, "CREATE $1 IF NOT EXISTS "));
+    for (const statement of page.schema)
+      sql.run(statement.replace(/^CREATE (TABLE|INDEX|UNIQUE INDEX) /i, "CREATE $1 IF NOT EXISTS "));
     for (const row of page.rows) {
       const columns = Object.keys(row);
       sql.run(
@@ -60,21 +71,31 @@ function* exportPages(sql: SqlStore, threadId: string, newThreadId: string): Gen
   );
   for (const { name, sql: create } of tables) {
     const indexes = sql
-      .all<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", name)
+      .all<{ sql: string }>(
+        "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL",
+        name,
+      )
       .map((r) => r.sql);
     const schema = [create, ...indexes];
     let lastRowId = 0;
     for (;;) {
       // Few rows per read: a blob row holds up to 1 MiB, and the isolate has 128 MB.
-      const rows = sql.all(`SELECT rowid AS __rowid, * FROM "${name}" WHERE rowid > ? ORDER BY rowid LIMIT 16`, lastRowId);
+      const rows = sql.all(
+        `SELECT rowid AS __rowid, * FROM "${name}" WHERE rowid > ? ORDER BY rowid LIMIT 16`,
+        lastRowId,
+      );
       if (rows.length === 0) break;
       let page: SqlRow[] = [];
       let bytes = 0;
       for (const { __rowid, ...row } of rows) {
         lastRowId = Number(__rowid);
         if (row.thread_id === threadId) row.thread_id = newThreadId;
-        if (typeof row.metadata === "string") row.metadata = row.metadata.replaceAll(`"thread_id":"${threadId}"`, `"thread_id":"${newThreadId}"`);
-        bytes += Object.values(row).reduce<number>((sum, v) => sum + (v instanceof ArrayBuffer ? v.byteLength : String(v ?? "").length), 0);
+        if (typeof row.metadata === "string")
+          row.metadata = row.metadata.replaceAll(`"thread_id":"${threadId}"`, `"thread_id":"${newThreadId}"`);
+        bytes += Object.values(row).reduce<number>(
+          (sum, v) => sum + (v instanceof ArrayBuffer ? v.byteLength : String(v ?? "").length),
+          0,
+        );
         page.push(row);
         if (bytes >= COPY_PAGE_BYTES) {
           yield { table: name, schema, rows: page };

@@ -6,23 +6,23 @@ import { AlarmPlanner } from "./alarm-planner.ts";
 import { threadStub } from "./client.ts";
 import { IndexSync } from "./index-sync.ts";
 import { jsonArrayStream } from "./runs/json-stream.ts";
-import { RunManager, type RunHost } from "./runs/run-manager.ts";
+import { type RunHost, RunManager } from "./runs/run-manager.ts";
 import { agentTraceSink } from "./runs/trace-sink.ts";
 import type { CancelAction, CreateRunInput, RunJson, RunStatus } from "./runs/types.ts";
 import { waitingBody } from "./runs/waiting-body.ts";
-import { StateReader, type HistoryInput } from "./state-reader.ts";
+import { type HistoryInput, StateReader } from "./state-reader.ts";
 import type { UpdateStateInput } from "./state-updates.ts";
 import { ThreadCheckpoints } from "./thread-checkpoints.ts";
 import { copyThread, importPage, type TablePage } from "./thread-copy.ts";
-import { ThreadLifecycle, type CreateThreadInput, type ThreadPatch } from "./thread-lifecycle.ts";
-import { ThreadRecords, threadJson, type ThreadRecord } from "./thread-record.ts";
+import { type CreateThreadInput, ThreadLifecycle, type ThreadPatch } from "./thread-lifecycle.ts";
+import { type ThreadRecord, ThreadRecords, threadJson } from "./thread-record.ts";
 import {
-  ok,
-  THREAD_MISSING,
   type CheckpointRef,
   type CheckpointSelector,
   type Outcome,
+  ok,
   type Result,
+  THREAD_MISSING,
   type ThreadJson,
   type TtlStrategy,
 } from "./types.ts";
@@ -95,7 +95,10 @@ export class ThreadDO extends DurableObject<Env> {
   // ---- state ----
 
   /** The state as JSON bytes (see json-stream.ts): a state may be larger than one RPC result. */
-  async getState(input: { checkpoint?: CheckpointSelector; subgraphs?: boolean }): Promise<Outcome<ReadableStream<Uint8Array>>> {
+  async getState(input: {
+    checkpoint?: CheckpointSelector;
+    subgraphs?: boolean;
+  }): Promise<Outcome<ReadableStream<Uint8Array>>> {
     const record = this.#records.read();
     return record ? this.#states.state(record, input) : THREAD_MISSING;
   }
@@ -143,13 +146,18 @@ export class ThreadDO extends DurableObject<Env> {
 
   /** The `/join` body: keep-alive newlines, then the result (or the run's disappearance) as JSON. */
   joinRunBody(runId: string): ReadableStream<Uint8Array> {
-    const result = this.#runs.join(runId).then((outcome) =>
-      outcome.ok ? outcome.value : JSON.stringify({ __error__: { error: "RunNotFound", message: outcome.detail } }),
-    );
+    const result = this.#runs
+      .join(runId)
+      .then((outcome) =>
+        outcome.ok ? outcome.value : JSON.stringify({ __error__: { error: "RunNotFound", message: outcome.detail } }),
+      );
     return waitingBody(result);
   }
 
-  streamRun(runId: string, options: { lastEventId?: number; cancelOnDisconnect?: boolean }): Outcome<ReadableStream<Uint8Array>> {
+  streamRun(
+    runId: string,
+    options: { lastEventId?: number; cancelOnDisconnect?: boolean },
+  ): Outcome<ReadableStream<Uint8Array>> {
     if (!this.#records.read()) return THREAD_MISSING;
     return this.#runs.stream(runId, options);
   }

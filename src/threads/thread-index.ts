@@ -1,7 +1,7 @@
-import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { containments } from "../db/json-filter.ts";
-import { threadIndex, type ThreadIndexRow } from "../db/schema.ts";
+import { type ThreadIndexRow, threadIndex } from "../db/schema.ts";
 import type { ThreadRecord } from "./thread-record.ts";
 import type { ThreadJson, ThreadStatus } from "./types.ts";
 
@@ -11,7 +11,8 @@ const MAX_INDEXED_VALUES_BYTES = 1_000_000;
 export async function upsertThreadIndex(db: Database, record: ThreadRecord): Promise<void> {
   const valuesJson = record.values === null ? null : JSON.stringify(record.values);
   const indexed =
-    !record.valuesOversize && (valuesJson === null || new TextEncoder().encode(valuesJson).byteLength <= MAX_INDEXED_VALUES_BYTES);
+    !record.valuesOversize &&
+    (valuesJson === null || new TextEncoder().encode(valuesJson).byteLength <= MAX_INDEXED_VALUES_BYTES);
   const row = {
     workspaceId: record.workspaceId,
     threadId: record.threadId,
@@ -30,7 +31,11 @@ export async function upsertThreadIndex(db: Database, record: ThreadRecord): Pro
     .insert(threadIndex)
     .values(row)
     // An older write arriving late must not overwrite a newer one.
-    .onConflictDoUpdate({ target: [threadIndex.workspaceId, threadIndex.threadId], set: row, setWhere: sql`excluded.updated_at >= ${threadIndex.updatedAt}` })
+    .onConflictDoUpdate({
+      target: [threadIndex.workspaceId, threadIndex.threadId],
+      set: row,
+      setWhere: sql`excluded.updated_at >= ${threadIndex.updatedAt}`,
+    })
     .run();
 }
 
@@ -61,11 +66,16 @@ function whereClause(workspaceId: string, filter: ThreadFilter): SQL | undefined
   const conditions: SQL[] = [eq(threadIndex.workspaceId, workspaceId)];
   if (filter.status) conditions.push(eq(threadIndex.status, filter.status));
   // One JSON parameter for any number of ids.
-  if (filter.ids?.length) conditions.push(sql`${threadIndex.threadId} IN (SELECT value FROM json_each(${JSON.stringify(filter.ids)}))`);
+  if (filter.ids?.length)
+    conditions.push(sql`${threadIndex.threadId} IN (SELECT value FROM json_each(${JSON.stringify(filter.ids)}))`);
   const values = filter.values && Object.keys(filter.values).length ? filter.values : undefined;
   // A values filter only sees threads whose state was small enough to index.
   if (values) conditions.push(eq(threadIndex.valuesIndexed, true));
-  const filters = containments([threadIndex.metadata, filter.metadata], [threadIndex.metadata, filter.authMetadata], [threadIndex.values, values]);
+  const filters = containments(
+    [threadIndex.metadata, filter.metadata],
+    [threadIndex.metadata, filter.authMetadata],
+    [threadIndex.values, values],
+  );
   return and(...conditions, ...filters);
 }
 
@@ -104,14 +114,25 @@ export async function countThreadIndex(db: Database, workspaceId: string, filter
 }
 
 /** The ids among `threadIds` that exist in the workspace (and whose metadata contains `metadata`). */
-export async function existingThreadIds(db: Database, workspaceId: string, threadIds: string[], metadata?: Record<string, unknown>): Promise<string[]> {
+export async function existingThreadIds(
+  db: Database,
+  workspaceId: string,
+  threadIds: string[],
+  metadata?: Record<string, unknown>,
+): Promise<string[]> {
   const found: string[] = [];
   const filter = containments([threadIndex.metadata, metadata]);
   for (let i = 0; i < threadIds.length; i += 60) {
     const rows = await db
       .select({ threadId: threadIndex.threadId })
       .from(threadIndex)
-      .where(and(eq(threadIndex.workspaceId, workspaceId), inArray(threadIndex.threadId, threadIds.slice(i, i + 60)), ...filter));
+      .where(
+        and(
+          eq(threadIndex.workspaceId, workspaceId),
+          inArray(threadIndex.threadId, threadIds.slice(i, i + 60)),
+          ...filter,
+        ),
+      );
     found.push(...rows.map((r) => r.threadId));
   }
   return found;

@@ -3,15 +3,15 @@ import type { AlarmPlanner } from "./alarm-planner.ts";
 import type { IndexSync } from "./index-sync.ts";
 import type { RunManager } from "./runs/run-manager.ts";
 import type { StateReader } from "./state-reader.ts";
-import { applySupersteps, updateState, type SuperstepUpdate, type UpdateStateInput } from "./state-updates.ts";
+import { applySupersteps, type SuperstepUpdate, type UpdateStateInput, updateState } from "./state-updates.ts";
 import type { ThreadCheckpoints } from "./thread-checkpoints.ts";
-import { threadJson, ttlExpiry, type ThreadRecord, type ThreadRecords } from "./thread-record.ts";
+import { type ThreadRecord, type ThreadRecords, threadJson, ttlExpiry } from "./thread-record.ts";
 import {
+  type CheckpointRef,
   fail,
+  type Outcome,
   ok,
   THREAD_MISSING,
-  type CheckpointRef,
-  type Outcome,
   type ThreadJson,
   type TtlSetting,
   type TtlStrategy,
@@ -60,7 +60,9 @@ export class ThreadLifecycle {
     const { records, index } = this.parts;
     const existing = records.read();
     if (existing) {
-      return input.ifExists === "do_nothing" ? ok(threadJson(existing)) : fail("conflict", `Thread ${input.threadId} already exists`);
+      return input.ifExists === "do_nothing"
+        ? ok(threadJson(existing))
+        : fail("conflict", `Thread ${input.threadId} already exists`);
     }
     const metadata = { ...input.metadata };
     if (input.graphId) metadata.graph_id = input.graphId;

@@ -140,9 +140,12 @@ export class ThreadRecords {
   }
 
   #addMissingColumns(): void {
-    const [table] = this.sql.all<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'thread'");
+    const [table] = this.sql.all<{ sql: string }>(
+      "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'thread'",
+    );
     for (const column of ADDED_COLUMNS) {
-      if (table && !new RegExp(`\\b${column.name}\\b`).test(table.sql)) this.sql.run(`ALTER TABLE thread ADD COLUMN ${column.definition}`);
+      if (table && !new RegExp(`\\b${column.name}\\b`).test(table.sql))
+        this.sql.run(`ALTER TABLE thread ADD COLUMN ${column.definition}`);
     }
   }
 
@@ -199,9 +202,10 @@ export function threadJson(record: ThreadRecord, options: { includeTtl?: boolean
   };
   if (options.includeTtl) {
     const expiry = ttlExpiry(record);
-    json.ttl = record.ttl && expiry !== null
-      ? { strategy: record.ttl.strategy, ttl_minutes: record.ttl.ttl, expires_at: new Date(expiry).toISOString() }
-      : null;
+    json.ttl =
+      record.ttl && expiry !== null
+        ? { strategy: record.ttl.strategy, ttl_minutes: record.ttl.ttl, expires_at: new Date(expiry).toISOString() }
+        : null;
   }
   return json;
 }

@@ -128,9 +128,13 @@ function compactEvents(events: Run["events"]): Record<string, unknown>[] {
  * The project a run is traced into: the run's own choice (`langsmith_tracer.project_name`, or
  * `configurable.langsmith_project` as the SDK sets it), else the deployment's, else the default.
  */
-export function agentTraceProject(configured: string | undefined, kwargs: { langsmith_tracer?: { project_name?: string } | null; config: Record<string, unknown> }): string {
+export function agentTraceProject(
+  configured: string | undefined,
+  kwargs: { langsmith_tracer?: { project_name?: string } | null; config: Record<string, unknown> },
+): string {
   if (kwargs.langsmith_tracer?.project_name) return kwargs.langsmith_tracer.project_name;
   const configurable = kwargs.config.configurable as { langsmith_project?: unknown } | undefined;
-  if (typeof configurable?.langsmith_project === "string" && configurable.langsmith_project) return configurable.langsmith_project;
+  if (typeof configurable?.langsmith_project === "string" && configurable.langsmith_project)
+    return configurable.langsmith_project;
   return configured?.trim() || DEFAULT_AGENT_PROJECT;
 }

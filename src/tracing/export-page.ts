@@ -45,12 +45,19 @@ export type ExportCursor = { start_time: string; id: string };
 export type ExportColumn = { strings: string } | { values: string } | { constant: string | null };
 
 /** A page of export rows in (start_time, id) order, column by column, and whether more rows follow. */
-export type ExportPage = { rows: number; more: boolean; last: ExportCursor | null; columns: Record<string, ExportColumn> };
+export type ExportPage = {
+  rows: number;
+  more: boolean;
+  last: ExportCursor | null;
+  columns: Record<string, ExportColumn>;
+};
 
 type ReadShape = Exclude<ColumnShape, "null">;
 
 /** The columns of the shard's `runs` table, read from its CREATE TABLE statement. */
-const STORED_COLUMNS = new Set([...RUNS_TABLE.matchAll(/^\s+(\w+) (?:TEXT|INTEGER|REAL)\b/gm)].map((match) => match[1]));
+const STORED_COLUMNS = new Set(
+  [...RUNS_TABLE.matchAll(/^\s+(\w+) (?:TEXT|INTEGER|REAL)\b/gm)].map((match) => match[1]),
+);
 
 /** A column derived on read: the time of a streamed LLM run's first `new_token` event. */
 const FIRST_TOKEN_TIME = "first_token_time";
@@ -72,7 +79,8 @@ function columnSql(field: string): string {
 /** The aggregate that hands column `c` of a page over in its shape. */
 function aggregate(c: string, shape: ReadShape, listsAsArrays: boolean): string {
   // JSON renders reals with 15 digits; %!.17g round-trips every double.
-  if (shape === "real") return `json_group_array(CASE WHEN ${c} IS NULL THEN NULL ELSE json(printf('%!.17g', ${c})) END)`;
+  if (shape === "real")
+    return `json_group_array(CASE WHEN ${c} IS NULL THEN NULL ELSE json(printf('%!.17g', ${c})) END)`;
   // Lists are stored JSON text: json() embeds them as arrays rather than strings.
   if (shape === "list" && listsAsArrays) return `json_group_array(json(${c}))`;
   return `json_group_array(${c})`;
@@ -80,7 +88,8 @@ function aggregate(c: string, shape: ReadShape, listsAsArrays: boolean): string 
 
 /** One row's value of a column as a one-row ExportColumn. */
 function singleValue(value: SqlValue, shape: ReadShape, listsAsArrays: boolean): ExportColumn {
-  if (shape === "text" || (shape === "list" && !listsAsArrays)) return { strings: JSON.stringify([value === null ? null : String(value)]) };
+  if (shape === "text" || (shape === "list" && !listsAsArrays))
+    return { strings: JSON.stringify([value === null ? null : String(value)]) };
   // Lists are stored JSON text; reals print exactly from JavaScript.
   return { values: shape === "list" ? `[${value === null ? "null" : String(value)}]` : JSON.stringify([value]) };
 }
@@ -148,13 +157,24 @@ export function readExportPage(sql: SqlStore, query: ExportPageQuery): ExportPag
   }
   const selected = read.map(({ field }, i) => `${columnSql(field)} AS c${i}`);
   for (;;) {
-    const last = sql.all<ExportCursor>(`SELECT runs.start_time, runs.id ${matching} LIMIT 1 OFFSET ?`, ...params, rows - 1)[0];
-    const page = (columns: Record<string, ExportColumn>): ExportPage => ({ rows, more: head.rows > rows, last: { start_time: last.start_time, id: last.id }, columns: { ...columns, ...constant } });
+    const last = sql.all<ExportCursor>(
+      `SELECT runs.start_time, runs.id ${matching} LIMIT 1 OFFSET ?`,
+      ...params,
+      rows - 1,
+    )[0];
+    const page = (columns: Record<string, ExportColumn>): ExportPage => ({
+      rows,
+      more: head.rows > rows,
+      last: { start_time: last.start_time, id: last.id },
+      columns: { ...columns, ...constant },
+    });
     if (read.length === 0) return page({});
     if (rows === 1) {
       // One row is read as it is: a single value may exceed what an aggregate can hold.
       const [one] = sql.all(`SELECT ${selected.join(", ")} ${matching} LIMIT 1`, ...params);
-      return page(Object.fromEntries(read.map(({ field, shape }, i) => [field, singleValue(one[`c${i}`], shape, listsAsArrays)])));
+      return page(
+        Object.fromEntries(read.map(({ field, shape }, i) => [field, singleValue(one[`c${i}`], shape, listsAsArrays)])),
+      );
     }
     try {
       // SQLite aggregates a subquery's rows in the order it yields them: the page's (start_time, id) order.
@@ -164,10 +184,17 @@ export function readExportPage(sql: SqlStore, query: ExportPageQuery): ExportPag
         ...params,
         rows,
       );
-      return page(Object.fromEntries(read.map(({ field, shape }, i) => {
-        const text = String(row[`a${i}`]);
-        return [field, shape === "text" || (shape === "list" && !listsAsArrays) ? { strings: text } : { values: text }];
-      })));
+      return page(
+        Object.fromEntries(
+          read.map(({ field, shape }, i) => {
+            const text = String(row[`a${i}`]);
+            return [
+              field,
+              shape === "text" || (shape === "list" && !listsAsArrays) ? { strings: text } : { values: text },
+            ];
+          }),
+        ),
+      );
     } catch (error) {
       // A column of this page is too big for one value once JSON-escaped: try half the rows.
       if (!TOO_BIG.test(String(error))) throw error;

@@ -4,8 +4,8 @@ import type { Database } from "../db/client.ts";
 import { traceRunLocations, traceShards } from "../db/schema.ts";
 import { getProject, projectForName } from "./projects/service.ts";
 import { describeIssues, dottedOrderProblem, type RunAttachment } from "./run-input.ts";
-import { type RunPatch, RunPatchSchema, type RunPost, RunPostSchema } from "./schemas.ts";
 import { oversizeDetail, truncateOversize } from "./run-size.ts";
+import { type RunPatch, RunPatchSchema, type RunPost, RunPostSchema } from "./schemas.ts";
 import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
 
 /**
@@ -17,7 +17,12 @@ import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
  */
 
 /** Why one run was refused: `not_found` for a patch of an unknown run, `too_large` for a run over the size limit, `invalid` for an invalid run. */
-export type RunProblem = { run_id: string | null; operation: "post" | "patch"; kind: Extract<ErrorKind, "not_found" | "too_large" | "invalid">; detail: string };
+export type RunProblem = {
+  run_id: string | null;
+  operation: "post" | "patch";
+  kind: Extract<ErrorKind, "not_found" | "too_large" | "invalid">;
+  detail: string;
+};
 export type IngestOptions = {
   /** `MAX_TRACED_RUN_BYTES` in force (see `tracedRunLimit`). */
   maxRunBytes: number;
@@ -57,10 +62,18 @@ export class Ingestor {
     private readonly options: IngestOptions,
   ) {}
 
-  async ingest(rawPosts: unknown[], rawPatches: unknown[], rawAttachments: RunAttachment[] = []): Promise<IngestResult> {
+  async ingest(
+    rawPosts: unknown[],
+    rawPatches: unknown[],
+    rawAttachments: RunAttachment[] = [],
+  ): Promise<IngestResult> {
     const posts = (await Promise.all(rawPosts.map((raw) => this.#locatePost(raw)))).filter((p) => p !== null);
-    const patches = (await Promise.all(rawPatches.map((raw) => this.#locatePatch(raw, posts)))).filter((p) => p !== null);
-    const attachments = (await Promise.all(rawAttachments.map((attachment) => this.#locateAttachment(attachment, posts, patches)))).filter((a) => a !== null);
+    const patches = (await Promise.all(rawPatches.map((raw) => this.#locatePatch(raw, posts)))).filter(
+      (p) => p !== null,
+    );
+    const attachments = (
+      await Promise.all(rawAttachments.map((attachment) => this.#locateAttachment(attachment, posts, patches)))
+    ).filter((a) => a !== null);
 
     const byShard = new Map<string, Shard>();
     const shardFor = (projectId: string, day: string) => {
@@ -76,12 +89,19 @@ export class Ingestor {
     // Index first: a run is readable by id as soon as the request succeeds.
     await this.#index(posts, [...byShard.values()]);
     await Promise.all(
-      [...byShard.entries()].map(([name, shard]) => this.shards.getByName(name).ingest(shard.projectId, shard.posts, shard.patches, shard.attachments)),
+      [...byShard.entries()].map(([name, shard]) =>
+        this.shards.getByName(name).ingest(shard.projectId, shard.posts, shard.patches, shard.attachments),
+      ),
     );
     return { accepted: posts.length + patches.length + attachments.length, errors: this.#errors };
   }
 
-  #problem(operation: "post" | "patch", runId: string | null, detail: string, kind: RunProblem["kind"] = "invalid"): null {
+  #problem(
+    operation: "post" | "patch",
+    runId: string | null,
+    detail: string,
+    kind: RunProblem["kind"] = "invalid",
+  ): null {
     this.#errors.push({ operation, run_id: runId, kind, detail });
     return null;
   }
@@ -102,7 +122,8 @@ export class Ingestor {
     const problem = dottedOrderProblem(run);
     if (problem) return this.#problem("post", run.id, problem);
     const projectId = await this.#project(run);
-    if (!projectId) return this.#problem("post", run.id, `session_id ${run.session_id} is not a tracing project of this workspace`);
+    if (!projectId)
+      return this.#problem("post", run.id, `session_id ${run.session_id} is not a tracing project of this workspace`);
     return { run, projectId, day: run.start_time.slice(0, 10) };
   }
 
@@ -119,20 +140,42 @@ export class Ingestor {
     const day = run.start_time?.slice(0, 10) ?? (run.dotted_order ? dayFromDottedOrder(run.dotted_order) : null);
     if (day && (run.session_id || run.session_name)) {
       const projectId = await this.#project(run);
-      if (!projectId) return this.#problem("patch", run.id, `session_id ${run.session_id} is not a tracing project of this workspace`);
+      if (!projectId)
+        return this.#problem(
+          "patch",
+          run.id,
+          `session_id ${run.session_id} is not a tracing project of this workspace`,
+        );
       return { run, projectId, day };
     }
     const location = await locateRun(this.db, this.workspaceId, run.id);
-    if (!location) return this.#problem("patch", run.id, `Run ${run.id} not found; a patch sent before its post must carry session_name (or session_id) and start_time or dotted_order`, "not_found");
+    if (!location)
+      return this.#problem(
+        "patch",
+        run.id,
+        `Run ${run.id} not found; a patch sent before its post must carry session_name (or session_id) and start_time or dotted_order`,
+        "not_found",
+      );
     return { run, projectId: location.projectId, day: location.day };
   }
 
   /** An attachment goes to its run's shard: from this request's post or patch, else from the D1 index. */
-  async #locateAttachment(attachment: RunAttachment, posts: Located<RunPost>[], patches: Located<RunPatch>[]): Promise<Located<RunAttachment> | null> {
-    const sibling = posts.find((p) => p.run.id === attachment.run_id) ?? patches.find((p) => p.run.id === attachment.run_id);
+  async #locateAttachment(
+    attachment: RunAttachment,
+    posts: Located<RunPost>[],
+    patches: Located<RunPatch>[],
+  ): Promise<Located<RunAttachment> | null> {
+    const sibling =
+      posts.find((p) => p.run.id === attachment.run_id) ?? patches.find((p) => p.run.id === attachment.run_id);
     if (sibling) return { run: attachment, projectId: sibling.projectId, day: sibling.day };
     const location = await locateRun(this.db, this.workspaceId, attachment.run_id);
-    if (!location) return this.#problem("post", attachment.run_id, `attachment ${attachment.name}: run ${attachment.run_id} not found; send the run's post with or before its attachments`, "not_found");
+    if (!location)
+      return this.#problem(
+        "post",
+        attachment.run_id,
+        `attachment ${attachment.name}: run ${attachment.run_id} not found; send the run's post with or before its attachments`,
+        "not_found",
+      );
     return { run: attachment, projectId: location.projectId, day: location.day };
   }
 
@@ -141,7 +184,10 @@ export class Ingestor {
     if (run.session_id) {
       let known = this.#projectsById.get(run.session_id);
       if (!known) {
-        known = getProject(this.db, this.workspaceId, run.session_id).then((p) => p.id, () => null);
+        known = getProject(this.db, this.workspaceId, run.session_id).then(
+          (p) => p.id,
+          () => null,
+        );
         this.#projectsById.set(run.session_id, known);
       }
       return known;
@@ -153,13 +199,28 @@ export class Ingestor {
   }
 
   async #index(posts: Located<RunPost>[], shards: Shard[]): Promise<void> {
-    const locations = posts.map(({ run, projectId, day }) => ({ workspaceId: this.workspaceId, runId: run.id, projectId, day }));
+    const locations = posts.map(({ run, projectId, day }) => ({
+      workspaceId: this.workspaceId,
+      runId: run.id,
+      projectId,
+      day,
+    }));
     const statements = [];
     for (let i = 0; i < locations.length; i += LOCATION_ROWS_PER_STATEMENT) {
-      statements.push(this.db.insert(traceRunLocations).values(locations.slice(i, i + LOCATION_ROWS_PER_STATEMENT)).onConflictDoNothing());
+      statements.push(
+        this.db
+          .insert(traceRunLocations)
+          .values(locations.slice(i, i + LOCATION_ROWS_PER_STATEMENT))
+          .onConflictDoNothing(),
+      );
     }
     for (const shard of shards) {
-      statements.push(this.db.insert(traceShards).values({ workspaceId: this.workspaceId, projectId: shard.projectId, day: shard.day }).onConflictDoNothing());
+      statements.push(
+        this.db
+          .insert(traceShards)
+          .values({ workspaceId: this.workspaceId, projectId: shard.projectId, day: shard.day })
+          .onConflictDoNothing(),
+      );
     }
     const [first, ...rest] = statements;
     if (first) await this.db.batch([first, ...rest]);
@@ -167,7 +228,11 @@ export class Ingestor {
 }
 
 /** Where a run lives, from the D1 index. */
-export async function locateRun(db: Database, workspaceId: string, runId: string): Promise<{ projectId: string; day: string } | null> {
+export async function locateRun(
+  db: Database,
+  workspaceId: string,
+  runId: string,
+): Promise<{ projectId: string; day: string } | null> {
   const row = await db
     .select({ projectId: traceRunLocations.projectId, day: traceRunLocations.day })
     .from(traceRunLocations)

@@ -1,5 +1,10 @@
-import { getMultipartBoundary, MaxFileSizeExceededError, MaxTotalSizeExceededError, parseMultipartStream } from "@remix-run/multipart-parser";
-import { DomainError, badRequest, tooLarge } from "../core/errors.ts";
+import {
+  getMultipartBoundary,
+  MaxFileSizeExceededError,
+  MaxTotalSizeExceededError,
+  parseMultipartStream,
+} from "@remix-run/multipart-parser";
+import { badRequest, DomainError, tooLarge } from "../core/errors.ts";
 import type { RunProblem } from "./ingest.ts";
 import type { RunAttachment } from "./run-input.ts";
 
@@ -12,7 +17,12 @@ import type { RunAttachment } from "./run-input.ts";
 /** Fields the SDK sends as separate parts; any other field name in a part is refused. */
 const SPLIT_FIELDS = new Set(["inputs", "outputs", "events", "extra", "error", "serialized"]);
 
-export type MultipartRuns = { posts: Record<string, unknown>[]; patches: Record<string, unknown>[]; attachments: RunAttachment[]; problems: RunProblem[] };
+export type MultipartRuns = {
+  posts: Record<string, unknown>[];
+  patches: Record<string, unknown>[];
+  attachments: RunAttachment[];
+  problems: RunProblem[];
+};
 
 /** `type/subtype` with optional `; name=value` parameters, printable ASCII only. */
 const MEDIA_TYPE = /^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(\s*;\s*[\w!#$&^.+-]+=("[\x20-\x7e]*"|[\w!#$&^.+-]+))*$/;
@@ -30,7 +40,9 @@ function inflated(body: ReadableStream<Uint8Array>, maxBytes: number): ReadableS
       controller.enqueue(chunk);
     },
   });
-  return body.pipeThrough(new DecompressionStream("gzip") as unknown as TransformStream<Uint8Array, Uint8Array>).pipeThrough(guard);
+  return body
+    .pipeThrough(new DecompressionStream("gzip") as unknown as TransformStream<Uint8Array, Uint8Array>)
+    .pipeThrough(guard);
 }
 
 type Part = { name: string; contentType: string; bytes: Uint8Array };
@@ -46,22 +58,35 @@ const MAX_PARTS = 10_000;
 async function partsOf(request: Request, maxBytes: number): Promise<Part[]> {
   const contentType = request.headers.get("content-type") ?? "";
   if (!contentType.toLowerCase().startsWith("multipart/form-data")) {
-    throw new DomainError("unsupported_media_type", `Expected a multipart/form-data body, got ${contentType || "no Content-Type"}`);
+    throw new DomainError(
+      "unsupported_media_type",
+      `Expected a multipart/form-data body, got ${contentType || "no Content-Type"}`,
+    );
   }
   const boundary = getMultipartBoundary(contentType);
   if (!boundary) throw badRequest("The multipart Content-Type has no boundary parameter");
   const encoding = (request.headers.get("content-encoding") ?? "identity").toLowerCase();
-  if (encoding !== "identity" && encoding !== "gzip") throw new DomainError("unsupported_media_type", `Content-Encoding ${encoding} is not supported; send gzip or no encoding`);
+  if (encoding !== "identity" && encoding !== "gzip")
+    throw new DomainError(
+      "unsupported_media_type",
+      `Content-Encoding ${encoding} is not supported; send gzip or no encoding`,
+    );
   if (!request.body) return [];
   const body = encoding === "gzip" ? inflated(request.body, maxBytes) : request.body;
   const parts: Part[] = [];
   try {
-    for await (const part of parseMultipartStream(body, { boundary, maxFileSize: maxBytes, maxTotalSize: maxBytes, maxParts: MAX_PARTS })) {
+    for await (const part of parseMultipartStream(body, {
+      boundary,
+      maxFileSize: maxBytes,
+      maxTotalSize: maxBytes,
+      maxParts: MAX_PARTS,
+    })) {
       parts.push({ name: part.name ?? "", contentType: part.headers["content-type"] ?? "", bytes: part.bytes });
     }
   } catch (error) {
     if (error instanceof DomainError) throw error;
-    if (error instanceof MaxTotalSizeExceededError || error instanceof MaxFileSizeExceededError) throw tooLarge(`Request body is larger than the limit of ${maxBytes} bytes`);
+    if (error instanceof MaxTotalSizeExceededError || error instanceof MaxFileSizeExceededError)
+      throw tooLarge(`Request body is larger than the limit of ${maxBytes} bytes`);
     throw badRequest(`The multipart body could not be read: ${error instanceof Error ? error.message : String(error)}`);
   }
   return parts;
@@ -75,17 +100,26 @@ export async function readMultipartRuns(request: Request, maxBytes: number): Pro
   const fields: { event: "post" | "patch"; id: string; field: string; value: unknown }[] = [];
   const problems: RunProblem[] = [];
   const attachments: RunAttachment[] = [];
-  const refuse = (operation: "post" | "patch", runId: string | null, detail: string) => problems.push({ operation, run_id: runId, kind: "invalid", detail });
+  const refuse = (operation: "post" | "patch", runId: string | null, detail: string) =>
+    problems.push({ operation, run_id: runId, kind: "invalid", detail });
 
   for (const { name, contentType, bytes } of parts) {
     const [event, id, field, ...rest] = name.split(".");
     if (event === "attachment") {
       if (!id || field === undefined || rest.length > 0 || !ATTACHMENT_NAME.test(field)) {
-        refuse("post", id ?? null, `part ${name}: an attachment part is attachment.<run id>.<name>, a file whose name has no dots`);
+        refuse(
+          "post",
+          id ?? null,
+          `part ${name}: an attachment part is attachment.<run id>.<name>, a file whose name has no dots`,
+        );
         continue;
       }
       // The SDK sends `<mime type>; length=<bytes>`; keep the type and its other parameters.
-      const declared = contentType.split(";").map((piece) => piece.trim()).filter((piece) => piece && !piece.startsWith("length=")).join("; ");
+      const declared = contentType
+        .split(";")
+        .map((piece) => piece.trim())
+        .filter((piece) => piece && !piece.startsWith("length="))
+        .join("; ");
       // Served back later as a Content-Type header: keep it only when it is a plain ASCII media type.
       const mime = MEDIA_TYPE.test(declared) ? declared : "application/octet-stream";
       attachments.push({ run_id: id.toLowerCase(), name: field, mime_type: mime, data: bytes });
@@ -96,8 +130,17 @@ export async function readMultipartRuns(request: Request, maxBytes: number): Pro
       refuse("post", id ?? null, `part ${name}: feedback is not supported by this server; the run itself was stored`);
       continue;
     }
-    if ((event !== "post" && event !== "patch") || !id || rest.length > 0 || (field !== undefined && !SPLIT_FIELDS.has(field))) {
-      refuse("post", id ?? null, `part name ${JSON.stringify(name)} is not post.<id>, patch.<id> or <post|patch>.<id>.<${[...SPLIT_FIELDS].join("|")}>`);
+    if (
+      (event !== "post" && event !== "patch") ||
+      !id ||
+      rest.length > 0 ||
+      (field !== undefined && !SPLIT_FIELDS.has(field))
+    ) {
+      refuse(
+        "post",
+        id ?? null,
+        `part name ${JSON.stringify(name)} is not post.<id>, patch.<id> or <post|patch>.<id>.<${[...SPLIT_FIELDS].join("|")}>`,
+      );
       continue;
     }
     let parsed: unknown;
@@ -112,7 +155,11 @@ export async function readMultipartRuns(request: Request, maxBytes: number): Pro
         refuse(event, id, `part ${name} must be a JSON object`);
         continue;
       }
-      runs[event].set(id, { ...(runs[event].get(id) ?? {}), ...(parsed as Record<string, unknown>), id: (parsed as { id?: unknown }).id ?? id });
+      runs[event].set(id, {
+        ...(runs[event].get(id) ?? {}),
+        ...(parsed as Record<string, unknown>),
+        id: (parsed as { id?: unknown }).id ?? id,
+      });
     } else {
       fields.push({ event, id, field, value: parsed });
     }
@@ -126,8 +173,10 @@ export async function readMultipartRuns(request: Request, maxBytes: number): Pro
     run[field] = value;
   }
   for (const [event, map] of Object.entries(runs) as ["post" | "patch", Map<string, Record<string, unknown>>][]) {
-    for (const [id, run] of map) if (String(run.id) !== id) refuse(event, id, `the part names run ${id} but its body says ${String(run.id)}`);
+    for (const [id, run] of map)
+      if (String(run.id) !== id) refuse(event, id, `the part names run ${id} but its body says ${String(run.id)}`);
   }
-  const consistent = (event: "post" | "patch") => [...runs[event].entries()].filter(([id, run]) => String(run.id) === id).map(([, run]) => run);
+  const consistent = (event: "post" | "patch") =>
+    [...runs[event].entries()].filter(([id, run]) => String(run.id) === id).map(([, run]) => run);
   return { posts: consistent("post"), patches: consistent("patch"), attachments, problems };
 }

@@ -2,11 +2,11 @@ import { and, desc, eq, gte, inArray, lte, type SQL } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { traceShards } from "../db/schema.ts";
 import { parseFilter } from "./filter/check.ts";
-import { compileFilter, type CompiledFilter } from "./filter/compile.ts";
+import { type CompiledFilter, compileFilter } from "./filter/compile.ts";
 import { FilterError } from "./filter/parse.ts";
 import { locateRun } from "./ingest.ts";
-import { ShardRuns, type StoredTracedRun, type TracedRunQuery } from "./shard-runs.ts";
 import type { RunsPage, RunsQuery } from "./schemas.ts";
+import { ShardRuns, type StoredTracedRun, type TracedRunQuery } from "./shard-runs.ts";
 import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
 
 /**
@@ -57,7 +57,9 @@ export function shardQuery(query: RunsQuery, after: Cursor | undefined): Omit<Tr
   // fit one statement's 100 bound parameters.
   const values = filters.reduce((sum, f) => sum + f.params.length, 0) + (query.id?.length ?? 0);
   if (values > MAX_QUERY_VALUES) {
-    throw new QueryFilterError(`filter, trace_filter, tree_filter and id together may hold at most ${MAX_QUERY_VALUES} values; these hold ${values}`);
+    throw new QueryFilterError(
+      `filter, trace_filter, tree_filter and id together may hold at most ${MAX_QUERY_VALUES} values; these hold ${values}`,
+    );
   }
   return {
     filters,
@@ -102,23 +104,37 @@ export async function queryRuns(
   if (projects) where.push(inArray(traceShards.projectId, projects.length ? projects : [""]));
   if (query.start_time) where.push(gte(traceShards.day, new Date(query.start_time).toISOString().slice(0, 10)));
   if (query.end_time) where.push(lte(traceShards.day, new Date(query.end_time).toISOString().slice(0, 10)));
-  if (after) where.push(query.order === "desc" ? lte(traceShards.day, after.start_time.slice(0, 10)) : gte(traceShards.day, after.start_time.slice(0, 10)));
-  const rows = await db.select().from(traceShards).where(and(...where)).orderBy(desc(traceShards.day)).all();
+  if (after)
+    where.push(
+      query.order === "desc"
+        ? lte(traceShards.day, after.start_time.slice(0, 10))
+        : gte(traceShards.day, after.start_time.slice(0, 10)),
+    );
+  const rows = await db
+    .select()
+    .from(traceShards)
+    .where(and(...where))
+    .orderBy(desc(traceShards.day))
+    .all();
 
   const days = new Map<string, string[]>();
-  for (const row of query.order === "desc" ? rows : rows.reverse()) (days.get(row.day) ?? days.set(row.day, []).get(row.day)!).push(row.projectId);
+  for (const row of query.order === "desc" ? rows : rows.reverse())
+    (days.get(row.day) ?? days.set(row.day, []).get(row.day)!).push(row.projectId);
 
   const wanted = query.limit + 1;
   const found: StoredTracedRun[] = [];
   for (const [day, projectIds] of days) {
     const pages = await Promise.all(
       projectIds.map(async (projectId) => {
-        const text = await shards.getByName(traceShardName(workspaceId, projectId, day)).query({ ...conditions, limit: wanted - found.length });
+        const text = await shards
+          .getByName(traceShardName(workspaceId, projectId, day))
+          .query({ ...conditions, limit: wanted - found.length });
         return JSON.parse(text) as StoredTracedRun[];
       }),
     );
     const merged = pages.flat().sort((a, b) => {
-      const order = a.start_time < b.start_time ? -1 : a.start_time > b.start_time ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+      const order =
+        a.start_time < b.start_time ? -1 : a.start_time > b.start_time ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
       return query.order === "desc" ? -order : order;
     });
     found.push(...merged.slice(0, wanted - found.length));

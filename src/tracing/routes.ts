@@ -1,13 +1,20 @@
-import type { Context } from "hono";
 import { createRoute } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { badRequest, DomainError, invalid, notFound } from "../core/errors.ts";
 import { database } from "../db/client.ts";
-import { DomainError, badRequest, notFound, invalid } from "../core/errors.ts";
+import { deployment } from "../deployment/index.ts";
+import type { AppEnv } from "../http/app-env.ts";
+import { maxBodyBytes } from "../http/body-limit.ts";
+import { STATUS_OF_KIND } from "../http/error-handler.ts";
+import { errorResponse, publicRoute } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
-import { errorResponse, publicRoute } from "../http/responses.ts";
-import { STATUS_OF_KIND } from "../http/error-handler.ts";
 import { secured } from "../http/secured.ts";
+import { validateFilter } from "./filter/check.ts";
 import { Ingestor, type IngestResult, locateRun, type RunProblem } from "./ingest.ts";
+import { readMultipartRuns } from "./multipart.ts";
+import { decodeCursor, QueryFilterError, queryRuns } from "./query.ts";
+import { tracedRunLimit } from "./run-size.ts";
 import {
   AttachmentParams,
   FilterValidationSchema,
@@ -24,13 +31,6 @@ import {
   TracingRunSchema,
 } from "./schemas.ts";
 import { traceShardName } from "./trace-shard-do.ts";
-import { validateFilter } from "./filter/check.ts";
-import { decodeCursor, QueryFilterError, queryRuns } from "./query.ts";
-import { readMultipartRuns } from "./multipart.ts";
-import { maxBodyBytes } from "../http/body-limit.ts";
-import type { AppEnv } from "../http/app-env.ts";
-import { tracedRunLimit } from "./run-size.ts";
-import { deployment } from "../deployment/index.ts";
 
 /** `/api/v1/runs`: ingestion as the `langsmith` SDKs send it, and reads of one run. */
 
@@ -44,17 +44,20 @@ const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secure
 const LANGSMITH_API_VERSION = "0.16.0";
 
 const routes = {
-  info: publicRoute(createRoute({
-    tags,
-    method: "get",
-    path: "/api/v1/info",
-    summary: "Tracing server info: how the langsmith SDKs should batch and compress",
-    responses: { 200: jsonContent(TracingInfoSchema, "Info") },
-  })),
+  info: publicRoute(
+    createRoute({
+      tags,
+      method: "get",
+      path: "/api/v1/info",
+      summary: "Tracing server info: how the langsmith SDKs should batch and compress",
+      responses: { 200: jsonContent(TracingInfoSchema, "Info") },
+    }),
+  ),
   multipart: route({
     method: "post",
     path: "/api/v1/runs/multipart",
-    summary: "Create and update runs as multipart/form-data (post.<id>, patch.<id>, <event>.<id>.<field>); gzip bodies accepted",
+    summary:
+      "Create and update runs as multipart/form-data (post.<id>, patch.<id>, <event>.<id>.<field>); gzip bodies accepted",
     responses: {
       202: jsonContent(IngestResultSchema, "Stored (see errors)"),
       400: errorResponse("A multipart Content-Type without a boundary, or a body that is not readable multipart"),
@@ -119,7 +122,9 @@ const routes = {
 
 /** The ingestion of this request's workspace, under the traced run limit in force. */
 const ingestor = (c: Context<AppEnv>) =>
-  new Ingestor(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId, { maxRunBytes: tracedRunLimit(c.env) });
+  new Ingestor(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId, {
+    maxRunBytes: tracedRunLimit(c.env),
+  });
 
 /** A batch none of whose runs was stored: too large when every run was, else invalid; the detail lists each. */
 function refusedBatch(errors: RunProblem[]): DomainError {
@@ -128,10 +133,18 @@ function refusedBatch(errors: RunProblem[]): DomainError {
 }
 
 /** A refused run as the response lists it: with the status its kind has as a whole response. */
-const wireProblem = (problem: RunProblem): IngestProblem => ({ operation: problem.operation, run_id: problem.run_id, status: STATUS_OF_KIND[problem.kind], detail: problem.detail });
+const wireProblem = (problem: RunProblem): IngestProblem => ({
+  operation: problem.operation,
+  run_id: problem.run_id,
+  status: STATUS_OF_KIND[problem.kind],
+  detail: problem.detail,
+});
 
 /** The response body of an ingest request. */
-const accepted = (accepted: number, errors: RunProblem[]): IngestResultBody => ({ accepted, errors: errors.map(wireProblem) });
+const accepted = (accepted: number, errors: RunProblem[]): IngestResultBody => ({
+  accepted,
+  errors: errors.map(wireProblem),
+});
 
 /** A single-run request fails as a whole when its run is refused. */
 function singleRun(result: IngestResult): IngestResultBody {
@@ -147,7 +160,8 @@ export const tracingRunRoutes = createRouter()
   .openapi(routes.update, async (c) => {
     const { run_id } = c.req.valid("param");
     const body = c.req.valid("json");
-    if (body.id !== undefined && String(body.id).toLowerCase() !== run_id) throw invalid(`Body id ${String(body.id)} does not match the run id ${run_id} in the path`);
+    if (body.id !== undefined && String(body.id).toLowerCase() !== run_id)
+      throw invalid(`Body id ${String(body.id)} does not match the run id ${run_id} in the path`);
     return c.json(singleRun(await ingestor(c).ingest([], [{ ...body, id: run_id }])), 202);
   })
   .openapi(routes.batch, async (c) => {
@@ -204,14 +218,23 @@ export const tracingRunRoutes = createRouter()
     const { run_id } = c.req.valid("param");
     const workspaceId = c.get("principal").workspaceId;
     const location = await locateRun(database(c.env), workspaceId, run_id);
-    const text = location && (await c.env.TRACE_SHARD.getByName(traceShardName(workspaceId, location.projectId, location.day)).get(run_id));
+    const text =
+      location &&
+      (await c.env.TRACE_SHARD.getByName(traceShardName(workspaceId, location.projectId, location.day)).get(run_id));
     if (!text) throw notFound(`Run ${run_id} not found`);
     const run = JSON.parse(text) as { attachments: { name: string; mime_type: string; size: number }[] };
     // LangSmith lists attachments in `s3_urls` under `attachment.<name>`; here the URL is this API's
     // download route, which takes the same API key (it is not a pre-signed URL).
     const origin = new URL(c.req.url).origin;
     const s3_urls = Object.fromEntries(
-      run.attachments.map((a) => [`attachment.${a.name}`, { presigned_url: `${origin}/api/v1/runs/${run_id}/attachments/${encodeURIComponent(a.name)}`, mime_type: a.mime_type, size: a.size }]),
+      run.attachments.map((a) => [
+        `attachment.${a.name}`,
+        {
+          presigned_url: `${origin}/api/v1/runs/${run_id}/attachments/${encodeURIComponent(a.name)}`,
+          mime_type: a.mime_type,
+          size: a.size,
+        },
+      ]),
     );
     return c.json({ ...run, s3_urls }, 200);
   })
@@ -219,7 +242,12 @@ export const tracingRunRoutes = createRouter()
     const { run_id, name } = c.req.valid("param");
     const workspaceId = c.get("principal").workspaceId;
     const location = await locateRun(database(c.env), workspaceId, run_id);
-    const found = location && (await c.env.TRACE_SHARD.getByName(traceShardName(workspaceId, location.projectId, location.day)).attachment(run_id, name));
+    const found =
+      location &&
+      (await c.env.TRACE_SHARD.getByName(traceShardName(workspaceId, location.projectId, location.day)).attachment(
+        run_id,
+        name,
+      ));
     if (!found) throw notFound(`Attachment ${name} of run ${run_id} not found`);
     // Client-supplied bytes: a download, never rendered or sniffed as something else.
     return c.body(found.data as Uint8Array<ArrayBuffer>, 200, {

@@ -24,7 +24,9 @@ function utf8Bytes(text: string, limit: number): number {
 /** The limit in force: `MAX_TRACED_RUN_BYTES`, or a lower `MAX_TRACED_RUN_BYTES` var (never higher: the row must fit). */
 export function tracedRunLimit(env: { MAX_TRACED_RUN_BYTES?: string }): number {
   const configured = Number(env.MAX_TRACED_RUN_BYTES);
-  return Number.isFinite(configured) && configured > 0 ? Math.min(configured, MAX_TRACED_RUN_BYTES) : MAX_TRACED_RUN_BYTES;
+  return Number.isFinite(configured) && configured > 0
+    ? Math.min(configured, MAX_TRACED_RUN_BYTES)
+    : MAX_TRACED_RUN_BYTES;
 }
 
 function fieldBytes(run: SizedRun, field: Payload, limit: number): number {
@@ -35,7 +37,9 @@ function fieldBytes(run: SizedRun, field: Payload, limit: number): number {
 
 /** The payload fields of `run` over the limit, with their sizes. */
 function oversizeFields(run: SizedRun, limit: number): { field: Payload; bytes: number }[] {
-  return PAYLOADS.map((field) => ({ field, bytes: fieldBytes(run, field, limit) })).filter(({ bytes }) => bytes > limit);
+  return PAYLOADS.map((field) => ({ field, bytes: fieldBytes(run, field, limit) })).filter(
+    ({ bytes }) => bytes > limit,
+  );
 }
 
 /** Why `run` is too large to trace, naming each field over the limit and the limit, or null when it fits. */

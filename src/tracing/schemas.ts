@@ -10,7 +10,8 @@ import { JsonData, JsonDataObject } from "../core/schemas.ts";
 
 /** ISO-8601 text (the JS SDK sends 6 fractional digits) or epoch milliseconds (the JS SDK's `end_time`). */
 const time = z.union([z.string(), z.number()]).transform((value, ctx) => {
-  const date = typeof value === "number" ? new Date(value) : new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`);
+  const date =
+    typeof value === "number" ? new Date(value) : new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`);
   if (Number.isNaN(date.getTime())) {
     ctx.addIssue({ code: "custom", message: `not an ISO-8601 time or epoch milliseconds: ${JSON.stringify(value)}` });
     return z.NEVER;
@@ -25,7 +26,10 @@ export const isoTime = z
   .transform((value) => new Date(value).toISOString());
 
 /** Run ids as the SDKs send them, compared lowercase. */
-const runUuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID").transform((s) => s.toLowerCase());
+const runUuid = z
+  .string()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID")
+  .transform((s) => s.toLowerCase());
 const json = JsonDataObject;
 const name = z.string().min(1).max(MAX_NAME_LENGTH);
 
@@ -52,7 +56,12 @@ const runFields = {
   status: z.string().nullish(),
 };
 
-export const RunPostSchema = z.object({ ...runFields, name, run_type: z.string().min(1).max(MAX_ID_LENGTH), start_time: time });
+export const RunPostSchema = z.object({
+  ...runFields,
+  name,
+  run_type: z.string().min(1).max(MAX_ID_LENGTH),
+  start_time: time,
+});
 export const RunPatchSchema = z.object(runFields);
 
 export type RunPost = z.output<typeof RunPostSchema>;
@@ -64,13 +73,22 @@ const uuid = z.uuid().transform((id) => id.toLowerCase());
 
 // Runs are validated one by one in the ingestor, so one bad run in a batch is reported on its own.
 export const RunBody = z.record(z.string(), z.unknown()).openapi("RunIngest");
-export const RunBatchSchema = z.object({ post: z.array(RunBody).default([]), patch: z.array(RunBody).default([]) }).openapi("RunBatch");
+export const RunBatchSchema = z
+  .object({ post: z.array(RunBody).default([]), patch: z.array(RunBody).default([]) })
+  .openapi("RunBatch");
 export const RunIdParams = z.object({ run_id: uuid });
 export const AttachmentParams = z.object({ run_id: uuid, name: z.string().min(1) });
 
 /** A refused run of an ingest request, with the status its refusal would have as a whole response. */
-export const IngestProblemSchema = z.object({ run_id: z.string().nullable(), operation: z.enum(["post", "patch"]), status: z.number(), detail: z.string() });
-export const IngestResultSchema = z.object({ accepted: z.number(), errors: z.array(IngestProblemSchema) }).openapi("IngestResult");
+export const IngestProblemSchema = z.object({
+  run_id: z.string().nullable(),
+  operation: z.enum(["post", "patch"]),
+  status: z.number(),
+  detail: z.string(),
+});
+export const IngestResultSchema = z
+  .object({ accepted: z.number(), errors: z.array(IngestProblemSchema) })
+  .openapi("IngestResult");
 export type IngestProblem = z.infer<typeof IngestProblemSchema>;
 export type IngestResultBody = z.infer<typeof IngestResultSchema>;
 
@@ -84,26 +102,57 @@ export const RunsQuerySchema = z
     trace: uuid.optional(),
     parent_run: uuid.optional(),
     run_type: z.string().optional(),
-    is_root: z.boolean().nullish().transform((v) => v ?? undefined),
-    error: z.boolean().nullish().transform((v) => v ?? undefined).describe("true: only failed runs; false: only runs without error"),
+    is_root: z
+      .boolean()
+      .nullish()
+      .transform((v) => v ?? undefined),
+    error: z
+      .boolean()
+      .nullish()
+      .transform((v) => v ?? undefined)
+      .describe("true: only failed runs; false: only runs without error"),
     start_time: isoTime.optional().describe("Runs that started at or after this time"),
     end_time: isoTime.optional().describe("Runs that started at or before this time"),
-    filter: z.string().nullish().transform((v) => v ?? undefined),
-    trace_filter: z.string().nullish().transform((v) => v ?? undefined).describe("Applied to the root run of each trace"),
-    tree_filter: z.string().nullish().transform((v) => v ?? undefined).describe("Matches traces holding any run that passes"),
+    filter: z
+      .string()
+      .nullish()
+      .transform((v) => v ?? undefined),
+    trace_filter: z
+      .string()
+      .nullish()
+      .transform((v) => v ?? undefined)
+      .describe("Applied to the root run of each trace"),
+    tree_filter: z
+      .string()
+      .nullish()
+      .transform((v) => v ?? undefined)
+      .describe("Matches traces holding any run that passes"),
     select: z.array(z.string()).optional(),
     limit: z.number().int().min(1).default(100),
-    cursor: z.string().nullish().transform((v) => v ?? undefined),
+    cursor: z
+      .string()
+      .nullish()
+      .transform((v) => v ?? undefined),
     order: z.enum(["asc", "desc"]).default("desc"),
   })
   .openapi("RunsQuery");
 export type RunsQuery = z.output<typeof RunsQuerySchema>;
 
-export const RunsPageSchema = z.object({ runs: z.array(z.record(z.string(), z.unknown())), cursors: z.object({ next: z.string().nullable(), prev: z.null() }) });
+export const RunsPageSchema = z.object({
+  runs: z.array(z.record(z.string(), z.unknown())),
+  cursors: z.object({ next: z.string().nullable(), prev: z.null() }),
+});
 export type RunsPage = z.infer<typeof RunsPageSchema>;
 
-export const RunsQueryValidateSchema = z.object({ filter: z.string().nullish(), trace_filter: z.string().nullish(), tree_filter: z.string().nullish() }).openapi("RunsQueryValidate");
-export const FilterValidationSchema = z.object({ valid: z.boolean(), errors: z.array(z.object({ field: z.string(), message: z.string(), position: z.number() })) }).openapi("FilterValidation");
+export const RunsQueryValidateSchema = z
+  .object({ filter: z.string().nullish(), trace_filter: z.string().nullish(), tree_filter: z.string().nullish() })
+  .openapi("RunsQueryValidate");
+export const FilterValidationSchema = z
+  .object({
+    valid: z.boolean(),
+    errors: z.array(z.object({ field: z.string(), message: z.string(), position: z.number() })),
+  })
+  .openapi("FilterValidation");
 
 export const TracingInfoSchema = z
   .object({

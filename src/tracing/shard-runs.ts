@@ -2,7 +2,13 @@ import { type SqlStore, type SqlValue, toBytes } from "../db/sql.ts";
 import type { CompiledFilter } from "./filter/compile.ts";
 import { ancestorIds, type ModelPrices, type Usage, usageOf } from "./run-input.ts";
 import type { RunPatch, RunPost } from "./schemas.ts";
-import { ATTACHMENTS_TABLE, flattenForFilters, PENDING_PATCHES_TABLE, RUNS_INDEXES, RUNS_TABLE } from "./shard-schema.ts";
+import {
+  ATTACHMENTS_TABLE,
+  flattenForFilters,
+  PENDING_PATCHES_TABLE,
+  RUNS_INDEXES,
+  RUNS_TABLE,
+} from "./shard-schema.ts";
 
 /**
  * The runs of one trace shard (workspace × project × UTC day): idempotent posts and patches in any
@@ -45,12 +51,36 @@ export type StoredTracedRun = TracedRunRecord &
   };
 
 type TracedRunRow = {
-  id: string; trace_id: string; parent_run_id: string | null; dotted_order: string | null; session_id: string; name: string;
-  run_type: string; status: string; error: string | null; start_time: string; end_time: string | null; latency: number | null;
-  inputs: string | null; outputs: string | null; extra: string | null; events: string | null; metadata: string; tags: string;
-  parent_run_ids: string; thread_id: string | null; reference_example_id: string | null; total_tokens: number | null;
-  prompt_tokens: number | null; completion_tokens: number | null; prompt_cost: number | null; completion_cost: number | null; total_cost: number | null; is_root: number;
-  execution_order: number | null; updated_at: string;
+  id: string;
+  trace_id: string;
+  parent_run_id: string | null;
+  dotted_order: string | null;
+  session_id: string;
+  name: string;
+  run_type: string;
+  status: string;
+  error: string | null;
+  start_time: string;
+  end_time: string | null;
+  latency: number | null;
+  inputs: string | null;
+  outputs: string | null;
+  extra: string | null;
+  events: string | null;
+  metadata: string;
+  tags: string;
+  parent_run_ids: string;
+  thread_id: string | null;
+  reference_example_id: string | null;
+  total_tokens: number | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  prompt_cost: number | null;
+  completion_cost: number | null;
+  total_cost: number | null;
+  is_root: number;
+  execution_order: number | null;
+  updated_at: string;
 };
 
 export type TracedRunQuery = {
@@ -97,19 +127,34 @@ export class ShardRuns {
       const size = attachment.data.byteLength;
       for (let chunk = 0, offset = 0; offset < size || chunk === 0; chunk++, offset += ATTACHMENT_CHUNK_BYTES) {
         const data = attachment.data.subarray(offset, Math.min(size, offset + ATTACHMENT_CHUNK_BYTES));
-        this.sql.run("INSERT INTO attachments (run_id, name, mime_type, size, chunk, data) VALUES (?, ?, ?, ?, ?, ?)", attachment.run_id, attachment.name, attachment.mime_type, size, chunk, data);
+        this.sql.run(
+          "INSERT INTO attachments (run_id, name, mime_type, size, chunk, data) VALUES (?, ?, ?, ?, ?, ?)",
+          attachment.run_id,
+          attachment.name,
+          attachment.mime_type,
+          size,
+          chunk,
+          data,
+        );
       }
     });
   }
 
   /** A run's attachments without their bytes. */
   attachmentsOf(runId: string): { name: string; mime_type: string; size: number }[] {
-    return this.sql.all<{ name: string; mime_type: string; size: number }>("SELECT name, mime_type, size FROM attachments WHERE run_id = ? AND chunk = 0 ORDER BY name", runId);
+    return this.sql.all<{ name: string; mime_type: string; size: number }>(
+      "SELECT name, mime_type, size FROM attachments WHERE run_id = ? AND chunk = 0 ORDER BY name",
+      runId,
+    );
   }
 
   /** One attachment with its bytes, or null. */
   attachment(runId: string, name: string): { mime_type: string; data: Uint8Array } | null {
-    const chunks = this.sql.all<{ mime_type: string; size: number; data: SqlValue }>("SELECT mime_type, size, data FROM attachments WHERE run_id = ? AND name = ? ORDER BY chunk", runId, name);
+    const chunks = this.sql.all<{ mime_type: string; size: number; data: SqlValue }>(
+      "SELECT mime_type, size, data FROM attachments WHERE run_id = ? AND name = ? ORDER BY chunk",
+      runId,
+      name,
+    );
     if (!chunks.length) return null;
     const data = new Uint8Array(chunks[0].size);
     let offset = 0;
@@ -127,8 +172,14 @@ export class ShardRuns {
    */
   ingest(posts: RunPost[], patches: RunPatch[], sessionId: string): void {
     this.sql.transaction(() => {
-      const stored = this.#existing("runs", [...posts, ...patches].map((run) => run.id));
-      const waiting = this.#existing("pending_patches", posts.map((run) => run.id));
+      const stored = this.#existing(
+        "runs",
+        [...posts, ...patches].map((run) => run.id),
+      );
+      const waiting = this.#existing(
+        "pending_patches",
+        posts.map((run) => run.id),
+      );
       for (const run of posts) {
         this.#post(run, sessionId, stored.has(run.id), waiting.has(run.id));
         stored.add(run.id);
@@ -153,13 +204,20 @@ export class ShardRuns {
     const found = new Set<string>();
     for (let i = 0; i < ids.length; i += 100) {
       const chunk = ids.slice(i, i + 100);
-      for (const row of this.sql.all<{ id: string }>(`SELECT id FROM ${table} WHERE id IN (${chunk.map(() => "?").join(", ")})`, ...chunk)) found.add(row.id);
+      for (const row of this.sql.all<{ id: string }>(
+        `SELECT id FROM ${table} WHERE id IN (${chunk.map(() => "?").join(", ")})`,
+        ...chunk,
+      ))
+        found.add(row.id);
     }
     return found;
   }
 
   #post(run: RunPost, sessionId: string, stored: boolean, waiting: boolean): void {
-    const parentTrace = run.parent_run_id && !run.trace_id && !run.dotted_order ? (this.record(run.parent_run_id)?.trace_id ?? run.parent_run_id) : null;
+    const parentTrace =
+      run.parent_run_id && !run.trace_id && !run.dotted_order
+        ? (this.record(run.parent_run_id)?.trace_id ?? run.parent_run_id)
+        : null;
     const fresh = fromPost(run, sessionId, parentTrace);
     const existing = stored ? this.record(run.id) : null;
     let merged = existing ? fillMissing(existing, fresh) : fresh;
@@ -207,8 +265,10 @@ export class ShardRuns {
     let end = query.end_time ? new Date(query.end_time).toISOString() : undefined;
     // The cursor's time is the bound the index seeks to: SQLite seeks to the first plain bound and
     // only filters by the row value, so a page deep into a day would otherwise rescan the day.
-    if (query.after && descending) end = end !== undefined && end < query.after.start_time ? end : query.after.start_time;
-    if (query.after && !descending) start = start !== undefined && start > query.after.start_time ? start : query.after.start_time;
+    if (query.after && descending)
+      end = end !== undefined && end < query.after.start_time ? end : query.after.start_time;
+    if (query.after && !descending)
+      start = start !== undefined && start > query.after.start_time ? start : query.after.start_time;
     if (start !== undefined) add("runs.start_time >= ?", start);
     if (end !== undefined) add("runs.start_time <= ?", end);
     for (const filter of query.filters ?? []) add(filter.sql, ...filter.params);
@@ -223,7 +283,10 @@ export class ShardRuns {
   /** A condition selecting runs whose trace's root matches `filter` (`trace_filter`). */
   static traceFilter(filter: CompiledFilter): CompiledFilter {
     // Inside the subquery `runs.` names the inner table, so the compiled filter applies to the root.
-    return { sql: `runs.trace_id IN (SELECT runs.id FROM runs WHERE runs.is_root = 1 AND ${filter.sql})`, params: filter.params };
+    return {
+      sql: `runs.trace_id IN (SELECT runs.id FROM runs WHERE runs.is_root = 1 AND ${filter.sql})`,
+      params: filter.params,
+    };
   }
 
   /** A condition selecting runs whose trace holds any run matching `filter` (`tree_filter`). */
@@ -245,13 +308,38 @@ export class ShardRuns {
         thread_id, reference_example_id, total_tokens, prompt_tokens, completion_tokens, prompt_cost, completion_cost, total_cost, is_root,
         execution_order, updated_at)
        VALUES (${Array(32).fill("?").join(", ")})`,
-      stored.id, stored.trace_id, stored.parent_run_id, stored.dotted_order, stored.session_id, stored.name, stored.run_type,
-      stored.status, stored.error, stored.start_time, stored.end_time, stored.latency,
-      stringify(run.inputs), stringify(run.outputs), stringify(run.extra), stringify(run.events),
-      JSON.stringify(metadata), JSON.stringify(run.tags), JSON.stringify(flattenForFilters(run.inputs ?? {})),
-      JSON.stringify(flattenForFilters(run.outputs ?? {})), JSON.stringify(stored.parent_run_ids), stored.thread_id,
-      stored.reference_example_id, stored.total_tokens, stored.prompt_tokens, stored.completion_tokens, stored.prompt_cost, stored.completion_cost, stored.total_cost,
-      stored.is_root ? 1 : 0, stored.execution_order, new Date().toISOString(),
+      stored.id,
+      stored.trace_id,
+      stored.parent_run_id,
+      stored.dotted_order,
+      stored.session_id,
+      stored.name,
+      stored.run_type,
+      stored.status,
+      stored.error,
+      stored.start_time,
+      stored.end_time,
+      stored.latency,
+      stringify(run.inputs),
+      stringify(run.outputs),
+      stringify(run.extra),
+      stringify(run.events),
+      JSON.stringify(metadata),
+      JSON.stringify(run.tags),
+      JSON.stringify(flattenForFilters(run.inputs ?? {})),
+      JSON.stringify(flattenForFilters(run.outputs ?? {})),
+      JSON.stringify(stored.parent_run_ids),
+      stored.thread_id,
+      stored.reference_example_id,
+      stored.total_tokens,
+      stored.prompt_tokens,
+      stored.completion_tokens,
+      stored.prompt_cost,
+      stored.completion_cost,
+      stored.total_cost,
+      stored.is_root ? 1 : 0,
+      stored.execution_order,
+      new Date().toISOString(),
     );
   }
 }
@@ -286,7 +374,8 @@ function fillMissing(existing: TracedRunRecord, fresh: TracedRunRecord): TracedR
   const merged: Record<string, unknown> = { ...existing };
   for (const [key, value] of Object.entries(fresh)) {
     const current = merged[key];
-    if (current === null || current === undefined || (Array.isArray(current) && current.length === 0)) merged[key] = value;
+    if (current === null || current === undefined || (Array.isArray(current) && current.length === 0))
+      merged[key] = value;
   }
   return merged as TracedRunRecord;
 }
@@ -299,11 +388,27 @@ function definedFields(patch: RunPatch): Partial<RunPatch> {
 function applyPatch(run: TracedRunRecord, patch: RunPatch): TracedRunRecord {
   const next: TracedRunRecord = { ...run };
   const set = definedFields(patch);
-  for (const key of ["name", "run_type", "start_time", "end_time", "error", "inputs", "outputs", "events", "tags", "reference_example_id", "status", "dotted_order"] as const) {
+  for (const key of [
+    "name",
+    "run_type",
+    "start_time",
+    "end_time",
+    "error",
+    "inputs",
+    "outputs",
+    "events",
+    "tags",
+    "reference_example_id",
+    "status",
+    "dotted_order",
+  ] as const) {
     if (key in set) (next as Record<string, unknown>)[key] = set[key] ?? (key === "tags" ? [] : null);
   }
   if (set.extra) {
-    const metadata = { ...((run.extra?.metadata as Json | undefined) ?? {}), ...((set.extra.metadata as Json | undefined) ?? {}) };
+    const metadata = {
+      ...((run.extra?.metadata as Json | undefined) ?? {}),
+      ...((set.extra.metadata as Json | undefined) ?? {}),
+    };
     next.extra = { ...(run.extra ?? {}), ...set.extra, metadata };
   }
   return next;

@@ -40,7 +40,9 @@ export const RUNS_TABLE = `CREATE TABLE IF NOT EXISTS runs (
 )`;
 
 /** UTF-8 bytes of a run's text columns of unbounded size, apart from inputs and outputs. */
-export const RUN_TEXT_BYTES = ["name", "dotted_order", "error", "extra", "events", "tags", "parent_run_ids"].map((c) => `coalesce(octet_length(${c}), 0)`).join(" + ");
+export const RUN_TEXT_BYTES = ["name", "dotted_order", "error", "extra", "events", "tags", "parent_run_ids"]
+  .map((c) => `coalesce(octet_length(${c}), 0)`)
+  .join(" + ");
 /** UTF-8 bytes of a run's inputs and outputs. */
 export const RUN_PAYLOAD_BYTES = ["inputs", "outputs"].map((c) => `coalesce(octet_length(${c}), 0)`).join(" + ");
 

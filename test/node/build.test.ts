@@ -75,7 +75,9 @@ describe("build step: langgraph.json → generated registry", () => {
       { "graph.ts": GRAPH_SOURCE, "auth.ts": "export const auth = { authenticate() {} };" },
     );
     expect(message).toContain('Export "auth" of auth.path (./auth.ts:auth) is not an Auth');
-    expect(await buildError({ graphs: { g: "./graph.ts:graph" }, auth: { path: "./missing.ts:auth" } })).toContain("auth.path (./missing.ts:auth)");
+    expect(await buildError({ graphs: { g: "./graph.ts:graph" }, auth: { path: "./missing.ts:auth" } })).toContain(
+      "auth.path (./missing.ts:auth)",
+    );
   });
 
   it("builds the custom-auth example with its auth module in the registry", async () => {
@@ -117,8 +119,12 @@ describe("build step: langgraph.json → generated registry", () => {
 
   it("the CLI exits 1 with the message on stderr", () => {
     const { configPath } = deployment({ graphs: { chat: "./graph.ts:notGraph" } });
-    const run = spawnSync(process.execPath, [join(PROJECT_ROOT, "scripts/build.ts"), "--config", configPath], { encoding: "utf8" });
+    const run = spawnSync(process.execPath, [join(PROJECT_ROOT, "scripts/build.ts"), "--config", configPath], {
+      encoding: "utf8",
+    });
     expect(run.status).toBe(1);
-    expect(run.stderr).toContain('Build failed: Export "notGraph" of graph "chat" (./graph.ts:notGraph) is not a graph');
+    expect(run.stderr).toContain(
+      'Build failed: Export "notGraph" of graph "chat" (./graph.ts:notGraph) is not a graph',
+    );
   });
 });

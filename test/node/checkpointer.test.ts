@@ -14,8 +14,8 @@ import {
 import { validate } from "@langchain/langgraph-checkpoint-validation";
 import * as vitest from "vitest";
 import { describe, expect, it } from "vitest";
-import { hasCheckpointSchema, SqliteCheckpointSaver } from "../../src/threads/checkpointer.ts";
 import type { SqlStore, SqlValue } from "../../src/db/sql.ts";
+import { hasCheckpointSchema, SqliteCheckpointSaver } from "../../src/threads/checkpointer.ts";
 import { nodeSql } from "./node-sqlite.ts";
 
 // The contract suite calls describe/it/expect as globals (its own CLI turns vitest globals on).
@@ -27,7 +27,10 @@ function strictSql(): ReturnType<typeof nodeSql> {
   const sql = nodeSql();
   const check = (query: string, params: SqlValue[]) => {
     if (params.length > 100) throw new Error(`too many SQL variables (${params.length}): ${query.slice(0, 80)}`);
-    const largest = Math.max(0, ...params.map((p) => (p instanceof Uint8Array || p instanceof ArrayBuffer ? p.byteLength : String(p).length)));
+    const largest = Math.max(
+      0,
+      ...params.map((p) => (p instanceof Uint8Array || p instanceof ArrayBuffer ? p.byteLength : String(p).length)),
+    );
     if (largest > 2_000_000) throw new Error(`string or blob too big (${largest} bytes): ${query.slice(0, 80)}`);
   };
   return {
@@ -64,7 +67,12 @@ function makeCheckpoint(values: Record<string, unknown>, versions: Record<string
 async function putChain(
   saver: SqliteCheckpointSaver,
   threadId: string,
-  steps: { values: Record<string, unknown>; versions: Record<string, number>; newVersions: Record<string, number>; metadata?: CheckpointMetadata }[],
+  steps: {
+    values: Record<string, unknown>;
+    versions: Record<string, number>;
+    newVersions: Record<string, number>;
+    metadata?: CheckpointMetadata;
+  }[],
   checkpointNs = "",
 ) {
   let config: RunnableConfig = { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs } };
@@ -88,7 +96,9 @@ function count(sql: SqlStore, query: string, ...params: SqlValue[]): number {
 }
 
 function tables(sql: SqlStore): string[] {
-  return sql.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").map((r) => r.name);
+  return sql
+    .all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    .map((r) => r.name);
 }
 
 // ---- storage behaviour ----
@@ -125,9 +135,18 @@ describe("SqliteCheckpointSaver storage", () => {
   it("splits values over 1 MiB into chunks and reassembles them, for channel values and writes", async () => {
     const { sql, saver } = fresh();
     const big = "x".repeat(3 * 1024 * 1024) + "end";
-    const [id] = await putChain(saver, "t", [{ values: { big, small: 1 }, versions: { big: 1, small: 1 }, newVersions: { big: 1, small: 1 } }]);
+    const [id] = await putChain(saver, "t", [
+      { values: { big, small: 1 }, versions: { big: 1, small: 1 }, newVersions: { big: 1, small: 1 } },
+    ]);
     const config = { configurable: { thread_id: "t", checkpoint_ns: "", checkpoint_id: id } };
-    await saver.putWrites(config, [["big", big], ["small", 2]], "task");
+    await saver.putWrites(
+      config,
+      [
+        ["big", big],
+        ["small", 2],
+      ],
+      "task",
+    );
 
     const blobChunks = sql.all<{ chunk: number; size: number }>(
       "SELECT chunk, length(value) AS size FROM checkpoint_blobs WHERE channel = 'big' ORDER BY chunk",
@@ -155,7 +174,10 @@ describe("SqliteCheckpointSaver storage", () => {
     expect(count(sql, "SELECT COUNT(*) AS n FROM checkpoint_blobs WHERE channel = 'b'")).toBe(1);
     expect(count(sql, "SELECT COUNT(*) AS n FROM checkpoint_blobs WHERE channel = 'a'")).toBe(3);
     const values = await Promise.all(
-      ids.map(async (id) => (await saver.getTuple({ configurable: { thread_id: "t", checkpoint_id: id } }))?.checkpoint.channel_values),
+      ids.map(
+        async (id) =>
+          (await saver.getTuple({ configurable: { thread_id: "t", checkpoint_id: id } }))?.checkpoint.channel_values,
+      ),
     );
     expect(values).toEqual([
       { a: "a1", b: "b1" },
@@ -179,11 +201,17 @@ describe("SqliteCheckpointSaver storage", () => {
     const { saver } = fresh();
     const messages: BaseMessage[] = [
       new HumanMessage({ content: "weather in Paris?", id: "h1" }),
-      new AIMessage({ content: "", id: "a1", tool_calls: [{ id: "call_1", name: "weather", args: { city: "Paris" }, type: "tool_call" }] }),
+      new AIMessage({
+        content: "",
+        id: "a1",
+        tool_calls: [{ id: "call_1", name: "weather", args: { city: "Paris" }, type: "tool_call" }],
+      }),
       new ToolMessage({ content: "sunny", tool_call_id: "call_1", id: "t1" }),
     ];
     const bytes = new Uint8Array([0, 1, 2, 255]);
-    const [id] = await putChain(saver, "t", [{ values: { messages, bytes }, versions: { messages: 1, bytes: 1 }, newVersions: { messages: 1, bytes: 1 } }]);
+    const [id] = await putChain(saver, "t", [
+      { values: { messages, bytes }, versions: { messages: 1, bytes: 1 }, newVersions: { messages: 1, bytes: 1 } },
+    ]);
     const config = { configurable: { thread_id: "t", checkpoint_ns: "", checkpoint_id: id } };
     await saver.putWrites(config, [["messages", [new AIMessage({ content: "It is sunny.", id: "a2" })]]], "agent");
 
@@ -192,7 +220,9 @@ describe("SqliteCheckpointSaver storage", () => {
     expect(HumanMessage.isInstance(restored[0])).toBe(true);
     expect(restored[0].content).toBe("weather in Paris?");
     expect(AIMessage.isInstance(restored[1])).toBe(true);
-    expect((restored[1] as AIMessage).tool_calls).toEqual([{ id: "call_1", name: "weather", args: { city: "Paris" }, type: "tool_call" }]);
+    expect((restored[1] as AIMessage).tool_calls).toEqual([
+      { id: "call_1", name: "weather", args: { city: "Paris" }, type: "tool_call" },
+    ]);
     expect(ToolMessage.isInstance(restored[2])).toBe(true);
     expect((restored[2] as ToolMessage).tool_call_id).toBe("call_1");
     expect(tuple?.checkpoint.channel_values.bytes).toEqual(bytes);
@@ -205,7 +235,14 @@ describe("SqliteCheckpointSaver storage", () => {
     const { saver } = fresh();
     const [id] = await putChain(saver, "t", [{ values: {}, versions: {}, newVersions: {} }]);
     const config = { configurable: { thread_id: "t", checkpoint_ns: "", checkpoint_id: id } };
-    await saver.putWrites(config, [["a", "first"], ["constructor", "own channel"]], "task");
+    await saver.putWrites(
+      config,
+      [
+        ["a", "first"],
+        ["constructor", "own channel"],
+      ],
+      "task",
+    );
     await saver.putWrites(config, [["a", "second"]], "task");
     await saver.putWrites(config, [[INTERRUPT, "first interrupt"]], "task");
     await saver.putWrites(config, [[INTERRUPT, "second interrupt"]], "task");
@@ -226,8 +263,16 @@ describe("SqliteCheckpointSaver storage", () => {
     const versions = Object.fromEntries(channels.map((c) => [c, 1]));
     const [id] = await putChain(saver, "t", [{ values, versions, newVersions: versions }]);
     const config = { configurable: { thread_id: "t", checkpoint_ns: "", checkpoint_id: id } };
-    await saver.putWrites(config, channels.map((c, i) => [c, i * 2]), "task");
-    await saver.putWrites(config, channels.map((c) => [c, -1]), "task"); // all ignored: same task and idx
+    await saver.putWrites(
+      config,
+      channels.map((c, i) => [c, i * 2]),
+      "task",
+    );
+    await saver.putWrites(
+      config,
+      channels.map((c) => [c, -1]),
+      "task",
+    ); // all ignored: same task and idx
 
     const tuple = await saver.getTuple(config);
     expect(tuple?.checkpoint.channel_values).toEqual(values);
@@ -246,9 +291,9 @@ describe("SqliteCheckpointSaver storage", () => {
     expect(listed).toHaveLength(151);
     const listedIds = listed.map((t) => t.checkpoint.id);
     expect(listedIds).toEqual([...new Set(listedIds)].sort().reverse());
-    expect((await toArray(saver.list({ configurable: { thread_id: "t" } }, { limit: 120 }))).map((t) => t.checkpoint.id)).toEqual(
-      listedIds.slice(0, 120),
-    );
+    expect(
+      (await toArray(saver.list({ configurable: { thread_id: "t" } }, { limit: 120 }))).map((t) => t.checkpoint.id),
+    ).toEqual(listedIds.slice(0, 120));
     expect(listed[0].checkpoint.channel_values).toEqual({ ...values, c0: 1149 });
     expect(listed[150].checkpoint.channel_values).toEqual(values);
   });
@@ -256,10 +301,22 @@ describe("SqliteCheckpointSaver storage", () => {
   it("deleteAllExceptLatest keeps the newest checkpoint of each namespace with its blobs and writes", async () => {
     const { sql, saver } = fresh();
     const root = await putChain(saver, "t", [
-      { values: { keep: "from the first checkpoint", n: 1 }, versions: { keep: 1, n: 1 }, newVersions: { keep: 1, n: 1 } },
+      {
+        values: { keep: "from the first checkpoint", n: 1 },
+        versions: { keep: 1, n: 1 },
+        newVersions: { keep: 1, n: 1 },
+      },
       { values: { keep: "from the first checkpoint", n: 2 }, versions: { keep: 1, n: 2 }, newVersions: { n: 2 } },
-      { values: { keep: "from the first checkpoint", n: 3, gone: "x" }, versions: { keep: 1, n: 3, gone: 3 }, newVersions: { n: 3, gone: 3 } },
-      { values: { keep: "from the first checkpoint", n: 4 }, versions: { keep: 1, n: 4, gone: 4 }, newVersions: { n: 4, gone: 4 } },
+      {
+        values: { keep: "from the first checkpoint", n: 3, gone: "x" },
+        versions: { keep: 1, n: 3, gone: 3 },
+        newVersions: { n: 3, gone: 3 },
+      },
+      {
+        values: { keep: "from the first checkpoint", n: 4 },
+        versions: { keep: 1, n: 4, gone: 4 },
+        newVersions: { n: 4, gone: 4 },
+      },
     ]);
     await putChain(
       saver,
@@ -274,8 +331,17 @@ describe("SqliteCheckpointSaver storage", () => {
       { values: { o: 1 }, versions: { o: 1 }, newVersions: { o: 1 } },
       { values: { o: 2 }, versions: { o: 2 }, newVersions: { o: 2 } },
     ]);
-    for (const id of root) await saver.putWrites({ configurable: { thread_id: "t", checkpoint_ns: "", checkpoint_id: id } }, [["n", id]], "task");
-    await saver.putWrites({ configurable: { thread_id: "other", checkpoint_ns: "", checkpoint_id: other[0] } }, [["o", 9]], "task");
+    for (const id of root)
+      await saver.putWrites(
+        { configurable: { thread_id: "t", checkpoint_ns: "", checkpoint_id: id } },
+        [["n", id]],
+        "task",
+      );
+    await saver.putWrites(
+      { configurable: { thread_id: "other", checkpoint_ns: "", checkpoint_id: other[0] } },
+      [["o", 9]],
+      "task",
+    );
 
     expect(saver.checkpointCount("t")).toBe(6);
     expect(saver.checkpointCount("t", "child:1")).toBe(2);
@@ -286,19 +352,27 @@ describe("SqliteCheckpointSaver storage", () => {
     expect(latest?.checkpoint.id).toBe(root[3]);
     expect(latest?.checkpoint.channel_values).toEqual({ keep: "from the first checkpoint", n: 4 });
     expect(latest?.pendingWrites).toEqual([["task", "n", root[3]]]);
-    expect((await saver.getTuple({ configurable: { thread_id: "t", checkpoint_ns: "child:1" } }))?.checkpoint.channel_values).toEqual({ c: "two" });
-    expect(await saver.getTuple({ configurable: { thread_id: "t", checkpoint_ns: "", checkpoint_id: root[0] } })).toBeUndefined();
+    expect(
+      (await saver.getTuple({ configurable: { thread_id: "t", checkpoint_ns: "child:1" } }))?.checkpoint.channel_values,
+    ).toEqual({ c: "two" });
+    expect(
+      await saver.getTuple({ configurable: { thread_id: "t", checkpoint_ns: "", checkpoint_id: root[0] } }),
+    ).toBeUndefined();
 
     // Only the blobs the kept checkpoints point at remain, and only the kept checkpoint's writes.
     const blobs = sql
-      .all<{ channel: string; version: string }>("SELECT channel, version FROM checkpoint_blobs WHERE thread_id = 't' ORDER BY channel")
+      .all<{ channel: string; version: string }>(
+        "SELECT channel, version FROM checkpoint_blobs WHERE thread_id = 't' ORDER BY channel",
+      )
       .map((b) => `${b.channel}@${b.version}`);
     expect(blobs).toEqual(["c@2", "gone@4", "keep@1", "n@4"]);
     expect(count(sql, "SELECT COUNT(*) AS n FROM checkpoint_writes WHERE thread_id = 't'")).toBe(1);
 
     // Other threads are untouched.
     expect(saver.checkpointCount("other")).toBe(2);
-    const otherFirst = await saver.getTuple({ configurable: { thread_id: "other", checkpoint_ns: "", checkpoint_id: other[0] } });
+    const otherFirst = await saver.getTuple({
+      configurable: { thread_id: "other", checkpoint_ns: "", checkpoint_id: other[0] },
+    });
     expect(otherFirst?.checkpoint.channel_values).toEqual({ o: 1 });
     expect(otherFirst?.pendingWrites).toEqual([["task", "o", 9]]);
     expect(saver.deleteAllExceptLatest("t")).toBe(0);
@@ -308,7 +382,11 @@ describe("SqliteCheckpointSaver storage", () => {
     const { sql, saver } = fresh();
     const [id] = await putChain(saver, "t", [{ values: { a: 1 }, versions: { a: 1 }, newVersions: { a: 1 } }]);
     await putChain(saver, "u", [{ values: { a: 1 }, versions: { a: 1 }, newVersions: { a: 1 } }]);
-    await saver.putWrites({ configurable: { thread_id: "t", checkpoint_ns: "", checkpoint_id: id } }, [["a", 2]], "task");
+    await saver.putWrites(
+      { configurable: { thread_id: "t", checkpoint_ns: "", checkpoint_id: id } },
+      [["a", 2]],
+      "task",
+    );
     await saver.deleteThread("t");
     for (const table of ["checkpoints", "checkpoint_blobs", "checkpoint_writes"]) {
       expect(count(sql, `SELECT COUNT(*) AS n FROM ${table} WHERE thread_id = 't'`)).toBe(0);
@@ -318,7 +396,8 @@ describe("SqliteCheckpointSaver storage", () => {
 
   describe("list filters on metadata", () => {
     const { saver } = fresh();
-    const metadata = (extra: Record<string, unknown>) => ({ source: "loop", step: 1, parents: {}, ...extra }) as CheckpointMetadata;
+    const metadata = (extra: Record<string, unknown>) =>
+      ({ source: "loop", step: 1, parents: {}, ...extra }) as CheckpointMetadata;
     let ids: string[] = [];
 
     beforeAll(async () => {
@@ -327,20 +406,38 @@ describe("SqliteCheckpointSaver storage", () => {
           values: {},
           versions: {},
           newVersions: {},
-          metadata: metadata({ source: "input", step: -1, run_id: "run-1", run: { id: "r1", tags: ["a", "b"], attempt: 1 }, flag: true }),
+          metadata: metadata({
+            source: "input",
+            step: -1,
+            run_id: "run-1",
+            run: { id: "r1", tags: ["a", "b"], attempt: 1 },
+            flag: true,
+          }),
         },
         {
           values: {},
           versions: {},
           newVersions: {},
-          metadata: metadata({ run_id: "run-1", run: { id: "r1", tags: ["a"], attempt: 2 }, "dotted.key": "x", parents: { "": "p" } }),
+          metadata: metadata({
+            run_id: "run-1",
+            run: { id: "r1", tags: ["a"], attempt: 2 },
+            "dotted.key": "x",
+            parents: { "": "p" },
+          }),
         },
-        { values: {}, versions: {}, newVersions: {}, metadata: metadata({ run_id: "run-2", step: "1", flag: 1, user: { name: "O'Brien" } }) },
+        {
+          values: {},
+          versions: {},
+          newVersions: {},
+          metadata: metadata({ run_id: "run-2", step: "1", flag: 1, user: { name: "O'Brien" } }),
+        },
       ]);
     });
 
     const matching = async (filter: Record<string, unknown>, limit?: number) =>
-      (await toArray(saver.list({ configurable: { thread_id: "t" } }, { filter, limit }))).map((t: CheckpointTuple) => ids.indexOf(t.checkpoint.id));
+      (await toArray(saver.list({ configurable: { thread_id: "t" } }, { filter, limit }))).map((t: CheckpointTuple) =>
+        ids.indexOf(t.checkpoint.id),
+      );
 
     it.each([
       [{}, [2, 1, 0]],
@@ -368,7 +465,9 @@ describe("SqliteCheckpointSaver storage", () => {
 
     it("applies the limit after the filter, and `before` with it", async () => {
       expect(await matching({ run_id: "run-1" }, 1)).toEqual([1]);
-      const before = await toArray(saver.list({ configurable: { thread_id: "t" } }, { before: { configurable: { checkpoint_id: ids[1] } } }));
+      const before = await toArray(
+        saver.list({ configurable: { thread_id: "t" } }, { before: { configurable: { checkpoint_id: ids[1] } } }),
+      );
       expect(before.map((t) => t.checkpoint.id)).toEqual([ids[0]]);
     });
 
@@ -410,9 +509,9 @@ describe("SqliteCheckpointSaver with a compiled graph", () => {
     expect(history.map((s) => s.values.messages?.length ?? 0)).toEqual([4, 3, 2, 2, 1, 0]);
     expect(history[1].next).toEqual(["reply"]);
     expect(history[0].parentConfig?.configurable?.checkpoint_id).toBe(history[1].config.configurable?.checkpoint_id);
-    expect((await toArray(graph.getStateHistory(config, { limit: 2 }))).map((s) => s.config.configurable?.checkpoint_id)).toEqual(
-      history.slice(0, 2).map((s) => s.config.configurable?.checkpoint_id),
-    );
+    expect(
+      (await toArray(graph.getStateHistory(config, { limit: 2 }))).map((s) => s.config.configurable?.checkpoint_id),
+    ).toEqual(history.slice(0, 2).map((s) => s.config.configurable?.checkpoint_id));
     expect(await toArray(graph.getStateHistory(config, { filter: { source: "input" } }))).toHaveLength(2);
   });
 
@@ -427,7 +526,9 @@ describe("SqliteCheckpointSaver with a compiled graph", () => {
       .addEdge("ask", END);
     const config = { configurable: { thread_id: "approval" } };
 
-    const paused = await approval.compile({ checkpointer: new SqliteCheckpointSaver(sql) }).invoke({ messages: [new HumanMessage("go")] }, config);
+    const paused = await approval
+      .compile({ checkpointer: new SqliteCheckpointSaver(sql) })
+      .invoke({ messages: [new HumanMessage("go")] }, config);
     expect(isInterrupted<string>(paused)).toBe(true);
     expect(isInterrupted<string>(paused) && paused[INTERRUPT].map((i) => i.value)).toEqual(["approve?"]);
 
@@ -468,26 +569,36 @@ describe("SqliteCheckpointSaver with a compiled graph", () => {
   it("lists 100 of 150 checkpoints of a chat thread quickly (timing is logged, not asserted)", async () => {
     let storageMs = 0;
     const inner = strictSql();
-    const timed = <A extends unknown[], R>(fn: (...args: A) => R) => (...args: A): R => {
-      const started = performance.now();
-      try {
-        return fn(...args);
-      } finally {
-        storageMs += performance.now() - started;
-      }
+    const timed =
+      <A extends unknown[], R>(fn: (...args: A) => R) =>
+      (...args: A): R => {
+        const started = performance.now();
+        try {
+          return fn(...args);
+        } finally {
+          storageMs += performance.now() - started;
+        }
+      };
+    const sql: SqlStore = {
+      all: timed(inner.all) as SqlStore["all"],
+      iterate: inner.iterate,
+      run: timed(inner.run),
+      transaction: inner.transaction,
     };
-    const sql: SqlStore = { all: timed(inner.all) as SqlStore["all"], iterate: inner.iterate, run: timed(inner.run), transaction: inner.transaction };
     const { saver } = fresh(sql);
     const graph = echo.compile({ checkpointer: saver });
     const config = { configurable: { thread_id: "long" } };
-    for (let i = 0; i < 50; i += 1) await graph.invoke({ messages: [new HumanMessage(`message ${i} ${"lorem ipsum ".repeat(20)}`)] }, config);
+    for (let i = 0; i < 50; i += 1)
+      await graph.invoke({ messages: [new HumanMessage(`message ${i} ${"lorem ipsum ".repeat(20)}`)] }, config);
     expect(saver.checkpointCount("long")).toBe(150);
 
     const runs: { storage: number; total: number }[] = [];
     for (let run = 0; run < 5; run += 1) {
       storageMs = 0;
       const started = performance.now();
-      const page = await toArray(saver.list({ configurable: { thread_id: "long", checkpoint_ns: "" } }, { limit: 100 }));
+      const page = await toArray(
+        saver.list({ configurable: { thread_id: "long", checkpoint_ns: "" } }, { limit: 100 }),
+      );
       runs.push({ storage: storageMs, total: performance.now() - started });
       expect(page).toHaveLength(100);
       expect((page[0].checkpoint.channel_values.messages as BaseMessage[]).length).toBe(100);

@@ -14,10 +14,20 @@ afterAll(async () => {
 
 type Answer = { status: number; body: unknown; text: string };
 
-async function as(user: "alice" | "bob", method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+async function as(
+  user: "alice" | "bob",
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const response = await fetch(`${deployment.url}${path}`, {
     method,
-    headers: { Authorization: `Bearer token-${user}`, ...(body === undefined ? {} : { "Content-Type": "application/json" }), ...headers },
+    headers: {
+      Authorization: `Bearer token-${user}`,
+      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+      ...headers,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -46,14 +56,34 @@ const topic = crypto.randomUUID();
 
 beforeAll(async () => {
   thread = (await ok(as("alice", "POST", "/threads", { metadata: { topic } }))).thread_id as string;
-  run = (await ok(as("alice", "POST", `/threads/${thread}/runs`, { assistant_id: "steps", input: {} }))).run_id as string;
+  run = (await ok(as("alice", "POST", `/threads/${thread}/runs`, { assistant_id: "steps", input: {} })))
+    .run_id as string;
   await ok(as("alice", "GET", `/threads/${thread}/runs/${run}/join`));
-  assistant = (await ok(as("alice", "POST", "/assistants", { graph_id: "echo", name: `alice-${topic}`, metadata: { topic } }))).assistant_id as string;
+  assistant = (
+    await ok(as("alice", "POST", "/assistants", { graph_id: "echo", name: `alice-${topic}`, metadata: { topic } }))
+  ).assistant_id as string;
   await ok(as("alice", "PATCH", `/assistants/${assistant}`, { name: `alice-${topic}-v2` }));
-  cron = (await ok(as("alice", "POST", "/runs/crons", { assistant_id: assistant, schedule: "0 0 1 1 *", metadata: { topic } }))).cron_id as string;
-  expect((await as("alice", "PUT", "/store/items", { namespace: ["alice", "secret-project"], key: "plan", value: { text: "world domination" } })).status).toBe(204);
+  cron = (
+    await ok(
+      as("alice", "POST", "/runs/crons", { assistant_id: assistant, schedule: "0 0 1 1 *", metadata: { topic } }),
+    )
+  ).cron_id as string;
+  expect(
+    (
+      await as("alice", "PUT", "/store/items", {
+        namespace: ["alice", "secret-project"],
+        key: "plan",
+        value: { text: "world domination" },
+      })
+    ).status,
+  ).toBe(204);
   const sent = await ok(
-    as("alice", "POST", `/a2a/${assistant}`, { jsonrpc: "2.0", id: 1, method: "message/send", params: { message: { messageId: "m1", role: "user", parts: [{ kind: "text", text: "hi" }] } } }),
+    as("alice", "POST", `/a2a/${assistant}`, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "message/send",
+      params: { message: { messageId: "m1", role: "user", parts: [{ kind: "text", text: "hi" }] } },
+    }),
   );
   task = (sent.result as { id: string }).id;
 }, 60_000);
@@ -68,9 +98,17 @@ describe("authorization filters hide alice's resources from bob on every route",
     ["GET thread", () => as("bob", "GET", `/threads/${thread}`), 404],
     ["PATCH thread", () => as("bob", "PATCH", `/threads/${thread}`, { metadata: { taken: true } }), 404],
     ["copy thread (409, as for a missing thread)", () => as("bob", "POST", `/threads/${thread}/copy`, {}), 409],
-    ["create with alice's id, if_exists do_nothing (409)", () => as("bob", "POST", "/threads", { thread_id: thread, if_exists: "do_nothing" }), 409],
+    [
+      "create with alice's id, if_exists do_nothing (409)",
+      () => as("bob", "POST", "/threads", { thread_id: thread, if_exists: "do_nothing" }),
+      409,
+    ],
     ["GET state", () => as("bob", "GET", `/threads/${thread}/state`), 404],
-    ["POST state", () => as("bob", "POST", `/threads/${thread}/state`, { values: { items: ["x"] }, as_node: "step1" }), 404],
+    [
+      "POST state",
+      () => as("bob", "POST", `/threads/${thread}/state`, { values: { items: ["x"] }, as_node: "step1" }),
+      404,
+    ],
     ["GET history", () => as("bob", "GET", `/threads/${thread}/history`), 404],
     ["POST history", () => as("bob", "POST", `/threads/${thread}/history`, {}), 404],
     ["list runs", () => as("bob", "GET", `/threads/${thread}/runs`), 404],
@@ -84,7 +122,11 @@ describe("authorization filters hide alice's resources from bob on every route",
     ["DELETE thread", () => as("bob", "DELETE", `/threads/${thread}`), 404],
     ["GET assistant", () => as("bob", "GET", `/assistants/${assistant}`), 404],
     ["PATCH assistant", () => as("bob", "PATCH", `/assistants/${assistant}`, { name: "mine now" }), 404],
-    ["create with alice's id, if_exists do_nothing (409)", () => as("bob", "POST", "/assistants", { assistant_id: assistant, graph_id: "echo", if_exists: "do_nothing" }), 409],
+    [
+      "create with alice's id, if_exists do_nothing (409)",
+      () => as("bob", "POST", "/assistants", { assistant_id: assistant, graph_id: "echo", if_exists: "do_nothing" }),
+      409,
+    ],
     ["assistant versions", () => as("bob", "POST", `/assistants/${assistant}/versions`, {}), 404],
     ["assistant latest", () => as("bob", "POST", `/assistants/${assistant}/latest`, { version: 1 }), 404],
     ["assistant graph", () => as("bob", "GET", `/assistants/${assistant}/graph`), 404],
@@ -95,18 +137,74 @@ describe("authorization filters hide alice's resources from bob on every route",
     ["PATCH cron", () => as("bob", "PATCH", `/runs/crons/${cron}`, { enabled: false }), 404],
     ["DELETE cron", () => as("bob", "DELETE", `/runs/crons/${cron}`), 404],
     ["GET store item", () => as("bob", "GET", "/store/items?namespace=alice.secret-project&key=plan"), 404],
-    ["PUT over a store item", () => as("bob", "PUT", "/store/items", { namespace: ["alice", "secret-project"], key: "plan", value: { text: "mine" } }), 404],
-    ["DELETE store item", () => as("bob", "DELETE", "/store/items", { namespace: ["alice", "secret-project"], key: "plan" }), 404],
+    [
+      "PUT over a store item",
+      () =>
+        as("bob", "PUT", "/store/items", {
+          namespace: ["alice", "secret-project"],
+          key: "plan",
+          value: { text: "mine" },
+        }),
+      404,
+    ],
+    [
+      "DELETE store item",
+      () => as("bob", "DELETE", "/store/items", { namespace: ["alice", "secret-project"], key: "plan" }),
+      404,
+    ],
     ["A2A agent card", () => as("bob", "GET", `/.well-known/agent-card.json?assistant_id=${assistant}`), 404],
-    ["A2A message", () => as("bob", "POST", `/a2a/${assistant}`, { jsonrpc: "2.0", id: 1, method: "message/send", params: { message: { messageId: "m", role: "user", parts: [{ kind: "text", text: "x" }] } } }), 404],
+    [
+      "A2A message",
+      () =>
+        as("bob", "POST", `/a2a/${assistant}`, {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "message/send",
+          params: { message: { messageId: "m", role: "user", parts: [{ kind: "text", text: "x" }] } },
+        }),
+      404,
+    ],
     // Running or scheduling alice's assistant, even on bob's own thread or without one.
-    ["run alice's assistant on bob's thread", async () => as("bob", "POST", `/threads/${await bobsThread()}/runs/wait`, { assistant_id: assistant, input: {} }), 404],
-    ["stream alice's assistant on bob's thread", async () => as("bob", "POST", `/threads/${await bobsThread()}/runs/stream`, { assistant_id: assistant, input: {} }), 404],
-    ["stateless run of alice's assistant", () => as("bob", "POST", "/runs/wait", { assistant_id: assistant, input: {} }), 404],
-    ["background stateless run of alice's assistant", () => as("bob", "POST", "/runs", { assistant_id: assistant, input: {} }), 404],
-    ["batch with alice's assistant", () => as("bob", "POST", "/runs/batch", [{ assistant_id: assistant, input: {} }]), 404],
-    ["cron on alice's assistant", () => as("bob", "POST", "/runs/crons", { assistant_id: assistant, schedule: "0 0 1 1 *" }), 404],
-    ["thread cron on alice's assistant", async () => as("bob", "POST", `/threads/${await bobsThread()}/runs/crons`, { assistant_id: assistant, schedule: "0 0 1 1 *" }), 404],
+    [
+      "run alice's assistant on bob's thread",
+      async () => as("bob", "POST", `/threads/${await bobsThread()}/runs/wait`, { assistant_id: assistant, input: {} }),
+      404,
+    ],
+    [
+      "stream alice's assistant on bob's thread",
+      async () =>
+        as("bob", "POST", `/threads/${await bobsThread()}/runs/stream`, { assistant_id: assistant, input: {} }),
+      404,
+    ],
+    [
+      "stateless run of alice's assistant",
+      () => as("bob", "POST", "/runs/wait", { assistant_id: assistant, input: {} }),
+      404,
+    ],
+    [
+      "background stateless run of alice's assistant",
+      () => as("bob", "POST", "/runs", { assistant_id: assistant, input: {} }),
+      404,
+    ],
+    [
+      "batch with alice's assistant",
+      () => as("bob", "POST", "/runs/batch", [{ assistant_id: assistant, input: {} }]),
+      404,
+    ],
+    [
+      "cron on alice's assistant",
+      () => as("bob", "POST", "/runs/crons", { assistant_id: assistant, schedule: "0 0 1 1 *" }),
+      404,
+    ],
+    [
+      "thread cron on alice's assistant",
+      async () =>
+        as("bob", "POST", `/threads/${await bobsThread()}/runs/crons`, {
+          assistant_id: assistant,
+          schedule: "0 0 1 1 *",
+        }),
+      404,
+    ],
   ];
 
   it.each(hidden)("%s", async (_what, request, status) => {
@@ -126,12 +224,19 @@ describe("authorization filters hide alice's resources from bob on every route",
     // The reported leak: bob listed alice's namespaces.
     expect(await ok(as("bob", "POST", "/store/namespaces", {}))).toEqual({ namespaces: [] });
     expect(await ok(as("bob", "POST", "/store/namespaces", { prefix: ["alice"] }))).toEqual({ namespaces: [] });
-    const own = (await ok(as("bob", "POST", "/assistants", { graph_id: "echo", name: "bob's echo" }))).assistant_id as string;
+    const own = (await ok(as("bob", "POST", "/assistants", { graph_id: "echo", name: "bob's echo" })))
+      .assistant_id as string;
     for (const method of ["tasks/get", "tasks/cancel"]) {
       const found = await ok(as("bob", "POST", `/a2a/${own}`, { jsonrpc: "2.0", id: 2, method, params: { id: task } }));
       expect((found.error as { code: number }).code).toBe(-32001);
     }
-    const tools = await as("bob", "POST", "/mcp", { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }, { Accept: "application/json, text/event-stream" });
+    const tools = await as(
+      "bob",
+      "POST",
+      "/mcp",
+      { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} },
+      { Accept: "application/json, text/event-stream" },
+    );
     expect(tools.status, tools.text).toBe(200);
     expect(tools.text).not.toContain(`alice-${topic}`);
   });
@@ -139,41 +244,62 @@ describe("authorization filters hide alice's resources from bob on every route",
   it("a join of a stream bob may not see opens and carries one error event naming the 404", async () => {
     const answer = await as("bob", "GET", `/threads/${thread}/runs/${run}/stream`);
     expect(answer.status).toBe(200);
-    expect(answer.text).toBe(`event: error\ndata: ${JSON.stringify({ error: "HTTPException", message: `404: Thread with ID ${thread} not found` })}\n\n`);
+    expect(answer.text).toBe(
+      `event: error\ndata: ${JSON.stringify({ error: "HTTPException", message: `404: Thread with ID ${thread} not found` })}\n\n`,
+    );
     const stateless = await as("bob", "GET", `/runs/${run}/stream`);
     expect(stateless.status).toBe(200);
     expect(stateless.text).toContain('"message":"404: Run not found"');
   });
 
   it("bob's status-only cancel leaves alice's runs alone", async () => {
-    const slow = await ok(as("alice", "POST", `/threads/${thread}/runs`, { assistant_id: "steps", input: { delay_ms: 300 } }));
+    const slow = await ok(
+      as("alice", "POST", `/threads/${thread}/runs`, { assistant_id: "steps", input: { delay_ms: 300 } }),
+    );
     for (let i = 0; i < 50; i++) {
-      const busy = (await ok(as("alice", "POST", "/threads/search", { ids: [thread], status: "busy" }))) as unknown as unknown[];
+      const busy = (await ok(
+        as("alice", "POST", "/threads/search", { ids: [thread], status: "busy" }),
+      )) as unknown as unknown[];
       if (busy.length) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect((await as("bob", "POST", "/runs/cancel", { status: "all" })).status).toBe(204);
-    expect(((await ok(as("alice", "GET", `/threads/${thread}/runs/${slow.run_id}/join`))).items as string[]).slice(-4)).toEqual(["step1", "step2", "step3", "review"]);
+    expect(
+      ((await ok(as("alice", "GET", `/threads/${thread}/runs/${slow.run_id}/join`))).items as string[]).slice(-4),
+    ).toEqual(["step1", "step2", "step3", "review"]);
     expect((await ok(as("alice", "GET", `/threads/${thread}/runs/${slow.run_id}`))).status).toBe("success");
   });
 
   it("deleting an assistant with delete_threads deletes only threads the threads:delete filter allows", async () => {
-    const shared = (await ok(as("alice", "POST", "/assistants", { graph_id: "echo", name: "shared" }))).assistant_id as string;
+    const shared = (await ok(as("alice", "POST", "/assistants", { graph_id: "echo", name: "shared" })))
+      .assistant_id as string;
     const input = { messages: [{ role: "user", content: "hi" }] };
     const alicesThread = (await ok(as("alice", "POST", "/threads", {}))).thread_id as string;
     await ok(as("alice", "POST", `/threads/${alicesThread}/runs/wait`, { assistant_id: shared, input }));
     // Bob may not run alice's assistant; a thread of his that names it stands for one he ran it on.
-    const bobsThread = (await ok(as("bob", "POST", "/threads", { metadata: { assistant_id: shared } }))).thread_id as string;
+    const bobsThread = (await ok(as("bob", "POST", "/threads", { metadata: { assistant_id: shared } })))
+      .thread_id as string;
     expect((await as("alice", "DELETE", `/assistants/${shared}?delete_threads=true`)).status).toBe(200);
     expect((await as("alice", "GET", `/threads/${alicesThread}`)).status).toBe(404);
-    expect((await ok(as("bob", "GET", `/threads/${bobsThread}`))).metadata).toMatchObject({ owner: "bob", assistant_id: shared });
+    expect((await ok(as("bob", "GET", `/threads/${bobsThread}`))).metadata).toMatchObject({
+      owner: "bob",
+      assistant_id: shared,
+    });
   });
 
   it("bob still runs the deployment's graphs and his own assistants; a run of alice's names no assistant", async () => {
     const thread = await bobsThread();
-    expect((await ok(as("bob", "POST", `/threads/${thread}/runs/wait`, { assistant_id: "steps", input: {} }))).items).toEqual(["step1", "step2", "step3", "review"]);
-    const own = (await ok(as("bob", "POST", "/assistants", { graph_id: "steps", name: "bob's steps" }))).assistant_id as string;
-    expect((await ok(as("bob", "POST", "/runs/wait", { assistant_id: own, input: {} }))).items).toEqual(["step1", "step2", "step3", "review"]);
+    expect(
+      (await ok(as("bob", "POST", `/threads/${thread}/runs/wait`, { assistant_id: "steps", input: {} }))).items,
+    ).toEqual(["step1", "step2", "step3", "review"]);
+    const own = (await ok(as("bob", "POST", "/assistants", { graph_id: "steps", name: "bob's steps" })))
+      .assistant_id as string;
+    expect((await ok(as("bob", "POST", "/runs/wait", { assistant_id: own, input: {} }))).items).toEqual([
+      "step1",
+      "step2",
+      "step3",
+      "review",
+    ]);
     const hidden = await as("bob", "POST", "/runs/wait", { assistant_id: assistant, input: {} });
     const missing = crypto.randomUUID();
     const unknown = await as("bob", "POST", "/runs/wait", { assistant_id: missing, input: {} });
@@ -184,11 +310,25 @@ describe("authorization filters hide alice's resources from bob on every route",
 
   it("leaves alice everything, untouched", async () => {
     expect((await ok(as("alice", "GET", `/threads/${thread}`))).metadata).toMatchObject({ topic, owner: "alice" });
-    expect(((await ok(as("alice", "POST", "/threads/search", { metadata: { topic } }))) as unknown as { thread_id: string }[]).map((t) => t.thread_id)).toEqual([thread]);
+    expect(
+      (
+        (await ok(as("alice", "POST", "/threads/search", { metadata: { topic } }))) as unknown as {
+          thread_id: string;
+        }[]
+      ).map((t) => t.thread_id),
+    ).toEqual([thread]);
     expect((await ok(as("alice", "GET", `/assistants/${assistant}`))).name).toBe(`alice-${topic}-v2`);
     expect((await ok(as("alice", "GET", `/runs/crons/${cron}`))).enabled).toBe(true);
-    expect((await ok(as("alice", "GET", "/store/items?namespace=alice.secret-project&key=plan"))).value).toEqual({ text: "world domination", owner: "alice" });
-    expect(await ok(as("alice", "POST", "/store/namespaces", {}))).toEqual({ namespaces: [["alice", "secret-project"]] });
-    expect((await ok(as("alice", "POST", `/threads/${thread}/copy`, {}))).metadata).toMatchObject({ topic, owner: "alice" });
+    expect((await ok(as("alice", "GET", "/store/items?namespace=alice.secret-project&key=plan"))).value).toEqual({
+      text: "world domination",
+      owner: "alice",
+    });
+    expect(await ok(as("alice", "POST", "/store/namespaces", {}))).toEqual({
+      namespaces: [["alice", "secret-project"]],
+    });
+    expect((await ok(as("alice", "POST", `/threads/${thread}/copy`, {}))).metadata).toMatchObject({
+      topic,
+      owner: "alice",
+    });
   });
 });

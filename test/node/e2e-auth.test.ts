@@ -11,17 +11,30 @@ afterAll(async () => {
   await deployment?.stop();
 }, 60_000);
 
-const as = (token: string) => new Client({ apiUrl: deployment.url, apiKey: null, defaultHeaders: { Authorization: `Bearer ${token}` } });
+const as = (token: string) =>
+  new Client({ apiUrl: deployment.url, apiKey: null, defaultHeaders: { Authorization: `Bearer ${token}` } });
 const alice = () => as("token-alice");
 const bob = () => as("token-bob");
-const status = (promise: Promise<unknown>) => promise.then(() => 200, (error: { status?: number }) => error.status);
+const status = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 200,
+    (error: { status?: number }) => error.status,
+  );
 
 describe("custom auth: examples/custom-auth", () => {
   it("refuses a missing or bad token with 401 and a detail; keeps /ok and /info open", async () => {
-    const none = await fetch(`${deployment.url}/threads`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
+    const none = await fetch(`${deployment.url}/threads`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: "{}",
+    });
     expect(none.status).toBe(401);
     expect(await none.json()).toEqual({ detail: "Missing bearer token: send Authorization: Bearer <token>" });
-    const bad = await fetch(`${deployment.url}/threads/search`, { method: "POST", headers: { Authorization: "Bearer nope", "Content-Type": "application/json" }, body: "{}" });
+    const bad = await fetch(`${deployment.url}/threads/search`, {
+      method: "POST",
+      headers: { Authorization: "Bearer nope", "Content-Type": "application/json" },
+      body: "{}",
+    });
     expect(bad.status).toBe(401);
     expect(await bad.json()).toEqual({ detail: "Invalid bearer token" });
     expect((await fetch(`${deployment.url}/ok`)).status).toBe(200);
@@ -57,16 +70,25 @@ describe("custom auth: examples/custom-auth", () => {
     expect(await status(other.runs.cancel(id, run.run_id))).toBe(404);
     expect(await status(other.threads.delete(id))).toBe(404);
     // A stream join opens and carries one error event naming the 404; the SDK yields it.
-    const streamed = await fetch(`${deployment.url}/threads/${id}/runs/${run.run_id}/stream`, { headers: { Authorization: "Bearer token-bob" } });
+    const streamed = await fetch(`${deployment.url}/threads/${id}/runs/${run.run_id}/stream`, {
+      headers: { Authorization: "Bearer token-bob" },
+    });
     expect(streamed.status).toBe(200);
     const joined = [];
     for await (const event of other.runs.joinStream(id, run.run_id)) joined.push(event);
-    expect(joined).toEqual([{ event: "error", data: { error: "HTTPException", message: `404: Thread with ID ${id} not found` } }]);
+    expect(joined).toEqual([
+      { event: "error", data: { error: "HTTPException", message: `404: Thread with ID ${id} not found` } },
+    ]);
     expect(await other.threads.search({ metadata: { topic: "private" } })).toEqual([]);
     expect(await other.threads.count({ metadata: { topic: "private" } })).toBe(0);
 
     // Alice still has everything, untouched.
-    expect((await alice().threads.get(id)).metadata).toEqual({ topic: "private", owner: "alice", graph_id: "steps", assistant_id: expect.any(String) });
+    expect((await alice().threads.get(id)).metadata).toEqual({
+      topic: "private",
+      owner: "alice",
+      graph_id: "steps",
+      assistant_id: expect.any(String),
+    });
     expect((await alice().threads.search({ metadata: { topic: "private" } })).map((t) => t.thread_id)).toEqual([id]);
   });
 
@@ -87,7 +109,9 @@ describe("custom auth: examples/custom-auth", () => {
 
   it("shows the user to graph nodes under both keys, without putting the secret in state", async () => {
     const thread = await alice().threads.create();
-    const result = (await alice().runs.wait(thread.thread_id, "whoami", { input: {} })) as { seen: Record<string, unknown> };
+    const result = (await alice().runs.wait(thread.thread_id, "whoami", { input: {} })) as {
+      seen: Record<string, unknown>;
+    };
     expect(result.seen).toEqual({
       identity: "alice",
       display_name: "Alice",
@@ -122,10 +146,15 @@ describe("custom auth: examples/custom-auth", () => {
       langgraph_auth_user_id: "alice",
     };
     const thread = await alice().threads.create();
-    const direct = (await alice().runs.wait(thread.thread_id, "whoami", { input: {}, config: { configurable: forged } })) as { seen: Record<string, unknown> };
+    const direct = (await alice().runs.wait(thread.thread_id, "whoami", {
+      input: {},
+      config: { configurable: forged },
+    })) as { seen: Record<string, unknown> };
     expect(direct.seen).toEqual(expected);
     const assistant = await alice().assistants.create({ graphId: "whoami", config: { configurable: forged } });
-    const viaAssistant = (await alice().runs.wait(null, assistant.assistant_id, { input: {} })) as { seen: Record<string, unknown> };
+    const viaAssistant = (await alice().runs.wait(null, assistant.assistant_id, { input: {} })) as {
+      seen: Record<string, unknown>;
+    };
     expect(viaAssistant.seen).toEqual(expected);
   });
 
@@ -140,39 +169,71 @@ describe("custom auth: examples/custom-auth", () => {
     }
     expect(events.some((e) => e.event === "debug")).toBe(true);
     const wire = JSON.stringify(events);
-    for (const leak of ["ghp_alice_secret", "Alice", "threads:write", "langgraph_auth", "platform_auth"]) expect(wire, leak).not.toContain(leak);
+    for (const leak of ["ghp_alice_secret", "Alice", "threads:write", "langgraph_auth", "platform_auth"])
+      expect(wire, leak).not.toContain(leak);
   });
 
   it("serves A2A behind the custom auth, per user, and honours http.disable_mcp", async () => {
     const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
     const mine = await alice().assistants.create({ graphId: "echo", name: "alice-agent" });
-    const card = await fetch(`${deployment.url}/.well-known/agent-card.json?assistant_id=${mine.assistant_id}`, { headers: auth("token-alice") });
+    const card = await fetch(`${deployment.url}/.well-known/agent-card.json?assistant_id=${mine.assistant_id}`, {
+      headers: auth("token-alice"),
+    });
     expect(card.status).toBe(200);
     expect(((await card.json()) as { name: string }).name).toBe("alice-agent");
-    expect((await fetch(`${deployment.url}/.well-known/agent-card.json?assistant_id=${mine.assistant_id}`, { headers: auth("token-bob") })).status).toBe(404);
-    expect((await fetch(`${deployment.url}/.well-known/agent-card.json?assistant_id=${mine.assistant_id}`)).status).toBe(401);
+    expect(
+      (
+        await fetch(`${deployment.url}/.well-known/agent-card.json?assistant_id=${mine.assistant_id}`, {
+          headers: auth("token-bob"),
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (await fetch(`${deployment.url}/.well-known/agent-card.json?assistant_id=${mine.assistant_id}`)).status,
+    ).toBe(401);
     const sent = await fetch(`${deployment.url}/a2a/${mine.assistant_id}`, {
       method: "POST",
       headers: { ...auth("token-alice"), "Content-Type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "message/send", params: { message: { messageId: "m1", role: "user", parts: [{ kind: "text", text: "hi" }] } } }),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "message/send",
+        params: { message: { messageId: "m1", role: "user", parts: [{ kind: "text", text: "hi" }] } },
+      }),
     });
     const task = ((await sent.json()) as { result: { contextId: string; status: { state: string } } }).result;
     expect(task.status.state).toBe("completed");
     // The A2A context is alice's thread, stamped and hidden from bob.
     expect((await alice().threads.get(task.contextId)).metadata).toMatchObject({ owner: "alice" });
     expect(await status(bob().threads.get(task.contextId))).toBe(404);
-    const mcp = await fetch(`${deployment.url}/mcp`, { method: "POST", headers: { ...auth("token-alice"), "Content-Type": "application/json" }, body: "{}" });
+    const mcp = await fetch(`${deployment.url}/mcp`, {
+      method: "POST",
+      headers: { ...auth("token-alice"), "Content-Type": "application/json" },
+      body: "{}",
+    });
     expect(mcp.status).toBe(404);
     const info = (await (await fetch(`${deployment.url}/info`)).json()) as { flags: Record<string, boolean> };
     expect(info.flags).toMatchObject({ mcp: false, a2a: true, custom_auth: true });
   });
 
   it("treats a studio request as the studio user only with a valid API key", async () => {
-    const forged = await fetch(`${deployment.url}/threads/search`, { method: "POST", headers: { "x-auth-scheme": "langsmith", "Content-Type": "application/json" }, body: "{}" });
+    const forged = await fetch(`${deployment.url}/threads/search`, {
+      method: "POST",
+      headers: { "x-auth-scheme": "langsmith", "Content-Type": "application/json" },
+      body: "{}",
+    });
     expect(forged.status).toBe(401);
-    const wrongKey = await fetch(`${deployment.url}/threads/search`, { method: "POST", headers: { "x-auth-scheme": "langsmith", "x-api-key": "lgp_wrong", "Content-Type": "application/json" }, body: "{}" });
+    const wrongKey = await fetch(`${deployment.url}/threads/search`, {
+      method: "POST",
+      headers: { "x-auth-scheme": "langsmith", "x-api-key": "lgp_wrong", "Content-Type": "application/json" },
+      body: "{}",
+    });
     expect(wrongKey.status).toBe(401);
-    const studio = new Client({ apiUrl: deployment.url, apiKey: DEV_API_KEY, defaultHeaders: { "x-auth-scheme": "langsmith" } });
+    const studio = new Client({
+      apiUrl: deployment.url,
+      apiKey: DEV_API_KEY,
+      defaultHeaders: { "x-auth-scheme": "langsmith" },
+    });
     const thread = await studio.threads.create();
     expect(thread.metadata).toMatchObject({ owner: "langgraph-studio-user" });
     expect(await status(alice().threads.get(thread.thread_id))).toBe(404);

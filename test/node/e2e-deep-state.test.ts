@@ -41,7 +41,10 @@ describe("a node that writes a message nested too deep", () => {
 
     const failed = await api("POST", `/threads/${thread}/runs/wait`, say("deep"));
     expect(failed.status).toBe(200);
-    expect(failed.body.__error__).toMatchObject({ error: "StateTooDeepError", message: expect.stringContaining("LangChain reads back at most 50") });
+    expect(failed.body.__error__).toMatchObject({
+      error: "StateTooDeepError",
+      message: expect.stringContaining("LangChain reads back at most 50"),
+    });
     const [run] = (await api<Answer[]>("GET", `/threads/${thread}/runs`)).body;
     expect(run.status).toBe("error");
 

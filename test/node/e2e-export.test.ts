@@ -1,12 +1,13 @@
 // Bulk export end to end: the platform on wrangler dev exports a project's runs over several days
 // to a real S3 peer (wrangler's local R2 S3 endpoint, which verifies SigV4) through a fault proxy,
 // and DuckDB reads the Hive-partitioned Parquet back.
-import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
+
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startS3Peer, type S3Peer } from "../../scripts/lib/s3-peer/index.ts";
-import { startFaultProxy, type FaultProxy } from "../../scripts/lib/s3-peer/fault-proxy.ts";
+import { type FaultProxy, startFaultProxy } from "../../scripts/lib/s3-peer/fault-proxy.ts";
+import { type S3Peer, startS3Peer } from "../../scripts/lib/s3-peer/index.ts";
 import { scratchDir } from "../../scripts/lib/scratch.ts";
 import { startTestServer } from "./helpers.ts";
 
@@ -24,7 +25,14 @@ const DAYS: Record<string, number> = { "2026-11-17": 30, "2026-11-18": 50, "2026
 const LLM_EVERY = 5;
 
 type Export = { id: string; status: string } & Record<string, unknown>;
-type ExportRun = { id: string; status: string; retry_number: number; errors: Record<string, string>; rows_written: number; exported_files: string[] };
+type ExportRun = {
+  id: string;
+  status: string;
+  retry_number: number;
+  errors: Record<string, string>;
+  rows_written: number;
+  exported_files: string[];
+};
 
 async function api<T>(method: string, path: string, body?: unknown, expected = 200): Promise<T> {
   const response = await fetch(`${server.url}/api/v1${path}`, {
@@ -64,11 +72,24 @@ function runsOf(day: string, count: number) {
 
 /** Creates an export of the project to the peer destination. */
 const newExport = (start: string, end: string, fields: Record<string, unknown> = {}) =>
-  api<Export>("POST", "/bulk-exports", { bulk_export_destination_id: destinationId, session_id: projectId, start_time: start, end_time: end, ...fields });
+  api<Export>("POST", "/bulk-exports", {
+    bulk_export_destination_id: destinationId,
+    session_id: projectId,
+    start_time: start,
+    end_time: end,
+    ...fields,
+  });
 
-const tick = (time?: Date) => fetch(`${server.url}/cdn-cgi/handler/scheduled?cron=*+*+*+*+*${time ? `&time=${time.getTime()}` : ""}`).then((r) => r.text());
+const tick = (time?: Date) =>
+  fetch(`${server.url}/cdn-cgi/handler/scheduled?cron=*+*+*+*+*${time ? `&time=${time.getTime()}` : ""}`).then((r) =>
+    r.text(),
+  );
 
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | null | undefined | false>,
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -124,7 +145,13 @@ afterAll(async () => {
 
 const destinationBody = (patch: Record<string, unknown> = {}, credentials: Record<string, unknown> = {}) => ({
   display_name: "Peer lake",
-  config: { bucket_name: peer.bucket, prefix: "exports", endpoint_url: proxy.url, config_kwargs_s3: { addressing_style: "path" }, ...patch },
+  config: {
+    bucket_name: peer.bucket,
+    prefix: "exports",
+    endpoint_url: proxy.url,
+    config_kwargs_s3: { addressing_style: "path" },
+    ...patch,
+  },
   credentials: { access_key_id: peer.accessKeyId, secret_access_key: peer.secretAccessKey, ...credentials },
 });
 
@@ -138,23 +165,46 @@ describe("destinations against a real S3 peer", () => {
       [{ endpoint_url: "http://127.0.0.1:9/nothing" }, {}, "Invalid endpoint"],
     ];
     for (const [config, credentials, message] of cases) {
-      const response = await api<{ detail: string }>("POST", "/bulk-exports/destinations", destinationBody(config, credentials), 400);
+      const response = await api<{ detail: string }>(
+        "POST",
+        "/bulk-exports/destinations",
+        destinationBody(config, credentials),
+        400,
+      );
       expect(response.detail).toContain(message);
     }
     // A wrong secret is caught by the peer's signature check.
-    const wrongSecret = await api<{ detail: string }>("POST", "/bulk-exports/destinations", destinationBody({}, { secret_access_key: "not-the-secret" }), 400);
+    const wrongSecret = await api<{ detail: string }>(
+      "POST",
+      "/bulk-exports/destinations",
+      destinationBody({}, { secret_access_key: "not-the-secret" }),
+      400,
+    );
     expect(wrongSecret.detail).toContain("SignatureDoesNotMatch");
   });
 
   it("creates a destination after a test write it cleans up, showing credential names only", async () => {
-    const destination = await api<{ id: string; credentials_keys: string[] }>("POST", "/bulk-exports/destinations", destinationBody());
+    const destination = await api<{ id: string; credentials_keys: string[] }>(
+      "POST",
+      "/bulk-exports/destinations",
+      destinationBody(),
+    );
     expect(destination.credentials_keys.sort()).toEqual(["access_key_id", "secret_access_key"]);
     destinationId = destination.id;
     expect(await peer.client().listObjects("exports/tmp/")).toEqual([]);
-    expect(proxy.requests().some((r) => r.method === "PUT" && r.path.includes("/exports/tmp/destination-check-"))).toBe(true);
+    expect(proxy.requests().some((r) => r.method === "PUT" && r.path.includes("/exports/tmp/destination-check-"))).toBe(
+      true,
+    );
     // Rotating credentials re-checks access.
-    await api("PATCH", `/bulk-exports/destinations/${destinationId}`, { credentials: { access_key_id: "unknown-key-id", secret_access_key: "x" } }, 400);
-    await api("PATCH", `/bulk-exports/destinations/${destinationId}`, { credentials: { access_key_id: peer.accessKeyId, secret_access_key: peer.secretAccessKey } });
+    await api(
+      "PATCH",
+      `/bulk-exports/destinations/${destinationId}`,
+      { credentials: { access_key_id: "unknown-key-id", secret_access_key: "x" } },
+      400,
+    );
+    await api("PATCH", `/bulk-exports/destinations/${destinationId}`, {
+      credentials: { access_key_id: peer.accessKeyId, secret_access_key: peer.secretAccessKey },
+    });
   });
 });
 
@@ -166,26 +216,54 @@ describe("one-off exports", () => {
     expect(done.status).toBe("Completed");
 
     const runs = await api<ExportRun[]>("GET", `/bulk-exports/${created.id}/runs`);
-    expect(runs.map((r) => [r.status, r.rows_written])).toEqual(Object.values(DAYS).map((count) => ["Completed", count]));
+    expect(runs.map((r) => [r.status, r.rows_written])).toEqual(
+      Object.values(DAYS).map((count) => ["Completed", count]),
+    );
     expect(await api<ExportRun>("GET", `/bulk-exports/${created.id}/runs/${runs[1].id}`)).toEqual(runs[1]);
     await api("GET", `/bulk-exports/${created.id}/runs/${crypto.randomUUID()}`, undefined, 404);
 
     const folder = await download(created.id);
-    const perDay = await rowsOf(`SELECT year, month, day, count(*)::INTEGER AS n FROM ${parquetGlob(folder)} GROUP BY ALL ORDER BY day`);
+    const perDay = await rowsOf(
+      `SELECT year, month, day, count(*)::INTEGER AS n FROM ${parquetGlob(folder)} GROUP BY ALL ORDER BY day`,
+    );
     expect(perDay).toEqual([
       { year: 2026, month: 11, day: 17, n: 30 },
       { year: 2026, month: 11, day: 18, n: 50 },
       { year: 2026, month: 11, day: 19, n: 20 },
     ]);
-    const types = Object.fromEntries((await rowsOf(`DESCRIBE SELECT * FROM ${parquetGlob(folder)}`)).map((r) => [r.column_name, r.column_type]));
-    expect(types).toMatchObject({ id: "VARCHAR", start_time: "TIMESTAMP_NS", end_time: "TIMESTAMP_NS", tags: "VARCHAR", is_root: "BOOLEAN", total_tokens: "BIGINT", inputs: "VARCHAR", tenant_id: "VARCHAR", session_id: "VARCHAR" });
-    const [sample] = await rowsOf(`SELECT inputs->>'question' AS q, session_id, is_root FROM ${parquetGlob(folder)} WHERE day = 18 ORDER BY start_time LIMIT 1`);
+    const types = Object.fromEntries(
+      (await rowsOf(`DESCRIBE SELECT * FROM ${parquetGlob(folder)}`)).map((r) => [r.column_name, r.column_type]),
+    );
+    expect(types).toMatchObject({
+      id: "VARCHAR",
+      start_time: "TIMESTAMP_NS",
+      end_time: "TIMESTAMP_NS",
+      tags: "VARCHAR",
+      is_root: "BOOLEAN",
+      total_tokens: "BIGINT",
+      inputs: "VARCHAR",
+      tenant_id: "VARCHAR",
+      session_id: "VARCHAR",
+    });
+    const [sample] = await rowsOf(
+      `SELECT inputs->>'question' AS q, session_id, is_root FROM ${parquetGlob(folder)} WHERE day = 18 ORDER BY start_time LIMIT 1`,
+    );
     expect(sample).toEqual({ q: "q0", session_id: projectId, is_root: true });
 
-    const manifest = JSON.parse(new TextDecoder().decode((await peer.client().getObject(`exports/export_id=${created.id}/manifest.json`))!));
-    expect(manifest).toMatchObject({ export_id: created.id, total_rows: 100, format_version: "v1", compression: "zstandard" });
+    const manifest = JSON.parse(
+      new TextDecoder().decode((await peer.client().getObject(`exports/export_id=${created.id}/manifest.json`))!),
+    );
+    expect(manifest).toMatchObject({
+      export_id: created.id,
+      total_rows: 100,
+      format_version: "v1",
+      compression: "zstandard",
+    });
     expect(manifest.files.map((f: { rows: number }) => f.rows)).toEqual([30, 50, 20]);
-    expect(manifest.columns.find((c: { name: string }) => c.name === "start_time")).toEqual({ name: "start_time", type: "timestamp[ns]" });
+    expect(manifest.columns.find((c: { name: string }) => c.name === "start_time")).toEqual({
+      name: "start_time",
+      type: "timestamp[ns]",
+    });
   }, 120_000);
 
   it("honours filter and export_fields, with the v2_beta schema", async () => {
@@ -198,12 +276,16 @@ describe("one-off exports", () => {
     await tick();
     expect((await finished(created.id)).status).toBe("Completed");
     const folder = await download(created.id);
-    const perDay = await rowsOf(`SELECT day, count(*)::INTEGER AS n, count(DISTINCT name)::INTEGER AS names FROM ${parquetGlob(folder)} GROUP BY day ORDER BY day`);
+    const perDay = await rowsOf(
+      `SELECT day, count(*)::INTEGER AS n, count(DISTINCT name)::INTEGER AS names FROM ${parquetGlob(folder)} GROUP BY day ORDER BY day`,
+    );
     expect(perDay).toEqual([
       { day: 18, n: 50 / LLM_EVERY, names: 1 },
       { day: 19, n: 20 / LLM_EVERY, names: 1 },
     ]);
-    const columns = (await rowsOf(`DESCRIBE SELECT * FROM read_parquet('${folder}/**/*.parquet', hive_partitioning = false)`)).map((r) => [r.column_name, r.column_type]);
+    const columns = (
+      await rowsOf(`DESCRIBE SELECT * FROM read_parquet('${folder}/**/*.parquet', hive_partitioning = false)`)
+    ).map((r) => [r.column_name, r.column_type]);
     expect(columns).toEqual([
       ["id", "VARCHAR"],
       ["name", "VARCHAR"],
@@ -227,7 +309,9 @@ describe("one-off exports", () => {
     expect(run).toMatchObject({ status: "Completed", retry_number: 1, rows_written: 30 });
     expect(run.errors.retry_0).toContain("SlowDown");
     const folder = await download(created.id);
-    expect(await rowsOf(`SELECT count(*)::INTEGER AS n, count(DISTINCT id)::INTEGER AS ids FROM ${parquetGlob(folder)}`)).toEqual([{ n: 30, ids: 30 }]);
+    expect(
+      await rowsOf(`SELECT count(*)::INTEGER AS n, count(DISTINCT id)::INTEGER AS ids FROM ${parquetGlob(folder)}`),
+    ).toEqual([{ n: 30, ids: 30 }]);
   }, 120_000);
 
   it("stops a running export that is cancelled while it waits to retry", async () => {
@@ -235,13 +319,20 @@ describe("one-off exports", () => {
     proxy.failNext(3, { status: 500, code: "InternalError" }, (r) => r.method === "PUT" && r.path.includes(".parquet"));
     const created = await newExport("2026-11-19T00:00:00Z", "2026-11-20T00:00:00Z");
     await tick();
-    await until("the first failed attempt", async () => (await api<ExportRun[]>("GET", `/bulk-exports/${created.id}/runs`))[0]?.retry_number === 1);
-    expect(await api<Export>("PATCH", `/bulk-exports/${created.id}`, { status: "Cancelled" })).toMatchObject({ status: "Cancelled" });
+    await until(
+      "the first failed attempt",
+      async () => (await api<ExportRun[]>("GET", `/bulk-exports/${created.id}/runs`))[0]?.retry_number === 1,
+    );
+    expect(await api<Export>("PATCH", `/bulk-exports/${created.id}`, { status: "Cancelled" })).toMatchObject({
+      status: "Cancelled",
+    });
     // The retry comes and goes (5 s backoff) without writing anything.
     await new Promise((resolve) => setTimeout(resolve, 7_000));
     const [run] = await api<ExportRun[]>("GET", `/bulk-exports/${created.id}/runs`);
     expect(run).toMatchObject({ status: "Cancelled", rows_written: 0, exported_files: [] });
-    expect((await peer.client().listObjects(`exports/export_id=${created.id}/`)).filter((o) => o.key.endsWith(".parquet"))).toEqual([]);
+    expect(
+      (await peer.client().listObjects(`exports/export_id=${created.id}/`)).filter((o) => o.key.endsWith(".parquet")),
+    ).toEqual([]);
     expect((await api<Export>("GET", `/bulk-exports/${created.id}`)).status).toBe("Cancelled");
   }, 60_000);
 
@@ -272,10 +363,15 @@ describe("scheduled exports", () => {
       return spawned.length === 1 && spawned[0].status === "Completed" && spawned;
     });
     expect(runs[0].rows_written).toBe(DAYS["2026-11-18"]);
-    const children = (await api<(Export & { source_bulk_export_id: string; start_time: string; end_time: string })[]>("GET", "/bulk-exports")).filter(
-      (e) => e.source_bulk_export_id === schedule.id,
-    );
-    expect(children.map((c) => [c.start_time, c.end_time])).toEqual([["2026-11-18T00:00:00.000Z", "2026-11-19T00:00:00.000Z"]]);
+    const children = (
+      await api<(Export & { source_bulk_export_id: string; start_time: string; end_time: string })[]>(
+        "GET",
+        "/bulk-exports",
+      )
+    ).filter((e) => e.source_bulk_export_id === schedule.id);
+    expect(children.map((c) => [c.start_time, c.end_time])).toEqual([
+      ["2026-11-18T00:00:00.000Z", "2026-11-19T00:00:00.000Z"],
+    ]);
     await api("PATCH", `/bulk-exports/${schedule.id}`, { status: "Cancelled" });
     await tick(new Date("2026-11-21T00:10:00Z"));
     expect(await api<ExportRun[]>("GET", `/bulk-exports/runs?source_bulk_export_id=${schedule.id}`)).toHaveLength(1);

@@ -32,7 +32,11 @@ async function api<T>(method: string, path: string, body?: unknown): Promise<T> 
   return JSON.parse(text) as T;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs: number): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | null | undefined | false>,
+  timeoutMs: number,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -45,7 +49,18 @@ async function until<T>(what: string, probe: () => Promise<T | null | undefined 
 function tracedRun(projectId: string, start: string) {
   const id = crypto.randomUUID();
   const stamp = `${start.replace(/[-:]/g, "").replace(".", "").replace("Z", "")}000Z${id}`;
-  return { id, name: "step", run_type: "chain", start_time: start, end_time: start, session_id: projectId, trace_id: id, dotted_order: stamp, inputs: { q: 1 }, outputs: { a: 2 } };
+  return {
+    id,
+    name: "step",
+    run_type: "chain",
+    start_time: start,
+    end_time: start,
+    session_id: projectId,
+    trace_id: id,
+    dotted_order: stamp,
+    inputs: { q: 1 },
+    outputs: { a: 2 },
+  };
 }
 
 describe("npm start runs what it schedules", () => {
@@ -53,10 +68,18 @@ describe("npm start runs what it schedules", () => {
     type Cron = { cron_id: string; next_run_date: string };
     type Run = { run_id: string; status: string; created_at: string; metadata: Record<string, unknown> };
     const { thread_id } = await api<{ thread_id: string }>("POST", "/threads", {});
-    const cron = await api<Cron>("POST", `/threads/${thread_id}/runs/crons`, { assistant_id: "echo", schedule: "* * * * *", input: { messages: [{ role: "user", content: "tick" }] } });
+    const cron = await api<Cron>("POST", `/threads/${thread_id}/runs/crons`, {
+      assistant_id: "echo",
+      schedule: "* * * * *",
+      input: { messages: [{ role: "user", content: "tick" }] },
+    });
 
-    const project = await api<{ id: string }>("POST", "/api/v1/sessions", { name: `minute-tick-${crypto.randomUUID()}` });
-    const runs = ["2026-09-01T10:00:00.000Z", "2026-09-01T11:00:00.000Z", "2026-09-01T12:00:00.000Z"].map((start) => tracedRun(project.id, start));
+    const project = await api<{ id: string }>("POST", "/api/v1/sessions", {
+      name: `minute-tick-${crypto.randomUUID()}`,
+    });
+    const runs = ["2026-09-01T10:00:00.000Z", "2026-09-01T11:00:00.000Z", "2026-09-01T12:00:00.000Z"].map((start) =>
+      tracedRun(project.id, start),
+    );
     await api("POST", "/api/v1/runs/batch", { post: runs });
     const destination = await api<{ id: string }>("POST", "/api/v1/bulk-exports/destinations", {
       display_name: "local r2",
@@ -93,7 +116,10 @@ describe("npm start runs what it schedules", () => {
     expect(Date.parse(after.next_run_date)).toBeGreaterThan(Date.parse(cron.next_run_date));
 
     expect(finished.status).toBe("Completed");
-    const exportRuns = await api<{ status: string; rows_written: number }[]>("GET", `/api/v1/bulk-exports/${exported.id}/runs`);
+    const exportRuns = await api<{ status: string; rows_written: number }[]>(
+      "GET",
+      `/api/v1/bulk-exports/${exported.id}/runs`,
+    );
     expect(exportRuns).toEqual([expect.objectContaining({ status: "Completed", rows_written: 3 })]);
   }, 240_000);
 });

@@ -60,12 +60,18 @@ async function failure(promise: Promise<unknown>): Promise<{ status: number; bod
 }
 
 /** Polls `read` until `done` holds for its value. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000, everyMs = 50): Promise<T> {
+async function until<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 20_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
     if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(value)}`);
+    if (Date.now() > deadline)
+      throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(value)}`);
     await sleep(everyMs);
   }
 }
@@ -125,14 +131,22 @@ describe("runs against wrangler dev", () => {
   const getRun = (threadId: string, runId: string) => client.runs.get(threadId, runId);
   const runStatus = async (threadId: string, runId: string) => (await getRun(threadId, runId)).status;
   const waitForStatus = (threadId: string, runId: string, statuses: string[], timeoutMs?: number) =>
-    until(() => getRun(threadId, runId), (run) => statuses.includes(run.status), timeoutMs);
+    until(
+      () => getRun(threadId, runId),
+      (run) => statuses.includes(run.status),
+      timeoutMs,
+    );
   const history = (threadId: string) => client.threads.getHistory<StepsValues>(threadId, { limit: 100 });
   const runCheckpoints = async (threadId: string, runId: string) =>
     (await history(threadId)).filter((state) => state.metadata?.run_id === runId);
   const api = (path: string, init: RequestInit = {}) =>
     fetch(`${server.url}${path}`, {
       ...init,
-      headers: { "X-Api-Key": server.apiKey, "Content-Type": "application/json", ...(init.headers as Record<string, string>) },
+      headers: {
+        "X-Api-Key": server.apiKey,
+        "Content-Type": "application/json",
+        ...(init.headers as Record<string, string>),
+      },
     });
 
   describe("background runs: create, get, join, list, delete", () => {
@@ -152,7 +166,12 @@ describe("runs against wrangler dev", () => {
       const values = (await client.runs.join(threadId, run.run_id)) as StepsValues;
       expect(values.items).toEqual(ALL_STEPS);
       const done = await getRun(threadId, run.run_id);
-      expect(done).toMatchObject({ run_id: run.run_id, thread_id: threadId, status: "success", assistant_id: run.assistant_id });
+      expect(done).toMatchObject({
+        run_id: run.run_id,
+        thread_id: threadId,
+        status: "success",
+        assistant_id: run.assistant_id,
+      });
       const thread = await client.threads.get<StepsValues>(threadId);
       expect(thread.status).toBe("idle");
       expect(thread.values.items).toEqual(ALL_STEPS);
@@ -162,7 +181,10 @@ describe("runs against wrangler dev", () => {
 
     it("sends Content-Location on POST /threads/{id}/runs", async () => {
       const threadId = await newThread();
-      const response = await api(`/threads/${threadId}/runs`, { method: "POST", body: JSON.stringify({ assistant_id: "echo", input: { messages: [] } }) });
+      const response = await api(`/threads/${threadId}/runs`, {
+        method: "POST",
+        body: JSON.stringify({ assistant_id: "echo", input: { messages: [] } }),
+      });
       expect(response.status).toBe(200);
       const run = (await response.json()) as Run;
       expect(response.headers.get("content-location")).toBe(`/threads/${threadId}/runs/${run.run_id}`);
@@ -186,16 +208,24 @@ describe("runs against wrangler dev", () => {
       const newestFirst = [...ids].reverse();
       expect((await client.runs.list(threadId)).map((r) => r.run_id)).toEqual(newestFirst);
       expect((await client.runs.list(threadId, { limit: 2 })).map((r) => r.run_id)).toEqual(newestFirst.slice(0, 2));
-      expect((await client.runs.list(threadId, { limit: 1, offset: 1 })).map((r) => r.run_id)).toEqual([newestFirst[1]]);
+      expect((await client.runs.list(threadId, { limit: 1, offset: 1 })).map((r) => r.run_id)).toEqual([
+        newestFirst[1],
+      ]);
       expect((await client.runs.list(threadId, { offset: 3 })).map((r) => r.run_id)).toEqual([]);
-      expect((await client.runs.list(threadId, { status: "success" })).map((r) => r.run_id)).toEqual(newestFirst.slice(1));
-      expect((await client.runs.list(threadId, { status: "interrupted" })).map((r) => r.run_id)).toEqual([third.run_id]);
+      expect((await client.runs.list(threadId, { status: "success" })).map((r) => r.run_id)).toEqual(
+        newestFirst.slice(1),
+      );
+      expect((await client.runs.list(threadId, { status: "interrupted" })).map((r) => r.run_id)).toEqual([
+        third.run_id,
+      ]);
       expect(await client.runs.list(threadId, { status: "pending" })).toEqual([]);
     });
 
     it("deletes a finished run (then get and join answer 404)", async () => {
       const threadId = await newThread();
-      const run = await client.runs.create(threadId, "echo", { input: { messages: [{ role: "user", content: "bye" }] } });
+      const run = await client.runs.create(threadId, "echo", {
+        input: { messages: [{ role: "user", content: "bye" }] },
+      });
       await client.runs.join(threadId, run.run_id);
       await client.runs.delete(threadId, run.run_id);
       expect(await failure(getRun(threadId, run.run_id))).toEqual({ status: 404, body: { detail: "Run not found" } });
@@ -213,7 +243,11 @@ describe("runs against wrangler dev", () => {
       const threadId = await newThread();
       let created: { run_id: string; thread_id?: string } | undefined;
       const events = await collect(
-        client.runs.stream(threadId, "echo", { input: echoInput("hello"), streamMode: "values", onRunCreated: (m) => (created = m) }),
+        client.runs.stream(threadId, "echo", {
+          input: echoInput("hello"),
+          streamMode: "values",
+          onRunCreated: (m) => (created = m),
+        }),
       );
       expect(events[0]).toEqual({ id: "0", event: "metadata", data: { run_id: created?.run_id, attempt: 1 } });
       expect(created?.thread_id).toBe(threadId);
@@ -221,19 +255,26 @@ describe("runs against wrangler dev", () => {
       expect(events.slice(1).map((e) => e.event)).toEqual(["values", "values"]);
       const [first, last] = [events[1].data as { messages: Message[] }, events[2].data as { messages: Message[] }];
       expect(first.messages.map((m) => [m.type, content(m)])).toEqual([["human", "hello"]]);
-      expect(last.messages.map((m) => [m.type, content(m)])).toEqual([["human", "hello"], ["ai", "hello"]]);
+      expect(last.messages.map((m) => [m.type, content(m)])).toEqual([
+        ["human", "hello"],
+        ["ai", "hello"],
+      ]);
       const run = await getRun(threadId, created!.run_id);
       expect(run.status).toBe("success");
     });
 
     it("updates: one event per node with the node's update", async () => {
-      const events = await collect(client.runs.stream(await newThread(), "steps", { input: { items: [] }, streamMode: "updates" }));
+      const events = await collect(
+        client.runs.stream(await newThread(), "steps", { input: { items: [] }, streamMode: "updates" }),
+      );
       expect(events.map((e) => e.event)).toEqual(["metadata", "updates", "updates", "updates", "updates"]);
       expect(events.slice(1).map((e) => e.data)).toEqual(ALL_STEPS.map((step) => ({ [step]: { items: [step] } })));
     });
 
     it("messages-tuple: [chunk, metadata] pairs, token by token from the agent's model", async () => {
-      const events = await collect(client.runs.stream(await newThread(), "agent", { input: agentInput, streamMode: "messages-tuple" }));
+      const events = await collect(
+        client.runs.stream(await newThread(), "agent", { input: agentInput, streamMode: "messages-tuple" }),
+      );
       const tuples = events.filter((e) => e.event !== "metadata");
       expect(tuples.length).toBeGreaterThan(5);
       expect(new Set(tuples.map((e) => e.event))).toEqual(new Set(["messages"]));
@@ -246,7 +287,8 @@ describe("runs against wrangler dev", () => {
       const byId = new Map<string, string>();
       for (const { data } of tuples) {
         const [chunk, metadata] = data as [Message, Record<string, unknown>];
-        if (metadata.langgraph_node === "agent" && chunk.id) byId.set(chunk.id, (byId.get(chunk.id) ?? "") + content(chunk));
+        if (metadata.langgraph_node === "agent" && chunk.id)
+          byId.set(chunk.id, (byId.get(chunk.id) ?? "") + content(chunk));
       }
       expect([...byId.values()]).toContain(ANSWER);
       // Several tokens of the answer arrive separately.
@@ -255,7 +297,9 @@ describe("runs against wrangler dev", () => {
     });
 
     it("messages (legacy): messages/metadata, growing messages/partial, messages/complete", async () => {
-      const events = await collect(client.runs.stream(await newThread(), "agent", { input: agentInput, streamMode: "messages" }));
+      const events = await collect(
+        client.runs.stream(await newThread(), "agent", { input: agentInput, streamMode: "messages" }),
+      );
       const names = new Set(events.map((e) => e.event));
       expect(names).toEqual(new Set(["metadata", "messages/metadata", "messages/partial", "messages/complete"]));
       const partials = events.filter((e) => e.event === "messages/partial").map((e) => (e.data as Message[])[0]);
@@ -266,31 +310,67 @@ describe("runs against wrangler dev", () => {
       const complete = events.filter((e) => e.event === "messages/complete").flatMap((e) => e.data as Message[]);
       expect(complete.map((m) => m.type)).toEqual(expect.arrayContaining(["ai", "tool"]));
       expect(complete.some((m) => m.type === "ai" && content(m) === ANSWER)).toBe(true);
-      const metadataEvent = events.find((e) => e.event === "messages/metadata")!.data as Record<string, { metadata: unknown }>;
+      const metadataEvent = events.find((e) => e.event === "messages/metadata")!.data as Record<
+        string,
+        { metadata: unknown }
+      >;
       expect(Object.values(metadataEvent)[0]).toHaveProperty("metadata");
     });
 
     it("debug: checkpoint, task and task_result records", async () => {
-      const events = await collect(client.runs.stream(await newThread(), "echo", { input: echoInput("dbg"), streamMode: "debug" }));
-      const records = events.filter((e) => e.event === "debug").map((e) => e.data as { type: string; step: number; timestamp: string; payload: Record<string, unknown> });
+      const events = await collect(
+        client.runs.stream(await newThread(), "echo", { input: echoInput("dbg"), streamMode: "debug" }),
+      );
+      const records = events
+        .filter((e) => e.event === "debug")
+        .map((e) => e.data as { type: string; step: number; timestamp: string; payload: Record<string, unknown> });
       expect(events.filter((e) => e.event !== "debug").map((e) => e.event)).toEqual(["metadata"]);
       expect(new Set(records.map((r) => r.type))).toEqual(new Set(["checkpoint", "task", "task_result"]));
-      for (const record of records) expect(record).toMatchObject({ step: expect.any(Number), timestamp: expect.any(String), payload: expect.any(Object) });
-      expect(records.find((r) => r.type === "task")!.payload).toMatchObject({ name: "respond", triggers: expect.any(Array) });
-      expect(records.find((r) => r.type === "task_result")!.payload).toMatchObject({ name: "respond", result: expect.anything() });
+      for (const record of records)
+        expect(record).toMatchObject({
+          step: expect.any(Number),
+          timestamp: expect.any(String),
+          payload: expect.any(Object),
+        });
+      expect(records.find((r) => r.type === "task")!.payload).toMatchObject({
+        name: "respond",
+        triggers: expect.any(Array),
+      });
+      expect(records.find((r) => r.type === "task_result")!.payload).toMatchObject({
+        name: "respond",
+        result: expect.anything(),
+      });
       const lastCheckpoint = records.filter((r) => r.type === "checkpoint").at(-1)!.payload;
       expect(lastCheckpoint).toMatchObject({ next: [], values: { messages: expect.any(Array) } });
     });
 
     it("events: LangChain stream events, including the model's tokens and the tool", async () => {
-      const events = await collect(client.runs.stream(await newThread(), "agent", { input: agentInput, streamMode: "events" }));
-      const records = events.filter((e) => e.event === "events").map((e) => e.data as Record<string, unknown> & { event: string; name: string });
+      const events = await collect(
+        client.runs.stream(await newThread(), "agent", { input: agentInput, streamMode: "events" }),
+      );
+      const records = events
+        .filter((e) => e.event === "events")
+        .map((e) => e.data as Record<string, unknown> & { event: string; name: string });
       expect(events.filter((e) => e.event !== "events").map((e) => e.event)).toEqual(["metadata"]);
       for (const record of records) {
-        expect(record).toMatchObject({ event: expect.stringMatching(/^on_/), name: expect.any(String), run_id: expect.any(String), tags: expect.any(Array), metadata: expect.any(Object) });
+        expect(record).toMatchObject({
+          event: expect.stringMatching(/^on_/),
+          name: expect.any(String),
+          run_id: expect.any(String),
+          tags: expect.any(Array),
+          metadata: expect.any(Object),
+        });
       }
       const kinds = new Set(records.map((r) => r.event));
-      for (const kind of ["on_chain_start", "on_chain_end", "on_chat_model_start", "on_chat_model_stream", "on_chat_model_end", "on_tool_start", "on_tool_end"]) {
+      for (const kind of [
+        "on_chain_start",
+        "on_chain_end",
+        "on_chat_model_start",
+        "on_chat_model_stream",
+        "on_chat_model_end",
+        "on_tool_start",
+        "on_tool_end",
+      ]) {
         expect(kinds).toContain(kind);
       }
       expect(records.find((r) => r.event === "on_tool_end")).toMatchObject({ name: "search" });
@@ -302,7 +382,9 @@ describe("runs against wrangler dev", () => {
     });
 
     it("tasks: a start and a result per node", async () => {
-      const events = await collect(client.runs.stream(await newThread(), "steps", { input: { items: [] }, streamMode: "tasks" }));
+      const events = await collect(
+        client.runs.stream(await newThread(), "steps", { input: { items: [] }, streamMode: "tasks" }),
+      );
       const tasks = events.filter((e) => e.event === "tasks").map((e) => e.data as Record<string, unknown>);
       expect(tasks.map((t) => [t.name, "result" in t ? "result" : "start"])).toEqual(
         ALL_STEPS.flatMap((step) => [
@@ -310,17 +392,32 @@ describe("runs against wrangler dev", () => {
           [step, "result"],
         ]),
       );
-      expect(tasks[0]).toMatchObject({ id: expect.any(String), name: "step1", input: { items: [] }, triggers: expect.any(Array) });
+      expect(tasks[0]).toMatchObject({
+        id: expect.any(String),
+        name: "step1",
+        input: { items: [] },
+        triggers: expect.any(Array),
+      });
       expect(tasks[1]).toMatchObject({ id: tasks[0].id, name: "step1", interrupts: [] });
       expect(JSON.stringify(tasks[1].result)).toContain("step1");
     });
 
     it("checkpoints: {values, metadata, next, config, tasks} per checkpoint", async () => {
-      const events = await collect(client.runs.stream(await newThread(), "steps", { input: { items: [] }, streamMode: "checkpoints" }));
-      const checkpoints = events.filter((e) => e.event === "checkpoints").map((e) => e.data as Record<string, unknown> & { values: StepsValues; next: string[] });
+      const events = await collect(
+        client.runs.stream(await newThread(), "steps", { input: { items: [] }, streamMode: "checkpoints" }),
+      );
+      const checkpoints = events
+        .filter((e) => e.event === "checkpoints")
+        .map((e) => e.data as Record<string, unknown> & { values: StepsValues; next: string[] });
       expect(checkpoints.length).toBe(6); // input, then after __start__ and each of the four nodes
       for (const checkpoint of checkpoints) {
-        expect(checkpoint).toMatchObject({ values: expect.any(Object), metadata: expect.any(Object), next: expect.any(Array), config: expect.any(Object), tasks: expect.any(Array) });
+        expect(checkpoint).toMatchObject({
+          values: expect.any(Object),
+          metadata: expect.any(Object),
+          next: expect.any(Array),
+          config: expect.any(Object),
+          tasks: expect.any(Array),
+        });
       }
       expect(checkpoints.map((c) => c.next)).toEqual([["__start__"], ["step1"], ["step2"], ["step3"], ["review"], []]);
       expect(checkpoints.at(-1)!.values.items).toEqual(ALL_STEPS);
@@ -331,9 +428,14 @@ describe("runs against wrangler dev", () => {
       // handler (and its record of every message seen) must not be serialised into the events, nor
       // anything else of the run's configurable.
       const events = await collect(
-        client.runs.stream(await newThread(), "agent", { input: agentInput, streamMode: ["checkpoints", "debug", "messages-tuple"] }),
+        client.runs.stream(await newThread(), "agent", {
+          input: agentInput,
+          streamMode: ["checkpoints", "debug", "messages-tuple"],
+        }),
       );
-      const checkpoints = events.filter((e) => e.event === "checkpoints").map((e) => e.data as { config: Record<string, unknown>; checkpoint: unknown });
+      const checkpoints = events
+        .filter((e) => e.event === "checkpoints")
+        .map((e) => e.data as { config: Record<string, unknown>; checkpoint: unknown });
       const debug = events
         .filter((e) => e.event === "debug" && (e.data as { type: string }).type === "checkpoint")
         .map((e) => (e.data as { payload: Record<string, unknown> }).payload);
@@ -347,7 +449,9 @@ describe("runs against wrangler dev", () => {
     });
 
     it("tools: on_tool_start and on_tool_end around the agent's search", async () => {
-      const events = await collect(client.runs.stream(await newThread(), "agent", { input: agentInput, streamMode: "tools" as never }));
+      const events = await collect(
+        client.runs.stream(await newThread(), "agent", { input: agentInput, streamMode: "tools" as never }),
+      );
       const tools = events.filter((e) => e.event === "tools").map((e) => e.data as Record<string, unknown>);
       expect(tools.map((t) => t.event)).toEqual(["on_tool_start", "on_tool_end"]);
       expect(tools[0]).toMatchObject({ name: "search", toolCallId: expect.any(String) });
@@ -358,14 +462,22 @@ describe("runs against wrangler dev", () => {
     it("several modes at once, with custom (unused by these graphs) and streamSubgraphs: root event names stay plain", async () => {
       const modes = ["values", "updates", "debug", "tasks", "checkpoints", "custom"] as const;
       const events = await collect(
-        client.runs.stream(await newThread(), "steps", { input: { items: [] }, streamMode: [...modes], streamSubgraphs: true }),
+        client.runs.stream(await newThread(), "steps", {
+          input: { items: [] },
+          streamMode: [...modes],
+          streamSubgraphs: true,
+        }),
       );
       expect(events[0].event).toBe("metadata");
-      expect(new Set(events.map((e) => e.event))).toEqual(new Set(["metadata", "values", "updates", "debug", "tasks", "checkpoints"]));
+      expect(new Set(events.map((e) => e.event))).toEqual(
+        new Set(["metadata", "values", "updates", "debug", "tasks", "checkpoints"]),
+      );
       expect(events.map((e) => e.id)).toEqual(events.map((_, i) => String(i)));
       const values = events.filter((e) => e.event === "values");
       expect((values.at(-1)!.data as StepsValues).items).toEqual(ALL_STEPS);
-      expect(events.filter((e) => e.event === "updates").map((e) => Object.keys(e.data as object)[0])).toEqual(ALL_STEPS);
+      expect(events.filter((e) => e.event === "updates").map((e) => Object.keys(e.data as object)[0])).toEqual(
+        ALL_STEPS,
+      );
     });
 
     it("the SSE wire format: headers, `event:`/`data:`/`id:` lines, metadata first", async () => {
@@ -382,7 +494,9 @@ describe("runs against wrangler dev", () => {
       const text = await response.text();
       const frames = text.split("\n\n").filter((frame) => frame.trim() && !frame.startsWith(":"));
       expect(frames[0]).toBe(`event: metadata\ndata: ${JSON.stringify({ run_id: runId, attempt: 1 })}\nid: 0`);
-      frames.forEach((frame, i) => expect(frame).toMatch(new RegExp(`^event: (metadata|values)\\ndata: .+\\nid: ${i}$`)));
+      frames.forEach((frame, i) =>
+        expect(frame).toMatch(new RegExp(`^event: (metadata|values)\\ndata: .+\\nid: ${i}$`)),
+      );
       expect(frames).toHaveLength(3);
     });
   });
@@ -400,7 +514,8 @@ describe("runs against wrangler dev", () => {
       })) {
         original.push(event as StreamEvent);
         if (event.event === "metadata") runId = (event.data as { run_id: string }).run_id;
-        if (event.id === "3" && !midRun) midRun = collect(client.runs.joinStream(threadId, runId, { lastEventId: "1" }));
+        if (event.id === "3" && !midRun)
+          midRun = collect(client.runs.joinStream(threadId, runId, { lastEventId: "1" }));
       }
       expect(original.map((e) => e.id)).toEqual(original.map((_, i) => String(i)));
       expect(original.length).toBe(1 + 5 + 4); // metadata, 5 values, 4 updates
@@ -415,7 +530,10 @@ describe("runs against wrangler dev", () => {
 
     it("joinStream of a running background run delivers its remaining events and ends with the run", async () => {
       const threadId = await newThread();
-      const run = await client.runs.create(threadId, "steps", { input: { items: [], delay_ms: 200 }, streamMode: "updates" });
+      const run = await client.runs.create(threadId, "steps", {
+        input: { items: [], delay_ms: 200 },
+        streamMode: "updates",
+      });
       const events = await collect(client.runs.joinStream(threadId, run.run_id));
       const updates = events.filter((e) => e.event === "updates").map((e) => Object.keys(e.data as object)[0]);
       expect(updates.length).toBeGreaterThan(0);
@@ -425,8 +543,13 @@ describe("runs against wrangler dev", () => {
 
     it("runs.wait returns the final values", async () => {
       const threadId = await newThread();
-      const values = (await client.runs.wait(threadId, "echo", { input: { messages: [{ role: "user", content: "ping" }] } })) as { messages: Message[] };
-      expect(values.messages.map((m) => [m.type, content(m)])).toEqual([["human", "ping"], ["ai", "ping"]]);
+      const values = (await client.runs.wait(threadId, "echo", {
+        input: { messages: [{ role: "user", content: "ping" }] },
+      })) as { messages: Message[] };
+      expect(values.messages.map((m) => [m.type, content(m)])).toEqual([
+        ["human", "ping"],
+        ["ai", "ping"],
+      ]);
       expect(values).not.toHaveProperty("__interrupt__");
     });
   });
@@ -441,7 +564,10 @@ describe("runs against wrangler dev", () => {
       });
       expect(response.status).toBe(200);
       const values = (await response.json()) as { messages: Message[] };
-      expect(values.messages.map((m) => [m.type, (m.content as string).length])).toEqual([["human", text.length], ["ai", text.length]]);
+      expect(values.messages.map((m) => [m.type, (m.content as string).length])).toEqual([
+        ["human", text.length],
+        ["ai", text.length],
+      ]);
       expect(values.messages[1].content).toBe(text);
       const [run] = await client.runs.list(threadId);
       expect(run.status).toBe("success");
@@ -454,14 +580,23 @@ describe("runs against wrangler dev", () => {
           const sessions = (await (await api("/api/v1/sessions?name=agent-runs")).json()) as { id: string }[];
           if (!sessions[0]) return [];
           const filter = `and(eq(metadata_key, "run_id"), eq(metadata_value, "${run.run_id}"))`;
-          const query = await api("/api/v1/runs/query", { method: "POST", body: JSON.stringify({ session: [sessions[0].id], filter, limit: 100 }) });
-          return ((await query.json()) as { runs: { name: string; is_root: boolean; status: string; inputs: unknown; outputs: unknown }[] }).runs;
+          const query = await api("/api/v1/runs/query", {
+            method: "POST",
+            body: JSON.stringify({ session: [sessions[0].id], filter, limit: 100 }),
+          });
+          return (
+            (await query.json()) as {
+              runs: { name: string; is_root: boolean; status: string; inputs: unknown; outputs: unknown }[];
+            }
+          ).runs;
         },
         (found) => found.some((r) => r.is_root),
       );
       const root = runsOfTrace.find((r) => r.is_root)!;
       expect(root).toMatchObject({ name: "LangGraph", status: "success" });
-      expect(root.inputs).toEqual({ __truncated__: expect.stringMatching(/^inputs of \d+ bytes exceed the 196608-byte trace limit$/) });
+      expect(root.inputs).toEqual({
+        __truncated__: expect.stringMatching(/^inputs of \d+ bytes exceed the 196608-byte trace limit$/),
+      });
       expect(runsOfTrace.map((r) => r.name)).toContain("respond");
     }, 60_000);
 
@@ -469,7 +604,9 @@ describe("runs against wrangler dev", () => {
       // Each run adds a human and an AI message of 8 MB: the state ends at 48 MB, and a page of runs,
       // the history and the state are each more than one 32 MiB Durable Object RPC result.
       const threadId = await newThread();
-      const texts = ["first", "second", "third"].map((word) => `${word} large input `.repeat(Math.ceil((8 * 1000 * 1000) / (word.length + 13))));
+      const texts = ["first", "second", "third"].map((word) =>
+        `${word} large input `.repeat(Math.ceil((8 * 1000 * 1000) / (word.length + 13))),
+      );
       const runIds: string[] = [];
       for (const text of texts) {
         const response = await api(`/threads/${threadId}/runs/wait`, {
@@ -480,7 +617,10 @@ describe("runs against wrangler dev", () => {
         runIds.unshift(response.headers.get("Content-Location")!.split("/").pop()!);
         await response.text();
       }
-      const expected = texts.flatMap((text) => [["human", text], ["ai", text]]);
+      const expected = texts.flatMap((text) => [
+        ["human", text],
+        ["ai", text],
+      ]);
       const shape = (values: { messages: Message[] }) => values.messages.map((m) => [m.type, m.content]);
 
       const listed = await api(`/threads/${threadId}/runs?limit=10`);
@@ -501,16 +641,26 @@ describe("runs against wrangler dev", () => {
       const history = await api(`/threads/${threadId}/history`, { method: "POST", body: JSON.stringify({ limit: 3 }) });
       expect(history.status).toBe(200);
       const states = (await history.json()) as { values: { messages: Message[] }; metadata: { run_id: string } }[];
-      expect(states.map((s) => [s.metadata.run_id, s.values.messages.length])).toEqual([[runIds[0], 6], [runIds[0], 5], [runIds[0], 4]]);
+      expect(states.map((s) => [s.metadata.run_id, s.values.messages.length])).toEqual([
+        [runIds[0], 6],
+        [runIds[0], 5],
+        [runIds[0], 4],
+      ]);
       expect(shape(states[0].values)).toEqual(expected);
 
       const thread = await api(`/threads/${threadId}`);
       expect(thread.status).toBe(200);
       expect(shape(((await thread.json()) as { values: { messages: Message[] } }).values)).toEqual(expected);
 
-      const patched = await api(`/threads/${threadId}`, { method: "PATCH", body: JSON.stringify({ metadata: { large: true } }) });
+      const patched = await api(`/threads/${threadId}`, {
+        method: "PATCH",
+        body: JSON.stringify({ metadata: { large: true } }),
+      });
       expect(patched.status).toBe(200);
-      const patchedThread = (await patched.json()) as { metadata: Record<string, unknown>; values: { messages: Message[] } };
+      const patchedThread = (await patched.json()) as {
+        metadata: Record<string, unknown>;
+        values: { messages: Message[] };
+      };
       expect(patchedThread.metadata).toMatchObject({ large: true });
       expect(shape(patchedThread.values)).toEqual(expected);
 
@@ -532,12 +682,20 @@ describe("runs against wrangler dev", () => {
       for (let i = 0; i < 4; i++) {
         const response = await api(`/threads/${threadId}/runs`, {
           method: "POST",
-          body: JSON.stringify({ assistant_id: "echo", input: { messages: [{ role: "user", content: text }] }, after_seconds: 3600, multitask_strategy: "enqueue" }),
+          body: JSON.stringify({
+            assistant_id: "echo",
+            input: { messages: [{ role: "user", content: text }] },
+            after_seconds: 3600,
+            multitask_strategy: "enqueue",
+          }),
         });
         expect(response.status).toBe(200);
         created.push(((await response.json()) as Run).run_id);
       }
-      const cancelled = await api(`/runs/cancel?action=interrupt`, { method: "POST", body: JSON.stringify({ thread_id: threadId, status: "all" }) });
+      const cancelled = await api(`/runs/cancel?action=interrupt`, {
+        method: "POST",
+        body: JSON.stringify({ thread_id: threadId, status: "all" }),
+      });
       expect(cancelled.status).toBe(204);
       for (const runId of created) expect(await runStatus(threadId, runId)).toBe("interrupted");
     }, 120_000);
@@ -547,7 +705,10 @@ describe("runs against wrangler dev", () => {
       const started = Date.now();
       const response = await api(`/threads/${threadId}/runs/wait`, {
         method: "POST",
-        body: JSON.stringify({ assistant_id: "echo", input: { messages: [{ role: "user", content: "x".repeat(10 * 1024 * 1024) }] } }),
+        body: JSON.stringify({
+          assistant_id: "echo",
+          input: { messages: [{ role: "user", content: "x".repeat(10 * 1024 * 1024) }] },
+        }),
       });
       expect(response.status).toBe(413);
       expect(await response.json()).toEqual({ detail: "Request body is larger than the limit of 10485760 bytes" });
@@ -565,17 +726,23 @@ describe("runs against wrangler dev", () => {
         onRunCreated: (m) => (runId = m.run_id),
       })) as StepsValues & { __interrupt__: { id: string; value: unknown }[] };
       expect(paused.items).toEqual(["step1", "step2", "step3"]);
-      expect(paused.__interrupt__).toEqual([{ id: expect.any(String), value: { question: "approve?", items: ["step1", "step2", "step3"] } }]);
+      expect(paused.__interrupt__).toEqual([
+        { id: expect.any(String), value: { question: "approve?", items: ["step1", "step2", "step3"] } },
+      ]);
       expect(await runStatus(threadId, runId)).toBe("success");
 
       const thread = await client.threads.get<StepsValues>(threadId);
       expect(thread.status).toBe("interrupted");
       const pending = Object.values(thread.interrupts).flat();
-      expect(pending).toEqual([{ id: paused.__interrupt__[0].id, value: { question: "approve?", items: ["step1", "step2", "step3"] } }]);
+      expect(pending).toEqual([
+        { id: paused.__interrupt__[0].id, value: { question: "approve?", items: ["step1", "step2", "step3"] } },
+      ]);
       const state = await client.threads.getState<StepsValues>(threadId);
       expect(state.next).toEqual(["review"]);
 
-      const resumed = (await client.runs.wait(threadId, "steps", { command: { resume: { approved: true } } })) as StepsValues;
+      const resumed = (await client.runs.wait(threadId, "steps", {
+        command: { resume: { approved: true } },
+      })) as StepsValues;
       expect(resumed).not.toHaveProperty("__interrupt__");
       expect(resumed.items).toEqual(ALL_STEPS);
       expect(resumed.answer).toEqual({ approved: true });
@@ -588,7 +755,10 @@ describe("runs against wrangler dev", () => {
 
     it("static breakpoints: interrupt_before pauses the thread, input null continues", async () => {
       const threadId = await newThread();
-      const paused = (await client.runs.wait(threadId, "steps", { input: { items: [] }, interruptBefore: ["review"] })) as StepsValues;
+      const paused = (await client.runs.wait(threadId, "steps", {
+        input: { items: [] },
+        interruptBefore: ["review"],
+      })) as StepsValues;
       expect(paused.items).toEqual(["step1", "step2", "step3"]);
       expect((await client.threads.get(threadId)).status).toBe("interrupted");
       expect((await client.threads.getState(threadId)).next).toEqual(["review"]);
@@ -599,12 +769,18 @@ describe("runs against wrangler dev", () => {
 
     it("streams the interrupt as an updates event and a values event", async () => {
       const events = await collect(
-        client.runs.stream(await newThread(), "steps", { input: { items: [], ask_human: true }, streamMode: ["values", "updates"] }),
+        client.runs.stream(await newThread(), "steps", {
+          input: { items: [], ask_human: true },
+          streamMode: ["values", "updates"],
+        }),
       );
       const interruptEvents = events.filter((e) => e.data && typeof e.data === "object" && "__interrupt__" in e.data);
       expect(interruptEvents.map((e) => e.event)).toEqual(["updates", "values"]);
       for (const event of interruptEvents) {
-        expect((event.data as { __interrupt__: { value: unknown }[] }).__interrupt__[0].value).toEqual({ question: "approve?", items: ["step1", "step2", "step3"] });
+        expect((event.data as { __interrupt__: { value: unknown }[] }).__interrupt__[0].value).toEqual({
+          question: "approve?",
+          items: ["step1", "step2", "step3"],
+        });
       }
     });
   });
@@ -614,7 +790,10 @@ describe("runs against wrangler dev", () => {
       const threadId = await newThread();
       let runId = "";
       const events: StreamEvent[] = [];
-      for await (const event of client.runs.stream(threadId, "steps", { input: { items: [], delay_ms: 400 }, streamMode: "updates" })) {
+      for await (const event of client.runs.stream(threadId, "steps", {
+        input: { items: [], delay_ms: 400 },
+        streamMode: "updates",
+      })) {
         events.push(event as StreamEvent);
         if (event.event === "metadata") runId = (event.data as { run_id: string }).run_id;
         if (event.event === "updates") await client.runs.cancel(threadId, runId, true, "interrupt");
@@ -638,7 +817,10 @@ describe("runs against wrangler dev", () => {
       const before = await history(threadId);
       const run = await client.runs.create(threadId, "steps", { input: { items: ["extra"], delay_ms: 400 } });
       // Cancel once the run has written checkpoints of its own.
-      await until(() => runCheckpoints(threadId, run.run_id), (states) => states.length >= 2);
+      await until(
+        () => runCheckpoints(threadId, run.run_id),
+        (states) => states.length >= 2,
+      );
       await client.runs.cancel(threadId, run.run_id, true, "rollback");
 
       expect((await failure(getRun(threadId, run.run_id))).status).toBe(404);
@@ -654,7 +836,10 @@ describe("runs against wrangler dev", () => {
     it("a pending (queued) run cancelled with interrupt never starts", async () => {
       const threadId = await newThread();
       const first = await client.runs.create(threadId, "steps", { input: { items: [], delay_ms: 300 } });
-      const second = await client.runs.create(threadId, "steps", { input: { items: ["queued"] }, multitaskStrategy: "enqueue" });
+      const second = await client.runs.create(threadId, "steps", {
+        input: { items: ["queued"] },
+        multitaskStrategy: "enqueue",
+      });
       expect(await runStatus(threadId, second.run_id)).toBe("pending");
       await client.runs.cancel(threadId, second.run_id, false, "interrupt");
       expect(await runStatus(threadId, second.run_id)).toBe("interrupted");
@@ -671,13 +856,20 @@ describe("runs against wrangler dev", () => {
       await client.runs.cancel(threadId, run.run_id, false, "interrupt");
       expect(Date.now() - started).toBeLessThan(1_000); // the run itself has > 1 s to go
       await waitForStatus(threadId, run.run_id, ["interrupted"], 5_000);
-      await until(() => client.threads.get(threadId), (thread) => thread.status === "idle", 5_000);
+      await until(
+        () => client.threads.get(threadId),
+        (thread) => thread.status === "idle",
+        5_000,
+      );
     });
 
     it("rollback of a queued run deletes it before it starts", async () => {
       const threadId = await newThread();
       const first = await client.runs.create(threadId, "steps", { input: { items: [], delay_ms: 300 } });
-      const second = await client.runs.create(threadId, "steps", { input: { items: ["queued"] }, multitaskStrategy: "enqueue" });
+      const second = await client.runs.create(threadId, "steps", {
+        input: { items: ["queued"] },
+        multitaskStrategy: "enqueue",
+      });
       await client.runs.cancel(threadId, second.run_id, true, "rollback");
       expect((await failure(getRun(threadId, second.run_id))).status).toBe(404);
       await client.runs.join(threadId, first.run_id);
@@ -711,7 +903,11 @@ describe("runs against wrangler dev", () => {
       const run = await client.runs.create(threadId, "steps", { input: { items: [], delay_ms: 400 } });
       const joined = client.runs.join(threadId, run.run_id).then(
         (value) => ({ value, status: 200, message: "" }),
-        (error: { status?: number; message: string }) => ({ value: undefined, status: error.status, message: String(error.message) }),
+        (error: { status?: number; message: string }) => ({
+          value: undefined,
+          status: error.status,
+          message: String(error.message),
+        }),
       );
       await waitForStatus(threadId, run.run_id, ["running"]);
       await client.runs.cancel(threadId, run.run_id, true, "rollback");
@@ -725,7 +921,10 @@ describe("runs against wrangler dev", () => {
     it("cancel of an unknown run answers 404", async () => {
       const threadId = await newThread();
       const missing = crypto.randomUUID();
-      expect(await failure(client.runs.cancel(threadId, missing))).toEqual({ status: 404, body: { detail: "Run not found" } });
+      expect(await failure(client.runs.cancel(threadId, missing))).toEqual({
+        status: 404,
+        body: { detail: "Run not found" },
+      });
     });
   });
 
@@ -735,7 +934,9 @@ describe("runs against wrangler dev", () => {
     it("reject: a second run on a busy thread answers 409 and is not created", async () => {
       const threadId = await newThread();
       const first = await client.runs.create(threadId, "steps", { input: slow });
-      const refused = await failure(client.runs.create(threadId, "steps", { input: { items: [] }, multitaskStrategy: "reject" }));
+      const refused = await failure(
+        client.runs.create(threadId, "steps", { input: { items: [] }, multitaskStrategy: "reject" }),
+      );
       expect(refused.status).toBe(409);
       expect(JSON.stringify(refused.body)).toContain("Thread is already running a task");
       await client.runs.join(threadId, first.run_id);
@@ -746,7 +947,10 @@ describe("runs against wrangler dev", () => {
     it("enqueue: the second run waits, then runs after the first", async () => {
       const threadId = await newThread();
       const first = await client.runs.create(threadId, "steps", { input: slow });
-      const second = await client.runs.create(threadId, "steps", { input: { items: ["second"], delay_ms: 0 }, multitaskStrategy: "enqueue" });
+      const second = await client.runs.create(threadId, "steps", {
+        input: { items: ["second"], delay_ms: 0 },
+        multitaskStrategy: "enqueue",
+      });
       expect(second.status).toBe("pending");
       await waitForStatus(threadId, first.run_id, ["running"]);
       expect(await runStatus(threadId, second.run_id)).toBe("pending");
@@ -762,8 +966,14 @@ describe("runs against wrangler dev", () => {
     it("interrupt: the first run ends interrupted (its finished steps kept), the second runs", async () => {
       const threadId = await newThread();
       const first = await client.runs.create(threadId, "steps", { input: slow });
-      await until(() => runCheckpoints(threadId, first.run_id), (states) => states.some((s) => s.values.items?.includes("step1")));
-      const second = await client.runs.create(threadId, "steps", { input: { items: ["second"], delay_ms: 0 }, multitaskStrategy: "interrupt" });
+      await until(
+        () => runCheckpoints(threadId, first.run_id),
+        (states) => states.some((s) => s.values.items?.includes("step1")),
+      );
+      const second = await client.runs.create(threadId, "steps", {
+        input: { items: ["second"], delay_ms: 0 },
+        multitaskStrategy: "interrupt",
+      });
       const values = (await client.runs.join(threadId, second.run_id)) as StepsValues;
       expect(await runStatus(threadId, first.run_id)).toBe("interrupted");
       expect(await runStatus(threadId, second.run_id)).toBe("success");
@@ -777,8 +987,14 @@ describe("runs against wrangler dev", () => {
     it("rollback: the first run is deleted with its checkpoints, the second runs from the state before it", async () => {
       const threadId = await newThread();
       const first = await client.runs.create(threadId, "steps", { input: slow });
-      await until(() => runCheckpoints(threadId, first.run_id), (states) => states.some((s) => s.values.items?.includes("step1")));
-      const second = await client.runs.create(threadId, "steps", { input: { items: ["second"], delay_ms: 0 }, multitaskStrategy: "rollback" });
+      await until(
+        () => runCheckpoints(threadId, first.run_id),
+        (states) => states.some((s) => s.values.items?.includes("step1")),
+      );
+      const second = await client.runs.create(threadId, "steps", {
+        input: { items: ["second"], delay_ms: 0 },
+        multitaskStrategy: "rollback",
+      });
       const values = (await client.runs.join(threadId, second.run_id)) as StepsValues;
       expect(values.items).toEqual(["second", ...ALL_STEPS]);
       expect((await failure(getRun(threadId, first.run_id))).status).toBe(404);
@@ -795,7 +1011,10 @@ describe("runs against wrangler dev", () => {
         input: { messages: [{ role: "user", content: "stateless" }] },
         onRunCreated: (m) => (created = m),
       })) as { messages: Message[] };
-      expect(values.messages.map((m) => [m.type, content(m)])).toEqual([["human", "stateless"], ["ai", "stateless"]]);
+      expect(values.messages.map((m) => [m.type, content(m)])).toEqual([
+        ["human", "stateless"],
+        ["ai", "stateless"],
+      ]);
       expect(created?.run_id).toMatch(/^[0-9a-f-]{36}$/);
       expect(created?.thread_id).toBeUndefined();
     });
@@ -803,7 +1022,11 @@ describe("runs against wrangler dev", () => {
     it("runs.stream(null, ...) streams metadata then values", async () => {
       let created: { run_id: string } | undefined;
       const events = await collect(
-        client.runs.stream(null, "steps", { input: { items: [] }, streamMode: ["values"], onRunCreated: (m) => (created = m) }),
+        client.runs.stream(null, "steps", {
+          input: { items: [] },
+          streamMode: ["values"],
+          onRunCreated: (m) => (created = m),
+        }),
       );
       expect(events[0]).toMatchObject({ event: "metadata", data: { run_id: created?.run_id, attempt: 1 } });
       expect(events.slice(1).every((e) => e.event === "values")).toBe(true);
@@ -811,13 +1034,21 @@ describe("runs against wrangler dev", () => {
     });
 
     it("runs.create(null, ...) runs in the background on a temporary thread, removed when done", async () => {
-      const run = await client.runs.create(null, "steps", { input: { items: [], delay_ms: 200 }, streamMode: "updates" });
+      const run = await client.runs.create(null, "steps", {
+        input: { items: [], delay_ms: 200 },
+        streamMode: "updates",
+      });
       expect(run).toMatchObject({ status: "pending", thread_id: expect.any(String) });
       const events = await collect(client.runs.joinStream(null, run.run_id));
       const updates = events.filter((e) => e.event === "updates").map((e) => Object.keys(e.data as object)[0]);
       expect(updates.length).toBeGreaterThan(0);
       expect(updates.at(-1)).toBe("review");
-      await until(() => failure(client.threads.get(run.thread_id)).catch(() => ({ status: 200, body: null })), (r) => r.status === 404, 10_000, 100);
+      await until(
+        () => failure(client.threads.get(run.thread_id)).catch(() => ({ status: 200, body: null })),
+        (r) => r.status === 404,
+        10_000,
+        100,
+      );
     });
 
     it("runs.createBatch creates independent runs, each of which completes (seen through webhooks)", async () => {
@@ -830,7 +1061,12 @@ describe("runs against wrangler dev", () => {
       expect(runs.map((r) => r.status)).toEqual(["pending", "pending"]);
       expect(new Set(runs.map((r) => r.run_id)).size).toBe(2);
       expect(new Set(runs.map((r) => r.thread_id)).size).toBe(2);
-      const delivered = await until(async () => receiver.on("/batch"), (hooks) => hooks.length >= 2, 20_000, 100);
+      const delivered = await until(
+        async () => receiver.on("/batch"),
+        (hooks) => hooks.length >= 2,
+        20_000,
+        100,
+      );
       expect(new Set(delivered.map((h) => h.body.run_id))).toEqual(new Set(runs.map((r) => r.run_id)));
       expect(delivered.map((h) => h.body.status)).toEqual(["success", "success"]);
     });
@@ -840,17 +1076,40 @@ describe("runs against wrangler dev", () => {
     it("POSTs the finished run, with its values, to the webhook", async () => {
       const threadId = await newThread();
       let runId = "";
-      await client.runs.wait(threadId, "steps", { input: { items: [] }, webhook: receiver.url("/hook"), onRunCreated: (m) => (runId = m.run_id) });
-      const [hook] = await until(async () => receiver.on("/hook"), (hooks) => hooks.length >= 1, 15_000, 100);
-      expect(hook.body).toMatchObject({ __method: "POST", run_id: runId, thread_id: threadId, status: "success", values: { items: ALL_STEPS } });
+      await client.runs.wait(threadId, "steps", {
+        input: { items: [] },
+        webhook: receiver.url("/hook"),
+        onRunCreated: (m) => (runId = m.run_id),
+      });
+      const [hook] = await until(
+        async () => receiver.on("/hook"),
+        (hooks) => hooks.length >= 1,
+        15_000,
+        100,
+      );
+      expect(hook.body).toMatchObject({
+        __method: "POST",
+        run_id: runId,
+        thread_id: threadId,
+        status: "success",
+        values: { items: ALL_STEPS },
+      });
       await sleep(300);
       expect(receiver.on("/hook")).toHaveLength(1);
     });
 
     it("retries a webhook the receiver answered with 500", async () => {
       const threadId = await newThread();
-      const run = await client.runs.create(threadId, "echo", { input: { messages: [{ role: "user", content: "hook" }] }, webhook: receiver.url("/flaky") });
-      const hooks = await until(async () => receiver.on("/flaky"), (all) => all.length >= 2, 20_000, 100);
+      const run = await client.runs.create(threadId, "echo", {
+        input: { messages: [{ role: "user", content: "hook" }] },
+        webhook: receiver.url("/flaky"),
+      });
+      const hooks = await until(
+        async () => receiver.on("/flaky"),
+        (all) => all.length >= 2,
+        20_000,
+        100,
+      );
       expect(hooks.map((h) => h.body.run_id)).toEqual([run.run_id, run.run_id]);
       expect(hooks[1].body).toMatchObject({ status: "success", values: { messages: expect.any(Array) } });
       await sleep(1_500);
@@ -861,16 +1120,33 @@ describe("runs against wrangler dev", () => {
   describe("webhooks, continued", () => {
     it("reports a failed run with status error and its error message", async () => {
       const threadId = await newThread();
-      const run = await client.runs.create(threadId, "steps", { input: { items: [] }, config: { recursion_limit: 2 }, webhook: receiver.url("/failed") });
-      const [hook] = await until(async () => receiver.on("/failed"), (hooks) => hooks.length >= 1, 15_000, 100);
-      expect(hook.body).toMatchObject({ run_id: run.run_id, thread_id: threadId, status: "error", error: expect.stringMatching(/Recursion/i) });
+      const run = await client.runs.create(threadId, "steps", {
+        input: { items: [] },
+        config: { recursion_limit: 2 },
+        webhook: receiver.url("/failed"),
+      });
+      const [hook] = await until(
+        async () => receiver.on("/failed"),
+        (hooks) => hooks.length >= 1,
+        15_000,
+        100,
+      );
+      expect(hook.body).toMatchObject({
+        run_id: run.run_id,
+        thread_id: threadId,
+        status: "error",
+        error: expect.stringMatching(/Recursion/i),
+      });
     });
   });
 
   describe("scheduling", () => {
     it("after_seconds keeps the run pending until it is due", async () => {
       const threadId = await newThread();
-      const run = await client.runs.create(threadId, "echo", { input: { messages: [{ role: "user", content: "later" }] }, afterSeconds: 1 });
+      const run = await client.runs.create(threadId, "echo", {
+        input: { messages: [{ role: "user", content: "later" }] },
+        afterSeconds: 1,
+      });
       await sleep(300);
       expect(await runStatus(threadId, run.run_id)).toBe("pending");
       expect((await client.threads.get(threadId)).status).toBe("busy");
@@ -898,9 +1174,15 @@ describe("runs against wrangler dev", () => {
 
     it("a run on a missing thread answers 404 unless if_not_exists is create", async () => {
       const threadId = crypto.randomUUID();
-      expect((await failure(client.runs.create(threadId, "echo", { input: { messages: [] }, ifNotExists: "reject" }))).status).toBe(404);
+      expect(
+        (await failure(client.runs.create(threadId, "echo", { input: { messages: [] }, ifNotExists: "reject" })))
+          .status,
+      ).toBe(404);
       expect((await failure(client.runs.create(threadId, "echo", { input: { messages: [] } }))).status).toBe(404);
-      const values = (await client.runs.wait(threadId, "echo", { input: { messages: [{ role: "user", content: "made" }] }, ifNotExists: "create" })) as { messages: Message[] };
+      const values = (await client.runs.wait(threadId, "echo", {
+        input: { messages: [{ role: "user", content: "made" }] },
+        ifNotExists: "create",
+      })) as { messages: Message[] };
       expect(values.messages).toHaveLength(2);
       expect((await client.threads.get(threadId)).metadata).toMatchObject({ graph_id: "echo" });
     });
@@ -916,14 +1198,20 @@ describe("runs against wrangler dev", () => {
       const threadId = await newThread();
       // recursion_limit 2 cannot fit the four steps.
       const events = await collect(
-        client.runs.stream(threadId, "steps", { input: { items: [] }, config: { recursion_limit: 2 }, streamMode: "updates" }),
+        client.runs.stream(threadId, "steps", {
+          input: { items: [] },
+          config: { recursion_limit: 2 },
+          streamMode: "updates",
+        }),
       );
       const error = events.find((e) => e.event === "error");
       expect(error?.data).toMatchObject({ error: expect.stringMatching(/Recursion/), message: expect.any(String) });
       const [run] = await client.runs.list(threadId);
       expect(run.status).toBe("error");
       expect((await client.threads.get(threadId)).status).toBe("error");
-      await expect(client.runs.wait(threadId, "steps", { input: { items: [] }, config: { recursion_limit: 2 } })).rejects.toThrow(/Recursion/);
+      await expect(
+        client.runs.wait(threadId, "steps", { input: { items: [] }, config: { recursion_limit: 2 } }),
+      ).rejects.toThrow(/Recursion/);
     });
   });
 });
@@ -939,50 +1227,52 @@ describe("a wrangler dev killed mid-run", () => {
     if (first) rmSync(first.persistTo, { recursive: true, force: true });
   });
 
-  it(
-    "restarted on the same state, finishes the run (resuming from its last checkpoint) and leaves the thread consistent",
-    async () => {
-      first = await startTestServer({ keep: true });
-      let client = new Client({ apiUrl: first.url, apiKey: first.apiKey });
-      const threadId = (await client.threads.create()).thread_id;
-      // Four nodes of 1.5 s each: ~6 s in all.
-      const run = await client.runs.create(threadId, "steps", { input: { items: [], delay_ms: 1_500 } });
-      await until(() => client.runs.get(threadId, run.run_id), (r) => r.status === "running", 10_000);
-      await sleep(2_000);
-      // Killed mid-run: step1 is checkpointed, review is far off.
-      const before = (await client.threads.getState<StepsValues>(threadId)).values.items;
-      expect(before).toContain("step1");
-      expect(before).not.toContain("review");
-      await first.kill();
+  it("restarted on the same state, finishes the run (resuming from its last checkpoint) and leaves the thread consistent", async () => {
+    first = await startTestServer({ keep: true });
+    let client = new Client({ apiUrl: first.url, apiKey: first.apiKey });
+    const threadId = (await client.threads.create()).thread_id;
+    // Four nodes of 1.5 s each: ~6 s in all.
+    const run = await client.runs.create(threadId, "steps", { input: { items: [], delay_ms: 1_500 } });
+    await until(
+      () => client.runs.get(threadId, run.run_id),
+      (r) => r.status === "running",
+      10_000,
+    );
+    await sleep(2_000);
+    // Killed mid-run: step1 is checkpointed, review is far off.
+    const before = (await client.threads.getState<StepsValues>(threadId)).values.items;
+    expect(before).toContain("step1");
+    expect(before).not.toContain("review");
+    await first.kill();
 
-      second = await startTestServer({ persistTo: first.persistTo });
-      client = new Client({ apiUrl: second.url, apiKey: second.apiKey });
-      const seenAfterRestart = await client.runs.get(threadId, run.run_id);
-      expect(["pending", "running"]).toContain(seenAfterRestart.status);
+    second = await startTestServer({ persistTo: first.persistTo });
+    client = new Client({ apiUrl: second.url, apiKey: second.apiKey });
+    const seenAfterRestart = await client.runs.get(threadId, run.run_id);
+    expect(["pending", "running"]).toContain(seenAfterRestart.status);
 
-      const finished = await until(
-        () => client.runs.get(threadId, run.run_id),
-        (r) => TERMINAL.includes(r.status),
-        70_000,
-        500,
-      ).catch((error: Error) => {
-        throw new Error(`${error.message}\n--- wrangler output after restart ---\n${second?.output().slice(-4_000)}`);
-      });
-      const thread = await client.threads.get<StepsValues>(threadId);
-      expect(["success", "error"]).toContain(finished.status);
-      if (finished.status === "success") {
-        expect(thread.status).toBe("idle");
-        // Resumed from the checkpoint after step1: no step ran twice.
-        expect(thread.values.items).toEqual(ALL_STEPS);
-        expect((await client.threads.getState<StepsValues>(threadId)).values.items).toEqual(ALL_STEPS);
-        expect(await client.runs.join(threadId, run.run_id)).toMatchObject({ items: ALL_STEPS });
-      } else {
-        expect(thread.status).toBe("error");
-      }
-      // Either way the thread takes new runs.
-      const values = (await client.runs.wait(threadId, "steps", { input: { items: ["again"], delay_ms: 0 } })) as StepsValues;
-      expect(values.items.slice(-5)).toEqual(["again", ...ALL_STEPS]);
-    },
-    150_000,
-  );
+    const finished = await until(
+      () => client.runs.get(threadId, run.run_id),
+      (r) => TERMINAL.includes(r.status),
+      70_000,
+      500,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}\n--- wrangler output after restart ---\n${second?.output().slice(-4_000)}`);
+    });
+    const thread = await client.threads.get<StepsValues>(threadId);
+    expect(["success", "error"]).toContain(finished.status);
+    if (finished.status === "success") {
+      expect(thread.status).toBe("idle");
+      // Resumed from the checkpoint after step1: no step ran twice.
+      expect(thread.values.items).toEqual(ALL_STEPS);
+      expect((await client.threads.getState<StepsValues>(threadId)).values.items).toEqual(ALL_STEPS);
+      expect(await client.runs.join(threadId, run.run_id)).toMatchObject({ items: ALL_STEPS });
+    } else {
+      expect(thread.status).toBe("error");
+    }
+    // Either way the thread takes new runs.
+    const values = (await client.runs.wait(threadId, "steps", {
+      input: { items: ["again"], delay_ms: 0 },
+    })) as StepsValues;
+    expect(values.items.slice(-5)).toEqual(["again", ...ALL_STEPS]);
+  }, 150_000);
 });

@@ -5,8 +5,8 @@ import { LangChainTracer } from "@langchain/core/tracers/tracer_langchain";
 import { Client as AgentClient } from "@langchain/langgraph-sdk";
 import { Client } from "langsmith";
 import { traceable } from "langsmith/traceable";
-import { graph as agentGraph } from "../../graphs/agent.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { graph as agentGraph } from "../../graphs/agent.ts";
 import { startTestServer } from "./helpers.ts";
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
@@ -45,14 +45,27 @@ describe("langsmith SDK tracing", () => {
   it("traces nested traceable functions with multipart batches", async () => {
     const project = `sdk-${crypto.randomUUID()}`;
     const client = new Client({ apiUrl: `${server.url}/api/v1`, apiKey: server.apiKey, autoBatchTracing: true });
-    const double = traceable(async (x: number) => x * 2, { name: "double", run_type: "tool", client, project_name: project, tracingEnabled: true });
+    const double = traceable(async (x: number) => x * 2, {
+      name: "double",
+      run_type: "tool",
+      client,
+      project_name: project,
+      tracingEnabled: true,
+    });
     const pipeline = traceable(
       async (x: number) => {
         const a = await double(x);
         const b = await double(a);
         return { result: b + 1 };
       },
-      { name: "pipeline", client, project_name: project, tracingEnabled: true, tags: ["e2e"], metadata: { thread_id: "sdk-thread" } },
+      {
+        name: "pipeline",
+        client,
+        project_name: project,
+        tracingEnabled: true,
+        tags: ["e2e"],
+        metadata: { thread_id: "sdk-thread" },
+      },
     );
     expect(await pipeline(3)).toEqual({ result: 13 });
     await client.awaitPendingTraceBatches();
@@ -63,16 +76,31 @@ describe("langsmith SDK tracing", () => {
     expect(runs.map((run) => run.name)).toEqual(["pipeline", "double", "double"]);
     const [root, first, second] = runs;
     expect(root).toMatchObject({ status: "success", parent_run_id: null, tags: ["e2e"], outputs: { result: 13 } });
-    expect(first).toMatchObject({ run_type: "tool", status: "success", parent_run_id: root.id, trace_id: root.id, outputs: { outputs: 6 } });
+    expect(first).toMatchObject({
+      run_type: "tool",
+      status: "success",
+      parent_run_id: root.id,
+      trace_id: root.id,
+      outputs: { outputs: 6 },
+    });
     expect(second.outputs).toEqual({ outputs: 12 });
     expect(second.dotted_order.startsWith(root.dotted_order)).toBe(true);
 
-    const filtered = await api<{ runs: Run[] }>("/runs/query", { session: [session.id], filter: 'and(eq(run_type, "tool"), eq(output_value, "12"))' });
+    const filtered = await api<{ runs: Run[] }>("/runs/query", {
+      session: [session.id],
+      filter: 'and(eq(run_type, "tool"), eq(output_value, "12"))',
+    });
     expect(filtered.runs.map((run) => run.id)).toEqual([second.id]);
     // traceable children inherit their parent's metadata, so the whole trace is in the thread.
-    const byThread = await api<{ runs: Run[] }>("/runs/query", { session: [session.id], filter: 'eq(thread_id, "sdk-thread")' });
+    const byThread = await api<{ runs: Run[] }>("/runs/query", {
+      session: [session.id],
+      filter: 'eq(thread_id, "sdk-thread")',
+    });
     expect(byThread.runs).toHaveLength(3);
-    const rootsOfThread = await api<{ runs: Run[] }>("/runs/query", { session: [session.id], filter: 'and(eq(thread_id, "sdk-thread"), eq(is_root, true))' });
+    const rootsOfThread = await api<{ runs: Run[] }>("/runs/query", {
+      session: [session.id],
+      filter: 'and(eq(thread_id, "sdk-thread"), eq(is_root, true))',
+    });
     expect(rootsOfThread.runs.map((run) => run.id)).toEqual([root.id]);
   });
 
@@ -92,9 +120,14 @@ describe("langsmith SDK tracing", () => {
     await client.awaitPendingTraceBatches();
     const [session] = await api<{ id: string }[]>(`/sessions?name=${project}`);
     const { runs } = await api<{ runs: Run[] }>("/runs/query", { session: [session.id] });
-    const run = await api<{ attachments: { name: string; mime_type: string; size: number }[]; s3_urls: Record<string, { presigned_url: string }> }>(`/runs/${runs[0].id}`);
+    const run = await api<{
+      attachments: { name: string; mime_type: string; size: number }[];
+      s3_urls: Record<string, { presigned_url: string }>;
+    }>(`/runs/${runs[0].id}`);
     expect(run.attachments).toEqual([{ name: "screenshot", mime_type: "image/png", size: png.byteLength }]);
-    const download = await fetch(run.s3_urls["attachment.screenshot"].presigned_url, { headers: { "X-Api-Key": server.apiKey } });
+    const download = await fetch(run.s3_urls["attachment.screenshot"].presigned_url, {
+      headers: { "X-Api-Key": server.apiKey },
+    });
     expect(new Uint8Array(await download.arrayBuffer())).toEqual(png);
   });
 
@@ -102,7 +135,10 @@ describe("langsmith SDK tracing", () => {
     const project = `graph-${crypto.randomUUID()}`;
     const client = new Client({ apiUrl: `${server.url}/api/v1`, apiKey: server.apiKey, autoBatchTracing: true });
     const tracer = new LangChainTracer({ client, projectName: project });
-    const result = await agentGraph.invoke({ messages: [new HumanMessage("what is langgraph?")] }, { callbacks: [tracer], runName: "agent-graph" });
+    const result = await agentGraph.invoke(
+      { messages: [new HumanMessage("what is langgraph?")] },
+      { callbacks: [tracer], runName: "agent-graph" },
+    );
     expect(String(result.messages.at(-1)?.content)).toContain("LangGraph builds stateful agents");
     await client.awaitPendingTraceBatches();
 
@@ -111,12 +147,19 @@ describe("langsmith SDK tracing", () => {
     const root = runs.find((run) => run.parent_run_id === null)!;
     expect(root).toMatchObject({ name: "agent-graph", run_type: "chain", status: "success" });
     expect(runs.every((run) => run.trace_id === root.id)).toBe(true);
-    expect(runs.filter((run) => run.parent_run_id === root.id && !run.tags.includes("langsmith:hidden")).map((run) => run.name)).toEqual(["agent", "tools", "agent"]);
+    expect(
+      runs
+        .filter((run) => run.parent_run_id === root.id && !run.tags.includes("langsmith:hidden"))
+        .map((run) => run.name),
+    ).toEqual(["agent", "tools", "agent"]);
     expect(runs.filter((run) => run.run_type === "llm")).toHaveLength(2);
     const tool = runs.find((run) => run.run_type === "tool")!;
     expect(tool).toMatchObject({ name: "search", status: "success" });
     // The nodes' LangGraph metadata survives the trip, so it filters.
-    const toolsNode = await api<{ runs: Run[] }>("/runs/query", { session: [session.id], filter: 'and(eq(metadata_key, "langgraph_node"), eq(metadata_value, "tools"), eq(run_type, "tool"))' });
+    const toolsNode = await api<{ runs: Run[] }>("/runs/query", {
+      session: [session.id],
+      filter: 'and(eq(metadata_key, "langgraph_node"), eq(metadata_value, "tools"), eq(run_type, "tool"))',
+    });
     expect(toolsNode.runs.map((run) => run.id)).toEqual([tool.id]);
   });
 });
@@ -125,22 +168,35 @@ describe("agent runs on the server", () => {
   it("appear as a trace with their LLM and tool children", async () => {
     const agents = new AgentClient({ apiUrl: server.url, apiKey: server.apiKey });
     const thread = await agents.threads.create();
-    const run = await agents.runs.create(thread.thread_id, "agent", { input: { messages: [{ role: "user", content: "what is parquet?" }] } });
+    const run = await agents.runs.create(thread.thread_id, "agent", {
+      input: { messages: [{ role: "user", content: "what is parquet?" }] },
+    });
     await agents.runs.join(thread.thread_id, run.run_id);
 
     let trace: Run[] = [];
     for (let attempt = 0; attempt < 100 && !trace.length; attempt++) {
       const [session] = await api<{ id: string }[]>("/sessions?name=agent-runs");
       if (session) {
-        const roots = await api<{ runs: Run[] }>("/runs/query", { session: [session.id], is_root: true, filter: `and(eq(metadata_key, "run_id"), eq(metadata_value, "${run.run_id}"))` });
-        if (roots.runs[0]) trace = (await api<{ runs: Run[] }>("/runs/query", { trace: roots.runs[0].id, order: "asc", limit: 100 })).runs;
+        const roots = await api<{ runs: Run[] }>("/runs/query", {
+          session: [session.id],
+          is_root: true,
+          filter: `and(eq(metadata_key, "run_id"), eq(metadata_value, "${run.run_id}"))`,
+        });
+        if (roots.runs[0])
+          trace = (await api<{ runs: Run[] }>("/runs/query", { trace: roots.runs[0].id, order: "asc", limit: 100 }))
+            .runs;
       }
       if (!trace.length) await new Promise((resolve) => setTimeout(resolve, 50));
     }
     if (!trace.length) throw new Error(`no trace was recorded for run ${run.run_id} within the polling window`);
     const root = trace.find((r) => r.parent_run_id === null)!;
     expect(root).toMatchObject({ run_type: "chain", status: "success" });
-    expect(root.extra.metadata).toMatchObject({ thread_id: thread.thread_id, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: "agent" });
+    expect(root.extra.metadata).toMatchObject({
+      thread_id: thread.thread_id,
+      run_id: run.run_id,
+      assistant_id: run.assistant_id,
+      graph_id: "agent",
+    });
     const llms = trace.filter((r) => r.run_type === "llm");
     const tools = trace.filter((r) => r.run_type === "tool");
     expect(llms).toHaveLength(2);
@@ -148,6 +204,11 @@ describe("agent runs on the server", () => {
     expect(JSON.stringify(tools[0].outputs)).toContain("Parquet is a columnar file format");
     // Children hang off the graph's nodes, which hang off the root.
     const nodeIds = new Set(trace.filter((r) => r.parent_run_id === root.id).map((r) => r.id));
-    expect([...llms, ...tools].every((r) => nodeIds.has(r.parent_run_id!) || trace.some((n) => n.id === r.parent_run_id && nodeIds.has(n.parent_run_id!)))).toBe(true);
+    expect(
+      [...llms, ...tools].every(
+        (r) =>
+          nodeIds.has(r.parent_run_id!) || trace.some((n) => n.id === r.parent_run_id && nodeIds.has(n.parent_run_id!)),
+      ),
+    ).toBe(true);
   });
 });

@@ -61,7 +61,9 @@ describe("wrangler dev, end to end", () => {
       const response = await get(`/threads/search?pad=${"x".repeat(size)}`, withKey(server.apiKey));
       expect(response.status).toBe(414);
       expect(response.headers.get("content-type")).toContain("application/json");
-      expect(((await response.json()) as { detail: string }).detail).toMatch(/^The request URL is \d+ bytes; the limit is 16384 bytes$/);
+      expect(((await response.json()) as { detail: string }).detail).toMatch(
+        /^The request URL is \d+ bytes; the limit is 16384 bytes$/,
+      );
     }
     // workerd refuses a request line of 64 KiB or more itself, before the Worker runs (README, Limits).
     expect((await get(`/threads/search?pad=${"x".repeat(64 * 1024)}`, withKey(server.apiKey))).status).toBe(414);
@@ -108,7 +110,10 @@ describe("client.threads against wrangler dev", () => {
       ],
     });
     const messages = (seeded.values as { messages: { type: string; content: string }[] }).messages;
-    expect(messages.map((m) => [m.type, m.content])).toEqual([["human", "hi"], ["ai", "hi back"]]);
+    expect(messages.map((m) => [m.type, m.content])).toEqual([
+      ["human", "hi"],
+      ["ai", "hi back"],
+    ]);
 
     expect(await sdk.threads.get(tagged.thread_id)).toEqual(tagged);
     const updated = await sdk.threads.update(tagged.thread_id, { metadata: { stage: 2 } });
@@ -123,7 +128,10 @@ describe("client.threads against wrangler dev", () => {
     const thread = await sdk.threads.create({
       graphId: "steps",
       metadata: { tag },
-      supersteps: [{ updates: [{ values: {}, asNode: "__input__" }] }, { updates: [{ values: { items: ["a"] }, asNode: "__start__" }] }],
+      supersteps: [
+        { updates: [{ values: {}, asNode: "__input__" }] },
+        { updates: [{ values: { items: ["a"] }, asNode: "__start__" }] },
+      ],
     });
     await sdk.threads.updateState(thread.thread_id, { values: { items: ["b"] }, asNode: "step1" });
     const state = await sdk.threads.getState<{ items: string[] }>(thread.thread_id);
@@ -133,8 +141,12 @@ describe("client.threads against wrangler dev", () => {
     expect(history.map((s) => s.metadata?.source)).toEqual(["update", "update", "input"]);
     const atParent = await sdk.threads.getState(thread.thread_id, history[1].checkpoint.checkpoint_id!);
     expect(atParent.values).toEqual({ items: ["a"] });
-    const before = await sdk.threads.getHistory(thread.thread_id, { before: { configurable: { checkpoint_id: history[0].checkpoint.checkpoint_id } } });
-    expect(before.map((s) => s.checkpoint.checkpoint_id)).toEqual(history.slice(1).map((s) => s.checkpoint.checkpoint_id));
+    const before = await sdk.threads.getHistory(thread.thread_id, {
+      before: { configurable: { checkpoint_id: history[0].checkpoint.checkpoint_id } },
+    });
+    expect(before.map((s) => s.checkpoint.checkpoint_id)).toEqual(
+      history.slice(1).map((s) => s.checkpoint.checkpoint_id),
+    );
 
     const copy = await sdk.threads.copy(thread.thread_id);
     const copied = await sdk.threads.getHistory(copy.thread_id, { limit: 10 });
@@ -153,16 +165,32 @@ describe("client.assistants against wrangler dev", () => {
 
   it("creates, reads, versions, searches, counts and deletes", async () => {
     const sdk = client();
-    const system = await sdk.assistants.search({ metadata: { created_by: "system" }, sortBy: "name", sortOrder: "asc" });
+    const system = await sdk.assistants.search({
+      metadata: { created_by: "system" },
+      sortBy: "name",
+      sortOrder: "asc",
+    });
     expect(system.map((a) => a.name)).toEqual(["agent", "echo", "factory", "memory", "nested", "steps"]);
-    const made = await sdk.assistants.create({ graphId: "nested", name: "Dry", config: { configurable: { tone: "dry" } }, metadata: { suite: "e2e" } });
+    const made = await sdk.assistants.create({
+      graphId: "nested",
+      name: "Dry",
+      config: { configurable: { tone: "dry" } },
+      metadata: { suite: "e2e" },
+    });
     expect(await sdk.assistants.get(made.assistant_id)).toMatchObject({ name: "Dry", version: 1 });
-    const updated = await sdk.assistants.update(made.assistant_id, { config: { configurable: { tone: "wet" } }, metadata: { round: 2 } });
+    const updated = await sdk.assistants.update(made.assistant_id, {
+      config: { configurable: { tone: "wet" } },
+      metadata: { round: 2 },
+    });
     expect(updated).toMatchObject({ version: 2, metadata: { suite: "e2e", round: 2 } });
     expect((await sdk.assistants.getVersions(made.assistant_id)).map((v) => v.version)).toEqual([2, 1]);
     expect((await sdk.assistants.setLatest(made.assistant_id, 1)).config).toEqual({ configurable: { tone: "dry" } });
     expect((await sdk.assistants.getVersions(made.assistant_id)).map((v) => v.version)).toEqual([2, 1]);
-    const page = await sdk.assistants.search({ metadata: { suite: "e2e" }, select: ["assistant_id", "name"], limit: 5 });
+    const page = await sdk.assistants.search({
+      metadata: { suite: "e2e" },
+      select: ["assistant_id", "name"],
+      limit: 5,
+    });
     expect(page).toEqual([{ assistant_id: made.assistant_id, name: "Dry" }]);
     expect(await sdk.assistants.count({ metadata: { suite: "e2e" } })).toBe(1);
 
@@ -175,7 +203,9 @@ describe("client.assistants against wrangler dev", () => {
 
     // A run on the assistant's id sees its configurable values in its nodes.
     const thread = await sdk.threads.create();
-    const result = (await sdk.runs.wait(thread.thread_id, made.assistant_id, { input: {} })) as { seen: Record<string, unknown> };
+    const result = (await sdk.runs.wait(thread.thread_id, made.assistant_id, { input: {} })) as {
+      seen: Record<string, unknown>;
+    };
     expect(result.seen).toMatchObject({ tone: "dry", assistant_id: made.assistant_id, graph_id: "nested" });
 
     await sdk.assistants.delete(made.assistant_id);
@@ -190,7 +220,10 @@ describe("client.crons and client.store against wrangler dev", () => {
   it("a * * * * * cron makes one run per occurrence on its thread, through the scheduled-event URL", async () => {
     const sdk = client();
     const thread = await sdk.threads.create();
-    const cron = await sdk.crons.createForThread(thread.thread_id, "echo", { schedule: "* * * * *", input: { messages: [{ role: "user", content: "cron" }] } });
+    const cron = await sdk.crons.createForThread(thread.thread_id, "echo", {
+      schedule: "* * * * *",
+      input: { messages: [{ role: "user", content: "cron" }] },
+    });
     expect(cron).toMatchObject({ thread_id: thread.thread_id, enabled: true });
     // The tick at the occurrence starts it; a retried one seconds later starts nothing more.
     const occurrence = Date.parse(cron.next_run_date!);

@@ -1,8 +1,9 @@
 // The export's Parquet files as a real reader sees them: DuckDB on files written by src/export/parquet.ts in Node.
-import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api";
+
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { EXPORT_FIELDS, type ExportRow, type FormatVersion } from "../../src/export/columns.ts";
 import { encodeParquet, type ParquetCompression } from "../../src/export/parquet.ts";
@@ -21,10 +22,29 @@ const START_MS = Date.UTC(2026, 10, 20, 10, 0, 0);
 const ROWS: ExportRow[] = [
   exportRow({}),
   exportRow({
-    id: CHILD, parent_run_id: ROOT, is_root: false, name: "model", run_type: "llm", status: "error", start_time: "2026-11-20T10:00:00.2Z",
-    end_time: null, first_token_time: "2026-11-20T10:00:00.3Z", inputs: null, outputs: null, error: "boom", extra: null, events: null,
-    tags: "[]", parent_run_ids: `["${ROOT}"]`, prompt_tokens: null, completion_tokens: null, total_tokens: null,
-    prompt_cost: null, completion_cost: null, total_cost: null, trace_tier: null,
+    id: CHILD,
+    parent_run_id: ROOT,
+    is_root: false,
+    name: "model",
+    run_type: "llm",
+    status: "error",
+    start_time: "2026-11-20T10:00:00.2Z",
+    end_time: null,
+    first_token_time: "2026-11-20T10:00:00.3Z",
+    inputs: null,
+    outputs: null,
+    error: "boom",
+    extra: null,
+    events: null,
+    tags: "[]",
+    parent_run_ids: `["${ROOT}"]`,
+    prompt_tokens: null,
+    completion_tokens: null,
+    total_tokens: null,
+    prompt_cost: null,
+    completion_cost: null,
+    total_cost: null,
+    trace_tier: null,
   }),
   exportRow({ id: "01936a3e-0000-7000-8000-000000000003", tags: '["x"]', total_tokens: 0 }),
 ];
@@ -68,8 +88,16 @@ describe("export Parquet read by DuckDB", () => {
     const t = await types(path);
     expect(Object.keys(t)).toEqual(EXPORT_FIELDS);
     expect(t).toMatchObject({
-      id: "VARCHAR", is_root: "BOOLEAN", start_time: "TIMESTAMP_NS", end_time: "TIMESTAMP_NS", first_token_time: "TIMESTAMP_NS",
-      tags: "VARCHAR", parent_run_ids: "VARCHAR", total_tokens: "BIGINT", total_cost: "DOUBLE", inputs: "VARCHAR",
+      id: "VARCHAR",
+      is_root: "BOOLEAN",
+      start_time: "TIMESTAMP_NS",
+      end_time: "TIMESTAMP_NS",
+      first_token_time: "TIMESTAMP_NS",
+      tags: "VARCHAR",
+      parent_run_ids: "VARCHAR",
+      total_tokens: "BIGINT",
+      total_cost: "DOUBLE",
+      inputs: "VARCHAR",
     });
     const [schema] = await rows(`SELECT logical_type FROM parquet_schema('${path}') WHERE name = 'start_time'`);
     expect(String(schema.logical_type)).toMatch(/isAdjustedToUTC=0.*NANOS/);
@@ -79,11 +107,43 @@ describe("export Parquet read by DuckDB", () => {
              json_extract_string(tags, '$[1]') AS second_tag, inputs, error
       FROM read_parquet('${path}') ORDER BY id`);
     expect(values).toEqual([
-      { id: ROOT, start_ns: (BigInt(START_MS) * 1_000_000n + 123_456_000n).toString(), open: false, total_tokens: "30", total_cost: 0.003, is_root: true, second_tag: "b", inputs: '{"question":"hi"}', error: null },
-      { id: CHILD, start_ns: (BigInt(START_MS) * 1_000_000n + 200_000_000n).toString(), open: true, total_tokens: null, total_cost: null, is_root: false, second_tag: null, inputs: null, error: "boom" },
-      { id: "01936a3e-0000-7000-8000-000000000003", start_ns: (BigInt(START_MS) * 1_000_000n + 123_456_000n).toString(), open: false, total_tokens: "0", total_cost: 0.003, is_root: true, second_tag: null, inputs: '{"question":"hi"}', error: null },
+      {
+        id: ROOT,
+        start_ns: (BigInt(START_MS) * 1_000_000n + 123_456_000n).toString(),
+        open: false,
+        total_tokens: "30",
+        total_cost: 0.003,
+        is_root: true,
+        second_tag: "b",
+        inputs: '{"question":"hi"}',
+        error: null,
+      },
+      {
+        id: CHILD,
+        start_ns: (BigInt(START_MS) * 1_000_000n + 200_000_000n).toString(),
+        open: true,
+        total_tokens: null,
+        total_cost: null,
+        is_root: false,
+        second_tag: null,
+        inputs: null,
+        error: "boom",
+      },
+      {
+        id: "01936a3e-0000-7000-8000-000000000003",
+        start_ns: (BigInt(START_MS) * 1_000_000n + 123_456_000n).toString(),
+        open: false,
+        total_tokens: "0",
+        total_cost: 0.003,
+        is_root: true,
+        second_tag: null,
+        inputs: '{"question":"hi"}',
+        error: null,
+      },
     ]);
-    const [counts] = await rows(`SELECT count(*) AS n, count(end_time) AS ended, count(trace_tier) AS tiered FROM read_parquet('${path}')`);
+    const [counts] = await rows(
+      `SELECT count(*) AS n, count(end_time) AS ended, count(trace_tier) AS tiered FROM read_parquet('${path}')`,
+    );
     expect(counts).toEqual({ n: "3", ended: "2", tiered: "2" });
   });
 
@@ -91,8 +151,14 @@ describe("export Parquet read by DuckDB", () => {
     const path = await file("v2_beta", "zstandard");
     const t = await types(path);
     expect(t).toMatchObject({
-      start_time: "TIMESTAMP WITH TIME ZONE", end_time: "TIMESTAMP WITH TIME ZONE", tags: "VARCHAR[]", parent_run_ids: "VARCHAR[]",
-      total_tokens: "BIGINT", completion_cost: "DOUBLE", is_root: "BOOLEAN", extra: "VARCHAR",
+      start_time: "TIMESTAMP WITH TIME ZONE",
+      end_time: "TIMESTAMP WITH TIME ZONE",
+      tags: "VARCHAR[]",
+      parent_run_ids: "VARCHAR[]",
+      total_tokens: "BIGINT",
+      completion_cost: "DOUBLE",
+      is_root: "BOOLEAN",
+      extra: "VARCHAR",
     });
     const [schema] = await rows(`SELECT logical_type FROM parquet_schema('${path}') WHERE name = 'start_time'`);
     expect(String(schema.logical_type)).toMatch(/isAdjustedToUTC=1.*MICROS/);
@@ -102,13 +168,39 @@ describe("export Parquet read by DuckDB", () => {
              extra->>'$.metadata.thread_id' AS thread
       FROM read_parquet('${path}') ORDER BY id`);
     expect(values).toEqual([
-      { id: ROOT, start_us: (BigInt(START_MS) * 1000n + 123_456n).toString(), n_tags: "2", first_tag: "a", parent_run_ids: [], thread: "t1" },
-      { id: CHILD, start_us: (BigInt(START_MS) * 1000n + 200_000n).toString(), n_tags: "0", first_tag: null, parent_run_ids: [ROOT], thread: null },
-      { id: "01936a3e-0000-7000-8000-000000000003", start_us: (BigInt(START_MS) * 1000n + 123_456n).toString(), n_tags: "1", first_tag: "x", parent_run_ids: [], thread: "t1" },
+      {
+        id: ROOT,
+        start_us: (BigInt(START_MS) * 1000n + 123_456n).toString(),
+        n_tags: "2",
+        first_tag: "a",
+        parent_run_ids: [],
+        thread: "t1",
+      },
+      {
+        id: CHILD,
+        start_us: (BigInt(START_MS) * 1000n + 200_000n).toString(),
+        n_tags: "0",
+        first_tag: null,
+        parent_run_ids: [ROOT],
+        thread: null,
+      },
+      {
+        id: "01936a3e-0000-7000-8000-000000000003",
+        start_us: (BigInt(START_MS) * 1000n + 123_456n).toString(),
+        n_tags: "1",
+        first_tag: "x",
+        parent_run_ids: [],
+        thread: "t1",
+      },
     ]);
   });
 
-  const codecs: [ParquetCompression, string][] = [["none", "UNCOMPRESSED"], ["gzip", "GZIP"], ["snappy", "SNAPPY"], ["zstandard", "ZSTD"]];
+  const codecs: [ParquetCompression, string][] = [
+    ["none", "UNCOMPRESSED"],
+    ["gzip", "GZIP"],
+    ["snappy", "SNAPPY"],
+    ["zstandard", "ZSTD"],
+  ];
   for (const version of ["v1", "v2_beta"] as const) {
     it(`${version}: parquet_metadata shows each chosen codec`, async () => {
       for (const [compression, codec] of codecs) {
@@ -125,7 +217,9 @@ describe("export Parquet read by DuckDB", () => {
 
   it("delta-encodes times, keeps dictionaries for repeated values only, and skips statistics on JSON", async () => {
     const path = await file("v1", "zstandard");
-    const columns = await rows(`SELECT path_in_schema AS name, encodings, stats_min_value IS NULL AND stats_max_value IS NULL AS no_stats FROM parquet_metadata('${path}')`);
+    const columns = await rows(
+      `SELECT path_in_schema AS name, encodings, stats_min_value IS NULL AND stats_max_value IS NULL AS no_stats FROM parquet_metadata('${path}')`,
+    );
     const of = (name: string) => columns.find((c) => c.name === name)!;
     expect(String(of("start_time").encodings)).toContain("DELTA_BINARY_PACKED");
     expect(String(of("id").encodings)).not.toContain("DICTIONARY");
@@ -136,7 +230,14 @@ describe("export Parquet read by DuckDB", () => {
 
   it("reads a zero-row file with its schema", async () => {
     const path = join(dir, "empty.parquet");
-    await writeFile(path, new Uint8Array(await new Response(encodeParquet([], { fields: ["id", "start_time", "tags"], version: "v2_beta", compression: "snappy" })).arrayBuffer()));
+    await writeFile(
+      path,
+      new Uint8Array(
+        await new Response(
+          encodeParquet([], { fields: ["id", "start_time", "tags"], version: "v2_beta", compression: "snappy" }),
+        ).arrayBuffer(),
+      ),
+    );
     expect(await types(path)).toEqual({ id: "VARCHAR", start_time: "TIMESTAMP WITH TIME ZONE", tags: "VARCHAR[]" });
     const [n] = await rows(`SELECT count(*) AS n FROM read_parquet('${path}')`);
     expect(n.n).toBe("0");

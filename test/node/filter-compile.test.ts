@@ -24,10 +24,58 @@ type Run = {
 };
 
 const RUNS: Run[] = [
-  { id: "r1", name: "ChatOpenAI", run_type: "llm", status: "success", start_time: "2026-11-20T10:00:00.000Z", latency: 7.5, total_tokens: 120, is_root: false, tags: ["prod", "gpt"], metadata: { env: "prod", user: "alice", tier: 2, beta: true }, inputs: { messages: [{ content: "What is the weather?" }] }, outputs: { text: "Sunny" } },
-  { id: "r2", name: "Retriever", run_type: "retriever", status: "error", error: "Timeout reaching index", start_time: "2026-11-20T11:00:00.000Z", latency: 1.2, total_tokens: null, is_root: false, tags: ["prod"], metadata: { env: "staging", user: "bob" }, inputs: { query: "weather" } },
-  { id: "r3", name: "Agent", run_type: "chain", status: "success", start_time: "2026-11-20T12:00:00.000Z", latency: 9, total_tokens: 300, is_root: true, tags: [], metadata: { env: "prod", nested: { a: 1 } }, inputs: { question: "hi" }, outputs: { answer: "hello" } },
-  { id: "r4", name: "chat-model", run_type: "llm", status: "pending", start_time: "2026-11-21T09:00:00.000Z", latency: null, is_root: true, metadata: {} },
+  {
+    id: "r1",
+    name: "ChatOpenAI",
+    run_type: "llm",
+    status: "success",
+    start_time: "2026-11-20T10:00:00.000Z",
+    latency: 7.5,
+    total_tokens: 120,
+    is_root: false,
+    tags: ["prod", "gpt"],
+    metadata: { env: "prod", user: "alice", tier: 2, beta: true },
+    inputs: { messages: [{ content: "What is the weather?" }] },
+    outputs: { text: "Sunny" },
+  },
+  {
+    id: "r2",
+    name: "Retriever",
+    run_type: "retriever",
+    status: "error",
+    error: "Timeout reaching index",
+    start_time: "2026-11-20T11:00:00.000Z",
+    latency: 1.2,
+    total_tokens: null,
+    is_root: false,
+    tags: ["prod"],
+    metadata: { env: "staging", user: "bob" },
+    inputs: { query: "weather" },
+  },
+  {
+    id: "r3",
+    name: "Agent",
+    run_type: "chain",
+    status: "success",
+    start_time: "2026-11-20T12:00:00.000Z",
+    latency: 9,
+    total_tokens: 300,
+    is_root: true,
+    tags: [],
+    metadata: { env: "prod", nested: { a: 1 } },
+    inputs: { question: "hi" },
+    outputs: { answer: "hello" },
+  },
+  {
+    id: "r4",
+    name: "chat-model",
+    run_type: "llm",
+    status: "pending",
+    start_time: "2026-11-21T09:00:00.000Z",
+    latency: null,
+    is_root: true,
+    metadata: {},
+  },
 ];
 
 let db: DatabaseSync;
@@ -41,32 +89,47 @@ beforeAll(() => {
   );
   for (const run of RUNS) {
     insert.run(
-      run.id, run.id, run.name, run.run_type, run.status, run.error ?? null, run.start_time, run.latency ?? null, run.total_tokens ?? null,
-      run.is_root ? 1 : 0, JSON.stringify(run.tags ?? []), JSON.stringify(run.metadata ?? {}),
-      run.inputs === undefined ? null : JSON.stringify(run.inputs), run.outputs === undefined ? null : JSON.stringify(run.outputs),
-      JSON.stringify(flattenForFilters(run.inputs ?? {})), JSON.stringify(flattenForFilters(run.outputs ?? {})),
+      run.id,
+      run.id,
+      run.name,
+      run.run_type,
+      run.status,
+      run.error ?? null,
+      run.start_time,
+      run.latency ?? null,
+      run.total_tokens ?? null,
+      run.is_root ? 1 : 0,
+      JSON.stringify(run.tags ?? []),
+      JSON.stringify(run.metadata ?? {}),
+      run.inputs === undefined ? null : JSON.stringify(run.inputs),
+      run.outputs === undefined ? null : JSON.stringify(run.outputs),
+      JSON.stringify(flattenForFilters(run.inputs ?? {})),
+      JSON.stringify(flattenForFilters(run.outputs ?? {})),
     );
   }
 });
 
 function select(filter: string): string[] {
   const { sql, params } = compileFilter(parseFilter(filter));
-  return db.prepare(`SELECT id FROM runs WHERE ${sql} ORDER BY id`).all(...params).map((row) => String(row.id));
+  return db
+    .prepare(`SELECT id FROM runs WHERE ${sql} ORDER BY id`)
+    .all(...params)
+    .map((row) => String(row.id));
 }
 
 describe("compiled filters select the right runs", () => {
   it.each([
     ['eq(run_type, "llm")', ["r1", "r4"]],
     ['neq(run_type, "llm")', ["r2", "r3"]],
-    ['eq(error, null)', ["r1", "r3", "r4"]],
-    ['neq(error, null)', ["r2"]],
+    ["eq(error, null)", ["r1", "r3", "r4"]],
+    ["neq(error, null)", ["r2"]],
     ['neq(error, "Timeout reaching index")', ["r1", "r3", "r4"]],
     ['gt(latency, "5s")', ["r1", "r3"]],
-    ['lte(latency, 1.2)', ["r2"]],
-    ['gte(total_tokens, 120)', ["r1", "r3"]],
+    ["lte(latency, 1.2)", ["r2"]],
+    ["gte(total_tokens, 120)", ["r1", "r3"]],
     ['lt(start_time, "2026-11-20T11:30:00Z")', ["r1", "r2"]],
     ['gte(start_time, "2026-11-21")', ["r4"]],
-    ['eq(is_root, true)', ["r3", "r4"]],
+    ["eq(is_root, true)", ["r3", "r4"]],
     ['like(name, "chat%")', ["r1", "r4"]],
     ['in(status, ["error", "pending"])', ["r2", "r4"]],
     ['has(tags, "prod")', ["r1", "r2"]],
@@ -112,7 +175,16 @@ describe("compiled filters select the right runs", () => {
 
 describe("flattenForFilters", () => {
   it("maps every dot-path to the scalars found there, dropping array indices", () => {
-    expect(flattenForFilters({ messages: [{ role: "user", content: "a" }, { role: "ai", content: "b" }], n: 1, flag: null })).toEqual({
+    expect(
+      flattenForFilters({
+        messages: [
+          { role: "user", content: "a" },
+          { role: "ai", content: "b" },
+        ],
+        n: 1,
+        flag: null,
+      }),
+    ).toEqual({
       "messages.role": ["user", "ai"],
       "messages.content": ["a", "b"],
       n: [1],

@@ -1,11 +1,18 @@
 // Property-based fuzzing of the whole API against its own OpenAPI document: every operation gets
 // requests generated from its schemas (valid) and hostile mutations of them; every answer must be
 // documented (status, content type, body schema) and none may be a 5xx. FUZZ_SEED / FUZZ_RUNS.
-import { Validator, type Schema } from "@cfworker/json-schema";
+import { type Schema, Validator } from "@cfworker/json-schema";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type Components,
+  type JsonSchema,
+  type KnownValues,
+  resolve,
+  schemaArbitrary,
+  wrongTypeValue,
+} from "./fuzz/schema-arbitrary.ts";
 import { startTestServer, type TestServer } from "./helpers.ts";
-import { type Components, type JsonSchema, type KnownValues, resolve, schemaArbitrary, wrongTypeValue } from "./fuzz/schema-arbitrary.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_124);
 /** Scales the number of generated valid requests per operation (3 × FUZZ_RUNS). */
@@ -62,10 +69,19 @@ let server: TestServer;
 let doc: OpenApiDocument;
 const fixtures = { otherTenant: {} as Record<string, string>, ids: {} as Record<string, string> };
 
-async function api<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: T; headers: Headers }> {
+async function api<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: T; headers: Headers }> {
   const response = await fetch(`${server.url}${path}`, {
     method,
-    headers: { "X-Api-Key": server.apiKey, ...(body === undefined ? {} : { "Content-Type": "application/json" }), ...headers },
+    headers: {
+      "X-Api-Key": server.apiKey,
+      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+      ...headers,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -76,24 +92,43 @@ async function api<T>(method: string, path: string, body?: unknown, headers: Rec
 /** Data for the generated requests to find: an assistant, a thread with a run, a cron, an item, a project, a traced run, a key; and a thread and an assistant of another workspace. */
 async function createFixtures(): Promise<void> {
   const ids = fixtures.ids;
-  ids.assistant_id = (await api<{ assistant_id: string }>("POST", "/assistants", { graph_id: "echo", name: "fuzz" })).body.assistant_id;
+  ids.assistant_id = (
+    await api<{ assistant_id: string }>("POST", "/assistants", { graph_id: "echo", name: "fuzz" })
+  ).body.assistant_id;
   ids.thread_id = (await api<{ thread_id: string }>("POST", "/threads", { metadata: { fuzz: true } })).body.thread_id;
-  const waited = await api("POST", `/threads/${ids.thread_id}/runs/wait`, { assistant_id: "echo", input: { messages: [{ role: "user", content: "hi" }] } });
+  const waited = await api("POST", `/threads/${ids.thread_id}/runs/wait`, {
+    assistant_id: "echo",
+    input: { messages: [{ role: "user", content: "hi" }] },
+  });
   ids.run_id = waited.headers.get("content-location")!.split("/").pop()!;
   const state = await api<{ checkpoint: { checkpoint_id: string } }>("GET", `/threads/${ids.thread_id}/state`);
   ids.checkpoint_id = state.body.checkpoint.checkpoint_id;
-  ids.cron_id = (await api<{ cron_id: string }>("POST", "/runs/crons", { assistant_id: "echo", schedule: "0 0 1 1 *" })).body.cron_id;
+  ids.cron_id = (
+    await api<{ cron_id: string }>("POST", "/runs/crons", { assistant_id: "echo", schedule: "0 0 1 1 *" })
+  ).body.cron_id;
   await api("PUT", "/store/items", { namespace: ["fuzz"], key: "item", value: { a: 1 } });
   ids.session_id = (await api<{ id: string }>("POST", "/api/v1/sessions", { name: "fuzz" })).body.id;
   ids.tracing_run_id = crypto.randomUUID();
-  await api("POST", "/api/v1/runs", { id: ids.tracing_run_id, name: "fuzz", run_type: "chain", session_name: "fuzz", start_time: new Date().toISOString(), inputs: {} });
+  await api("POST", "/api/v1/runs", {
+    id: ids.tracing_run_id,
+    name: "fuzz",
+    run_type: "chain",
+    session_name: "fuzz",
+    start_time: new Date().toISOString(),
+    inputs: {},
+  });
   ids.api_key_id = (await api<{ id: string }>("POST", "/api/v1/api-key", { description: "fuzz" })).body.id;
 
-  const workspace = (await api<{ id: string }>("POST", "/api/v1/workspaces", { display_name: "fuzz other tenant" })).body.id;
+  const workspace = (await api<{ id: string }>("POST", "/api/v1/workspaces", { display_name: "fuzz other tenant" }))
+    .body.id;
   const other = { "X-Tenant-Id": workspace };
   fixtures.otherTenant.thread_id = (await api<{ thread_id: string }>("POST", "/threads", {}, other)).body.thread_id;
-  fixtures.otherTenant.assistant_id = (await api<{ assistant_id: string }>("POST", "/assistants", { graph_id: "echo" }, other)).body.assistant_id;
-  fixtures.otherTenant.session_id = (await api<{ id: string }>("POST", "/api/v1/sessions", { name: "fuzz other" }, other)).body.id;
+  fixtures.otherTenant.assistant_id = (
+    await api<{ assistant_id: string }>("POST", "/assistants", { graph_id: "echo" }, other)
+  ).body.assistant_id;
+  fixtures.otherTenant.session_id = (
+    await api<{ id: string }>("POST", "/api/v1/sessions", { name: "fuzz other" }, other)
+  ).body.id;
 }
 
 /** Body fields that mostly take fixture values, so valid requests reach real threads and runs. */
@@ -130,10 +165,15 @@ const HOSTILE_IDS: Record<string, (path: string, name: string) => string> = {
 };
 
 const fill = (endpoint: Endpoint, override: Record<string, string> = {}) =>
-  endpoint.path.replace(/\{([^}]+)\}/g, (_m, name: string) => override[name] ?? encodeURIComponent(pathValue(endpoint.path, name)));
+  endpoint.path.replace(
+    /\{([^}]+)\}/g,
+    (_m, name: string) => override[name] ?? encodeURIComponent(pathValue(endpoint.path, name)),
+  );
 
-const jsonSchemaOf = (endpoint: Endpoint): JsonSchema | undefined => endpoint.operation.requestBody?.content["application/json"]?.schema;
-const params = (endpoint: Endpoint, where: Parameter["in"]) => (endpoint.operation.parameters ?? []).filter((p) => p.in === where);
+const jsonSchemaOf = (endpoint: Endpoint): JsonSchema | undefined =>
+  endpoint.operation.requestBody?.content["application/json"]?.schema;
+const params = (endpoint: Endpoint, where: Parameter["in"]) =>
+  (endpoint.operation.parameters ?? []).filter((p) => p.in === where);
 
 function sample<T>(arbitrary: fc.Arbitrary<T>, seed: number, count: number): T[] {
   return fc.sample(arbitrary, { seed, numRuns: count });
@@ -150,7 +190,8 @@ function queryArbitrary(endpoint: Endpoint): fc.Arbitrary<URLSearchParams> {
   return fc.record(record, { requiredKeys: required }).map((values) => {
     const query = new URLSearchParams();
     for (const [name, value] of Object.entries(values)) {
-      for (const item of Array.isArray(value) ? value : [value]) query.append(name, typeof item === "string" ? item : JSON.stringify(item));
+      for (const item of Array.isArray(value) ? value : [value])
+        query.append(name, typeof item === "string" ? item : JSON.stringify(item));
     }
     return query;
   });
@@ -188,14 +229,28 @@ function probesFor(endpoint: Endpoint, index: number): Probe[] {
   const base = valid[0] ?? {};
 
   for (let i = 0; i < 3 * RUNS; i++) {
-    probes.push({ endpoint, kind: "valid", path: fill(endpoint), query: queries[i], ...(bodySchema ? json(valid[i]) : {}) });
+    probes.push({
+      endpoint,
+      kind: "valid",
+      path: fill(endpoint),
+      query: queries[i],
+      ...(bodySchema ? json(valid[i]) : {}),
+    });
   }
   // Credentials problems are answered by shared middleware: one of the two per operation is enough.
-  probes.push(index % 2 === 0
-    ? { endpoint, kind: "no API key", path: fill(endpoint), headers: { "X-Api-Key": "" } }
-    : { endpoint, kind: "unknown workspace (X-Tenant-Id)", path: fill(endpoint), headers: { "X-Tenant-Id": crypto.randomUUID() } });
+  probes.push(
+    index % 2 === 0
+      ? { endpoint, kind: "no API key", path: fill(endpoint), headers: { "X-Api-Key": "" } }
+      : {
+          endpoint,
+          kind: "unknown workspace (X-Tenant-Id)",
+          path: fill(endpoint),
+          headers: { "X-Tenant-Id": crypto.randomUUID() },
+        },
+  );
   // Only handlers that read the body themselves (JSON-RPC, multipart) look at Accept.
-  if (!bodySchema) probes.push({ endpoint, kind: "Accept: text/html", path: fill(endpoint), headers: { Accept: "text/html" } });
+  if (!bodySchema)
+    probes.push({ endpoint, kind: "Accept: text/html", path: fill(endpoint), headers: { Accept: "text/html" } });
 
   // Every path id gets another tenant's id, and two of the other hostile ids (rotating, so each kind meets every route family).
   const [otherTenant, ...hostile] = Object.entries(HOSTILE_IDS);
@@ -204,13 +259,24 @@ function probesFor(endpoint: Endpoint, index: number): Probe[] {
     for (const [kind, value] of chosen) {
       const id = value(endpoint.path, parameter.name);
       const foreignId = kind === otherTenant![0] && Object.values(fixtures.otherTenant).includes(id) ? id : undefined;
-      probes.push({ endpoint, kind: `${kind} in ${parameter.name}`, path: fill(endpoint, { [parameter.name]: id }), foreignId, ...(bodySchema ? json(base) : {}) });
+      probes.push({
+        endpoint,
+        kind: `${kind} in ${parameter.name}`,
+        path: fill(endpoint, { [parameter.name]: id }),
+        foreignId,
+        ...(bodySchema ? json(base) : {}),
+      });
     }
   });
   for (const parameter of params(endpoint, "query")) {
     const wrong = wrongTypeValue(parameter.schema ?? {}, components);
     if (wrong === undefined || typeof wrong === "number") continue;
-    probes.push({ endpoint, kind: `wrong type in query ${parameter.name}`, path: fill(endpoint), query: new URLSearchParams({ [parameter.name]: JSON.stringify(wrong) }) });
+    probes.push({
+      endpoint,
+      kind: `wrong type in query ${parameter.name}`,
+      path: fill(endpoint),
+      query: new URLSearchParams({ [parameter.name]: JSON.stringify(wrong) }),
+    });
   }
 
   if (bodySchema) {
@@ -219,26 +285,94 @@ function probesFor(endpoint: Endpoint, index: number): Probe[] {
     if (wrong !== undefined) probes.push({ endpoint, kind: "wrong body type", path: fill(endpoint), ...json(wrong) });
     for (const [name, property] of Object.entries(s.properties ?? {}).slice(0, 3)) {
       const wrongField = wrongTypeValue(property, components);
-      if (wrongField !== undefined && base && typeof base === "object") probes.push({ endpoint, kind: `wrong type in ${name}`, path: fill(endpoint), ...json({ ...base, [name]: wrongField }) });
+      if (wrongField !== undefined && base && typeof base === "object")
+        probes.push({
+          endpoint,
+          kind: `wrong type in ${name}`,
+          path: fill(endpoint),
+          ...json({ ...base, [name]: wrongField }),
+        });
     }
     if ((s.required ?? []).length > 0 && base && typeof base === "object") {
       const { [s.required![0]!]: _dropped, ...rest } = base as Record<string, unknown>;
       probes.push({ endpoint, kind: `missing required ${s.required![0]}`, path: fill(endpoint), ...json(rest) });
     }
-    probes.push({ endpoint, kind: "malformed JSON", path: fill(endpoint), headers: { "Content-Type": "application/json" }, body: '{"a": [1, 2' });
-    probes.push({ endpoint, kind: "deep nesting (3,000 levels)", path: fill(endpoint), headers: { "Content-Type": "application/json" }, body: JSON.stringify(plant(base, s, null)).replace("null", deepValue(3_000)) });
-    probes.push({ endpoint, kind: "huge string (1 MB)", path: fill(endpoint), ...json(plant(base, s, "x".repeat(1_000_000))) });
-    probes.push({ endpoint, kind: "NUL in keys and values", path: fill(endpoint), ...json(plant(base, s, { "k\u0000ey": "v\u0000alue", nested: { "\u0000": ["\u0000"] } })) });
-    probes.push({ endpoint, kind: "text/plain content type", path: fill(endpoint), headers: { "Content-Type": "text/plain" }, body: JSON.stringify(base) });
-    probes.push({ endpoint, kind: "no content type", path: fill(endpoint), body: new TextEncoder().encode(JSON.stringify(base)) });
+    probes.push({
+      endpoint,
+      kind: "malformed JSON",
+      path: fill(endpoint),
+      headers: { "Content-Type": "application/json" },
+      body: '{"a": [1, 2',
+    });
+    probes.push({
+      endpoint,
+      kind: "deep nesting (3,000 levels)",
+      path: fill(endpoint),
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(plant(base, s, null)).replace("null", deepValue(3_000)),
+    });
+    probes.push({
+      endpoint,
+      kind: "huge string (1 MB)",
+      path: fill(endpoint),
+      ...json(plant(base, s, "x".repeat(1_000_000))),
+    });
+    probes.push({
+      endpoint,
+      kind: "NUL in keys and values",
+      path: fill(endpoint),
+      ...json(plant(base, s, { "k\u0000ey": "v\u0000alue", nested: { "\u0000": ["\u0000"] } })),
+    });
+    probes.push({
+      endpoint,
+      kind: "text/plain content type",
+      path: fill(endpoint),
+      headers: { "Content-Type": "text/plain" },
+      body: JSON.stringify(base),
+    });
+    probes.push({
+      endpoint,
+      kind: "no content type",
+      path: fill(endpoint),
+      body: new TextEncoder().encode(JSON.stringify(base)),
+    });
   } else if (endpoint.method !== "get") {
     // Bodies the operation does not declare (JSON-RPC and multipart endpoints read them themselves).
     probes.push({ endpoint, kind: "JSON object body", path: fill(endpoint), ...json({}) });
-    probes.push({ endpoint, kind: "malformed JSON", path: fill(endpoint), headers: { "Content-Type": "application/json" }, body: '{"jsonrpc": "2.0", ' });
-    probes.push({ endpoint, kind: "text/plain content type", path: fill(endpoint), headers: { "Content-Type": "text/plain" }, body: "hello" });
-    probes.push({ endpoint, kind: "NUL in keys and values", path: fill(endpoint), ...json({ "jsonrpc\u0000": "2.0\u0000", method: "\u0000", id: 1 }) });
-    probes.push({ endpoint, kind: "deep nesting (3,000 levels)", path: fill(endpoint), headers: { "Content-Type": "application/json" }, body: `{"jsonrpc":"2.0","id":1,"method":"x","params":${deepValue(3_000)}}` });
-    probes.push({ endpoint, kind: "garbled multipart", path: fill(endpoint), headers: { "Content-Type": "multipart/form-data; boundary=fuzz" }, body: "--fuzz\r\nContent-Disposition: form-data; name=\"post.x\"\r\n\r\n{not json\r\n--fuzz--\r\n" });
+    probes.push({
+      endpoint,
+      kind: "malformed JSON",
+      path: fill(endpoint),
+      headers: { "Content-Type": "application/json" },
+      body: '{"jsonrpc": "2.0", ',
+    });
+    probes.push({
+      endpoint,
+      kind: "text/plain content type",
+      path: fill(endpoint),
+      headers: { "Content-Type": "text/plain" },
+      body: "hello",
+    });
+    probes.push({
+      endpoint,
+      kind: "NUL in keys and values",
+      path: fill(endpoint),
+      ...json({ "jsonrpc\u0000": "2.0\u0000", method: "\u0000", id: 1 }),
+    });
+    probes.push({
+      endpoint,
+      kind: "deep nesting (3,000 levels)",
+      path: fill(endpoint),
+      headers: { "Content-Type": "application/json" },
+      body: `{"jsonrpc":"2.0","id":1,"method":"x","params":${deepValue(3_000)}}`,
+    });
+    probes.push({
+      endpoint,
+      kind: "garbled multipart",
+      path: fill(endpoint),
+      headers: { "Content-Type": "multipart/form-data; boundary=fuzz" },
+      body: '--fuzz\r\nContent-Disposition: form-data; name="post.x"\r\n\r\n{not json\r\n--fuzz--\r\n',
+    });
   }
   return probes;
 }
@@ -284,7 +418,8 @@ async function check(probe: Probe, response: Response): Promise<string | null> {
     return null;
   }
   const text = await response.text();
-  if (probe.foreignId && response.ok && text.includes(probe.foreignId)) return "another workspace's resource was served";
+  if (probe.foreignId && response.ok && text.includes(probe.foreignId))
+    return "another workspace's resource was served";
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -315,12 +450,19 @@ async function sendOnce(probe: Probe): Promise<Outcome> {
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
     const why = await check(probe, response);
-    return { status: response.status, why: why && response.status >= 500 ? `${why}: ${await serverError(response)}` : why };
+    return {
+      status: response.status,
+      why: why && response.status >= 500 ? `${why}: ${await serverError(response)}` : why,
+    };
   } catch (error) {
     const name = (error as Error).name;
-    if (name === "TimeoutError" || name === "AbortError") return { status: "timeout", why: `no complete answer within ${REQUEST_TIMEOUT_MS / 1000} s` };
+    if (name === "TimeoutError" || name === "AbortError")
+      return { status: "timeout", why: `no complete answer within ${REQUEST_TIMEOUT_MS / 1000} s` };
     const cause = (error as Error).cause;
-    return { status: "network", why: `${name}: ${(error as Error).message}${cause instanceof Error ? ` (${cause.message})` : ""}` };
+    return {
+      status: "network",
+      why: `${name}: ${(error as Error).message}${cause instanceof Error ? ` (${cause.message})` : ""}`,
+    };
   }
 }
 
@@ -340,9 +482,11 @@ async function serverError(response: Response): Promise<string> {
 
 async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < items.length) await work(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) await work(items[next++]!);
+    }),
+  );
 }
 
 let setupSeconds = 0;
@@ -375,11 +519,23 @@ describe("fuzzing every operation of /openapi.json", () => {
     await inParallel(probes, CONCURRENCY, async (probe) => {
       const { status, why } = await send(probe);
       byStatus.set(String(status), (byStatus.get(String(status)) ?? 0) + 1);
-      if (why) findings.push({ method: probe.endpoint.method.toUpperCase(), path: probe.endpoint.path, status, kind: probe.kind, why });
+      if (why)
+        findings.push({
+          method: probe.endpoint.method.toUpperCase(),
+          path: probe.endpoint.path,
+          status,
+          kind: probe.kind,
+          why,
+        });
     });
 
-    const counts = [...byStatus].sort(([a], [b]) => a.localeCompare(b)).map(([status, n]) => `${status}: ${n}`).join(", ");
-    console.log(`fuzz: seed ${SEED} (FUZZ_SEED), runs ${RUNS} (FUZZ_RUNS), ${endpoints.length} operations, ${probes.length} requests in ${((Date.now() - started) / 1000).toFixed(1)} s (server start and fixtures ${setupSeconds.toFixed(1)} s); by status: ${counts}`);
+    const counts = [...byStatus]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([status, n]) => `${status}: ${n}`)
+      .join(", ");
+    console.log(
+      `fuzz: seed ${SEED} (FUZZ_SEED), runs ${RUNS} (FUZZ_RUNS), ${endpoints.length} operations, ${probes.length} requests in ${((Date.now() - started) / 1000).toFixed(1)} s (server start and fixtures ${setupSeconds.toFixed(1)} s); by status: ${counts}`,
+    );
 
     // One line per distinct (method, path, status, why), with the input kinds that caused it.
     const distinct = new Map<string, { finding: Finding; kinds: Set<string> }>();
@@ -389,8 +545,17 @@ describe("fuzzing every operation of /openapi.json", () => {
       entry.kinds.add(finding.kind);
       distinct.set(key, entry);
     }
-    const lines = [...distinct].sort(([a], [b]) => a.localeCompare(b)).map(([key, { kinds }]) => `${key}  [${[...kinds].slice(0, 4).join("; ")}${kinds.size > 4 ? `; +${kinds.size - 4}` : ""}]`);
-    const report = [`${findings.length} undocumented answers (${distinct.size} distinct), seed ${SEED}:`, ...lines.slice(0, MAX_LISTED_FINDINGS), ...(lines.length > MAX_LISTED_FINDINGS ? [`… and ${lines.length - MAX_LISTED_FINDINGS} more`] : [])].join("\n");
+    const lines = [...distinct]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(
+        ([key, { kinds }]) =>
+          `${key}  [${[...kinds].slice(0, 4).join("; ")}${kinds.size > 4 ? `; +${kinds.size - 4}` : ""}]`,
+      );
+    const report = [
+      `${findings.length} undocumented answers (${distinct.size} distinct), seed ${SEED}:`,
+      ...lines.slice(0, MAX_LISTED_FINDINGS),
+      ...(lines.length > MAX_LISTED_FINDINGS ? [`… and ${lines.length - MAX_LISTED_FINDINGS} more`] : []),
+    ].join("\n");
     expect(findings.length, report).toBe(0);
   }, 240_000);
 });

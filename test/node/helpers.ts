@@ -2,7 +2,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
 import { scratchDir } from "../../scripts/lib/scratch.ts";
-import { DEV_API_KEY, startLocalServer, type LocalServer } from "../../scripts/lib/wrangler.ts";
+import { DEV_API_KEY, type LocalServer, startLocalServer } from "../../scripts/lib/wrangler.ts";
 
 export interface TestServer extends LocalServer {
   apiKey: string;
@@ -69,12 +69,16 @@ export async function startDeployment(configPath: string): Promise<{ url: string
   const { buildDeployment } = await import("../../scripts/lib/deployment.ts");
   const state = scratchDir("deployment-state");
   const port = await freePort();
-  const child = spawn(process.execPath, ["scripts/start.ts", "--config", configPath, "--port", String(port), "--persist-to", state], {
-    cwd: PROJECT_ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-    env: { ...process.env, CI: "true" },
-  });
+  const child = spawn(
+    process.execPath,
+    ["scripts/start.ts", "--config", configPath, "--port", String(port), "--persist-to", state],
+    {
+      cwd: PROJECT_ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+      env: { ...process.env, CI: "true" },
+    },
+  );
   let output = "";
   child.stdout?.on("data", (chunk) => (output = (output + chunk).slice(-20_000)));
   child.stderr?.on("data", (chunk) => (output = (output + chunk).slice(-20_000)));

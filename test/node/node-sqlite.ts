@@ -14,7 +14,8 @@ export function nodeSql(db: DatabaseSync = new DatabaseSync(":memory:")): SqlSto
     }
     return statement;
   };
-  const bind = (params: SqlValue[]): SQLInputValue[] => params.map((p) => (p instanceof ArrayBuffer ? new Uint8Array(p) : p));
+  const bind = (params: SqlValue[]): SQLInputValue[] =>
+    params.map((p) => (p instanceof ArrayBuffer ? new Uint8Array(p) : p));
   const row = (raw: Record<string, unknown>): SqlRow => {
     const out: SqlRow = {};
     for (const [key, value] of Object.entries(raw)) {
@@ -25,7 +26,9 @@ export function nodeSql(db: DatabaseSync = new DatabaseSync(":memory:")): SqlSto
   return {
     db,
     all: <T extends SqlRow>(query: string, ...params: SqlValue[]) =>
-      prepare(query).all(...bind(params)).map((r) => row(r as Record<string, unknown>)) as T[],
+      prepare(query)
+        .all(...bind(params))
+        .map((r) => row(r as Record<string, unknown>)) as T[],
     iterate: function* <T extends SqlRow>(query: string, ...params: SqlValue[]): Generator<T> {
       for (const r of prepare(query).iterate(...bind(params))) yield row(r as Record<string, unknown>) as T;
     },

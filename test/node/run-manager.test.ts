@@ -5,7 +5,7 @@ import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { describe, expect, it, vi } from "vitest";
 import type { LoadedGraph } from "../../src/deployment/graphs.ts";
 import { SqliteCheckpointSaver } from "../../src/threads/checkpointer.ts";
-import { RunManager, THREAD_BUSY, threadDeletedError, type RunHost } from "../../src/threads/runs/run-manager.ts";
+import { type RunHost, RunManager, THREAD_BUSY, threadDeletedError } from "../../src/threads/runs/run-manager.ts";
 import type { CreateRunInput, RunKwargs } from "../../src/threads/runs/types.ts";
 import type { ThreadRecord } from "../../src/threads/thread-record.ts";
 import type { TracedRun } from "../../src/tracing/agent-tracer.ts";
@@ -73,18 +73,22 @@ class FakeHost implements RunHost {
   async bindGraph(graphId: string): Promise<LoadedGraph | undefined> {
     if (graphId !== "gated") return undefined;
     const gates = this.gates;
-    return new StateGraph(State)
-      .addNode("echo", async (state) => {
-        await gates.wait(state.text);
-        return { seen: [state.text.toUpperCase()] };
-      })
-      .addEdge(START, "echo")
-      .addEdge("echo", END)
-      // What the deployment loads is typed by node names as plain strings; this graph's are narrower.
-      .compile({ checkpointer: this.checkpoints }) as unknown as LoadedGraph;
+    return (
+      new StateGraph(State)
+        .addNode("echo", async (state) => {
+          await gates.wait(state.text);
+          return { seen: [state.text.toUpperCase()] };
+        })
+        .addEdge(START, "echo")
+        .addEdge("echo", END)
+        // What the deployment loads is typed by node names as plain strings; this graph's are narrower.
+        .compile({ checkpointer: this.checkpoints }) as unknown as LoadedGraph
+    );
   }
   traceSink() {
-    return this.tracing ? { project: undefined, record: async (runs: TracedRun[]) => void this.traced.push(...runs) } : null;
+    return this.tracing
+      ? { project: undefined, record: async (runs: TracedRun[]) => void this.traced.push(...runs) }
+      : null;
   }
 }
 
@@ -153,8 +157,17 @@ describe("RunManager through its RunHost", () => {
     const { host, runs } = setup();
     const input = run("hello");
     const { run: json } = await created(runs, input);
-    expect(json).toMatchObject({ run_id: input.runId, thread_id: "thread-1", status: "pending", multitask_strategy: "enqueue" });
-    expect(host.thread).toMatchObject({ threadId: "thread-1", status: "busy", metadata: { graph_id: "gated", assistant_id: "assistant-1" } });
+    expect(json).toMatchObject({
+      run_id: input.runId,
+      thread_id: "thread-1",
+      status: "pending",
+      multitask_strategy: "enqueue",
+    });
+    expect(host.thread).toMatchObject({
+      threadId: "thread-1",
+      status: "busy",
+      metadata: { graph_id: "gated", assistant_id: "assistant-1" },
+    });
 
     const joined = await runs.join(input.runId);
     expect(joined).toEqual({ ok: true, value: JSON.stringify({ text: "hello", seen: ["HELLO"] }) });
@@ -223,7 +236,11 @@ describe("RunManager through its RunHost", () => {
     expect((await runs.cancel({ runIds: [pending.runId], action: "rollback" })).ok).toBe(true);
     expect(await waiting).toEqual({ ok: false, kind: "not_found", detail: "Run not found" });
     expect(runs.get(pending.runId)).toEqual({ ok: false, kind: "not_found", detail: "Run not found" });
-    expect(await runs.cancel({ runIds: [pending.runId], action: "interrupt" })).toEqual({ ok: false, kind: "not_found", detail: "Run not found" });
+    expect(await runs.cancel({ runIds: [pending.runId], action: "interrupt" })).toEqual({
+      ok: false,
+      kind: "not_found",
+      detail: "Run not found",
+    });
     host.gates.releaseAll();
   });
 
@@ -260,7 +277,9 @@ describe("RunManager through its RunHost", () => {
     const input = run("x", { graphId: "missing" });
     await created(runs, input);
     const joined = await runs.join(input.runId);
-    expect(joined.ok && JSON.parse(joined.value)).toEqual({ __error__: { error: "GraphNotFound", message: 'Graph "missing" is not deployed' } });
+    expect(joined.ok && JSON.parse(joined.value)).toEqual({
+      __error__: { error: "GraphNotFound", message: 'Graph "missing" is not deployed' },
+    });
     expect(host.thread).toMatchObject({ status: "error", error: 'Graph "missing" is not deployed' });
   });
 

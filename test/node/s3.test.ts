@@ -1,10 +1,17 @@
 // The export S3 client against a real S3 peer (wrangler's local R2 S3 endpoint, which verifies
 // SigV4), and through a fault-injecting proxy for retries and AWS-style denials.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { destinationErrorMessage, S3Client, S3Error, uploadStream, type S3Credentials, type S3Location } from "../../src/export/s3.ts";
+import { type FaultProxy, startFaultProxy } from "../../scripts/lib/s3-peer/fault-proxy.ts";
+import { type S3Peer, startS3Peer } from "../../scripts/lib/s3-peer/index.ts";
 import { freePort } from "../../scripts/lib/wrangler.ts";
-import { startFaultProxy, type FaultProxy } from "../../scripts/lib/s3-peer/fault-proxy.ts";
-import { startS3Peer, type S3Peer } from "../../scripts/lib/s3-peer/index.ts";
+import {
+  destinationErrorMessage,
+  S3Client,
+  type S3Credentials,
+  S3Error,
+  type S3Location,
+  uploadStream,
+} from "../../src/export/s3.ts";
 
 const MiB = 1024 * 1024;
 const WRONG_SECRET = "wrong-secret-that-must-never-leak";
@@ -64,7 +71,10 @@ describe("S3 client against the real peer", () => {
   it("puts, heads, gets, lists and deletes Hive-style keys", async () => {
     const client = peer.client();
     const prefix = "exports/ws 1/export_id=abc/";
-    const keys = [`${prefix}year=2026/month=11/day=21/part-0.parquet`, `${prefix}year=2026/month=11/day=22/a+b (1).txt`];
+    const keys = [
+      `${prefix}year=2026/month=11/day=21/part-0.parquet`,
+      `${prefix}year=2026/month=11/day=22/a+b (1).txt`,
+    ];
     const put = await client.putObject(keys[0], bytes(1000), "application/vnd.apache.parquet");
     expect(put.etag).toMatch(/^"[0-9a-f]{32}"$/);
     await client.putObject(keys[1], "hello");
@@ -88,7 +98,10 @@ describe("S3 client against the real peer", () => {
     const client = peer.client();
     const data = bytes(12 * MiB + 12_345);
     const key = "exports/big/year=2026/runs.parquet";
-    expect(await uploadStream(client, key, streamOf(data), { partSize: 5 * MiB })).toEqual({ bytes: data.byteLength, parts: 3 });
+    expect(await uploadStream(client, key, streamOf(data), { partSize: 5 * MiB })).toEqual({
+      bytes: data.byteLength,
+      parts: 3,
+    });
     const head = await client.headObject(key);
     expect(head?.size).toBe(data.byteLength);
     expect(head?.etag).toMatch(/-3"$/); // a multipart object's ETag counts its parts
@@ -99,8 +112,13 @@ describe("S3 client against the real peer", () => {
     const client = new S3Client(location({ endpointUrl: proxy.url }), peer, { attempts: 1 });
     const before = proxy.requests().length;
     const data = bytes(5 * MiB); // exactly one part
-    expect(await uploadStream(client, "exports/small/one.bin", streamOf(data), { partSize: 5 * MiB })).toEqual({ bytes: data.byteLength, parts: 1 });
-    expect(proxy.requests().slice(before)).toEqual([{ method: "PUT", path: "/cdn-cgi/local/r2/s3/export-peer/exports/small/one.bin" }]);
+    expect(await uploadStream(client, "exports/small/one.bin", streamOf(data), { partSize: 5 * MiB })).toEqual({
+      bytes: data.byteLength,
+      parts: 1,
+    });
+    expect(proxy.requests().slice(before)).toEqual([
+      { method: "PUT", path: "/cdn-cgi/local/r2/s3/export-peer/exports/small/one.bin" },
+    ]);
     expect((await client.headObject("exports/small/one.bin"))?.etag).not.toContain("-");
   });
 
@@ -142,7 +160,10 @@ describe("S3 client against the real peer", () => {
   it("a closed port is an invalid endpoint, after retries", async () => {
     const retries: string[] = [];
     const port = await freePort();
-    const client = new S3Client(location({ endpointUrl: `http://127.0.0.1:${port}` }), peer, { baseDelayMs: 1, onRetry: (_, error) => retries.push(error.code) });
+    const client = new S3Client(location({ endpointUrl: `http://127.0.0.1:${port}` }), peer, {
+      baseDelayMs: 1,
+      onRetry: (_, error) => retries.push(error.code),
+    });
     const error = await failure(client.putObject("exports/tmp/check.txt", "x"));
     expect([error.status, error.code, error.retryable]).toEqual([null, "NetworkError", true]);
     expect(error.message).toContain("ECONNREFUSED");
@@ -165,13 +186,18 @@ describe("S3 client through the fault proxy", () => {
   it("the peer still verifies signatures through the proxy (Host is forwarded unchanged)", async () => {
     await viaProxy().putObject("exports/proxied.txt", "ok");
     expect(await peer.client().getObject("exports/proxied.txt")).toEqual(new TextEncoder().encode("ok"));
-    const forged = new S3Client(location({ endpointUrl: proxy.url }), { accessKeyId: peer.accessKeyId, secretAccessKey: WRONG_SECRET });
+    const forged = new S3Client(location({ endpointUrl: proxy.url }), {
+      accessKeyId: peer.accessKeyId,
+      secretAccessKey: WRONG_SECRET,
+    });
     expect((await failure(forged.putObject("exports/proxied.txt", "no"))).code).toBe("SignatureDoesNotMatch");
   });
 
   it("retries two 503 SlowDown answers and then succeeds", async () => {
     const retries: { attempt: number; code: string; status: number | null }[] = [];
-    const client = viaProxy({ onRetry: (attempt, error) => retries.push({ attempt, code: error.code, status: error.status }) });
+    const client = viaProxy({
+      onRetry: (attempt, error) => retries.push({ attempt, code: error.code, status: error.status }),
+    });
     proxy.failNext(2, { status: 503, code: "SlowDown" });
     const before = proxy.requests().length;
     expect((await client.putObject("exports/retry/year=2026/a.txt", "after two 503s")).etag).toBeTruthy();
@@ -186,7 +212,9 @@ describe("S3 client through the fault proxy", () => {
   it("gives up after `attempts` and throws the last error", async () => {
     const retries: number[] = [];
     proxy.failNext(3, { status: 500, code: "InternalError" });
-    const error = await failure(viaProxy({ attempts: 3, onRetry: (attempt) => retries.push(attempt) }).putObject("exports/retry/b.txt", "x"));
+    const error = await failure(
+      viaProxy({ attempts: 3, onRetry: (attempt) => retries.push(attempt) }).putObject("exports/retry/b.txt", "x"),
+    );
     expect([error.status, error.code, error.retryable]).toEqual([500, "InternalError", true]);
     expect(retries).toEqual([1, 2]);
     expect(destinationErrorMessage(error)).toBeNull();
@@ -207,7 +235,10 @@ describe("S3 client through the fault proxy", () => {
     const data = bytes(5 * MiB + 3);
     const before = proxy.requests().length;
     proxy.failNext(1, { status: 503, code: "SlowDown" }, (request) => request.path.includes("partNumber=1&"));
-    expect(await uploadStream(client, "exports/retry/multi.bin", streamOf(data), { partSize: 5 * MiB })).toEqual({ bytes: data.byteLength, parts: 2 });
+    expect(await uploadStream(client, "exports/retry/multi.bin", streamOf(data), { partSize: 5 * MiB })).toEqual({
+      bytes: data.byteLength,
+      parts: 2,
+    });
     const seen = proxy.requests().slice(before);
     expect(seen.map((request) => request.method)).toEqual(["POST", "PUT", "PUT", "PUT", "POST"]);
     expect(seen[0].path).toBe("/cdn-cgi/local/r2/s3/export-peer/exports/retry/multi.bin?uploads=");
@@ -219,18 +250,29 @@ describe("S3 client through the fault proxy", () => {
     const retries: { code: string; status: number | null }[] = [];
     const client = viaProxy({ onRetry: (_, error) => retries.push({ code: error.code, status: error.status }) });
     const data = bytes(5 * MiB + 3);
-    const isComplete = (request: { method: string; path: string }) => request.method === "POST" && request.path.includes("?uploadId=");
+    const isComplete = (request: { method: string; path: string }) =>
+      request.method === "POST" && request.path.includes("?uploadId=");
     proxy.failNext(1, { status: 200, code: "InternalError" }, isComplete);
-    expect(await uploadStream(client, "exports/retry/complete.bin", streamOf(data), { partSize: 5 * MiB })).toEqual({ bytes: data.byteLength, parts: 2 });
+    expect(await uploadStream(client, "exports/retry/complete.bin", streamOf(data), { partSize: 5 * MiB })).toEqual({
+      bytes: data.byteLength,
+      parts: 2,
+    });
     expect(retries).toEqual([{ code: "InternalError", status: 200 }]);
     expect((await client.headObject("exports/retry/complete.bin"))?.size).toBe(data.byteLength);
 
     // A non-retryable error in a 200 body fails the upload, which is then aborted.
     proxy.failNext(1, { status: 200, code: "InvalidPart" }, isComplete);
     const before = proxy.requests().length;
-    const error = await failure(uploadStream(client, "exports/retry/complete-bad.bin", streamOf(data), { partSize: 5 * MiB }));
+    const error = await failure(
+      uploadStream(client, "exports/retry/complete-bad.bin", streamOf(data), { partSize: 5 * MiB }),
+    );
     expect([error.status, error.code, error.retryable]).toEqual([200, "InvalidPart", false]);
-    expect(proxy.requests().slice(before).map((request) => request.method)).toEqual(["POST", "PUT", "PUT", "POST", "DELETE"]);
+    expect(
+      proxy
+        .requests()
+        .slice(before)
+        .map((request) => request.method),
+    ).toEqual(["POST", "PUT", "PUT", "POST", "DELETE"]);
     expect(await client.headObject("exports/retry/complete-bad.bin")).toBeNull();
   });
 
@@ -238,7 +280,9 @@ describe("S3 client through the fault proxy", () => {
     const client = viaProxy({ attempts: 2 });
     const before = proxy.requests().length;
     proxy.failNext(2, { status: 503, code: "ServiceUnavailable" }, (request) => request.path.includes("partNumber=1&"));
-    const error = await failure(uploadStream(client, "exports/retry/aborted.bin", streamOf(bytes(5 * MiB + 3)), { partSize: 5 * MiB }));
+    const error = await failure(
+      uploadStream(client, "exports/retry/aborted.bin", streamOf(bytes(5 * MiB + 3)), { partSize: 5 * MiB }),
+    );
     expect([error.status, error.code]).toEqual([503, "ServiceUnavailable"]);
     const seen = proxy.requests().slice(before);
     expect(seen.map((request) => request.method)).toEqual(["POST", "PUT", "PUT", "DELETE"]);
@@ -250,7 +294,11 @@ describe("S3 client through the fault proxy", () => {
     const retries: number[] = [];
     const denied = "denied-key-id";
     proxy.denyAccessKey(denied);
-    const client = new S3Client(location({ endpointUrl: proxy.url }), { accessKeyId: denied, secretAccessKey: WRONG_SECRET }, { onRetry: (attempt) => retries.push(attempt) });
+    const client = new S3Client(
+      location({ endpointUrl: proxy.url }),
+      { accessKeyId: denied, secretAccessKey: WRONG_SECRET },
+      { onRetry: (attempt) => retries.push(attempt) },
+    );
     const before = proxy.requests().length;
     const error = await failure(client.putObject("exports/tmp/check.txt", "x"));
     expect([error.status, error.code, error.retryable]).toEqual([403, "AccessDenied", false]);
@@ -269,7 +317,10 @@ describe("S3 client through the fault proxy", () => {
 
 describe("addressing and signing (no network)", () => {
   /** A client whose fetch records the signed request and answers 200. */
-  function recording(location: S3Location, credentials: S3Credentials = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret-example" }) {
+  function recording(
+    location: S3Location,
+    credentials: S3Credentials = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret-example" },
+  ) {
     const seen: Request[] = [];
     const fetch: typeof globalThis.fetch = async (input) => {
       seen.push(input as Request);
@@ -280,10 +331,31 @@ describe("addressing and signing (no network)", () => {
 
   it("uses virtual-hosted AWS URLs by default, path style for dotted buckets and custom endpoints", async () => {
     const cases: [S3Location, string, string][] = [
-      [{ bucket: "lake", endpointUrl: null, region: null, addressingStyle: "auto" }, "https://lake.s3.us-east-1.amazonaws.com/a/year%3D2026/x%20y.parquet", "/us-east-1/s3/"],
-      [{ bucket: "my.lake", endpointUrl: null, region: "eu-west-1", addressingStyle: "auto" }, "https://s3.eu-west-1.amazonaws.com/my.lake/a/year%3D2026/x%20y.parquet", "/eu-west-1/s3/"],
-      [{ bucket: "lake", endpointUrl: "https://acct.r2.cloudflarestorage.com/", region: null, addressingStyle: "auto" }, "https://acct.r2.cloudflarestorage.com/lake/a/year%3D2026/x%20y.parquet", "/auto/s3/"],
-      [{ bucket: "lake", endpointUrl: "https://minio.example:9000/base", region: null, addressingStyle: "virtual" }, "https://lake.minio.example:9000/base/a/year%3D2026/x%20y.parquet", "/us-east-1/s3/"],
+      [
+        { bucket: "lake", endpointUrl: null, region: null, addressingStyle: "auto" },
+        "https://lake.s3.us-east-1.amazonaws.com/a/year%3D2026/x%20y.parquet",
+        "/us-east-1/s3/",
+      ],
+      [
+        { bucket: "my.lake", endpointUrl: null, region: "eu-west-1", addressingStyle: "auto" },
+        "https://s3.eu-west-1.amazonaws.com/my.lake/a/year%3D2026/x%20y.parquet",
+        "/eu-west-1/s3/",
+      ],
+      [
+        {
+          bucket: "lake",
+          endpointUrl: "https://acct.r2.cloudflarestorage.com/",
+          region: null,
+          addressingStyle: "auto",
+        },
+        "https://acct.r2.cloudflarestorage.com/lake/a/year%3D2026/x%20y.parquet",
+        "/auto/s3/",
+      ],
+      [
+        { bucket: "lake", endpointUrl: "https://minio.example:9000/base", region: null, addressingStyle: "virtual" },
+        "https://lake.minio.example:9000/base/a/year%3D2026/x%20y.parquet",
+        "/us-east-1/s3/",
+      ],
     ];
     for (const [location, url, scope] of cases) {
       const { client, seen } = recording(location);
@@ -294,17 +366,29 @@ describe("addressing and signing (no network)", () => {
   });
 
   it("sends a session token, and refuses keys the URL parser would rewrite", async () => {
-    const { client, seen } = recording(location(), { accessKeyId: "AKID", secretAccessKey: "secret-example", sessionToken: "session-token-example" });
+    const { client, seen } = recording(location(), {
+      accessKeyId: "AKID",
+      secretAccessKey: "secret-example",
+      sessionToken: "session-token-example",
+    });
     await client.putObject("k", "x");
     expect(seen[0].headers.get("x-amz-security-token")).toBe("session-token-example");
-    for (const key of ["", "a/../b", "./a"]) expect((await failure(client.putObject(key, "x"))).code).toBe("InvalidObjectName");
+    for (const key of ["", "a/../b", "./a"])
+      expect((await failure(client.putObject(key, "x"))).code).toBe("InvalidObjectName");
   });
 
   it("times out a silent server and retries", async () => {
     const retries: string[] = [];
     const hang: typeof fetch = (_input, init) =>
-      new Promise((_, reject) => init?.signal?.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError"))));
-    const client = new S3Client(location(), peer, { fetch: hang, timeoutMs: 50, baseDelayMs: 1, onRetry: (_, error) => retries.push(error.code) });
+      new Promise((_, reject) =>
+        init?.signal?.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError"))),
+      );
+    const client = new S3Client(location(), peer, {
+      fetch: hang,
+      timeoutMs: 50,
+      baseDelayMs: 1,
+      onRetry: (_, error) => retries.push(error.code),
+    });
     const error = await failure(client.putObject("k", "x"));
     expect([error.code, error.retryable]).toEqual(["Timeout", true]);
     expect(retries).toEqual(["Timeout", "Timeout"]);
@@ -312,10 +396,12 @@ describe("addressing and signing (no network)", () => {
   });
 
   it("reads a non-S3 (HTML) answer as an invalid endpoint", async () => {
-    const html: typeof fetch = async () => new Response("<html><body>Welcome</body></html>", { status: 200, headers: { "content-type": "text/html" } });
+    const html: typeof fetch = async () =>
+      new Response("<html><body>Welcome</body></html>", { status: 200, headers: { "content-type": "text/html" } });
     const error = await failure(new S3Client(location(), peer, { fetch: html }).putObject("k", "x"));
     expect(destinationErrorMessage(error)).toBe("Invalid endpoint (InvalidResponse)");
-    const notFound: typeof fetch = async () => new Response("<html>404</html>", { status: 404, headers: { "content-type": "text/html" } });
+    const notFound: typeof fetch = async () =>
+      new Response("<html>404</html>", { status: 404, headers: { "content-type": "text/html" } });
     const missing = await failure(new S3Client(location(), peer, { fetch: notFound }).putObject("k", "x"));
     expect([missing.status, missing.code]).toEqual([404, "InvalidResponse"]);
   });
@@ -333,7 +419,8 @@ describe("error messages", () => {
   });
 
   it("maps AWS-style codes to the export's error classes", () => {
-    const of = (code: string, status: number | null) => destinationErrorMessage(new S3Error("x", { status, code, retryable: false }));
+    const of = (code: string, status: number | null) =>
+      destinationErrorMessage(new S3Error("x", { status, code, retryable: false }));
     expect(of("AccessDenied", 403)).toBe("Access denied (AccessDenied)");
     expect(of("AllAccessDisabled", 403)).toBe("Access denied (AllAccessDisabled)");
     expect(of("Forbidden", 403)).toBe("Access denied (Forbidden)");

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { buildDeployment, PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
-import { freePort, waitForOk } from "../../scripts/lib/wrangler.ts";
 import { scratchDir } from "../../scripts/lib/scratch.ts";
+import { freePort, waitForOk } from "../../scripts/lib/wrangler.ts";
 
 let child: ChildProcess | undefined;
 const state = scratchDir("start-state");
@@ -25,7 +25,15 @@ describe("npm start -- --config <other langgraph.json>", () => {
     const port = await freePort();
     child = spawn(
       process.execPath,
-      ["scripts/start.ts", "--config", "examples/minimal/langgraph.json", "--port", String(port), "--persist-to", state],
+      [
+        "scripts/start.ts",
+        "--config",
+        "examples/minimal/langgraph.json",
+        "--port",
+        String(port),
+        "--persist-to",
+        state,
+      ],
       { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, CI: "true" } },
     );
     let output = "";

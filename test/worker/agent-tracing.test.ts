@@ -28,8 +28,12 @@ const human = (content: string) => ({ messages: [{ role: "user", content }] });
 const post = (path: string, body: unknown) => call(path, { method: "POST", key, json: body });
 
 beforeAll(async () => {
-  const workspace = await json<{ id: string }>(await call("/api/v1/workspaces", { method: "POST", json: { display_name: "Agent tracing" } }));
-  key = (await json<{ key: string }>(await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }))).key;
+  const workspace = await json<{ id: string }>(
+    await call("/api/v1/workspaces", { method: "POST", json: { display_name: "Agent tracing" } }),
+  );
+  key = (
+    await json<{ key: string }>(await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }))
+  ).key;
 });
 
 async function projectNamed(name: string): Promise<Project | null> {
@@ -43,10 +47,19 @@ async function traceOf(runId: string, project = "agent-runs"): Promise<TraceRun[
     const session = await projectNamed(project);
     if (session) {
       const roots = await json<{ runs: TraceRun[] }>(
-        await post("/api/v1/runs/query", { session: [session.id], is_root: true, filter: `and(eq(metadata_key, "run_id"), eq(metadata_value, "${runId}"))` }),
+        await post("/api/v1/runs/query", {
+          session: [session.id],
+          is_root: true,
+          filter: `and(eq(metadata_key, "run_id"), eq(metadata_value, "${runId}"))`,
+        }),
       );
       const root = roots.runs[0];
-      if (root) return (await json<{ runs: TraceRun[] }>(await post("/api/v1/runs/query", { trace: root.id, order: "asc", limit: 100 }))).runs;
+      if (root)
+        return (
+          await json<{ runs: TraceRun[] }>(
+            await post("/api/v1/runs/query", { trace: root.id, order: "asc", limit: 100 }),
+          )
+        ).runs;
     }
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
@@ -66,11 +79,21 @@ describe("agent runs are traced", () => {
     const { threadId, runId } = await waitRun({ assistant_id: "agent", input: human("what is cloudflare?") });
     const runs = await traceOf(runId);
     const root = runs.find((run) => run.is_root)!;
-    expect(root).toMatchObject({ name: "LangGraph", run_type: "chain", status: "success", parent_run_id: null, error: null });
+    expect(root).toMatchObject({
+      name: "LangGraph",
+      run_type: "chain",
+      status: "success",
+      parent_run_id: null,
+      error: null,
+    });
     // Everything recorded for this agent run (looked up by its metadata, not by trace) is this one trace.
     const project = await projectNamed("agent-runs");
     const tagged = await json<{ runs: TraceRun[] }>(
-      await post("/api/v1/runs/query", { session: [project!.id], filter: `and(eq(metadata_key, "run_id"), eq(metadata_value, "${runId}"))`, limit: 100 }),
+      await post("/api/v1/runs/query", {
+        session: [project!.id],
+        filter: `and(eq(metadata_key, "run_id"), eq(metadata_value, "${runId}"))`,
+        limit: 100,
+      }),
     );
     expect(tagged.runs.map((run) => run.id).sort()).toEqual(runs.map((run) => run.id).sort());
     expect(tagged.runs.every((run) => run.trace_id === root.id)).toBe(true);
@@ -97,7 +120,11 @@ describe("agent runs are traced", () => {
 
   it("records a failed run with its error", async () => {
     const threadId = (await json<ThreadJson>(await post("/threads", {}))).thread_id;
-    const response = await post(`/threads/${threadId}/runs/wait`, { assistant_id: "steps", input: {}, config: { recursion_limit: 2 } });
+    const response = await post(`/threads/${threadId}/runs/wait`, {
+      assistant_id: "steps",
+      input: {},
+      config: { recursion_limit: 2 },
+    });
     const runId = response.headers.get("content-location")!.split("/").at(-1)!;
     const runs = await traceOf(runId);
     const root = runs.find((run) => run.is_root)!;
@@ -107,9 +134,14 @@ describe("agent runs are traced", () => {
 
   it("ends the steps of a cancelled run with an error", async () => {
     const threadId = (await json<ThreadJson>(await post("/threads", {}))).thread_id;
-    const run = await json<{ run_id: string }>(await post(`/threads/${threadId}/runs`, { assistant_id: "steps", input: { delay_ms: 150 } }));
+    const run = await json<{ run_id: string }>(
+      await post(`/threads/${threadId}/runs`, { assistant_id: "steps", input: { delay_ms: 150 } }),
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const cancelled = await call(`/threads/${threadId}/runs/${run.run_id}/cancel?wait=1&action=interrupt`, { method: "POST", key });
+    const cancelled = await call(`/threads/${threadId}/runs/${run.run_id}/cancel?wait=1&action=interrupt`, {
+      method: "POST",
+      key,
+    });
     expect(cancelled.status).toBe(200);
     const runs = await traceOf(run.run_id);
     const root = runs.find((r) => r.is_root)!;
@@ -123,7 +155,11 @@ describe("agent runs are traced", () => {
   });
 
   it("traces into the project a run names with langsmith_tracer", async () => {
-    const { runId } = await waitRun({ assistant_id: "echo", input: human("hi"), langsmith_tracer: { project_name: "my-evals" } });
+    const { runId } = await waitRun({
+      assistant_id: "echo",
+      input: human("hi"),
+      langsmith_tracer: { project_name: "my-evals" },
+    });
     const runs = await traceOf(runId, "my-evals");
     expect(runs.find((run) => run.is_root)).toMatchObject({ status: "success" });
     const project = await projectNamed("my-evals");
@@ -131,7 +167,11 @@ describe("agent runs are traced", () => {
   });
 
   it("traces into config.configurable.langsmith_project, and picks the project in order", async () => {
-    const { runId } = await waitRun({ assistant_id: "echo", input: human("hi"), config: { configurable: { langsmith_project: "from-config" } } });
+    const { runId } = await waitRun({
+      assistant_id: "echo",
+      input: human("hi"),
+      config: { configurable: { langsmith_project: "from-config" } },
+    });
     expect((await traceOf(runId, "from-config")).find((run) => run.is_root)).toMatchObject({ status: "success" });
     const config = { configurable: { langsmith_project: "c" } };
     expect(agentTraceProject("deployment", { langsmith_tracer: { project_name: "t" }, config })).toBe("t");
@@ -155,7 +195,8 @@ describe("agent runs are traced", () => {
     // The ids leading back to the thread and run survive, and no stored run is over the limit.
     for (const run of runs) {
       expect(run.extra.metadata).toMatchObject({ thread_id: threadId, run_id: runId });
-      for (const field of [run.inputs, run.outputs, run.extra, run.events]) expect(JSON.stringify(field).length).toBeLessThanOrEqual(32768);
+      for (const field of [run.inputs, run.outputs, run.extra, run.events])
+        expect(JSON.stringify(field).length).toBeLessThanOrEqual(32768);
     }
   });
 
@@ -188,20 +229,52 @@ describe("agent runs are traced", () => {
     const tracer = new AgentRunTracer({ thread_id: "t", run_id: "r", assistant_id: "a", graph_id: "g" }, "p");
     const rootId = crypto.randomUUID();
     const childId = crypto.randomUUID();
-    tracer._addRunToRunMap({ id: rootId, name: "graph", run_type: "chain", start_time: Date.now(), inputs: {}, execution_order: 1, child_runs: [], child_execution_order: 1, events: [], tags: [] } as never);
-    tracer._addRunToRunMap({ id: childId, name: "node", run_type: "chain", parent_run_id: rootId, start_time: Date.now(), inputs: {}, execution_order: 2, child_runs: [], child_execution_order: 2, events: [], tags: [] } as never);
+    tracer._addRunToRunMap({
+      id: rootId,
+      name: "graph",
+      run_type: "chain",
+      start_time: Date.now(),
+      inputs: {},
+      execution_order: 1,
+      child_runs: [],
+      child_execution_order: 1,
+      events: [],
+      tags: [],
+    } as never);
+    tracer._addRunToRunMap({
+      id: childId,
+      name: "node",
+      run_type: "chain",
+      parent_run_id: rootId,
+      start_time: Date.now(),
+      inputs: {},
+      execution_order: 2,
+      child_runs: [],
+      child_execution_order: 2,
+      events: [],
+      tags: [],
+    } as never);
     const runs = tracer.takeRuns("Run ended: lost its worker");
     expect(runs.map((run) => [run.name, run.error, run.parent_run_id])).toEqual([
       ["graph", "Run ended: lost its worker", null],
       ["node", "Run ended: lost its worker", rootId],
     ]);
-    expect(runs.every((run) => run.session_name === "p" && run.extra.metadata && (run.extra.metadata as { run_id: string }).run_id === "r")).toBe(true);
+    expect(
+      runs.every(
+        (run) =>
+          run.session_name === "p" && run.extra.metadata && (run.extra.metadata as { run_id: string }).run_id === "r",
+      ),
+    ).toBe(true);
     expect(tracer.takeRuns()).toEqual([]);
   });
 
   it("rejects a langsmith_tracer that is not an object with a project name", async () => {
     const threadId = (await json<ThreadJson>(await post("/threads", {}))).thread_id;
-    const response = await post(`/threads/${threadId}/runs/wait`, { assistant_id: "echo", input: human("hi"), langsmith_tracer: { project_name: 7 } });
+    const response = await post(`/threads/${threadId}/runs/wait`, {
+      assistant_id: "echo",
+      input: human("hi"),
+      langsmith_tracer: { project_name: 7 },
+    });
     expect(response.status).toBe(422);
     expect(JSON.stringify(await response.json())).toContain("langsmith_tracer");
   });

@@ -20,7 +20,11 @@ describe("authorization filters", () => {
   });
 
   it("become metadata containment for searches", () => {
-    expect(filterAsContainment({ owner: "a", users: { $contains: "b" }, team: { $eq: "x" } })).toEqual({ owner: "a", users: ["b"], team: "x" });
+    expect(filterAsContainment({ owner: "a", users: { $contains: "b" }, team: { $eq: "x" } })).toEqual({
+      owner: "a",
+      users: ["b"],
+      team: "x",
+    });
     expect(filterAsContainment(undefined)).toBeUndefined();
   });
 });

@@ -63,13 +63,18 @@ describe("workspaces and keys (organization admin)", () => {
     expect(entry).toBeDefined();
     expect(entry).not.toHaveProperty("key");
 
-    const stored = await env.DB.prepare("SELECT * FROM api_keys WHERE id = ?").bind(created.id).first<Record<string, string>>();
+    const stored = await env.DB.prepare("SELECT * FROM api_keys WHERE id = ?")
+      .bind(created.id)
+      .first<Record<string, string>>();
     expect(stored?.key_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(Object.values(stored ?? {})).not.toContain(created.key);
 
     // The new key authenticates, in its own workspace only.
     expect((await call("/api/v1/sessions", { key: created.key })).status).toBe(200);
-    const elsewhere = await call("/api/v1/sessions", { key: created.key, headers: { "X-Tenant-Id": crypto.randomUUID() } });
+    const elsewhere = await call("/api/v1/sessions", {
+      key: created.key,
+      headers: { "X-Tenant-Id": crypto.randomUUID() },
+    });
     expect(elsewhere.status).toBe(403);
     expect((await json(elsewhere)).detail).toContain(`scoped to workspace ${workspace.id}`);
   });
@@ -84,15 +89,24 @@ describe("workspaces and keys (organization admin)", () => {
 
   it("lets an organization-scoped admin key created through the API administer too", async () => {
     const admin = await createKey({ description: "second admin", role: "admin" });
-    const response = await call("/api/v1/workspaces", { method: "POST", key: admin.key, json: { display_name: "By second admin" } });
+    const response = await call("/api/v1/workspaces", {
+      method: "POST",
+      key: admin.key,
+      json: { display_name: "By second admin" },
+    });
     expect(response.status).toBe(200);
   });
 
   it("selects the workspace of an organization key with X-Tenant-Id, and refuses unknown ones", async () => {
     const workspace = await createWorkspace("Tenant pick");
     const orgKey = await createKey({ description: "org member" });
-    expect((await call("/api/v1/sessions", { key: orgKey.key, headers: { "X-Tenant-Id": workspace.id } })).status).toBe(200);
-    const unknown = await call("/api/v1/sessions", { key: orgKey.key, headers: { "X-Tenant-Id": crypto.randomUUID() } });
+    expect((await call("/api/v1/sessions", { key: orgKey.key, headers: { "X-Tenant-Id": workspace.id } })).status).toBe(
+      200,
+    );
+    const unknown = await call("/api/v1/sessions", {
+      key: orgKey.key,
+      headers: { "X-Tenant-Id": crypto.randomUUID() },
+    });
     expect(unknown.status).toBe(403);
     expect((await json(unknown)).detail).toContain("does not exist in this key's organization");
   });
@@ -111,7 +125,9 @@ describe("workspaces and keys (organization admin)", () => {
 
   it("refuses an expired key", async () => {
     const created = await createKey({ description: "expiring", expires_at: new Date(Date.now() + 1500).toISOString() });
-    await env.DB.prepare("UPDATE api_keys SET expires_at = ? WHERE id = ?").bind("2000-01-01T00:00:00.000Z", created.id).run();
+    await env.DB.prepare("UPDATE api_keys SET expires_at = ? WHERE id = ?")
+      .bind("2000-01-01T00:00:00.000Z", created.id)
+      .run();
     const response = await call("/api/v1/sessions", { key: created.key });
     expect(response.status).toBe(401);
     expect(await response.json()).toEqual({ detail: "API key has expired" });
@@ -119,12 +135,18 @@ describe("workspaces and keys (organization admin)", () => {
 
   it("validates key creation", async () => {
     const workspace = await createWorkspace("Validation");
-    const adminInWorkspace = await call("/api/v1/api-key", { method: "POST", json: { role: "admin", workspace_id: workspace.id } });
+    const adminInWorkspace = await call("/api/v1/api-key", {
+      method: "POST",
+      json: { role: "admin", workspace_id: workspace.id },
+    });
     expect(adminInWorkspace.status).toBe(422);
     expect((await json<{ detail: { loc: string[] }[] }>(adminInWorkspace)).detail[0].loc).toEqual(["body", "role"]);
     const past = await call("/api/v1/api-key", { method: "POST", json: { expires_at: "2001-01-01T00:00:00Z" } });
     expect(past.status).toBe(422);
-    const missingWorkspace = await call("/api/v1/api-key", { method: "POST", json: { workspace_id: crypto.randomUUID() } });
+    const missingWorkspace = await call("/api/v1/api-key", {
+      method: "POST",
+      json: { workspace_id: crypto.randomUUID() },
+    });
     expect(missingWorkspace.status).toBe(404);
   });
 });

@@ -1,4 +1,11 @@
-import { createMessageBatch, createExecutionContext, createScheduledController, env, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  createScheduledController,
+  env,
+  getQueueResult,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { runTick } from "../../src/background/cron.ts";
 import { dispatchQueueBatch } from "../../src/background/queue.ts";
@@ -27,7 +34,9 @@ describe("work queue dispatch", () => {
   });
 
   it("the Worker's queue handler consumes a batch", async () => {
-    const batch = createMessageBatch<unknown>("agent-platform-work", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { kind: "unknown-kind" } }]);
+    const batch = createMessageBatch<unknown>("agent-platform-work", [
+      { id: "m1", timestamp: new Date(), attempts: 1, body: { kind: "unknown-kind" } },
+    ]);
     const ctx = createExecutionContext();
     await worker.queue(batch, env, ctx);
     const result = await getQueueResult(batch, ctx);

@@ -3,7 +3,7 @@ import { env } from "cloudflare:test";
 import { tableFromIPC } from "apache-arrow";
 import { readParquet } from "parquet-wasm/esm";
 import { describe, expect, it } from "vitest";
-import { handleExportRun, type ExportRunMessage } from "../../src/export/partition-writer.ts";
+import { type ExportRunMessage, handleExportRun } from "../../src/export/partition-writer.ts";
 import { exportTick } from "../../src/export/planner.ts";
 import { call, json } from "./helpers.ts";
 
@@ -12,12 +12,24 @@ const post = (path: string, body: unknown) => call(path, { method: "POST", json:
 function run(projectId: string, start: string, runType: string) {
   const id = crypto.randomUUID();
   const stamp = `${start.replace(/[-:]/g, "").replace(".", "").replace("Z", "")}000Z${id}`;
-  return { id, name: `${runType}-run`, run_type: runType, start_time: start, end_time: start, session_id: projectId, trace_id: id, dotted_order: stamp };
+  return {
+    id,
+    name: `${runType}-run`,
+    run_type: runType,
+    start_time: start,
+    end_time: start,
+    session_id: projectId,
+    trace_id: id,
+    dotted_order: stamp,
+  };
 }
 
 describe("exports through an R2 binding", () => {
   it("refuses a binding the deployment does not have, and credentials beside a binding", async () => {
-    const missing = await post("/api/v1/bulk-exports/destinations", { display_name: "r2", config: { bucket_name: "exports", r2_binding: "NO_SUCH_BUCKET" } });
+    const missing = await post("/api/v1/bulk-exports/destinations", {
+      display_name: "r2",
+      config: { bucket_name: "exports", r2_binding: "NO_SUCH_BUCKET" },
+    });
     expect(missing.status).toBe(400);
     expect(JSON.stringify(await missing.json())).toContain("Bucket is not valid (NoSuchBinding)");
     const withKeys = await post("/api/v1/bulk-exports/destinations", {
@@ -30,7 +42,10 @@ describe("exports through an R2 binding", () => {
 
   it("writes the filtered runs of each day as Parquet in the bucket, with a manifest", async () => {
     const destination = await json<{ id: string; credentials_keys: string[] }>(
-      await post("/api/v1/bulk-exports/destinations", { display_name: "r2 lake", config: { bucket_name: "exports", prefix: "lake/", r2_binding: "EXPORT_TEST_BUCKET" } }),
+      await post("/api/v1/bulk-exports/destinations", {
+        display_name: "r2 lake",
+        config: { bucket_name: "exports", prefix: "lake/", r2_binding: "EXPORT_TEST_BUCKET" },
+      }),
     );
     expect(destination.credentials_keys).toEqual([]);
     // The write check cleaned up after itself.
@@ -58,7 +73,8 @@ describe("exports through an R2 binding", () => {
     let status = "";
     for (let i = 0; i < 200 && status !== "Completed"; i++) {
       status = (await json<{ status: string }>(await call(`/api/v1/bulk-exports/${exported.id}`))).status;
-      if (status === "Failed") throw new Error(JSON.stringify(await json(await call(`/api/v1/bulk-exports/${exported.id}/runs`))));
+      if (status === "Failed")
+        throw new Error(JSON.stringify(await json(await call(`/api/v1/bulk-exports/${exported.id}/runs`))));
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
     expect(status).toBe("Completed");
@@ -67,7 +83,10 @@ describe("exports through an R2 binding", () => {
     const tenant = (await json<{ tenant_id: string }>(await call(`/api/v1/bulk-exports/${exported.id}`))).tenant_id;
     const root = `workspaces/${tenant}/lake`;
     const listed = await env.EXPORT_TEST_BUCKET.list({ prefix: `${root}/export_id=${exported.id}/` });
-    const files = listed.objects.map((o) => o.key).filter((key) => key.endsWith(".parquet")).sort();
+    const files = listed.objects
+      .map((o) => o.key)
+      .filter((key) => key.endsWith(".parquet"))
+      .sort();
     expect(files.map((key) => key.replace(/\/part-.*$/, ""))).toEqual([
       `${root}/export_id=${exported.id}/tenant_id=${tenant}/session_id=${project.id}/runs/year=2026/month=09/day=01`,
       expect.stringMatching(/day=02$/),
@@ -80,7 +99,9 @@ describe("exports through an R2 binding", () => {
       expect(table.getChild("run_type")!.toArray()).toEqual(Array(table.numRows).fill("llm"));
     }
     expect(counts).toEqual([1, 2]);
-    const manifest = JSON.parse(await (await env.EXPORT_TEST_BUCKET.get(`${root}/export_id=${exported.id}/manifest.json`))!.text());
+    const manifest = JSON.parse(
+      await (await env.EXPORT_TEST_BUCKET.get(`${root}/export_id=${exported.id}/manifest.json`))!.text(),
+    );
     expect(manifest).toMatchObject({ total_rows: 3, format_version: "v2_beta" });
   });
 
@@ -88,17 +109,29 @@ describe("exports through an R2 binding", () => {
     /** The environment with a queue that records messages instead of delivering them. */
     function recorded() {
       const messages: ExportRunMessage[] = [];
-      const queue = { send: async (body: ExportRunMessage) => void messages.push(body), sendBatch: async (batch: { body: ExportRunMessage }[]) => void messages.push(...batch.map((m) => m.body)) };
+      const queue = {
+        send: async (body: ExportRunMessage) => void messages.push(body),
+        sendBatch: async (batch: { body: ExportRunMessage }[]) => void messages.push(...batch.map((m) => m.body)),
+      };
       return { messages, env: Object.assign({}, env, { QUEUE: queue as unknown as Queue }) };
     }
 
     async function plannedExport(config: Record<string, unknown>, runs: number) {
-      const destination = await json<{ id: string }>(await post("/api/v1/bulk-exports/destinations", { display_name: "driven", config }));
-      const project = await json<{ id: string }>(await post("/api/v1/sessions", { name: `driven-${crypto.randomUUID()}` }));
+      const destination = await json<{ id: string }>(
+        await post("/api/v1/bulk-exports/destinations", { display_name: "driven", config }),
+      );
+      const project = await json<{ id: string }>(
+        await post("/api/v1/sessions", { name: `driven-${crypto.randomUUID()}` }),
+      );
       const posts = Array.from({ length: runs }, (_, i) => run(project.id, `2026-07-01T10:00:0${i}.000Z`, "llm"));
       expect(await json(await post("/api/v1/runs/batch", { post: posts }))).toMatchObject({ accepted: runs });
       const exported = await json<{ id: string }>(
-        await post("/api/v1/bulk-exports", { bulk_export_destination_id: destination.id, session_id: project.id, start_time: "2026-07-01T00:00:00Z", end_time: "2026-07-02T00:00:00Z" }),
+        await post("/api/v1/bulk-exports", {
+          bulk_export_destination_id: destination.id,
+          session_id: project.id,
+          start_time: "2026-07-01T00:00:00Z",
+          end_time: "2026-07-02T00:00:00Z",
+        }),
       );
       const driven = recorded();
       await exportTick(driven.env, new Date("2026-07-02T01:00:00Z"));
@@ -106,43 +139,75 @@ describe("exports through an R2 binding", () => {
     }
 
     it("splits a day into files of EXPORT_ROWS_PER_FILE rows and continues in a new message when the budget is spent", async () => {
-      const { exported, messages, env: driven } = await plannedExport({ bucket_name: "exports", prefix: "split", r2_binding: "EXPORT_TEST_BUCKET" }, 5);
+      const {
+        exported,
+        messages,
+        env: driven,
+      } = await plannedExport({ bucket_name: "exports", prefix: "split", r2_binding: "EXPORT_TEST_BUCKET" }, 5);
       expect(messages).toHaveLength(1);
       // Two rows per file, one row per shard page, and no time budget: one file per message.
       const limits = { rowsPerFile: 2, pageRows: 1, budgetMs: 0 };
       for (let i = 0; i < 10 && messages.length; i++) await handleExportRun(messages.shift()!, driven, { limits });
       expect(messages).toEqual([]);
-      const [exportRun] = await json<{ status: string; rows_written: number; exported_files: string[] }[]>(await call(`/api/v1/bulk-exports/${exported.id}/runs`));
+      const [exportRun] = await json<{ status: string; rows_written: number; exported_files: string[] }[]>(
+        await call(`/api/v1/bulk-exports/${exported.id}/runs`),
+      );
       expect(exportRun.status).toBe("Completed");
-      expect(exportRun.exported_files.map((key) => key.split("/").at(-1)!.slice(0, 10))).toEqual(["part-00000", "part-00001", "part-00002"]);
+      expect(exportRun.exported_files.map((key) => key.split("/").at(-1)!.slice(0, 10))).toEqual([
+        "part-00000",
+        "part-00001",
+        "part-00002",
+      ]);
       const ids: string[] = [];
       for (const key of exportRun.exported_files) {
-        const table = tableFromIPC(readParquet(new Uint8Array(await (await env.EXPORT_TEST_BUCKET.get(key))!.arrayBuffer())).intoIPCStream());
+        const table = tableFromIPC(
+          readParquet(new Uint8Array(await (await env.EXPORT_TEST_BUCKET.get(key))!.arrayBuffer())).intoIPCStream(),
+        );
         ids.push(...(table.getChild("id")!.toArray() as string[]));
       }
       expect([ids.length, new Set(ids).size, exportRun.rows_written]).toEqual([5, 5, 5]);
-      expect((await json<{ status: string }>(await call(`/api/v1/bulk-exports/${exported.id}`))).status).toBe("Completed");
+      expect((await json<{ status: string }>(await call(`/api/v1/bulk-exports/${exported.id}`))).status).toBe(
+        "Completed",
+      );
     });
 
     it("also ends a file once its pages reach the file's text budget", async () => {
-      const { exported, messages, env: driven } = await plannedExport({ bucket_name: "exports", prefix: "bytes", r2_binding: "EXPORT_TEST_BUCKET" }, 5);
+      const {
+        exported,
+        messages,
+        env: driven,
+      } = await plannedExport({ bucket_name: "exports", prefix: "bytes", r2_binding: "EXPORT_TEST_BUCKET" }, 5);
       // One row per page, and a budget that one page already reaches: one row per file.
       const limits = { rowsPerFile: 1000, fileBytes: 1, pageRows: 1 };
       for (let i = 0; i < 10 && messages.length; i++) await handleExportRun(messages.shift()!, driven, { limits });
-      const [exportRun] = await json<{ status: string; rows_written: number; exported_files: string[] }[]>(await call(`/api/v1/bulk-exports/${exported.id}/runs`));
+      const [exportRun] = await json<{ status: string; rows_written: number; exported_files: string[] }[]>(
+        await call(`/api/v1/bulk-exports/${exported.id}/runs`),
+      );
       expect([exportRun.status, exportRun.rows_written, exportRun.exported_files.length]).toEqual(["Completed", 5, 5]);
     });
 
     it("fails the run and the export once the retries are spent, recording each attempt", async () => {
       // A destination whose bucket stopped answering after it was created (the check is skipped by writing the row).
-      const { exported, messages, env: driven } = await plannedExport({ bucket_name: "exports", prefix: "fail", r2_binding: "EXPORT_TEST_BUCKET" }, 1);
-      const row = await env.DB.prepare("SELECT destination_id FROM bulk_exports WHERE id = ?").bind(exported.id).first<{ destination_id: string }>();
-      await env.DB.prepare("UPDATE export_destinations SET config = json_set(config, '$.r2_binding', 'GONE_BUCKET') WHERE id = ?").bind(row!.destination_id).run();
+      const {
+        exported,
+        messages,
+        env: driven,
+      } = await plannedExport({ bucket_name: "exports", prefix: "fail", r2_binding: "EXPORT_TEST_BUCKET" }, 1);
+      const row = await env.DB.prepare("SELECT destination_id FROM bulk_exports WHERE id = ?")
+        .bind(exported.id)
+        .first<{ destination_id: string }>();
+      await env.DB.prepare(
+        "UPDATE export_destinations SET config = json_set(config, '$.r2_binding', 'GONE_BUCKET') WHERE id = ?",
+      )
+        .bind(row!.destination_id)
+        .run();
       const message = messages.shift()!;
       await handleExportRun(message, driven, { limits: { maxRetries: 1 } });
       expect(messages).toEqual([message]); // the retry, scheduled
       await handleExportRun(messages.shift()!, driven, { limits: { maxRetries: 1 } });
-      const [exportRun] = await json<{ status: string; retry_number: number; errors: Record<string, string> }[]>(await call(`/api/v1/bulk-exports/${exported.id}/runs`));
+      const [exportRun] = await json<{ status: string; retry_number: number; errors: Record<string, string> }[]>(
+        await call(`/api/v1/bulk-exports/${exported.id}/runs`),
+      );
       expect(exportRun).toMatchObject({ status: "Failed", retry_number: 2 });
       expect(Object.keys(exportRun.errors)).toEqual(["retry_0", "retry_1"]);
       expect(exportRun.errors.retry_1).toContain("GONE_BUCKET");

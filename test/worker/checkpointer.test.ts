@@ -1,14 +1,15 @@
 // The checkpointer against real Durable Object SQLite inside workerd (the Node suite runs the full
 // LangGraph contract over node:sqlite; this checks the DO binding: BLOBs as ArrayBuffers, chunked values,
 // transactions). Local workerd does not enforce production's 2 MB row cap, so the chunk sizes are asserted.
+
+import { env, runInDurableObject } from "cloudflare:test";
 import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
-import { type CheckpointMetadata, emptyCheckpoint, type Checkpoint, uuid6 } from "@langchain/langgraph-checkpoint";
-import { env, runInDurableObject } from "cloudflare:test";
+import { type Checkpoint, type CheckpointMetadata, emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
+import { durableObjectSql } from "../../src/db/sql.ts";
 import { hasCheckpointSchema, SqliteCheckpointSaver } from "../../src/threads/checkpointer.ts";
 import { MAX_LOADABLE_DEPTH, unloadableDepth } from "../../src/threads/stored-depth.ts";
-import { durableObjectSql } from "../../src/db/sql.ts";
 
 const META: CheckpointMetadata = { source: "loop", step: 0, parents: {} };
 const MiB = 1024 * 1024;
@@ -49,14 +50,29 @@ describe("SqliteCheckpointSaver on Durable Object SQLite", () => {
       const bytes = new Uint8Array([0, 1, 2, 253, 254, 255]);
       const big = "y".repeat(3 * MiB);
       const first = checkpoint({ bytes, big, n: 1 }, { bytes: 1, big: 1, n: 1 });
-      const firstConfig = await saver.put(config, first, { ...META, step: -1, source: "input" }, { bytes: 1, big: 1, n: 1 });
+      const firstConfig = await saver.put(
+        config,
+        first,
+        { ...META, step: -1, source: "input" },
+        { bytes: 1, big: 1, n: 1 },
+      );
       const second = checkpoint({ bytes, big, n: 2 }, { bytes: 1, big: 1, n: 2 });
       const secondConfig = await saver.put(firstConfig, second, { ...META, step: 0 }, { n: 2 });
-      await saver.putWrites(secondConfig, [["n", 3], ["big", big], ["bytes", bytes]], "task-1");
+      await saver.putWrites(
+        secondConfig,
+        [
+          ["n", 3],
+          ["big", big],
+          ["bytes", bytes],
+        ],
+        "task-1",
+      );
 
       expect(hasCheckpointSchema(sql)).toBe(true);
       const chunks = state.storage.sql
-        .exec<{ chunk: number; size: number }>("SELECT chunk, length(value) AS size FROM checkpoint_blobs WHERE channel = 'big' ORDER BY chunk")
+        .exec<{ chunk: number; size: number }>(
+          "SELECT chunk, length(value) AS size FROM checkpoint_blobs WHERE channel = 'big' ORDER BY chunk",
+        )
         .toArray();
       expect(chunks).toEqual([
         { chunk: 0, size: MiB },
@@ -80,11 +96,15 @@ describe("SqliteCheckpointSaver on Durable Object SQLite", () => {
       const listed = await toArray(saver.list(config));
       expect(listed.map((t) => t.checkpoint.id)).toEqual([second.id, first.id]);
       expect(listed[1].checkpoint.channel_values).toEqual({ bytes, big, n: 1 });
-      expect((await toArray(saver.list(config, { filter: { source: "input" } }))).map((t) => t.checkpoint.id)).toEqual([first.id]);
+      expect((await toArray(saver.list(config, { filter: { source: "input" } }))).map((t) => t.checkpoint.id)).toEqual([
+        first.id,
+      ]);
 
       expect(saver.deleteAllExceptLatest("t")).toBe(1);
       expect((await saver.getTuple(config))?.checkpoint.channel_values).toEqual({ bytes, big, n: 2 });
-      expect(state.storage.sql.exec("SELECT version FROM checkpoint_blobs WHERE channel = 'n'").toArray()).toEqual([{ version: "2" }]);
+      expect(state.storage.sql.exec("SELECT version FROM checkpoint_blobs WHERE channel = 'n'").toArray()).toEqual([
+        { version: "2" },
+      ]);
 
       await saver.deleteThread("t");
       expect(await saver.getTuple(config)).toBeUndefined();
@@ -117,11 +137,19 @@ describe("SqliteCheckpointSaver on Durable Object SQLite", () => {
 
   it("measures a message's nesting exactly as LangChain's load() limits it", async () => {
     // The serde every saver uses (LangGraph's JsonPlusSerializer, not exported on its own).
-    const serde = await runInDurableObject(freshThread(), (_instance, state) => new SqliteCheckpointSaver(durableObjectSql(state.storage)).serde);
+    const serde = await runInDurableObject(
+      freshThread(),
+      (_instance, state) => new SqliteCheckpointSaver(durableObjectSql(state.storage)).serde,
+    );
     let boundary: number | undefined;
     for (let levels = 40; levels <= 60; levels++) {
-      const [, bytes] = await serde.dumpsTyped([new AIMessage({ content: "x", additional_kwargs: { deep: nested(levels) } })]);
-      const loads = await serde.loadsTyped("json", bytes).then(() => true, () => false);
+      const [, bytes] = await serde.dumpsTyped([
+        new AIMessage({ content: "x", additional_kwargs: { deep: nested(levels) } }),
+      ]);
+      const loads = await serde.loadsTyped("json", bytes).then(
+        () => true,
+        () => false,
+      );
       expect(unloadableDepth(bytes) === undefined, `${levels} levels`).toBe(loads);
       if (!loads) boundary ??= levels;
     }
@@ -139,7 +167,14 @@ describe("SqliteCheckpointSaver on Durable Object SQLite", () => {
       const graph = new StateGraph(MessagesAnnotation)
         .addNode("reply", (s) => {
           const text = `${s.messages.at(-1)?.content}`;
-          return { messages: [new AIMessage({ content: text.toUpperCase(), additional_kwargs: text === "deep" ? { deep: nested(60) } : {} })] };
+          return {
+            messages: [
+              new AIMessage({
+                content: text.toUpperCase(),
+                additional_kwargs: text === "deep" ? { deep: nested(60) } : {},
+              }),
+            ],
+          };
         })
         .addEdge(START, "reply")
         .addEdge("reply", END)
@@ -147,7 +182,9 @@ describe("SqliteCheckpointSaver on Durable Object SQLite", () => {
       const config = { configurable: { thread_id: "deep" } };
       await graph.invoke({ messages: [new HumanMessage("hello")] }, config);
       await expect(graph.invoke({ messages: [new HumanMessage("deep")] }, config)).rejects.toThrow(
-        new RegExp(`channel "messages" holds a LangChain object \\(such as a message\\) nested \\d+ levels deep; LangChain reads back at most ${MAX_LOADABLE_DEPTH}`),
+        new RegExp(
+          `channel "messages" holds a LangChain object \\(such as a message\\) nested \\d+ levels deep; LangChain reads back at most ${MAX_LOADABLE_DEPTH}`,
+        ),
       );
       // Nothing deep was stored: the state, its history and a fresh saver all read back.
       const snapshot = await graph.getState(config);

@@ -11,7 +11,10 @@ function appWith(config: Parameters<typeof corsMiddleware>[0]) {
 
 describe("CORS from langgraph.json http.cors", () => {
   it("allows listed origins and origins matching allow_origin_regex, and nothing else", async () => {
-    const app = appWith({ allow_origins: ["https://app.example"], allow_origin_regex: "https://.*\\.preview\\.example" });
+    const app = appWith({
+      allow_origins: ["https://app.example"],
+      allow_origin_regex: "https://.*\\.preview\\.example",
+    });
     const allowed = await app.request("/x", { headers: { Origin: "https://app.example" } });
     expect(allowed.headers.get("access-control-allow-origin")).toBe("https://app.example");
     const matched = await app.request("/x", { headers: { Origin: "https://pr-1.preview.example" } });
@@ -22,7 +25,10 @@ describe("CORS from langgraph.json http.cors", () => {
 
   it("echoes the origin when credentials are allowed with a wildcard, and keeps the required exposed headers", async () => {
     const app = appWith({ allow_origins: ["*"], allow_credentials: true, expose_headers: ["x-custom"], max_age: 600 });
-    const response = await app.request("/x", { method: "OPTIONS", headers: { Origin: "https://a.example", "Access-Control-Request-Method": "GET" } });
+    const response = await app.request("/x", {
+      method: "OPTIONS",
+      headers: { Origin: "https://a.example", "Access-Control-Request-Method": "GET" },
+    });
     expect(response.headers.get("access-control-allow-origin")).toBe("https://a.example");
     expect(response.headers.get("access-control-allow-credentials")).toBe("true");
     expect(response.headers.get("access-control-max-age")).toBe("600");

@@ -43,10 +43,22 @@ async function newThread(): Promise<string> {
 describe("creating crons", () => {
   it("creates a thread cron with its next run at the next minute", async () => {
     const threadId = await newThread();
-    const response = await post(`/threads/${threadId}/runs/crons`, { assistant_id: "echo", schedule: "* * * * *", input: { messages: [{ role: "user", content: "tick" }] }, metadata: { team: "ops" } });
+    const response = await post(`/threads/${threadId}/runs/crons`, {
+      assistant_id: "echo",
+      schedule: "* * * * *",
+      input: { messages: [{ role: "user", content: "tick" }] },
+      metadata: { team: "ops" },
+    });
     expect(response.status, await response.clone().text()).toBe(200);
     const cron = await json<Cron>(response);
-    expect(cron).toMatchObject({ thread_id: threadId, schedule: "* * * * *", timezone: "UTC", enabled: true, metadata: { team: "ops" }, on_run_completed: null });
+    expect(cron).toMatchObject({
+      thread_id: threadId,
+      schedule: "* * * * *",
+      timezone: "UTC",
+      enabled: true,
+      metadata: { team: "ops" },
+      on_run_completed: null,
+    });
     expect(cron.payload).toMatchObject({ input: { messages: [{ role: "user", content: "tick" }] } });
     const next = Date.parse(cron.next_run_date!);
     expect(next).toBeGreaterThan(Date.now());
@@ -57,14 +69,23 @@ describe("creating crons", () => {
 
   it("rejects bad schedules, time zones, assistants and threads", async () => {
     const threadId = await newThread();
-    const bad = async (body: Record<string, unknown>) => json<{ detail: { loc: string[]; msg: string }[] }>(await post("/runs/crons", { assistant_id: "echo", ...body }));
+    const bad = async (body: Record<string, unknown>) =>
+      json<{ detail: { loc: string[]; msg: string }[] }>(await post("/runs/crons", { assistant_id: "echo", ...body }));
     const over = await post("/runs/crons", { assistant_id: "echo", schedule: "61 * * * *" });
     expect(over.status).toBe(422);
-    expect((await bad({ schedule: "61 * * * *" })).detail[0]).toMatchObject({ loc: ["body", "schedule"], msg: expect.stringContaining("61") });
+    expect((await bad({ schedule: "61 * * * *" })).detail[0]).toMatchObject({
+      loc: ["body", "schedule"],
+      msg: expect.stringContaining("61"),
+    });
     expect((await bad({ schedule: "* * * *" })).detail[0].msg).toContain("5 fields");
-    expect((await bad({ schedule: "* * * * *", timezone: "Mars/Base" })).detail[0]).toMatchObject({ loc: ["body", "timezone"] });
+    expect((await bad({ schedule: "* * * * *", timezone: "Mars/Base" })).detail[0]).toMatchObject({
+      loc: ["body", "timezone"],
+    });
     expect((await post("/runs/crons", { assistant_id: "nope", schedule: "* * * * *" })).status).toBe(404);
-    expect((await post(`/threads/${crypto.randomUUID()}/runs/crons`, { assistant_id: "echo", schedule: "* * * * *" })).status).toBe(404);
+    expect(
+      (await post(`/threads/${crypto.randomUUID()}/runs/crons`, { assistant_id: "echo", schedule: "* * * * *" }))
+        .status,
+    ).toBe(404);
     expect((await post(`/threads/${threadId}/runs/crons`, { schedule: "* * * * *" })).status).toBe(422);
   });
 });
@@ -72,7 +93,13 @@ describe("creating crons", () => {
 describe("firing", () => {
   it("starts exactly one run per occurrence, on the cron's thread", async () => {
     const threadId = await newThread();
-    const cron = await json<Cron>(await post(`/threads/${threadId}/runs/crons`, { assistant_id: "echo", schedule: "* * * * *", input: { messages: [{ role: "user", content: "tick" }] } }));
+    const cron = await json<Cron>(
+      await post(`/threads/${threadId}/runs/crons`, {
+        assistant_id: "echo",
+        schedule: "* * * * *",
+        input: { messages: [{ role: "user", content: "tick" }] },
+      }),
+    );
     const occurrence = new Date(cron.next_run_date!);
     await Promise.all([tick(occurrence), tick(occurrence)]); // overlapping ticks
     await tick(occurrence); // a retried one
@@ -88,19 +115,46 @@ describe("firing", () => {
 
   it("a cron's payload cannot set the auth user or the run's ids in config.configurable", async () => {
     const threadId = await newThread();
-    const forged = { langgraph_auth_user: { identity: "admin", permissions: ["*"] }, langgraph_auth_user_id: "admin", thread_id: "elsewhere", tone: "kept" };
-    const cron = await json<Cron>(await post(`/threads/${threadId}/runs/crons`, { assistant_id: "nested", schedule: "* * * * *", input: {}, config: { configurable: forged } }));
+    const forged = {
+      langgraph_auth_user: { identity: "admin", permissions: ["*"] },
+      langgraph_auth_user_id: "admin",
+      thread_id: "elsewhere",
+      tone: "kept",
+    };
+    const cron = await json<Cron>(
+      await post(`/threads/${threadId}/runs/crons`, {
+        assistant_id: "nested",
+        schedule: "* * * * *",
+        input: {},
+        config: { configurable: forged },
+      }),
+    );
     await tick(new Date(cron.next_run_date!));
     const [run] = await runsOf(threadId);
-    const values = await json<{ seen: Record<string, unknown> }>(await call(`/threads/${threadId}/runs/${run.run_id}/join`));
+    const values = await json<{ seen: Record<string, unknown> }>(
+      await call(`/threads/${threadId}/runs/${run.run_id}/join`),
+    );
     expect(values.seen).toMatchObject({ thread_id: threadId, auth_identity: null, tone: "kept" });
     expect(values.seen).not.toHaveProperty("langgraph_auth_user_id");
   });
 
   it("runs stateless crons on fresh threads, deleted or kept per on_run_completed", async () => {
     const tag = crypto.randomUUID();
-    await post("/runs/crons", { assistant_id: "echo", schedule: "* * * * *", input: { messages: [{ role: "user", content: "gone" }] }, metadata: { tag } });
-    const keep = await json<Cron>(await post("/runs/crons", { assistant_id: "echo", schedule: "* * * * *", input: { messages: [{ role: "user", content: "kept" }] }, on_run_completed: "keep", metadata: { tag } }));
+    await post("/runs/crons", {
+      assistant_id: "echo",
+      schedule: "* * * * *",
+      input: { messages: [{ role: "user", content: "gone" }] },
+      metadata: { tag },
+    });
+    const keep = await json<Cron>(
+      await post("/runs/crons", {
+        assistant_id: "echo",
+        schedule: "* * * * *",
+        input: { messages: [{ role: "user", content: "kept" }] },
+        on_run_completed: "keep",
+        metadata: { tag },
+      }),
+    );
     expect(keep.on_run_completed).toBe("keep");
     await tickAfterNextMinute();
     // Kept runs leave their thread (indexed with the run's assistant); deleted ones leave nothing.
@@ -115,25 +169,50 @@ describe("firing", () => {
 
   it("disables crons past their end_time, or whose assistant or thread is gone", async () => {
     // An end_time that has passed (one a second ahead could still precede the next occurrence).
-    const ended = await json<Cron>(await post("/runs/crons", { assistant_id: "echo", schedule: "* * * * *", end_time: new Date(Date.now() - 1_000).toISOString() }));
+    const ended = await json<Cron>(
+      await post("/runs/crons", {
+        assistant_id: "echo",
+        schedule: "* * * * *",
+        end_time: new Date(Date.now() - 1_000).toISOString(),
+      }),
+    );
     const assistant = await json<{ assistant_id: string }>(await post("/assistants", { graph_id: "echo" }));
-    const orphan = await json<Cron>(await post("/runs/crons", { assistant_id: assistant.assistant_id, schedule: "* * * * *" }));
+    const orphan = await json<Cron>(
+      await post("/runs/crons", { assistant_id: assistant.assistant_id, schedule: "* * * * *" }),
+    );
     await call(`/assistants/${assistant.assistant_id}`, { method: "DELETE" });
     const threadId = await newThread();
-    const threadless = await json<Cron>(await post(`/threads/${threadId}/runs/crons`, { assistant_id: "echo", schedule: "* * * * *" }));
+    const threadless = await json<Cron>(
+      await post(`/threads/${threadId}/runs/crons`, { assistant_id: "echo", schedule: "* * * * *" }),
+    );
     await call(`/threads/${threadId}`, { method: "DELETE" });
     await tickAfterNextMinute();
     const state = async (id: string) => json<Cron>(await call(`/runs/crons/${id}`));
-    expect(await state(ended.cron_id)).toMatchObject({ enabled: false, disabled_reason: expect.stringContaining("end_time") });
-    expect(await state(orphan.cron_id)).toMatchObject({ enabled: false, disabled_reason: expect.stringContaining("assistant") });
-    expect(await state(threadless.cron_id)).toMatchObject({ enabled: false, disabled_reason: expect.stringContaining("thread") });
+    expect(await state(ended.cron_id)).toMatchObject({
+      enabled: false,
+      disabled_reason: expect.stringContaining("end_time"),
+    });
+    expect(await state(orphan.cron_id)).toMatchObject({
+      enabled: false,
+      disabled_reason: expect.stringContaining("assistant"),
+    });
+    expect(await state(threadless.cron_id)).toMatchObject({
+      enabled: false,
+      disabled_reason: expect.stringContaining("thread"),
+    });
   });
 });
 
 describe("firing time", () => {
   const newCron = async () => {
     const threadId = await newThread();
-    const cron = await json<Cron>(await post(`/threads/${threadId}/runs/crons`, { assistant_id: "echo", schedule: "* * * * *", input: { messages: [{ role: "user", content: "on time" }] } }));
+    const cron = await json<Cron>(
+      await post(`/threads/${threadId}/runs/crons`, {
+        assistant_id: "echo",
+        schedule: "* * * * *",
+        input: { messages: [{ role: "user", content: "on time" }] },
+      }),
+    );
     return { threadId, cron, occurrence: Date.parse(cron.next_run_date!) };
   };
   const nextRunOf = async (cronId: string) => (await json<Cron>(await call(`/runs/crons/${cronId}`))).next_run_date;
@@ -177,19 +256,44 @@ describe("firing time", () => {
 describe("managing crons", () => {
   it("searches, counts, patches and deletes", async () => {
     const threadId = await newThread();
-    const a = await json<Cron>(await post(`/threads/${threadId}/runs/crons`, { assistant_id: "echo", schedule: "0 9 * * *", timezone: "Europe/Paris" }));
-    const b = await json<Cron>(await post(`/threads/${threadId}/runs/crons`, { assistant_id: "steps", schedule: "*/5 * * * *" }));
-    const found = await json<Cron[]>(await post("/runs/crons/search", { thread_id: threadId, sort_by: "created_at", sort_order: "asc" }));
+    const a = await json<Cron>(
+      await post(`/threads/${threadId}/runs/crons`, {
+        assistant_id: "echo",
+        schedule: "0 9 * * *",
+        timezone: "Europe/Paris",
+      }),
+    );
+    const b = await json<Cron>(
+      await post(`/threads/${threadId}/runs/crons`, { assistant_id: "steps", schedule: "*/5 * * * *" }),
+    );
+    const found = await json<Cron[]>(
+      await post("/runs/crons/search", { thread_id: threadId, sort_by: "created_at", sort_order: "asc" }),
+    );
     expect(found.map((c) => c.cron_id)).toEqual([a.cron_id, b.cron_id]);
-    expect((await json<Cron[]>(await post("/runs/crons/search", { thread_id: threadId, assistant_id: "steps" }))).map((c) => c.cron_id)).toEqual([b.cron_id]);
+    expect(
+      (await json<Cron[]>(await post("/runs/crons/search", { thread_id: threadId, assistant_id: "steps" }))).map(
+        (c) => c.cron_id,
+      ),
+    ).toEqual([b.cron_id]);
     expect(await json(await post("/runs/crons/count", { thread_id: threadId }))).toBe(2);
-    const selected = await json<Record<string, unknown>[]>(await post("/runs/crons/search", { thread_id: threadId, select: ["cron_id", "schedule"], limit: 1 }));
+    const selected = await json<Record<string, unknown>[]>(
+      await post("/runs/crons/search", { thread_id: threadId, select: ["cron_id", "schedule"], limit: 1 }),
+    );
     expect(Object.keys(selected[0]).sort()).toEqual(["cron_id", "schedule"]);
-    expect(new Date(a.next_run_date!).getUTCHours()).toBe(new Date(a.next_run_date!).getUTCMonth() >= 3 && new Date(a.next_run_date!).getUTCMonth() <= 9 ? 7 : 8);
+    expect(new Date(a.next_run_date!).getUTCHours()).toBe(
+      new Date(a.next_run_date!).getUTCMonth() >= 3 && new Date(a.next_run_date!).getUTCMonth() <= 9 ? 7 : 8,
+    );
 
-    const paused = await json<Cron>(await call(`/runs/crons/${b.cron_id}`, { method: "PATCH", json: { enabled: false, metadata: { why: "maintenance" } } }));
+    const paused = await json<Cron>(
+      await call(`/runs/crons/${b.cron_id}`, {
+        method: "PATCH",
+        json: { enabled: false, metadata: { why: "maintenance" } },
+      }),
+    );
     expect(paused).toMatchObject({ enabled: false, next_run_date: null, metadata: { why: "maintenance" } });
-    const resumed = await json<Cron>(await call(`/runs/crons/${b.cron_id}`, { method: "PATCH", json: { enabled: true, schedule: "*/10 * * * *" } }));
+    const resumed = await json<Cron>(
+      await call(`/runs/crons/${b.cron_id}`, { method: "PATCH", json: { enabled: true, schedule: "*/10 * * * *" } }),
+    );
     expect(resumed).toMatchObject({ enabled: true, schedule: "*/10 * * * *" });
     expect(new Date(resumed.next_run_date!).getUTCMinutes() % 10).toBe(0);
     expect((await call(`/runs/crons/${b.cron_id}`, { method: "PATCH", json: { schedule: "bad" } })).status).toBe(422);
@@ -200,7 +304,9 @@ describe("managing crons", () => {
   it("keeps crons in their workspace", async () => {
     const workspace = await json<{ id: string }>(await post("/api/v1/workspaces", { display_name: "Cron tenants" }));
     const { key } = await json<{ key: string }>(await post("/api/v1/api-key", { workspace_id: workspace.id }));
-    const cron = await json<Cron>(await post("/runs/crons", { assistant_id: "echo", schedule: "0 0 1 1 *", metadata: { private: true } }));
+    const cron = await json<Cron>(
+      await post("/runs/crons", { assistant_id: "echo", schedule: "0 0 1 1 *", metadata: { private: true } }),
+    );
     expect((await call(`/runs/crons/${cron.cron_id}`, { key })).status).toBe(404);
     expect((await call(`/runs/crons/${cron.cron_id}`, { key, method: "DELETE" })).status).toBe(404);
     expect(await json(await post("/runs/crons/search", { metadata: { private: true } }, key))).toEqual([]);
@@ -218,4 +324,3 @@ describe("filter limits", () => {
     }
   });
 });
-

@@ -1,8 +1,8 @@
 import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { Annotation, Command, MemorySaver, StateGraph } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { graphs } from "../../src/deployment/index.ts";
 import { GraphRegistry } from "../../src/deployment/graphs.ts";
+import { graphs } from "../../src/deployment/index.ts";
 
 describe("deployed example graphs", () => {
   it("registers the graphs of langgraph.json", () => {
@@ -12,7 +12,9 @@ describe("deployed example graphs", () => {
 
   it("echo answers with the last human message", async () => {
     const echo = (await graphs.load("echo"))!;
-    const result = await echo.invoke({ messages: [new HumanMessage("first"), new AIMessage("x"), new HumanMessage("hello there")] });
+    const result = await echo.invoke({
+      messages: [new HumanMessage("first"), new AIMessage("x"), new HumanMessage("hello there")],
+    });
     const last = result.messages.at(-1);
     expect(AIMessage.isInstance(last)).toBe(true);
     expect(last.content).toBe("hello there");
@@ -56,7 +58,8 @@ describe("deployed example graphs", () => {
     )) {
       if (mode === "messages") {
         const [message] = chunk as unknown as [unknown];
-        if (AIMessageChunk.isInstance(message) && typeof message.content === "string" && message.content) tokens.push(message.content);
+        if (AIMessageChunk.isInstance(message) && typeof message.content === "string" && message.content)
+          tokens.push(message.content);
       } else {
         finalMessages = (chunk as { messages: unknown[] }).messages;
       }
@@ -67,7 +70,10 @@ describe("deployed example graphs", () => {
     );
     const [human, call, tool, answer] = finalMessages;
     expect(HumanMessage.isInstance(human)).toBe(true);
-    expect(AIMessage.isInstance(call) && call.tool_calls?.[0]).toMatchObject({ name: "search", args: { query: "Tell me about LangGraph" } });
+    expect(AIMessage.isInstance(call) && call.tool_calls?.[0]).toMatchObject({
+      name: "search",
+      args: { query: "Tell me about LangGraph" },
+    });
     expect(ToolMessage.isInstance(tool) && tool.content).toContain("LangGraph builds stateful agents");
     expect(AIMessage.isInstance(answer) && answer.content).toBe(tokens.join(""));
   });
@@ -104,6 +110,8 @@ describe("GraphRegistry", () => {
     expect(await factory!.invoke({})).toEqual({ value: "hi ada" });
     expect(calls).toHaveLength(1);
     expect(await registry.load("missing")).toBeUndefined();
-    await expect(registry.load("broken")).rejects.toThrow('Graph "broken" (./broken.ts:x) did not produce a graph: got a number');
+    await expect(registry.load("broken")).rejects.toThrow(
+      'Graph "broken" (./broken.ts:x) did not produce a graph: got a number',
+    );
   });
 });

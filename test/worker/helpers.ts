@@ -3,7 +3,10 @@ import { exports } from "cloudflare:workers";
 export const BOOTSTRAP_KEY = "lgp_test_bootstrap_key";
 
 /** Sends a request through the Worker's own fetch handler. */
-export function call(path: string, init: RequestInit & { key?: string | null; json?: unknown } = {}): Promise<Response> {
+export function call(
+  path: string,
+  init: RequestInit & { key?: string | null; json?: unknown } = {},
+): Promise<Response> {
   const headers = new Headers(init.headers);
   const key = init.key === undefined ? BOOTSTRAP_KEY : init.key;
   if (key) headers.set("X-Api-Key", key);

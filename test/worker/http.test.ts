@@ -1,7 +1,7 @@
-import { describe, expect, it } from "vitest";
 import { Hono } from "hono";
-import { onError } from "../../src/http/error-handler.ts";
+import { describe, expect, it } from "vitest";
 import type { AppEnv } from "../../src/http/app-env.ts";
+import { onError } from "../../src/http/error-handler.ts";
 import { call, json } from "./helpers.ts";
 
 type Detail = { detail: { type: string; loc: (string | number)[]; msg: string }[] };
@@ -64,7 +64,11 @@ describe("HTTP conventions", () => {
 
   it("rejects a body over MAX_BODY_BYTES with 413, by length or while streaming", async () => {
     const big = JSON.stringify({ display_name: "x".repeat(70_000) });
-    const declared = await call("/api/v1/workspaces", { method: "POST", body: big, headers: { "Content-Type": "application/json" } });
+    const declared = await call("/api/v1/workspaces", {
+      method: "POST",
+      body: big,
+      headers: { "Content-Type": "application/json" },
+    });
     expect(declared.status).toBe(413);
     expect(await declared.json()).toEqual({ detail: "Request body is larger than the limit of 65536 bytes" });
 

@@ -25,9 +25,17 @@ describe("metrics buffer", () => {
     buffer.record({ method: "GET", route: '/a"b', status: 500 }, 0.04);
     const text = renderPrometheus(buffer.drain());
     expect(text).toContain('http_requests_total{method="GET",route="/a\\"b",status="500"} 2');
-    expect(text).toContain('http_request_duration_seconds_bucket{method="GET",route="/a\\"b",status="500",le="0.01"} 0');
-    expect(text).toContain('http_request_duration_seconds_bucket{method="GET",route="/a\\"b",status="500",le="0.025"} 1');
-    expect(text).toContain('http_request_duration_seconds_bucket{method="GET",route="/a\\"b",status="500",le="0.05"} 2');
-    expect(text).toContain('http_request_duration_seconds_bucket{method="GET",route="/a\\"b",status="500",le="+Inf"} 2');
+    expect(text).toContain(
+      'http_request_duration_seconds_bucket{method="GET",route="/a\\"b",status="500",le="0.01"} 0',
+    );
+    expect(text).toContain(
+      'http_request_duration_seconds_bucket{method="GET",route="/a\\"b",status="500",le="0.025"} 1',
+    );
+    expect(text).toContain(
+      'http_request_duration_seconds_bucket{method="GET",route="/a\\"b",status="500",le="0.05"} 2',
+    );
+    expect(text).toContain(
+      'http_request_duration_seconds_bucket{method="GET",route="/a\\"b",status="500",le="+Inf"} 2',
+    );
   });
 });

@@ -1,7 +1,7 @@
 import { getRefId, OpenApiGeneratorV31 } from "@asteasolutions/zod-to-openapi";
-import { Validator, type Schema } from "@cfworker/json-schema";
-import type { ZodType } from "zod";
+import { type Schema, Validator } from "@cfworker/json-schema";
 import { describe, expect, it } from "vitest";
+import type { ZodType } from "zod";
 import { createApp, PUBLIC_PATHS } from "../../src/app.ts";
 import { call, json } from "./helpers.ts";
 
@@ -28,7 +28,11 @@ describe("OpenAPI document", () => {
     expect(response.status).toBe(200);
     const doc = await json<OpenApiDocument>(response);
     expect(doc.openapi).toBe("3.1.0");
-    expect(doc.components.securitySchemes.ApiKeyAuth).toMatchObject({ type: "apiKey", in: "header", name: "X-Api-Key" });
+    expect(doc.components.securitySchemes.ApiKeyAuth).toMatchObject({
+      type: "apiKey",
+      in: "header",
+      name: "X-Api-Key",
+    });
   });
 
   it("lists every API route the app serves", async () => {
@@ -49,7 +53,11 @@ describe("OpenAPI document", () => {
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(operations)) {
         const concrete = path.replace(/\{[^}]+\}/g, crypto.randomUUID());
-        const response = await call(concrete, { method: method.toUpperCase(), key: null, json: method === "get" ? undefined : {} });
+        const response = await call(concrete, {
+          method: method.toUpperCase(),
+          key: null,
+          json: method === "get" ? undefined : {},
+        });
         if ((PUBLIC_PATHS as readonly string[]).includes(path)) {
           expect(response.status, `${method} ${path}`).toBe(200);
           expect(operation.security).toBeUndefined();
@@ -64,7 +72,8 @@ describe("OpenAPI document", () => {
 });
 
 const ERROR_REF = { $ref: "#/components/schemas/ErrorResponse" };
-const errorSchemaOf = (operation: Operation, status: string) => operation.responses[status]?.content?.["application/json"]?.schema;
+const errorSchemaOf = (operation: Operation, status: string) =>
+  operation.responses[status]?.content?.["application/json"]?.schema;
 
 describe("OpenAPI document: every answer is described", () => {
   it("every operation lists the shared middleware errors with the ErrorResponse schema", async () => {
@@ -78,8 +87,10 @@ describe("OpenAPI document: every answer is described", () => {
           expect(errorSchemaOf(operation, "403"), name).toEqual(ERROR_REF);
         }
         if (method !== "get") expect(operation.responses, name).toHaveProperty("413");
-        if (operation.requestBody?.content["application/json"]) expect(errorSchemaOf(operation, "415"), name).toEqual(ERROR_REF);
-        if (operation.parameters?.length || operation.requestBody) expect(errorSchemaOf(operation, "422"), name).toEqual(ERROR_REF);
+        if (operation.requestBody?.content["application/json"])
+          expect(errorSchemaOf(operation, "415"), name).toEqual(ERROR_REF);
+        if (operation.parameters?.length || operation.requestBody)
+          expect(errorSchemaOf(operation, "422"), name).toEqual(ERROR_REF);
       }
     }
   });
@@ -87,16 +98,72 @@ describe("OpenAPI document: every answer is described", () => {
   it("the statuses and bodies the server answers for wrong requests are the documented ones", async () => {
     const doc = await json<OpenApiDocument>(await call("/openapi.json", { key: null }));
     const jsonRpc = { jsonrpc: "2.0", id: 1, method: "tools/list" };
-    const cases: { method: string; path: string; documented: string; init: RequestInit & { json?: unknown }; status: number }[] = [
-      { method: "post", path: "/threads", documented: "/threads", init: { method: "POST", body: "{}", headers: { "Content-Type": "text/plain" } }, status: 415 },
-      { method: "post", path: "/threads", documented: "/threads", init: { method: "POST", body: "{", headers: { "Content-Type": "application/json" } }, status: 422 },
-      { method: "post", path: "/mcp", documented: "/mcp", init: { method: "POST", json: jsonRpc, headers: { Accept: "text/html" } }, status: 406 },
-      { method: "post", path: "/mcp", documented: "/mcp", init: { method: "POST", body: JSON.stringify(jsonRpc), headers: { Accept: "application/json, text/event-stream", "Content-Type": "text/plain" } }, status: 415 },
-      { method: "post", path: "/mcp", documented: "/mcp", init: { method: "POST", body: "{", headers: { Accept: "application/json, text/event-stream", "Content-Type": "application/json" } }, status: 400 },
+    const cases: {
+      method: string;
+      path: string;
+      documented: string;
+      init: RequestInit & { json?: unknown };
+      status: number;
+    }[] = [
+      {
+        method: "post",
+        path: "/threads",
+        documented: "/threads",
+        init: { method: "POST", body: "{}", headers: { "Content-Type": "text/plain" } },
+        status: 415,
+      },
+      {
+        method: "post",
+        path: "/threads",
+        documented: "/threads",
+        init: { method: "POST", body: "{", headers: { "Content-Type": "application/json" } },
+        status: 422,
+      },
+      {
+        method: "post",
+        path: "/mcp",
+        documented: "/mcp",
+        init: { method: "POST", json: jsonRpc, headers: { Accept: "text/html" } },
+        status: 406,
+      },
+      {
+        method: "post",
+        path: "/mcp",
+        documented: "/mcp",
+        init: {
+          method: "POST",
+          body: JSON.stringify(jsonRpc),
+          headers: { Accept: "application/json, text/event-stream", "Content-Type": "text/plain" },
+        },
+        status: 415,
+      },
+      {
+        method: "post",
+        path: "/mcp",
+        documented: "/mcp",
+        init: {
+          method: "POST",
+          body: "{",
+          headers: { Accept: "application/json, text/event-stream", "Content-Type": "application/json" },
+        },
+        status: 400,
+      },
       { method: "get", path: "/mcp", documented: "/mcp", init: {}, status: 405 },
       { method: "delete", path: "/mcp", documented: "/mcp", init: { method: "DELETE" }, status: 405 },
-      { method: "post", path: "/api/v1/runs/multipart", documented: "/api/v1/runs/multipart", init: { method: "POST", body: "x", headers: { "Content-Type": "multipart/form-data" } }, status: 400 },
-      { method: "post", path: "/api/v1/runs/multipart", documented: "/api/v1/runs/multipart", init: { method: "POST", body: "x", headers: { "Content-Type": "text/plain" } }, status: 415 },
+      {
+        method: "post",
+        path: "/api/v1/runs/multipart",
+        documented: "/api/v1/runs/multipart",
+        init: { method: "POST", body: "x", headers: { "Content-Type": "multipart/form-data" } },
+        status: 400,
+      },
+      {
+        method: "post",
+        path: "/api/v1/runs/multipart",
+        documented: "/api/v1/runs/multipart",
+        init: { method: "POST", body: "x", headers: { "Content-Type": "text/plain" } },
+        status: 415,
+      },
     ];
     for (const { method, path, documented, init, status } of cases) {
       const response = await call(path, init);
@@ -106,7 +173,9 @@ describe("OpenAPI document: every answer is described", () => {
       expect(declared, name).toBeDefined();
       const schema = declared!.content?.["application/json"]?.schema;
       expect(schema, name).toBeDefined();
-      const result = new Validator({ ...schema, components: doc.components } as Schema, "2020-12").validate(await response.json());
+      const result = new Validator({ ...schema, components: doc.components } as Schema, "2020-12").validate(
+        await response.json(),
+      );
       expect(result.errors, name).toEqual([]);
     }
   });
@@ -115,7 +184,9 @@ describe("OpenAPI document: every answer is described", () => {
     const doc = await json<OpenApiDocument>(await call("/openapi.json", { key: null }));
     const schema = doc.paths["/api/v1/runs/{run_id}"]!.get!.responses["200"]!.content!["application/json"]!.schema;
     expect(schema).toEqual({ $ref: "#/components/schemas/TracingRun" });
-    expect(doc.components.schemas.Run).toMatchObject({ required: expect.arrayContaining(["run_id", "thread_id", "assistant_id"]) });
+    expect(doc.components.schemas.Run).toMatchObject({
+      required: expect.arrayContaining(["run_id", "thread_id", "assistant_id"]),
+    });
   });
 
   it("no component name is shared by two different schemas", () => {
@@ -133,7 +204,8 @@ describe("OpenAPI document: every answer is described", () => {
         const def = schema._zod.def;
         // `.optional()`, `.nullable()`… of a named schema carry its name too; only the named one counts.
         const inner = (def.innerType ?? def.in) as ZodType | undefined;
-        if (refId && !(inner && getRefId(inner) === refId)) claims.set(refId, (claims.get(refId) ?? new Set()).add(schema));
+        if (refId && !(inner && getRefId(inner) === refId))
+          claims.set(refId, (claims.get(refId) ?? new Set()).add(schema));
         if (typeof def.getter === "function") visit((def.getter as () => unknown)());
         for (const child of Object.values(def)) visit(child);
         return;
@@ -145,7 +217,9 @@ describe("OpenAPI document: every answer is described", () => {
     expect(claims.get("TracingRun")?.size).toBe(1);
     const collisions = [...claims]
       .filter(([, schemas]) => {
-        const generated = [...schemas].map((schema) => JSON.stringify(new OpenApiGeneratorV31([schema]).generateComponents().components?.schemas));
+        const generated = [...schemas].map((schema) =>
+          JSON.stringify(new OpenApiGeneratorV31([schema]).generateComponents().components?.schemas),
+        );
         return new Set(generated).size > 1;
       })
       .map(([name]) => name);

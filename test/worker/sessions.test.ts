@@ -1,13 +1,23 @@
 // Tracing projects (`/api/v1/sessions`) as the langsmith SDK uses them, with workspace isolation.
-import { describe, expect, it } from "vitest";
+
 import { env } from "cloudflare:test";
-import { projectForName } from "../../src/tracing/projects/service.ts";
+import { describe, expect, it } from "vitest";
 import { database } from "../../src/db/client.ts";
+import { projectForName } from "../../src/tracing/projects/service.ts";
 import { call, json } from "./helpers.ts";
 
-type Session = { id: string; name: string; description: string | null; extra: Record<string, unknown> | null; tenant_id: string; trace_tier: string | null; end_time: string | null };
+type Session = {
+  id: string;
+  name: string;
+  description: string | null;
+  extra: Record<string, unknown> | null;
+  tenant_id: string;
+  trace_tier: string | null;
+  end_time: string | null;
+};
 
-const create = (body: unknown, query = "", key?: string) => call(`/api/v1/sessions${query}`, { method: "POST", json: body, key });
+const create = (body: unknown, query = "", key?: string) =>
+  call(`/api/v1/sessions${query}`, { method: "POST", json: body, key });
 const unique = (prefix: string) => `${prefix}-${crypto.randomUUID()}`;
 
 describe("tracing projects", () => {
@@ -21,13 +31,27 @@ describe("tracing projects", () => {
 
     expect(await json<Session>(await call(`/api/v1/sessions/${project.id}`))).toEqual(project);
     // The SDK's readProject(name): an array, empty when absent.
-    expect((await json<Session[]>(await call(`/api/v1/sessions?name=${encodeURIComponent(name)}`))).map((s) => s.id)).toEqual([project.id]);
+    expect(
+      (await json<Session[]>(await call(`/api/v1/sessions?name=${encodeURIComponent(name)}`))).map((s) => s.id),
+    ).toEqual([project.id]);
     expect(await json<Session[]>(await call(`/api/v1/sessions?name=${unique("absent")}`))).toEqual([]);
-    expect((await json<Session[]>(await call(`/api/v1/sessions?id=${project.id}&id=${crypto.randomUUID()}`))).map((s) => s.id)).toEqual([project.id]);
+    expect(
+      (await json<Session[]>(await call(`/api/v1/sessions?id=${project.id}&id=${crypto.randomUUID()}`))).map(
+        (s) => s.id,
+      ),
+    ).toEqual([project.id]);
 
-    const patched = await call(`/api/v1/sessions/${project.id}`, { method: "PATCH", json: { description: "renamed", end_time: "2026-11-21T10:00:00Z", trace_tier: "longlived" } });
+    const patched = await call(`/api/v1/sessions/${project.id}`, {
+      method: "PATCH",
+      json: { description: "renamed", end_time: "2026-11-21T10:00:00Z", trace_tier: "longlived" },
+    });
     expect(patched.status).toBe(200);
-    expect(await json<Session>(patched)).toMatchObject({ name, description: "renamed", end_time: "2026-11-21T10:00:00.000Z", trace_tier: "longlived" });
+    expect(await json<Session>(patched)).toMatchObject({
+      name,
+      description: "renamed",
+      end_time: "2026-11-21T10:00:00.000Z",
+      trace_tier: "longlived",
+    });
 
     expect((await call(`/api/v1/sessions/${project.id}`, { method: "DELETE" })).status).toBe(200);
     const gone = await call(`/api/v1/sessions/${project.id}`);
@@ -67,8 +91,12 @@ describe("tracing projects", () => {
   });
 
   it("keeps projects inside their workspace", async () => {
-    const workspace = await json<{ id: string }>(await call("/api/v1/workspaces", { method: "POST", json: { display_name: "Tracing tenant" } }));
-    const { key } = await json<{ key: string }>(await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }));
+    const workspace = await json<{ id: string }>(
+      await call("/api/v1/workspaces", { method: "POST", json: { display_name: "Tracing tenant" } }),
+    );
+    const { key } = await json<{ key: string }>(
+      await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }),
+    );
     const mine = await json<Session>(await create({ name: unique("mine") }, "", key));
     expect(mine.tenant_id).toBe(workspace.id);
     expect((await call(`/api/v1/sessions/${mine.id}`)).status).toBe(404);
@@ -79,8 +107,12 @@ describe("tracing projects", () => {
   });
 
   it("keeps project ids per workspace: another workspace's id is neither confirmed nor reached", async () => {
-    const workspace = await json<{ id: string }>(await call("/api/v1/workspaces", { method: "POST", json: { display_name: "Tracing ids" } }));
-    const { key } = await json<{ key: string }>(await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }));
+    const workspace = await json<{ id: string }>(
+      await call("/api/v1/workspaces", { method: "POST", json: { display_name: "Tracing ids" } }),
+    );
+    const { key } = await json<{ key: string }>(
+      await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }),
+    );
     const id = crypto.randomUUID();
     const theirs = await json<Session>(await create({ id, name: unique("theirs") }));
     // The same id in another workspace is a new project there, not a 409 that confirms the id exists.
@@ -98,7 +130,15 @@ describe("tracing projects", () => {
     // A run of the second workspace posted to that id lands in its own project only.
     const runId = crypto.randomUUID();
     const start = "2026-10-01T10:00:00.000Z";
-    const run = { id: runId, name: "r", run_type: "chain", start_time: start, session_id: id, trace_id: runId, dotted_order: `20261001T100000000000Z${runId}` };
+    const run = {
+      id: runId,
+      name: "r",
+      run_type: "chain",
+      start_time: start,
+      session_id: id,
+      trace_id: runId,
+      dotted_order: `20261001T100000000000Z${runId}`,
+    };
     expect((await call("/api/v1/runs/batch", { method: "POST", json: { post: [run] }, key })).status).toBe(202);
     const read = await call(`/api/v1/runs/${runId}`, { key });
     expect(read.status).toBe(200);

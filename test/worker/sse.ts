@@ -11,8 +11,7 @@ export function parseSse(text: string): SseEvent[] {
   for (const block of text.split("\n\n")) {
     const lines = block.split("\n").filter((line) => line && !line.startsWith(":"));
     if (lines.length === 0) continue;
-    const field = (name: string) =>
-      lines.filter((l) => l.startsWith(`${name}: `)).map((l) => l.slice(name.length + 2));
+    const field = (name: string) => lines.filter((l) => l.startsWith(`${name}: `)).map((l) => l.slice(name.length + 2));
     const data = field("data").join("\n");
     events.push({ event: field("event")[0] ?? "message", data: data ? JSON.parse(data) : null, id: field("id")[0] });
   }

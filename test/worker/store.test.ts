@@ -1,7 +1,6 @@
-import { env } from "cloudflare:test";
+import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import type { ThreadJson } from "../../src/threads/types.ts";
 import { call, json } from "./helpers.ts";
 
@@ -28,7 +27,9 @@ describe("store items", () => {
     const replaced = await json<Item>(await get(ns, "profile"));
     expect(replaced.value).toEqual({ name: "Ada", lang: "en" });
     expect(replaced.created_at).toBe(item.created_at);
-    expect((await call("/store/items", { method: "DELETE", json: { namespace: ns, key: "profile" } })).status).toBe(204);
+    expect((await call("/store/items", { method: "DELETE", json: { namespace: ns, key: "profile" } })).status).toBe(
+      204,
+    );
     const gone = await get(ns, "profile");
     expect(gone.status).toBe(200);
     expect(await gone.json()).toBeNull();
@@ -40,7 +41,8 @@ describe("store items", () => {
     await put({ namespace: [root, "a", "deep"], key: "2", value: { kind: "note", text: "Call Bob" } });
     await put({ namespace: [root, "b"], key: "3", value: { kind: "todo", text: "buy bread" } });
     await put({ namespace: [`${root}x`], key: "4", value: { kind: "note" } });
-    const search = async (body: Record<string, unknown>) => (await json<{ items: Item[] }>(await post("/store/items/search", body))).items.map((i) => i.key);
+    const search = async (body: Record<string, unknown>) =>
+      (await json<{ items: Item[] }>(await post("/store/items/search", body))).items.map((i) => i.key);
     expect(await search({ namespace_prefix: [root] })).toEqual(["1", "2", "3"]);
     expect(await search({ namespace_prefix: [root, "a"] })).toEqual(["1", "2"]);
     expect(await search({ namespace_prefix: [root], filter: { kind: "note" } })).toEqual(["1", "2"]);
@@ -50,11 +52,27 @@ describe("store items", () => {
 
   it("lists namespaces with prefix, suffix and max_depth", async () => {
     const root = crypto.randomUUID();
-    for (const ns of [[root, "u1", "notes"], [root, "u2", "notes"], [root, "u2", "todos"]]) await put({ namespace: ns, key: "k", value: {} });
-    const list = async (body: Record<string, unknown>) => (await json<{ namespaces: string[][] }>(await post("/store/namespaces", body))).namespaces;
-    expect(await list({ prefix: [root] })).toEqual([[root, "u1", "notes"], [root, "u2", "notes"], [root, "u2", "todos"]]);
-    expect(await list({ prefix: [root], suffix: ["notes"] })).toEqual([[root, "u1", "notes"], [root, "u2", "notes"]]);
-    expect(await list({ prefix: [root], max_depth: 2 })).toEqual([[root, "u1"], [root, "u2"]]);
+    for (const ns of [
+      [root, "u1", "notes"],
+      [root, "u2", "notes"],
+      [root, "u2", "todos"],
+    ])
+      await put({ namespace: ns, key: "k", value: {} });
+    const list = async (body: Record<string, unknown>) =>
+      (await json<{ namespaces: string[][] }>(await post("/store/namespaces", body))).namespaces;
+    expect(await list({ prefix: [root] })).toEqual([
+      [root, "u1", "notes"],
+      [root, "u2", "notes"],
+      [root, "u2", "todos"],
+    ]);
+    expect(await list({ prefix: [root], suffix: ["notes"] })).toEqual([
+      [root, "u1", "notes"],
+      [root, "u2", "notes"],
+    ]);
+    expect(await list({ prefix: [root], max_depth: 2 })).toEqual([
+      [root, "u1"],
+      [root, "u2"],
+    ]);
     expect(await list({ prefix: [root], limit: 1, offset: 2 })).toEqual([[root, "u2", "todos"]]);
   });
 
@@ -63,7 +81,9 @@ describe("store items", () => {
     expect((await put({ namespace: ["a.b"], key: "k", value: {} })).status).toBe(422);
     const empty = await put({ namespace: ["a", ""], key: "k", value: {} });
     expect(empty.status).toBe(422);
-    expect((await json<{ detail: { msg: string }[] }>(empty)).detail[0].msg).toContain("Namespace labels cannot be empty or contain periods");
+    expect((await json<{ detail: { msg: string }[] }>(empty)).detail[0].msg).toContain(
+      "Namespace labels cannot be empty or contain periods",
+    );
     expect((await put({ namespace: ["a"], key: "k", value: "text" })).status).toBe(422);
     expect((await put({ namespace: ["a"], key: "k", value: [1, 2] })).status).toBe(422);
     expect((await get(["a", ""], "k")).status).toBe(422);
@@ -75,9 +95,15 @@ describe("TTL", () => {
     const ns = ["ttl", crypto.randomUUID()];
     await put({ namespace: ns, key: "short", value: { v: 1 }, ttl: 5 });
     await put({ namespace: ns, key: "kept", value: { v: 2 } });
-    await env.DB.prepare("UPDATE store_items SET expires_at = ? WHERE key = 'short' AND namespace = ?").bind("2000-01-01T00:00:00.000Z", ns.join(".")).run();
+    await env.DB.prepare("UPDATE store_items SET expires_at = ? WHERE key = 'short' AND namespace = ?")
+      .bind("2000-01-01T00:00:00.000Z", ns.join("."))
+      .run();
     expect(await (await get(ns, "short")).json()).toBeNull();
-    expect((await json<{ items: Item[] }>(await post("/store/items/search", { namespace_prefix: ns }))).items.map((i) => i.key)).toEqual(["kept"]);
+    expect(
+      (await json<{ items: Item[] }>(await post("/store/items/search", { namespace_prefix: ns }))).items.map(
+        (i) => i.key,
+      ),
+    ).toEqual(["kept"]);
     const ctx = createExecutionContext();
     await worker.scheduled(createScheduledController({ scheduledTime: new Date(), cron: "* * * * *" }), env, ctx);
     await waitOnExecutionContext(ctx);
@@ -85,9 +111,13 @@ describe("TTL", () => {
     expect(left.results.map((r) => r.key)).toEqual(["kept"]);
 
     await put({ namespace: ns, key: "refresh", value: {}, ttl: 10 });
-    await env.DB.prepare("UPDATE store_items SET expires_at = ? WHERE key = 'refresh'").bind(new Date(Date.now() + 60_000).toISOString()).run();
+    await env.DB.prepare("UPDATE store_items SET expires_at = ? WHERE key = 'refresh'")
+      .bind(new Date(Date.now() + 60_000).toISOString())
+      .run();
     await get(ns, "refresh");
-    const row = await env.DB.prepare("SELECT expires_at FROM store_items WHERE key = 'refresh'").first<{ expires_at: string }>();
+    const row = await env.DB.prepare("SELECT expires_at FROM store_items WHERE key = 'refresh'").first<{
+      expires_at: string;
+    }>();
     expect(Date.parse(row!.expires_at) - Date.now()).toBeGreaterThan(9 * 60_000);
   });
 });
@@ -99,7 +129,11 @@ describe("the store inside graphs", () => {
     await put({ namespace: ns, key: "from-api", value: { text: "put through the API" } });
     const thread = await json<ThreadJson>(await post("/threads", {}));
     const result = await json<{ messages: { content: string }[] }>(
-      await post(`/threads/${thread.thread_id}/runs/wait`, { assistant_id: "memory", input: { messages: [{ role: "user", content: "I like tea" }] }, config: { configurable: { user_id: userId } } }),
+      await post(`/threads/${thread.thread_id}/runs/wait`, {
+        assistant_id: "memory",
+        input: { messages: [{ role: "user", content: "I like tea" }] },
+        config: { configurable: { user_id: userId } },
+      }),
     );
     expect(result, JSON.stringify(result)).toHaveProperty("messages");
     expect(result.messages.at(-1)!.content).toBe("I have 2 memories for you.");
@@ -115,8 +149,12 @@ describe("tenancy", () => {
     const ns = ["secret", crypto.randomUUID()];
     await put({ namespace: ns, key: "k", value: { mine: true } });
     expect(await (await get(ns, "k", key)).json()).toBeNull();
-    expect((await json<{ items: Item[] }>(await post("/store/items/search", { namespace_prefix: ns }, key))).items).toEqual([]);
-    expect((await json<{ namespaces: string[][] }>(await post("/store/namespaces", { prefix: ns }, key))).namespaces).toEqual([]);
+    expect(
+      (await json<{ items: Item[] }>(await post("/store/items/search", { namespace_prefix: ns }, key))).items,
+    ).toEqual([]);
+    expect(
+      (await json<{ namespaces: string[][] }>(await post("/store/namespaces", { prefix: ns }, key))).namespaces,
+    ).toEqual([]);
     await call("/store/items", { method: "DELETE", json: { namespace: ns, key: "k" }, key });
     expect((await json<Item>(await get(ns, "k"))).value).toEqual({ mine: true });
   });

@@ -11,7 +11,12 @@ describe("system endpoints", () => {
   it("GET /info reports versions, flags and graphs without a key", async () => {
     const response = await call("/info", { key: null });
     expect(response.status).toBe(200);
-    const info = await json<{ version: string; langgraph_js_version: string; flags: Record<string, boolean>; metadata: { graphs: string[] } }>(response);
+    const info = await json<{
+      version: string;
+      langgraph_js_version: string;
+      flags: Record<string, boolean>;
+      metadata: { graphs: string[] };
+    }>(response);
     expect(info.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(info.langgraph_js_version).toBe("1.4.17");
     expect(info.flags).toMatchObject({ assistants: expect.any(Boolean), crons: expect.any(Boolean) });
@@ -31,10 +36,16 @@ describe("metrics", () => {
   });
 
   it("is for organization admins only: it shows every workspace's traffic", async () => {
-    const workspace = await json<{ id: string }>(await call("/api/v1/workspaces", { method: "POST", json: { display_name: "Metrics readers" } }));
-    const member = await json<{ key: string }>(await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }));
+    const workspace = await json<{ id: string }>(
+      await call("/api/v1/workspaces", { method: "POST", json: { display_name: "Metrics readers" } }),
+    );
+    const member = await json<{ key: string }>(
+      await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }),
+    );
     const orgMember = await json<{ key: string }>(await call("/api/v1/api-key", { method: "POST", json: {} }));
-    const admin = await json<{ key: string }>(await call("/api/v1/api-key", { method: "POST", json: { role: "admin" } }));
+    const admin = await json<{ key: string }>(
+      await call("/api/v1/api-key", { method: "POST", json: { role: "admin" } }),
+    );
     for (const key of [member.key, orgMember.key]) {
       const refused = await call("/metrics", { key });
       expect(refused.status).toBe(403);
@@ -60,7 +71,9 @@ describe("metrics", () => {
     expect(text).toMatch(/^http_requests_total\{method="GET",route="unmatched",status="404"\} \d+$/m);
     expect(text).toMatch(/^http_requests_total\{method="POST",route="\/api\/v1\/workspaces",status="422"\} 1$/m);
     expect(text).toContain("# TYPE http_request_duration_seconds histogram");
-    expect(text).toMatch(/^http_request_duration_seconds_bucket\{method="GET",route="\/ok",status="200",le="\+Inf"\} \d+$/m);
+    expect(text).toMatch(
+      /^http_request_duration_seconds_bucket\{method="GET",route="\/ok",status="200",le="\+Inf"\} \d+$/m,
+    );
     expect(text).toMatch(/^http_request_duration_seconds_count\{method="GET",route="\/ok",status="200"\} \d+$/m);
   });
 });

@@ -56,7 +56,12 @@ describe("POST /threads", () => {
     const thread = await createThread({ graph_id: "echo", supersteps: echoSupersteps("hello") });
     const messages = thread.values.messages as Record<string, unknown>[];
     expect(messages).toHaveLength(2);
-    expect(messages[0]).toMatchObject({ type: "human", content: "hello", additional_kwargs: {}, response_metadata: {} });
+    expect(messages[0]).toMatchObject({
+      type: "human",
+      content: "hello",
+      additional_kwargs: {},
+      response_metadata: {},
+    });
     expect(messages[0].id).toEqual(expect.any(String));
     expect(messages[1]).toMatchObject({ type: "ai", content: "echo: hello", tool_calls: [], invalid_tool_calls: [] });
     expect(thread.status).toBe("idle");
@@ -102,18 +107,27 @@ describe("GET / PATCH / DELETE /threads/{id}", () => {
 
   it("merges metadata and sets a TTL on patch", async () => {
     const thread = await createThread({ metadata: { a: 1, b: 2 } });
-    const response = await call(`/threads/${thread.thread_id}`, { method: "PATCH", json: { metadata: { b: 3, c: 4 }, ttl: 30 } });
+    const response = await call(`/threads/${thread.thread_id}`, {
+      method: "PATCH",
+      json: { metadata: { b: 3, c: 4 }, ttl: 30 },
+    });
     const patched = await json<ThreadJson>(response);
     expect(patched.metadata).toEqual({ a: 1, b: 3, c: 4 });
     expect(Date.parse(patched.updated_at)).toBeGreaterThanOrEqual(Date.parse(thread.updated_at));
     const withTtl = await json<ThreadJson>(await call(`/threads/${thread.thread_id}?include=ttl`));
     expect(withTtl.ttl).toMatchObject({ strategy: "delete", ttl_minutes: 30 });
     expect(Date.parse(withTtl.ttl!.expires_at) - Date.parse(withTtl.updated_at)).toBe(30 * 60_000);
-    expect((await call(`/threads/${crypto.randomUUID()}`, { method: "PATCH", json: { metadata: {} } })).status).toBe(404);
+    expect((await call(`/threads/${crypto.randomUUID()}`, { method: "PATCH", json: { metadata: {} } })).status).toBe(
+      404,
+    );
   });
 
   it("deletes a thread with its checkpoints and its index entry", async () => {
-    const thread = await createThread({ graph_id: "echo", supersteps: echoSupersteps("bye"), metadata: { marker: "to-delete" } });
+    const thread = await createThread({
+      graph_id: "echo",
+      supersteps: echoSupersteps("bye"),
+      metadata: { marker: "to-delete" },
+    });
     expect((await call(`/threads/${thread.thread_id}`, { method: "DELETE" })).status).toBe(200);
     expect((await call(`/threads/${thread.thread_id}`)).status).toBe(404);
     expect((await call(`/threads/${thread.thread_id}`, { method: "DELETE" })).status).toBe(404);
@@ -128,7 +142,11 @@ describe("GET / PATCH / DELETE /threads/{id}", () => {
 
 describe("POST /threads/{id}/copy", () => {
   it("creates an independent thread with an identical history", async () => {
-    const source = await createThread({ graph_id: "echo", supersteps: echoSupersteps("copy me"), metadata: { owner: "x" } });
+    const source = await createThread({
+      graph_id: "echo",
+      supersteps: echoSupersteps("copy me"),
+      metadata: { owner: "x" },
+    });
     const response = await post(`/threads/${source.thread_id}/copy`, {});
     expect(response.status).toBe(200);
     const copy = await json<ThreadJson>(response);
@@ -137,7 +155,8 @@ describe("POST /threads/{id}/copy", () => {
     expect(copy.values).toEqual(source.values);
     expect(copy.status).toBe("idle");
 
-    const strip = (states: ThreadStateJson[]) => states.map((s) => ({ id: s.checkpoint_id, values: s.values, next: s.next, step: s.metadata.step }));
+    const strip = (states: ThreadStateJson[]) =>
+      states.map((s) => ({ id: s.checkpoint_id, values: s.values, next: s.next, step: s.metadata.step }));
     const before = await history(source.thread_id);
     expect(strip(await history(copy.thread_id))).toEqual(strip(before));
     const copied = await history(copy.thread_id);
@@ -145,7 +164,10 @@ describe("POST /threads/{id}/copy", () => {
     expect(copied.every((s) => s.metadata.thread_id === copy.thread_id)).toBe(true);
 
     // Later changes to one do not reach the other.
-    const update = await post(`/threads/${copy.thread_id}/state`, { values: { messages: [{ role: "user", content: "only in copy" }] }, as_node: "respond" });
+    const update = await post(`/threads/${copy.thread_id}/state`, {
+      values: { messages: [{ role: "user", content: "only in copy" }] },
+      as_node: "respond",
+    });
     expect(update.status).toBe(200);
     expect(await history(copy.thread_id)).toHaveLength(before.length + 1);
     expect(strip(await history(source.thread_id))).toEqual(strip(before));
@@ -164,13 +186,25 @@ describe("search and count", () => {
     const created: ThreadJson[] = [];
     for (let i = 0; i < 5; i++) {
       created.push(
-        await createThread({ metadata: { tag, n: i, even: i % 2 === 0, nested: { level: i < 2 ? "low" : "high", keep: true }, labels: ["a", `l${i}`] } }),
+        await createThread({
+          metadata: {
+            tag,
+            n: i,
+            even: i % 2 === 0,
+            nested: { level: i < 2 ? "low" : "high", keep: true },
+            labels: ["a", `l${i}`],
+          },
+        }),
       );
     }
     const search = async (body: Record<string, unknown>) => {
       const response = await post("/threads/search", { metadata: { tag }, ...body });
       expect(response.status).toBe(200);
-      return { threads: await json<ThreadJson[]>(response), total: response.headers.get("x-pagination-total"), next: response.headers.get("x-pagination-next") };
+      return {
+        threads: await json<ThreadJson[]>(response),
+        total: response.headers.get("x-pagination-total"),
+        next: response.headers.get("x-pagination-next"),
+      };
     };
     const all = await search({ limit: 10 });
     expect(all.threads.map((t) => t.thread_id)).toEqual(created.map((t) => t.thread_id).reverse());
@@ -182,7 +216,9 @@ describe("search and count", () => {
     expect(asc.total).toBe("5");
     expect(asc.next).toBe("3");
 
-    expect((await search({ metadata: { tag, even: true } })).threads.map((t) => t.metadata.n).sort()).toEqual([0, 2, 4]);
+    expect((await search({ metadata: { tag, even: true } })).threads.map((t) => t.metadata.n).sort()).toEqual([
+      0, 2, 4,
+    ]);
     expect((await search({ metadata: { tag, nested: { level: "low" } } })).threads).toHaveLength(2);
     expect((await search({ metadata: { tag, labels: ["l3"] } })).threads.map((t) => t.metadata.n)).toEqual([3]);
     expect((await search({ metadata: { tag, n: "1" } })).threads).toHaveLength(0);
@@ -200,9 +236,19 @@ describe("search and count", () => {
 
   it("filters on state values", async () => {
     const tag = crypto.randomUUID();
-    await createThread({ graph_id: "steps", metadata: { tag }, supersteps: inputSupersteps({ items: ["x"], ask_human: true }) });
-    await createThread({ graph_id: "steps", metadata: { tag }, supersteps: inputSupersteps({ items: ["y"], ask_human: false }) });
-    const found = await json<ThreadJson[]>(await post("/threads/search", { metadata: { tag }, values: { ask_human: true } }));
+    await createThread({
+      graph_id: "steps",
+      metadata: { tag },
+      supersteps: inputSupersteps({ items: ["x"], ask_human: true }),
+    });
+    await createThread({
+      graph_id: "steps",
+      metadata: { tag },
+      supersteps: inputSupersteps({ items: ["y"], ask_human: false }),
+    });
+    const found = await json<ThreadJson[]>(
+      await post("/threads/search", { metadata: { tag }, values: { ask_human: true } }),
+    );
     expect(found.map((t) => t.values.items)).toEqual([["x"]]);
     expect(await json(await post("/threads/count", { metadata: { tag }, values: { items: ["y"] } }))).toBe(1);
   });
@@ -222,7 +268,12 @@ describe("state and history", () => {
     expect(latest.values).toEqual(thread.values);
     expect(latest.next).toEqual([]);
     expect(latest.checkpoint).toMatchObject({ thread_id: thread.thread_id, checkpoint_ns: "" });
-    expect(latest.metadata).toMatchObject({ source: "update", step: expect.any(Number), graph_id: "echo", thread_id: thread.thread_id });
+    expect(latest.metadata).toMatchObject({
+      source: "update",
+      step: expect.any(Number),
+      graph_id: "echo",
+      thread_id: thread.thread_id,
+    });
     expect(latest.parent_checkpoint_id).toEqual(expect.any(String));
 
     const parentId = latest.parent_checkpoint_id!;
@@ -230,7 +281,9 @@ describe("state and history", () => {
     expect(atGet.checkpoint_id).toBe(parentId);
     expect((atGet.values as { messages: unknown[] }).messages).toHaveLength(1);
     expect(atGet.next).toEqual(["respond"]);
-    const atPost = await json<ThreadStateJson>(await post(`/threads/${thread.thread_id}/state/checkpoint`, { checkpoint: { checkpoint_id: parentId } }));
+    const atPost = await json<ThreadStateJson>(
+      await post(`/threads/${thread.thread_id}/state/checkpoint`, { checkpoint: { checkpoint_id: parentId } }),
+    );
     expect(atPost).toEqual(atGet);
 
     const missing = await call(`/threads/${thread.thread_id}/state/${crypto.randomUUID()}`);
@@ -240,7 +293,10 @@ describe("state and history", () => {
 
   it("updates state as a node, creating a checkpoint with source update", async () => {
     const thread = await createThread({ graph_id: "steps", supersteps: inputSupersteps({ items: ["start"] }) });
-    const response = await post(`/threads/${thread.thread_id}/state`, { values: { items: ["manual"] }, as_node: "step1" });
+    const response = await post(`/threads/${thread.thread_id}/state`, {
+      values: { items: ["manual"] },
+      as_node: "step1",
+    });
     expect(response.status).toBe(200);
     const { checkpoint } = await json<{ checkpoint: { checkpoint_id: string; thread_id: string } }>(response);
     expect(checkpoint.thread_id).toBe(thread.thread_id);
@@ -261,19 +317,30 @@ describe("state and history", () => {
   });
 
   it("lists history newest first with limit, before and metadata filters", async () => {
-    const thread = await createThread({ graph_id: "steps", supersteps: [{ updates: [{ values: { items: [] }, as_node: "__input__" }] }] });
+    const thread = await createThread({
+      graph_id: "steps",
+      supersteps: [{ updates: [{ values: { items: [] }, as_node: "__input__" }] }],
+    });
     for (const node of ["step1", "step2", "step3"]) {
-      expect((await post(`/threads/${thread.thread_id}/state`, { values: { items: [node] }, as_node: node })).status).toBe(200);
+      expect(
+        (await post(`/threads/${thread.thread_id}/state`, { values: { items: [node] }, as_node: node })).status,
+      ).toBe(200);
     }
     const all = await history(thread.thread_id, { limit: 10 });
     expect(all).toHaveLength(4);
-    expect(all.map((s) => s.metadata.step)).toEqual([...all.map((s) => s.metadata.step)].sort((a, b) => Number(b) - Number(a)));
+    expect(all.map((s) => s.metadata.step)).toEqual(
+      [...all.map((s) => s.metadata.step)].sort((a, b) => Number(b) - Number(a)),
+    );
     expect(all[0].values).toMatchObject({ items: ["step1", "step2", "step3"] });
     expect(await history(thread.thread_id, { limit: 2 })).toHaveLength(2);
-    const older = await history(thread.thread_id, { before: { configurable: { checkpoint_id: all[1].checkpoint_id } } });
+    const older = await history(thread.thread_id, {
+      before: { configurable: { checkpoint_id: all[1].checkpoint_id } },
+    });
     expect(older.map((s) => s.checkpoint_id)).toEqual(all.slice(2).map((s) => s.checkpoint_id));
     expect((await history(thread.thread_id, { before: all[1].checkpoint_id })).length).toBe(2);
-    expect((await history(thread.thread_id, { metadata: { source: "input" } })).map((s) => s.checkpoint_id)).toEqual([all[3].checkpoint_id]);
+    expect((await history(thread.thread_id, { metadata: { source: "input" } })).map((s) => s.checkpoint_id)).toEqual([
+      all[3].checkpoint_id,
+    ]);
     const viaGet = await json<ThreadStateJson[]>(await call(`/threads/${thread.thread_id}/history?limit=3`));
     expect(viaGet.map((s) => s.checkpoint_id)).toEqual(all.slice(0, 3).map((s) => s.checkpoint_id));
   });
@@ -283,7 +350,9 @@ describe("prune", () => {
   it("deletes threads or keeps only their latest checkpoint", async () => {
     const a = await createThread({ graph_id: "echo", supersteps: echoSupersteps("a") });
     const b = await createThread({ graph_id: "echo", supersteps: echoSupersteps("b") });
-    const kept = await json(await post("/threads/prune", { thread_ids: [a.thread_id, crypto.randomUUID()], strategy: "keep_latest" }));
+    const kept = await json(
+      await post("/threads/prune", { thread_ids: [a.thread_id, crypto.randomUUID()], strategy: "keep_latest" }),
+    );
     expect(kept).toEqual({ pruned_count: 1 });
     const compacted = await history(a.thread_id);
     expect(compacted).toHaveLength(1);
@@ -305,18 +374,24 @@ describe("tenancy", () => {
     expect((await asOther(`/threads/${mine.thread_id}`)).status).toBe(404);
     expect((await asOther(`/threads/${mine.thread_id}/state`)).status).toBe(404);
     expect((await asOther(`/threads/${mine.thread_id}/history`, { method: "POST", json: {} })).status).toBe(404);
-    expect((await asOther(`/threads/${mine.thread_id}`, { method: "PATCH", json: { metadata: { x: 1 } } })).status).toBe(404);
+    expect(
+      (await asOther(`/threads/${mine.thread_id}`, { method: "PATCH", json: { metadata: { x: 1 } } })).status,
+    ).toBe(404);
     // A copy of a thread the caller cannot see is a 409, as for one that does not exist.
     expect((await asOther(`/threads/${mine.thread_id}/copy`, { method: "POST", json: {} })).status).toBe(409);
     expect((await asOther(`/threads/${mine.thread_id}`, { method: "DELETE" })).status).toBe(404);
     expect(await json(await asOther("/threads/search", { method: "POST", json: { metadata: { tag } } }))).toEqual([]);
     expect(await json(await asOther("/threads/count", { method: "POST", json: { metadata: { tag } } }))).toBe(0);
-    expect(await json(await asOther("/threads/prune", { method: "POST", json: { thread_ids: [mine.thread_id] } }))).toEqual({ pruned_count: 0 });
+    expect(
+      await json(await asOther("/threads/prune", { method: "POST", json: { thread_ids: [mine.thread_id] } })),
+    ).toEqual({ pruned_count: 0 });
 
     // The same id may exist independently in the other workspace.
     const theirs = await createThread({ thread_id: mine.thread_id, metadata: { tag, team: "other" } }, key);
     expect(theirs.metadata).toEqual({ tag, team: "other" });
-    expect((await json<ThreadJson>(await call(`/threads/${mine.thread_id}`))).metadata).toMatchObject({ graph_id: "echo" });
+    expect((await json<ThreadJson>(await call(`/threads/${mine.thread_id}`))).metadata).toMatchObject({
+      graph_id: "echo",
+    });
   });
 });
 
@@ -329,7 +404,9 @@ describe("TTL", () => {
 
   it("schedules the alarm and deletes the thread when it expires", async () => {
     const thread = await createThread({ ttl: { ttl: 10, strategy: "delete" }, metadata: { ttl: "delete" } });
-    const alarm = await runInDurableObject(stubFor(thread.thread_id), (_i: ThreadDO, state) => state.storage.getAlarm());
+    const alarm = await runInDurableObject(stubFor(thread.thread_id), (_i: ThreadDO, state) =>
+      state.storage.getAlarm(),
+    );
     expect(alarm).toBeGreaterThan(Date.now() + 9 * 60_000);
     await age(thread.thread_id, 11);
     expect(await runDurableObjectAlarm(stubFor(thread.thread_id))).toBe(true);
@@ -338,7 +415,11 @@ describe("TTL", () => {
   });
 
   it("does nothing before expiry, and compacts with keep_latest", async () => {
-    const thread = await createThread({ graph_id: "echo", supersteps: echoSupersteps("ttl"), ttl: { ttl: 10, strategy: "keep_latest" } });
+    const thread = await createThread({
+      graph_id: "echo",
+      supersteps: echoSupersteps("ttl"),
+      ttl: { ttl: 10, strategy: "keep_latest" },
+    });
     expect(await runDurableObjectAlarm(stubFor(thread.thread_id))).toBe(true);
     expect(await history(thread.thread_id)).toHaveLength(3);
     await age(thread.thread_id, 11);
@@ -377,7 +458,9 @@ describe("robustness (review findings)", () => {
     expect((await post("/threads/count", { metadata })).status).toBe(422);
     const thread = await createThread({ metadata: { many: true } });
     const ids = [...Array.from({ length: 300 }, () => crypto.randomUUID()), thread.thread_id];
-    const found = await json<ThreadJson[]>(await post("/threads/search", { ids, metadata: { many: true, a: undefined } }));
+    const found = await json<ThreadJson[]>(
+      await post("/threads/search", { ids, metadata: { many: true, a: undefined } }),
+    );
     expect(found.map((t) => t.thread_id)).toEqual([thread.thread_id]);
   });
 

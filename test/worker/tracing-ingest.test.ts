@@ -5,7 +5,12 @@ import { call, json } from "./helpers.ts";
 type Run = Record<string, unknown> & { id: string; status: string; session_id: string };
 
 /** A run as the JS SDK builds it: dotted_order from the parent's, start time with microseconds. */
-function sdkRun(name: string, start: Date, parent?: { id: string; dotted_order: string; trace_id: string }, extra: Record<string, unknown> = {}) {
+function sdkRun(
+  name: string,
+  start: Date,
+  parent?: { id: string; dotted_order: string; trace_id: string },
+  extra: Record<string, unknown> = {},
+) {
   const id = crypto.randomUUID();
   const stamp = start.toISOString().replace(/[-:]/g, "").replace(".", "").replace("Z", "");
   const segment = `${stamp}000Z${id}`;
@@ -35,20 +40,40 @@ describe("tracing ingestion", () => {
     const [created] = await json<{ id: string }[]>(await call(`/api/v1/sessions?name=${project}`));
     expect(pending.session_id).toBe(created.id);
 
-    const patch = await call(`/api/v1/runs/${run.id}`, { method: "PATCH", json: { end_time: Date.parse("2026-11-20T10:00:02.5Z"), outputs: { answer: 1 } } });
+    const patch = await call(`/api/v1/runs/${run.id}`, {
+      method: "PATCH",
+      json: { end_time: Date.parse("2026-11-20T10:00:02.5Z"), outputs: { answer: 1 } },
+    });
     expect(patch.status).toBe(202);
-    expect(await json<Run>(await getRun(run.id))).toMatchObject({ status: "success", latency: 2.5, outputs: { answer: 1 }, end_time: "2026-11-20T10:00:02.500Z" });
+    expect(await json<Run>(await getRun(run.id))).toMatchObject({
+      status: "success",
+      latency: 2.5,
+      outputs: { answer: 1 },
+      end_time: "2026-11-20T10:00:02.500Z",
+    });
   });
 
   it("stores the good runs of a batch and reports the bad ones", async () => {
     const root = sdkRun("batch-root", new Date("2026-11-20T11:00:00Z"), undefined, { session_name: "batch-tests" });
-    const child = sdkRun("batch-child", new Date("2026-11-20T11:00:01Z"), root, { session_name: "batch-tests", run_type: "llm" });
+    const child = sdkRun("batch-child", new Date("2026-11-20T11:00:01Z"), root, {
+      session_name: "batch-tests",
+      run_type: "llm",
+    });
     const badOrder = { ...sdkRun("bad", new Date("2026-11-20T11:00:02Z")), trace_id: crypto.randomUUID() };
     const response = await call("/api/v1/runs/batch", {
       method: "POST",
       json: {
         post: [root, child, badOrder, { id: "x", name: "no id" }],
-        patch: [{ id: child.id, trace_id: root.id, dotted_order: child.dotted_order, session_name: "batch-tests", end_time: "2026-11-20T11:00:03Z", outputs: { usage_metadata: { input_tokens: 3, output_tokens: 4, total_tokens: 7 } } }],
+        patch: [
+          {
+            id: child.id,
+            trace_id: root.id,
+            dotted_order: child.dotted_order,
+            session_name: "batch-tests",
+            end_time: "2026-11-20T11:00:03Z",
+            outputs: { usage_metadata: { input_tokens: 3, output_tokens: 4, total_tokens: 7 } },
+          },
+        ],
       },
     });
     expect(response.status).toBe(202);
@@ -57,12 +82,19 @@ describe("tracing ingestion", () => {
     expect(result.errors.map((e) => e.run_id)).toEqual([badOrder.id, "x"]);
     expect(result.errors[0].detail).toMatch(/must start with trace_id/);
     expect(result.errors[1].detail).toMatch(/id: must be a UUID/);
-    expect(await json<Run>(await getRun(child.id))).toMatchObject({ status: "success", total_tokens: 7, parent_run_ids: [root.id], trace_id: root.id });
+    expect(await json<Run>(await getRun(child.id))).toMatchObject({
+      status: "success",
+      total_tokens: 7,
+      parent_run_ids: [root.id],
+      trace_id: root.id,
+    });
     expect((await getRun(badOrder.id)).status).toBe(404);
   });
 
   it("files runs under an existing project named by session_id", async () => {
-    const project = await json<{ id: string }>(await call("/api/v1/sessions", { method: "POST", json: { name: `by-id-${crypto.randomUUID()}` } }));
+    const project = await json<{ id: string }>(
+      await call("/api/v1/sessions", { method: "POST", json: { name: `by-id-${crypto.randomUUID()}` } }),
+    );
     const a = sdkRun("by-id-a", new Date("2026-11-20T14:00:00Z"), undefined, { session_id: project.id });
     const b = sdkRun("by-id-b", new Date("2026-11-20T14:00:01Z"), undefined, { session_id: project.id });
     const response = await call("/api/v1/runs/batch", { method: "POST", json: { post: [a, b] } });
@@ -72,22 +104,48 @@ describe("tracing ingestion", () => {
 
   it("keeps an SDK patch that arrives before its post", async () => {
     const run = sdkRun("late-post", new Date("2026-11-20T12:00:00Z"), undefined, { session_name: "late" });
-    const early = await call("/api/v1/runs/batch", { method: "POST", json: { patch: [{ id: run.id, trace_id: run.id, dotted_order: run.dotted_order, session_name: "late", end_time: "2026-11-20T12:00:01Z", outputs: { ok: true } }] } });
+    const early = await call("/api/v1/runs/batch", {
+      method: "POST",
+      json: {
+        patch: [
+          {
+            id: run.id,
+            trace_id: run.id,
+            dotted_order: run.dotted_order,
+            session_name: "late",
+            end_time: "2026-11-20T12:00:01Z",
+            outputs: { ok: true },
+          },
+        ],
+      },
+    });
     expect(early.status).toBe(202);
     expect((await call("/api/v1/runs", { method: "POST", json: run })).status).toBe(202);
     expect(await json<Run>(await getRun(run.id))).toMatchObject({ status: "success", outputs: { ok: true } });
   });
 
   it("answers bad single runs with 4xx and a detail", async () => {
-    const missing = await call("/api/v1/runs", { method: "POST", json: { id: crypto.randomUUID(), run_type: "llm", start_time: "2026-11-20T10:00:00Z" } });
+    const missing = await call("/api/v1/runs", {
+      method: "POST",
+      json: { id: crypto.randomUUID(), run_type: "llm", start_time: "2026-11-20T10:00:00Z" },
+    });
     expect(missing.status).toBe(422);
     expect((await json<{ detail: string }>(missing)).detail).toMatch(/^name:/);
-    const unknownSession = await call("/api/v1/runs", { method: "POST", json: { ...sdkRun("x", new Date()), session_id: crypto.randomUUID() } });
+    const unknownSession = await call("/api/v1/runs", {
+      method: "POST",
+      json: { ...sdkRun("x", new Date()), session_id: crypto.randomUUID() },
+    });
     expect(unknownSession.status).toBe(422);
     expect((await json<{ detail: string }>(unknownSession)).detail).toMatch(/is not a tracing project/);
-    const orphan = await call(`/api/v1/runs/${crypto.randomUUID()}`, { method: "PATCH", json: { end_time: Date.now() } });
+    const orphan = await call(`/api/v1/runs/${crypto.randomUUID()}`, {
+      method: "PATCH",
+      json: { end_time: Date.now() },
+    });
     expect(orphan.status).toBe(404);
-    const mismatch = await call(`/api/v1/runs/${crypto.randomUUID()}`, { method: "PATCH", json: { id: crypto.randomUUID() } });
+    const mismatch = await call(`/api/v1/runs/${crypto.randomUUID()}`, {
+      method: "PATCH",
+      json: { id: crypto.randomUUID() },
+    });
     expect(mismatch.status).toBe(422);
     expect((await call("/api/v1/runs/batch", { method: "POST", json: { post: [{ id: "nope" }] } })).status).toBe(422);
     expect((await call("/api/v1/runs/batch", { method: "POST", json: { post: "not a list" } })).status).toBe(422);
@@ -96,7 +154,10 @@ describe("tracing ingestion", () => {
   it("refuses a run with a field over MAX_TRACED_RUN_BYTES with 413, alone or in a batch, and stores the others", async () => {
     // The workerd tests run with MAX_TRACED_RUN_BYTES = 32768 (vitest.config.ts).
     const big = { text: "x".repeat(40_000) };
-    const single = sdkRun("too-big", new Date("2026-11-20T15:00:00Z"), undefined, { session_name: "sizes", inputs: big });
+    const single = sdkRun("too-big", new Date("2026-11-20T15:00:00Z"), undefined, {
+      session_name: "sizes",
+      inputs: big,
+    });
     const refused = await call("/api/v1/runs", { method: "POST", json: single });
     expect(refused.status).toBe(413);
     expect((await json<{ detail: string }>(refused)).detail).toBe(
@@ -105,19 +166,43 @@ describe("tracing ingestion", () => {
     expect((await getRun(single.id)).status).toBe(404);
 
     const small = sdkRun("fits", new Date("2026-11-20T15:00:01Z"), undefined, { session_name: "sizes" });
-    const bigPost = sdkRun("big-post", new Date("2026-11-20T15:00:02Z"), undefined, { session_name: "sizes", inputs: big });
+    const bigPost = sdkRun("big-post", new Date("2026-11-20T15:00:02Z"), undefined, {
+      session_name: "sizes",
+      inputs: big,
+    });
     const response = await call("/api/v1/runs/batch", { method: "POST", json: { post: [small, bigPost] } });
     expect(response.status).toBe(202);
-    const result = await json<{ accepted: number; errors: { run_id: string; operation: string; status: number; detail: string }[] }>(response);
+    const result = await json<{
+      accepted: number;
+      errors: { run_id: string; operation: string; status: number; detail: string }[];
+    }>(response);
     expect(result).toEqual({
       accepted: 1,
-      errors: [{ operation: "post", run_id: bigPost.id, status: 413, detail: `Run ${bigPost.id}: inputs is 40011 bytes of JSON; the limit for each field of a traced run is 32768 bytes (MAX_TRACED_RUN_BYTES)` }],
+      errors: [
+        {
+          operation: "post",
+          run_id: bigPost.id,
+          status: 413,
+          detail: `Run ${bigPost.id}: inputs is 40011 bytes of JSON; the limit for each field of a traced run is 32768 bytes (MAX_TRACED_RUN_BYTES)`,
+        },
+      ],
     });
-    expect(await json<Run>(await getRun(small.id))).toMatchObject({ status: "pending", inputs: { question: "fits" }, outputs: null });
+    expect(await json<Run>(await getRun(small.id))).toMatchObject({
+      status: "pending",
+      inputs: { question: "fits" },
+      outputs: null,
+    });
     expect((await getRun(bigPost.id)).status).toBe(404);
 
     // A batch whose every run is too large is a 413 listing each.
-    const bigPatch = { id: small.id, trace_id: small.id, dotted_order: small.dotted_order, end_time: "2026-11-20T15:00:03Z", outputs: { text: "y".repeat(33_000) }, error: "e".repeat(3_000) };
+    const bigPatch = {
+      id: small.id,
+      trace_id: small.id,
+      dotted_order: small.dotted_order,
+      end_time: "2026-11-20T15:00:03Z",
+      outputs: { text: "y".repeat(33_000) },
+      error: "e".repeat(3_000),
+    };
     const refusedBatch = await call("/api/v1/runs/batch", { method: "POST", json: { patch: [bigPatch] } });
     expect(refusedBatch.status).toBe(413);
     expect((await json<{ detail: string }>(refusedBatch)).detail).toBe(
@@ -128,16 +213,24 @@ describe("tracing ingestion", () => {
     // A patch over the limit, sent alone, is a 413 too; the run keeps what it had.
     const patch = await call(`/api/v1/runs/${small.id}`, { method: "PATCH", json: { outputs: big } });
     expect(patch.status).toBe(413);
-    expect((await json<{ detail: string }>(patch)).detail).toMatch(/: outputs is 40011 bytes of JSON; the limit for each field of a traced run is 32768 bytes \(MAX_TRACED_RUN_BYTES\)$/);
+    expect((await json<{ detail: string }>(patch)).detail).toMatch(
+      /: outputs is 40011 bytes of JSON; the limit for each field of a traced run is 32768 bytes \(MAX_TRACED_RUN_BYTES\)$/,
+    );
   });
 
   it("does not show one workspace's runs to another", async () => {
     const run = sdkRun("private", new Date("2026-11-20T13:00:00Z"));
     await call("/api/v1/runs", { method: "POST", json: run });
-    const workspace = await json<{ id: string }>(await call("/api/v1/workspaces", { method: "POST", json: { display_name: "Other tracer" } }));
-    const { key } = await json<{ key: string }>(await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }));
+    const workspace = await json<{ id: string }>(
+      await call("/api/v1/workspaces", { method: "POST", json: { display_name: "Other tracer" } }),
+    );
+    const { key } = await json<{ key: string }>(
+      await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }),
+    );
     expect((await getRun(run.id)).status).toBe(200);
     expect((await getRun(run.id, key)).status).toBe(404);
-    expect((await call(`/api/v1/runs/${run.id}`, { method: "PATCH", key, json: { end_time: Date.now() } })).status).toBe(404);
+    expect(
+      (await call(`/api/v1/runs/${run.id}`, { method: "PATCH", key, json: { end_time: Date.now() } })).status,
+    ).toBe(404);
   });
 });

@@ -2,17 +2,36 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, json } from "./helpers.ts";
 
-type Run = { id: string; name: string; run_type: string; start_time: string; session_id: string } & Record<string, unknown>;
+type Run = { id: string; name: string; run_type: string; start_time: string; session_id: string } & Record<
+  string,
+  unknown
+>;
 type Page = { runs: Run[]; cursors: { next: string | null } };
 
 let key: string;
 const names: Record<string, string> = {};
 
-function sdkRun(name: string, start: string, project: string, parent?: { id: string; dotted_order: string }, fields: Record<string, unknown> = {}) {
+function sdkRun(
+  name: string,
+  start: string,
+  project: string,
+  parent?: { id: string; dotted_order: string },
+  fields: Record<string, unknown> = {},
+) {
   const id = crypto.randomUUID();
   names[id] = name;
   const segment = `${start.replace(/[-:]/g, "").replace(".", "").replace("Z", "")}000Z${id}`;
-  return { id, name, run_type: "chain", start_time: start, session_name: project, dotted_order: parent ? `${parent.dotted_order}.${segment}` : segment, trace_id: parent ? parent.dotted_order.slice(22, 58) : id, parent_run_id: parent?.id, ...fields };
+  return {
+    id,
+    name,
+    run_type: "chain",
+    start_time: start,
+    session_name: project,
+    dotted_order: parent ? `${parent.dotted_order}.${segment}` : segment,
+    trace_id: parent ? parent.dotted_order.slice(22, 58) : id,
+    parent_run_id: parent?.id,
+    ...fields,
+  };
 }
 
 const query = async (body: Record<string, unknown>) => {
@@ -23,13 +42,33 @@ const query = async (body: Record<string, unknown>) => {
 const namesOf = (page: Page) => page.runs.map((run) => run.name);
 
 beforeAll(async () => {
-  const workspace = await json<{ id: string }>(await call("/api/v1/workspaces", { method: "POST", json: { display_name: "Query tests" } }));
-  key = (await json<{ key: string }>(await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }))).key;
-  const agent = sdkRun("agent", "2026-11-19T23:59:00.000Z", "alpha", undefined, { tags: ["vip"], extra: { metadata: { user: "ada" } } });
-  const tool = sdkRun("search-tool", "2026-11-19T23:59:30.000Z", "alpha", agent, { run_type: "tool", inputs: { query: "weather" } });
-  const chat = sdkRun("chat", "2026-11-20T08:00:00.000Z", "alpha", undefined, { run_type: "llm", error: "rate limited", end_time: "2026-11-20T08:00:09.000Z" });
-  const other = sdkRun("beta-root", "2026-11-20T09:00:00.000Z", "beta", undefined, { end_time: "2026-11-20T09:00:01.000Z" });
-  const response = await call("/api/v1/runs/batch", { method: "POST", key, json: { post: [agent, tool, chat, other] } });
+  const workspace = await json<{ id: string }>(
+    await call("/api/v1/workspaces", { method: "POST", json: { display_name: "Query tests" } }),
+  );
+  key = (
+    await json<{ key: string }>(await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }))
+  ).key;
+  const agent = sdkRun("agent", "2026-11-19T23:59:00.000Z", "alpha", undefined, {
+    tags: ["vip"],
+    extra: { metadata: { user: "ada" } },
+  });
+  const tool = sdkRun("search-tool", "2026-11-19T23:59:30.000Z", "alpha", agent, {
+    run_type: "tool",
+    inputs: { query: "weather" },
+  });
+  const chat = sdkRun("chat", "2026-11-20T08:00:00.000Z", "alpha", undefined, {
+    run_type: "llm",
+    error: "rate limited",
+    end_time: "2026-11-20T08:00:09.000Z",
+  });
+  const other = sdkRun("beta-root", "2026-11-20T09:00:00.000Z", "beta", undefined, {
+    end_time: "2026-11-20T09:00:01.000Z",
+  });
+  const response = await call("/api/v1/runs/batch", {
+    method: "POST",
+    key,
+    json: { post: [agent, tool, chat, other] },
+  });
   expect(await json(response)).toMatchObject({ accepted: 4, errors: [] });
 });
 
@@ -49,10 +88,18 @@ describe("runs query", () => {
 
   it("refuses filters and ids that together would not fit one statement", async () => {
     const names = Array.from({ length: 50 }, (_, i) => `"n${i}"`).join(", ");
-    const response = await call("/api/v1/runs/query", { method: "POST", key, json: { filter: `in(name, [${names}])`, tree_filter: `in(name, [${names}])` } });
+    const response = await call("/api/v1/runs/query", {
+      method: "POST",
+      key,
+      json: { filter: `in(name, [${names}])`, tree_filter: `in(name, [${names}])` },
+    });
     expect(response.status).toBe(400);
     expect(JSON.stringify(await response.json())).toContain("together may hold at most 90 values");
-    const ids = await call("/api/v1/runs/query", { method: "POST", key, json: { id: Array.from({ length: 51 }, () => crypto.randomUUID()) } });
+    const ids = await call("/api/v1/runs/query", {
+      method: "POST",
+      key,
+      json: { id: Array.from({ length: 51 }, () => crypto.randomUUID()) },
+    });
     expect(ids.status).toBe(422);
   });
 
@@ -71,8 +118,12 @@ describe("runs query", () => {
 
   it("applies filter, trace_filter and tree_filter", async () => {
     expect(namesOf(await query({ filter: 'gt(latency, "5s")' }))).toEqual(["chat"]);
-    expect(namesOf(await query({ filter: 'and(eq(input_key, "query"), eq(input_value, "weather"))' }))).toEqual(["search-tool"]);
-    expect(namesOf(await query({ filter: 'and(eq(metadata_key, "user"), eq(metadata_value, "ada"))' }))).toEqual(["agent"]);
+    expect(namesOf(await query({ filter: 'and(eq(input_key, "query"), eq(input_value, "weather"))' }))).toEqual([
+      "search-tool",
+    ]);
+    expect(namesOf(await query({ filter: 'and(eq(metadata_key, "user"), eq(metadata_value, "ada"))' }))).toEqual([
+      "agent",
+    ]);
     expect(namesOf(await query({ trace_filter: 'has(tags, "vip")' }))).toEqual(["search-tool", "agent"]);
     expect(namesOf(await query({ tree_filter: 'eq(run_type, "tool")', is_root: true }))).toEqual(["agent"]);
     expect(namesOf(await query({ filter: 'search("rate")' }))).toEqual(["chat"]);
@@ -95,17 +146,30 @@ describe("runs query", () => {
   });
 
   it("validates filters without running them", async () => {
-    const ok = await call("/api/v1/runs/query/validate", { method: "POST", key, json: { filter: 'eq(run_type, "llm")' } });
+    const ok = await call("/api/v1/runs/query/validate", {
+      method: "POST",
+      key,
+      json: { filter: 'eq(run_type, "llm")' },
+    });
     expect(await json(ok)).toEqual({ valid: true, errors: [] });
     const bad = await json<{ valid: boolean; errors: { field: string; position: number }[] }>(
-      await call("/api/v1/runs/query/validate", { method: "POST", key, json: { filter: "eq(run_type", tree_filter: 'nope(x, "y")' } }),
+      await call("/api/v1/runs/query/validate", {
+        method: "POST",
+        key,
+        json: { filter: "eq(run_type", tree_filter: 'nope(x, "y")' },
+      }),
     );
     expect(bad.valid).toBe(false);
-    expect(bad.errors.map((e) => [e.field, e.position])).toEqual([["filter", 11], ["tree_filter", 0]]);
+    expect(bad.errors.map((e) => [e.field, e.position])).toEqual([
+      ["filter", 11],
+      ["tree_filter", 0],
+    ]);
   });
 
   it("sees nothing of another workspace", async () => {
-    const page = await json<Page>(await call("/api/v1/runs/query", { method: "POST", json: { filter: 'eq(name, "search-tool")' } }));
+    const page = await json<Page>(
+      await call("/api/v1/runs/query", { method: "POST", json: { filter: 'eq(name, "search-tool")' } }),
+    );
     expect(page.runs.filter((run) => Object.keys(names).includes(run.id))).toEqual([]);
   });
 });

@@ -1,4 +1,10 @@
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 
 /**
@@ -28,20 +34,32 @@ export interface FaultProxy {
   stop(): Promise<void>;
 }
 
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"]);
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
 
 function forwardable(headers: IncomingHttpHeaders | NodeJS.Dict<string | string[]>): Record<string, string | string[]> {
   const result: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) result[name] = value;
+  for (const [name, value] of Object.entries(headers))
+    if (value !== undefined && !HOP_BY_HOP.has(name)) result[name] = value;
   return result;
 }
 
-const xmlError = (code: string, message: string) => `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message}</Message></Error>`;
+const xmlError = (code: string, message: string) =>
+  `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message}</Message></Error>`;
 
 /** The access key id a request is signed with (Authorization header or presigned query). */
 function accessKeyIdOf(request: IncomingMessage): string | null {
   const authorization = request.headers.authorization ?? "";
-  const credential = /Credential=([^,\s]+)/.exec(authorization)?.[1] ?? new URL(request.url ?? "/", "http://x").searchParams.get("X-Amz-Credential");
+  const credential =
+    /Credential=([^,\s]+)/.exec(authorization)?.[1] ??
+    new URL(request.url ?? "/", "http://x").searchParams.get("X-Amz-Credential");
   // The id is everything before the last four scope parts (date/region/service/aws4_request).
   return credential ? credential.split("/").slice(0, -4).join("/") : null;
 }
@@ -49,7 +67,10 @@ function accessKeyIdOf(request: IncomingMessage): string | null {
 /** Reads and drops a request body, so a fault answers after the upload like a failing server would. */
 const drain = (request: IncomingMessage) =>
   new Promise<void>((resolve) => {
-    request.on("end", resolve).on("error", () => resolve()).on("close", resolve);
+    request
+      .on("end", resolve)
+      .on("error", () => resolve())
+      .on("close", resolve);
     request.resume();
   });
 
@@ -87,9 +108,19 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       return answer(response, method, 403, "AccessDenied", "Access Denied");
     }
     const forwarded = httpRequest(
-      { host: upstream.hostname, port: upstream.port, method, path: request.url, headers: forwardable(request.headers) },
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method,
+        path: request.url,
+        headers: forwardable(request.headers),
+      },
       (peerResponse) => {
-        response.writeHead(peerResponse.statusCode ?? 502, peerResponse.statusMessage, forwardable(peerResponse.headers));
+        response.writeHead(
+          peerResponse.statusCode ?? 502,
+          peerResponse.statusMessage,
+          forwardable(peerResponse.headers),
+        );
         peerResponse.pipe(response);
       },
     );

@@ -2,8 +2,8 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { S3Client, type S3ClientOptions } from "../../../src/export/s3.ts";
 import { PROJECT_ROOT } from "../deployment.ts";
-import { freePort, offlineEnv, spawnWrangler, stopProcessGroup, waitForOk } from "../wrangler.ts";
 import { scratchDir } from "../scratch.ts";
+import { freePort, offlineEnv, spawnWrangler, stopProcessGroup, waitForOk } from "../wrangler.ts";
 
 /**
  * A real S3 peer: `wrangler dev` for ./wrangler.toml, whose R2 binding declares
@@ -39,7 +39,18 @@ export async function startS3Peer(): Promise<S3Peer> {
   const persistTo = scratchDir("s3-peer");
   const port = await freePort();
   let output = "";
-  const args = ["dev", "--config", CONFIG, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persistTo, "--show-interactive-dev-session=false"];
+  const args = [
+    "dev",
+    "--config",
+    CONFIG,
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--persist-to",
+    persistTo,
+    "--show-interactive-dev-session=false",
+  ];
   const child = spawnWrangler(args, { env: offlineEnv(), stdio: ["ignore", "pipe", "pipe"], detached: true });
   child.stdout?.on("data", (chunk) => (output = (output + chunk).slice(-20_000)));
   child.stderr?.on("data", (chunk) => (output = (output + chunk).slice(-20_000)));

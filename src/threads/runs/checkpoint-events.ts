@@ -1,5 +1,5 @@
-import { checkpointRef } from "../state.ts";
 import { toJson } from "../../db/serialize.ts";
+import { checkpointRef } from "../state.ts";
 import type { CheckpointRef } from "../types.ts";
 
 /**

@@ -1,8 +1,8 @@
 import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { AIMessageChunk, type BaseMessageChunk } from "@langchain/core/messages";
 import { Command, Send } from "@langchain/langgraph";
-import type { LoadedGraph } from "../../deployment/graphs.ts";
 import { streamedMessageJson, toJson } from "../../db/serialize.ts";
+import type { LoadedGraph } from "../../deployment/graphs.ts";
 import { checkpointPayload, debugPayload, taskPayload } from "./checkpoint-events.ts";
 import type { RunCommand, StreamMode } from "./types.ts";
 
@@ -74,13 +74,17 @@ export async function executeRun(options: ExecuteOptions): Promise<void> {
     const suffix = namespace.length ? `|${namespace.join("|")}` : "";
     if (mode === "messages") {
       const [message, metadata] = chunk as [BaseMessageChunk, Record<string, unknown>];
-      if (requested.has("messages-tuple")) options.publish(`messages${suffix}`, [streamedMessageJson(message), toJson(metadata)]);
+      if (requested.has("messages-tuple"))
+        options.publish(`messages${suffix}`, [streamedMessageJson(message), toJson(metadata)]);
       if (requested.has("messages") && namespace.length === 0) {
         const id = messageId(message);
         if (!id) return;
         const previous = partials.get(id);
         if (!previous) options.publish("messages/metadata", { [id]: { metadata: toJson(metadata) } });
-        const merged = previous && AIMessageChunk.isInstance(previous) && AIMessageChunk.isInstance(message) ? previous.concat(message) : message;
+        const merged =
+          previous && AIMessageChunk.isInstance(previous) && AIMessageChunk.isInstance(message)
+            ? previous.concat(message)
+            : message;
         partials.set(id, merged);
         options.publish("messages/partial", [streamedMessageJson(merged)]);
       }
@@ -109,7 +113,16 @@ export async function executeRun(options: ExecuteOptions): Promise<void> {
     ...(options.callbacks?.length ? { callbacks: options.callbacks } : {}),
     runId: options.runId,
     signal: options.signal,
-    streamMode: [...modes] as ("values" | "updates" | "debug" | "messages" | "checkpoints" | "tasks" | "custom" | "tools")[],
+    streamMode: [...modes] as (
+      | "values"
+      | "updates"
+      | "debug"
+      | "messages"
+      | "checkpoints"
+      | "tasks"
+      | "custom"
+      | "tools"
+    )[],
     subgraphs: options.subgraphs,
     ...(options.interruptBefore ? { interruptBefore: options.interruptBefore } : {}),
     ...(options.interruptAfter ? { interruptAfter: options.interruptAfter } : {}),
@@ -130,11 +143,16 @@ export async function executeRun(options: ExecuteOptions): Promise<void> {
     }
     return;
   }
-  for await (const chunk of await options.graph.stream(input, streamOptions)) dispatch(chunk, options.subgraphs, handle);
+  for await (const chunk of await options.graph.stream(input, streamOptions))
+    dispatch(chunk, options.subgraphs, handle);
 }
 
 /** Graph stream chunks are `[mode, chunk]`, or `[namespace, mode, chunk]` with subgraphs. */
-function dispatch(chunk: unknown, subgraphs: boolean, handle: (namespace: string[], mode: string, data: unknown) => void): void {
+function dispatch(
+  chunk: unknown,
+  subgraphs: boolean,
+  handle: (namespace: string[], mode: string, data: unknown) => void,
+): void {
   if (!Array.isArray(chunk)) return;
   if (subgraphs && chunk.length === 3) handle(chunk[0] as string[], chunk[1] as string, chunk[2]);
   else if (chunk.length === 2) handle([], chunk[0] as string, chunk[1]);

@@ -1,34 +1,46 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { authFilter, authorizedRunRequest, guardThread } from "../../auth/guards.ts";
+import { filterAsContainment } from "../../core/auth-filter.ts";
+import { isDomainError } from "../../core/errors.ts";
 import type { AppEnv } from "../../http/app-env.ts";
 import { jsonBytes, noContent, sse } from "../../http/responses.ts";
 import { createRouter } from "../../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { securedRoute } from "../../http/secured.ts";
-import { authFilter, authorizedRunRequest, guardThread } from "../../auth/guards.ts";
-import { filterAsContainment } from "../../core/auth-filter.ts";
-import { ThreadIdParam } from "../schemas.ts";
 import { threadStub, unwrap } from "../client.ts";
+import { ThreadIdParam } from "../schemas.ts";
+import { RUN_NOT_FOUND } from "./run-manager.ts";
 import {
   BulkCancelSchema,
   CancelQuery,
   JoinStreamQuery,
+  type RunCreate,
   RunCreateSchema,
   RunIdParams,
   RunListQuery,
   RunSchema,
   StatelessRunIdParams,
-  type RunCreate,
 } from "./schemas.ts";
-import { cancelRun, cancelWorkspaceRuns, createRun, joinRunBody, createRunStream, createRunWait, prepareRun, startRun } from "./service.ts";
-import { RUN_NOT_FOUND } from "./run-manager.ts";
+import {
+  cancelRun,
+  cancelWorkspaceRuns,
+  createRun,
+  createRunStream,
+  createRunWait,
+  joinRunBody,
+  prepareRun,
+  startRun,
+} from "./service.ts";
 import { singleEventStream } from "./streams.ts";
-import { isDomainError } from "../../core/errors.ts";
 
 const tags = ["Thread Runs"];
 const statelessTags = ["Stateless Runs"];
 const errors = { ...notFoundError };
-const sseContent = { description: "Server-sent events (see the streaming reference)", content: { "text/event-stream": { schema: z.string() } } };
+const sseContent = {
+  description: "Server-sent events (see the streaming reference)",
+  content: { "text/event-stream": { schema: z.string() } },
+};
 const WaitedSchema = z.unknown();
 const waited = jsonContent(WaitedSchema, "The run's final values, or {__error__: {error, message}}");
 const RunListSchema = z.array(RunSchema);
@@ -38,22 +50,147 @@ const threadRunRequest = { params: ThreadIdParam, body: jsonBody(RunCreateSchema
 const statelessRunRequest = { body: jsonBody(RunCreateSchema) };
 
 const routes = {
-  create: route({ method: "post", path: "/threads/{thread_id}/runs", tags, summary: "Create a background run", request: threadRunRequest, responses: { 200: jsonContent(RunSchema, "The pending run; Content-Location names it"), ...errors, ...conflictError } }),
-  stream: route({ method: "post", path: "/threads/{thread_id}/runs/stream", tags, summary: "Create a run and stream its output", request: threadRunRequest, responses: { 200: sseContent, ...errors, ...conflictError } }),
-  wait: route({ method: "post", path: "/threads/{thread_id}/runs/wait", tags, summary: "Create a run and wait for its final values", request: threadRunRequest, responses: { 200: waited, ...errors, ...conflictError } }),
-  list: route({ method: "get", path: "/threads/{thread_id}/runs", tags, summary: "List a thread's runs, newest first", request: { params: ThreadIdParam, query: RunListQuery }, responses: { 200: jsonContent(z.array(RunSchema), "Runs"), ...errors } }),
-  get: route({ method: "get", path: "/threads/{thread_id}/runs/{run_id}", tags, summary: "Get a run", request: { params: RunIdParams }, responses: { 200: jsonContent(RunSchema, "The run"), ...errors } }),
-  delete: route({ method: "delete", path: "/threads/{thread_id}/runs/{run_id}", tags, summary: "Delete a run (an active one is cancelled first)", request: { params: RunIdParams }, responses: { 200: jsonContent(z.object({}), "Deleted"), ...errors } }),
-  cancel: route({ method: "post", path: "/threads/{thread_id}/runs/{run_id}/cancel", tags, summary: "Cancel a run", request: { params: RunIdParams, query: CancelQuery }, responses: { 200: jsonContent(RunSchema, "The run after cancellation"), ...errors } }),
-  join: route({ method: "get", path: "/threads/{thread_id}/runs/{run_id}/join", tags, summary: "Wait for a run and return its final values", request: { params: RunIdParams }, responses: { 200: waited, ...errors } }),
-  joinStream: route({ method: "get", path: "/threads/{thread_id}/runs/{run_id}/stream", tags, summary: "Join a run's event stream (Last-Event-ID replays a resumable run)", request: { params: RunIdParams, query: JoinStreamQuery }, responses: { 200: sseContent, ...errors } }),
-  threadStream: route({ method: "get", path: "/threads/{thread_id}/stream", tags, summary: "Stream the events of every run of a thread", request: { params: ThreadIdParam, query: z.object({ stream_mode: z.union([z.string(), z.array(z.string())]).optional(), stream_modes: z.union([z.string(), z.array(z.string())]).optional() }) }, responses: { 200: sseContent, ...errors } }),
-  statelessCreate: route({ method: "post", path: "/runs", tags: statelessTags, summary: "Create a background run without a thread", request: statelessRunRequest, responses: { 200: jsonContent(RunSchema, "The pending run"), ...errors } }),
-  statelessStream: route({ method: "post", path: "/runs/stream", tags: statelessTags, summary: "Run without a thread and stream its output", request: statelessRunRequest, responses: { 200: sseContent, ...errors } }),
-  statelessWait: route({ method: "post", path: "/runs/wait", tags: statelessTags, summary: "Run without a thread and wait for its final values", request: statelessRunRequest, responses: { 200: waited, ...errors } }),
-  batch: route({ method: "post", path: "/runs/batch", tags: statelessTags, summary: "Create many background runs without threads", request: { body: jsonBody(z.array(RunCreateSchema).min(1).max(100)) }, responses: { 200: jsonContent(z.array(RunSchema), "The pending runs"), ...errors } }),
-  bulkCancel: route({ method: "post", path: "/runs/cancel", tags: statelessTags, summary: "Cancel runs: of a thread, stateless runs by id, or every run of the workspace with a status", request: { query: z.object({ action: z.enum(["interrupt", "rollback"]).default("interrupt") }), body: jsonBody(BulkCancelSchema) }, responses: { 204: { description: "Cancelled" }, ...errors } }),
-  statelessJoinStream: route({ method: "get", path: "/runs/{run_id}/stream", tags: statelessTags, summary: "Join the event stream of a stateless run", request: { params: StatelessRunIdParams, query: JoinStreamQuery }, responses: { 200: sseContent, ...errors } }),
+  create: route({
+    method: "post",
+    path: "/threads/{thread_id}/runs",
+    tags,
+    summary: "Create a background run",
+    request: threadRunRequest,
+    responses: {
+      200: jsonContent(RunSchema, "The pending run; Content-Location names it"),
+      ...errors,
+      ...conflictError,
+    },
+  }),
+  stream: route({
+    method: "post",
+    path: "/threads/{thread_id}/runs/stream",
+    tags,
+    summary: "Create a run and stream its output",
+    request: threadRunRequest,
+    responses: { 200: sseContent, ...errors, ...conflictError },
+  }),
+  wait: route({
+    method: "post",
+    path: "/threads/{thread_id}/runs/wait",
+    tags,
+    summary: "Create a run and wait for its final values",
+    request: threadRunRequest,
+    responses: { 200: waited, ...errors, ...conflictError },
+  }),
+  list: route({
+    method: "get",
+    path: "/threads/{thread_id}/runs",
+    tags,
+    summary: "List a thread's runs, newest first",
+    request: { params: ThreadIdParam, query: RunListQuery },
+    responses: { 200: jsonContent(z.array(RunSchema), "Runs"), ...errors },
+  }),
+  get: route({
+    method: "get",
+    path: "/threads/{thread_id}/runs/{run_id}",
+    tags,
+    summary: "Get a run",
+    request: { params: RunIdParams },
+    responses: { 200: jsonContent(RunSchema, "The run"), ...errors },
+  }),
+  delete: route({
+    method: "delete",
+    path: "/threads/{thread_id}/runs/{run_id}",
+    tags,
+    summary: "Delete a run (an active one is cancelled first)",
+    request: { params: RunIdParams },
+    responses: { 200: jsonContent(z.object({}), "Deleted"), ...errors },
+  }),
+  cancel: route({
+    method: "post",
+    path: "/threads/{thread_id}/runs/{run_id}/cancel",
+    tags,
+    summary: "Cancel a run",
+    request: { params: RunIdParams, query: CancelQuery },
+    responses: { 200: jsonContent(RunSchema, "The run after cancellation"), ...errors },
+  }),
+  join: route({
+    method: "get",
+    path: "/threads/{thread_id}/runs/{run_id}/join",
+    tags,
+    summary: "Wait for a run and return its final values",
+    request: { params: RunIdParams },
+    responses: { 200: waited, ...errors },
+  }),
+  joinStream: route({
+    method: "get",
+    path: "/threads/{thread_id}/runs/{run_id}/stream",
+    tags,
+    summary: "Join a run's event stream (Last-Event-ID replays a resumable run)",
+    request: { params: RunIdParams, query: JoinStreamQuery },
+    responses: { 200: sseContent, ...errors },
+  }),
+  threadStream: route({
+    method: "get",
+    path: "/threads/{thread_id}/stream",
+    tags,
+    summary: "Stream the events of every run of a thread",
+    request: {
+      params: ThreadIdParam,
+      query: z.object({
+        stream_mode: z.union([z.string(), z.array(z.string())]).optional(),
+        stream_modes: z.union([z.string(), z.array(z.string())]).optional(),
+      }),
+    },
+    responses: { 200: sseContent, ...errors },
+  }),
+  statelessCreate: route({
+    method: "post",
+    path: "/runs",
+    tags: statelessTags,
+    summary: "Create a background run without a thread",
+    request: statelessRunRequest,
+    responses: { 200: jsonContent(RunSchema, "The pending run"), ...errors },
+  }),
+  statelessStream: route({
+    method: "post",
+    path: "/runs/stream",
+    tags: statelessTags,
+    summary: "Run without a thread and stream its output",
+    request: statelessRunRequest,
+    responses: { 200: sseContent, ...errors },
+  }),
+  statelessWait: route({
+    method: "post",
+    path: "/runs/wait",
+    tags: statelessTags,
+    summary: "Run without a thread and wait for its final values",
+    request: statelessRunRequest,
+    responses: { 200: waited, ...errors },
+  }),
+  batch: route({
+    method: "post",
+    path: "/runs/batch",
+    tags: statelessTags,
+    summary: "Create many background runs without threads",
+    request: { body: jsonBody(z.array(RunCreateSchema).min(1).max(100)) },
+    responses: { 200: jsonContent(z.array(RunSchema), "The pending runs"), ...errors },
+  }),
+  bulkCancel: route({
+    method: "post",
+    path: "/runs/cancel",
+    tags: statelessTags,
+    summary: "Cancel runs: of a thread, stateless runs by id, or every run of the workspace with a status",
+    request: {
+      query: z.object({ action: z.enum(["interrupt", "rollback"]).default("interrupt") }),
+      body: jsonBody(BulkCancelSchema),
+    },
+    responses: { 204: { description: "Cancelled" }, ...errors },
+  }),
+  statelessJoinStream: route({
+    method: "get",
+    path: "/runs/{run_id}/stream",
+    tags: statelessTags,
+    summary: "Join the event stream of a stateless run",
+    request: { params: StatelessRunIdParams, query: JoinStreamQuery },
+    responses: { 200: sseContent, ...errors },
+  }),
 };
 
 type Ctx = Context<AppEnv>;
@@ -84,7 +221,10 @@ function lastEventId(header: string | undefined): number | undefined {
  * `joinStream` yields it). `detail` replaces the error's own text (stateless runs have no thread to
  * name).
  */
-async function joinedOrNotFoundEvent(open: () => Promise<ReadableStream<Uint8Array>>, detail?: string): Promise<ReadableStream<Uint8Array>> {
+async function joinedOrNotFoundEvent(
+  open: () => Promise<ReadableStream<Uint8Array>>,
+  detail?: string,
+): Promise<ReadableStream<Uint8Array>> {
   try {
     return await open();
   } catch (error) {
@@ -95,7 +235,9 @@ async function joinedOrNotFoundEvent(open: () => Promise<ReadableStream<Uint8Arr
 
 async function createAndStream(c: Ctx, body: RunCreate, threadId?: string) {
   const request = await authorizedRunRequest(c, body, threadId);
-  const { run, stream } = await createRunStream(c.env, request, { cancelOnDisconnect: body.on_disconnect === "cancel" });
+  const { run, stream } = await createRunStream(c.env, request, {
+    cancelOnDisconnect: body.on_disconnect === "cancel",
+  });
   const location = threadId ? threadLocation(threadId, run.run_id) : statelessLocation(run.run_id);
   return sse(c, stream, sseHeaders(`${location}/stream`, location));
 }
@@ -119,7 +261,10 @@ export const runRoutes = createRouter()
     const { thread_id } = c.req.valid("param");
     await guardThread(c, thread_id, "threads:read");
     // The page arrives as JSON bytes: several multi-MB runs outgrow one RPC result.
-    const runs = unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).listRuns(c.req.valid("query")), thread_id);
+    const runs = unwrap(
+      await threadStub(c.env, c.get("principal").workspaceId, thread_id).listRuns(c.req.valid("query")),
+      thread_id,
+    );
     return jsonBytes<typeof RunListSchema>(c, runs);
   })
   .openapi(routes.get, async (c) => {
@@ -144,7 +289,10 @@ export const runRoutes = createRouter()
     const { thread_id, run_id } = c.req.valid("param");
     await guardThread(c, thread_id, "threads:read");
     // The 200 is sent before the run ends, so a run that vanishes meanwhile is reported in the body.
-    return jsonBytes<typeof WaitedSchema>(c, await joinRunBody(c.env, c.get("principal").workspaceId, thread_id, run_id));
+    return jsonBytes<typeof WaitedSchema>(
+      c,
+      await joinRunBody(c.env, c.get("principal").workspaceId, thread_id, run_id),
+    );
   })
   .openapi(routes.joinStream, async (c) => {
     const { thread_id, run_id } = c.req.valid("param");
@@ -162,7 +310,12 @@ export const runRoutes = createRouter()
   .openapi(routes.threadStream, async (c) => {
     const { thread_id } = c.req.valid("param");
     await guardThread(c, thread_id, "threads:read");
-    const stream = unwrap(await threadStub(c.env, c.get("principal").workspaceId, thread_id).streamThread(lastEventId(c.req.header("last-event-id"))), thread_id);
+    const stream = unwrap(
+      await threadStub(c.env, c.get("principal").workspaceId, thread_id).streamThread(
+        lastEventId(c.req.header("last-event-id")),
+      ),
+      thread_id,
+    );
     return sse(c, stream, sseHeaders());
   })
   .openapi(routes.statelessCreate, async (c) => {
@@ -179,10 +332,15 @@ export const runRoutes = createRouter()
     const bodies = c.req.valid("json");
     const prepared = [];
     for (let i = 0; i < bodies.length; i += 6) {
-      prepared.push(...(await Promise.all(bodies.slice(i, i + 6).map(async (body) => prepareRun(c.env, await authorizedRunRequest(c, body))))));
+      prepared.push(
+        ...(await Promise.all(
+          bodies.slice(i, i + 6).map(async (body) => prepareRun(c.env, await authorizedRunRequest(c, body))),
+        )),
+      );
     }
     const runs = [];
-    for (let i = 0; i < prepared.length; i += 6) runs.push(...(await Promise.all(prepared.slice(i, i + 6).map((input) => startRun(c.env, input)))));
+    for (let i = 0; i < prepared.length; i += 6)
+      runs.push(...(await Promise.all(prepared.slice(i, i + 6).map((input) => startRun(c.env, input)))));
     return c.json(runs, 200);
   })
   .openapi(routes.bulkCancel, async (c) => {
@@ -192,7 +350,11 @@ export const runRoutes = createRouter()
     if (body.thread_id) {
       await guardThread(c, body.thread_id, "threads:update", { action, run_ids: body.run_ids ?? null });
       unwrap(
-        await threadStub(c.env, workspaceId, body.thread_id).cancelRuns({ runIds: body.run_ids ?? undefined, status: body.status ?? "all", action }),
+        await threadStub(c.env, workspaceId, body.thread_id).cancelRuns({
+          runIds: body.run_ids ?? undefined,
+          status: body.status ?? "all",
+          action,
+        }),
         body.thread_id,
       );
     } else if (!body.run_ids) {

@@ -1,17 +1,17 @@
-import type { LoadedGraph } from "../../deployment/graphs.ts";
-import { AgentRunTracer, agentTraceProject, type TracedRun } from "../../tracing/agent-tracer.ts";
-import { log } from "../../observability/log.ts";
-import type { SqliteCheckpointSaver } from "../checkpointer.ts";
+import { clientConfigurable, isServerConfigurableKey } from "../../assistants/server-config.ts";
 import type { SqlStore } from "../../db/sql.ts";
+import type { LoadedGraph } from "../../deployment/graphs.ts";
+import { log } from "../../observability/log.ts";
+import { AgentRunTracer, agentTraceProject, type TracedRun } from "../../tracing/agent-tracer.ts";
+import type { SqliteCheckpointSaver } from "../checkpointer.ts";
 import { checkpointConfig, stateJson } from "../state.ts";
 import type { ThreadRecord } from "../thread-record.ts";
 import { fail, ok, type Result, type ThreadStatus } from "../types.ts";
 import { errorPayload, executeRun } from "./executor.ts";
-import { isActive, RunTable, runJson, type AgentRun } from "./run-table.ts";
+import { type AgentRun, isActive, RunTable, runJson } from "./run-table.ts";
 import { RunStreams, singleEventStream } from "./streams.ts";
 import type { CancelAction, CreateRunInput, RunJson, RunStatus } from "./types.ts";
 import { deliverWebhook } from "./webhook.ts";
-import { clientConfigurable, isServerConfigurableKey } from "../../assistants/server-config.ts";
 
 /** A run interrupted by restarts this many times fails instead of trying again. */
 const MAX_ATTEMPTS = 3;
@@ -64,7 +64,10 @@ interface Execution {
 
 type Settled = Result<string>;
 /** How a run ended. */
-type RunOutcome = { kind: "success" } | { kind: "error"; error: { error: string; message: string } } | { kind: "cancelled"; action: CancelAction };
+type RunOutcome =
+  | { kind: "success" }
+  | { kind: "error"; error: { error: string; message: string } }
+  | { kind: "cancelled"; action: CancelAction };
 const now = () => new Date().toISOString();
 
 /**
@@ -101,7 +104,8 @@ export class RunManager {
   ): Promise<Result<{ run: RunJson; stream?: ReadableStream<Uint8Array> }>> {
     let thread = this.host.readThread();
     if (!thread) {
-      if (input.ifNotExists === "reject" && !input.stateless) return fail("not_found", `Thread with ID ${input.threadId} not found`);
+      if (input.ifNotExists === "reject" && !input.stateless)
+        return fail("not_found", `Thread with ID ${input.threadId} not found`);
       const at = now();
       thread = {
         threadId: input.threadId,
@@ -129,7 +133,11 @@ export class RunManager {
 
     const at = now();
     const requestConfig = input.kwargs.config;
-    const config = mergeConfigs(input.assistant.config, thread.status === "busy" ? {} : thread.requestConfig, requestConfig);
+    const config = mergeConfigs(
+      input.assistant.config,
+      thread.status === "busy" ? {} : thread.requestConfig,
+      requestConfig,
+    );
     const context =
       isObject(input.assistant.context) && isObject(input.kwargs.context)
         ? { ...input.assistant.context, ...input.kwargs.context }
@@ -168,7 +176,8 @@ export class RunManager {
 
     let metadataChanged = false;
     if (thread.status !== "busy") {
-      metadataChanged = thread.metadata.graph_id !== input.graphId || thread.metadata.assistant_id !== input.assistantId;
+      metadataChanged =
+        thread.metadata.graph_id !== input.graphId || thread.metadata.assistant_id !== input.assistantId;
       thread.metadata = { ...thread.metadata, graph_id: input.graphId, assistant_id: input.assistantId };
       // The thread shows (and builds its graph for state reads with) the config of this run. Its
       // layer in later runs is only what requests set: a patched assistant must win over what an
@@ -248,18 +257,30 @@ export class RunManager {
     publish("metadata", { run_id: run.run_id, attempt: run.attempt });
 
     if (run.attempt > MAX_ATTEMPTS) {
-      return this.#settle(run, { kind: "error", error: { error: "RunAttemptsExceeded", message: `Run ${run.run_id} exceeded max attempts (${MAX_ATTEMPTS}): it was cut off by a restart each time` } });
+      return this.#settle(run, {
+        kind: "error",
+        error: {
+          error: "RunAttemptsExceeded",
+          message: `Run ${run.run_id} exceeded max attempts (${MAX_ATTEMPTS}): it was cut off by a restart each time`,
+        },
+      });
     }
     const config = this.#graphConfig(run);
     const graph = await this.host.bindGraph(run.graphId, config);
     if (!graph) {
-      return this.#settle(run, { kind: "error", error: { error: "GraphNotFound", message: `Graph "${run.graphId}" is not deployed` } });
+      return this.#settle(run, {
+        kind: "error",
+        error: { error: "GraphNotFound", message: `Graph "${run.graphId}" is not deployed` },
+      });
     }
     // A run cut off by a restart continues from its last checkpoint instead of starting over.
     const resumed = run.attempt > 1 && this.#hasCheckpointOf(run);
     const sink = this.host.traceSink();
     const tracer = sink
-      ? new AgentRunTracer({ thread_id: run.thread_id, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: run.graphId }, agentTraceProject(sink.project, run.kwargs))
+      ? new AgentRunTracer(
+          { thread_id: run.thread_id, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: run.graphId },
+          agentTraceProject(sink.project, run.kwargs),
+        )
       : null;
     let outcome: RunOutcome = { kind: "success" };
     try {
@@ -292,7 +313,12 @@ export class RunManager {
       // The trace is converted and written only once the run has ended and its readers and waiters
       // have their answer, so tracing never delays a run's result.
       if (sink && tracer) {
-        const unfinished = outcome.kind === "cancelled" ? "Cancelled" : outcome.kind === "error" ? outcome.error.message : "Run ended before this step finished";
+        const unfinished =
+          outcome.kind === "cancelled"
+            ? "Cancelled"
+            : outcome.kind === "error"
+              ? outcome.error.message
+              : "Run ended before this step finished";
         this.#background(sink.record(tracer.takeRuns(unfinished)), "agent run trace");
       }
     }
@@ -323,12 +349,21 @@ export class RunManager {
   }
 
   #hasCheckpointOf(run: AgentRun): boolean {
-    return this.host.saver().checkpointIds(checkpointConfig(run.thread_id), { limit: 1, filter: { run_id: run.run_id } }).length > 0;
+    return (
+      this.host.saver().checkpointIds(checkpointConfig(run.thread_id), { limit: 1, filter: { run_id: run.run_id } })
+        .length > 0
+    );
   }
 
   /** The LangGraph config a run executes with. */
   #graphConfig(run: AgentRun): Record<string, unknown> & { configurable: Record<string, unknown> } {
-    const { configurable = {}, recursion_limit, max_concurrency, tags, ...rest } = run.kwargs.config as Record<string, unknown> & {
+    const {
+      configurable = {},
+      recursion_limit,
+      max_concurrency,
+      tags,
+      ...rest
+    } = run.kwargs.config as Record<string, unknown> & {
       configurable?: Record<string, unknown>;
       recursion_limit?: number;
       max_concurrency?: number;
@@ -337,7 +372,12 @@ export class RunManager {
     // Whatever the client, the assistant or the thread put under a server key is dropped (runs
     // stored before they were dropped at creation still carry it); the server's values go in below.
     const client = clientConfigurable(configurable);
-    const server = { thread_id: run.thread_id, run_id: run.run_id, assistant_id: run.assistant_id, graph_id: run.graphId };
+    const server = {
+      thread_id: run.thread_id,
+      run_id: run.run_id,
+      assistant_id: run.assistant_id,
+      graph_id: run.graphId,
+    };
     // The custom-auth user, under LangGraph's keys and this platform's own (`platform_auth_user`); never stored in graph state.
     const auth = run.authUser
       ? {
@@ -352,20 +392,22 @@ export class RunManager {
       ...(recursion_limit !== undefined ? { recursionLimit: recursion_limit } : {}),
       ...(max_concurrency !== undefined ? { maxConcurrency: max_concurrency } : {}),
       ...(tags ? { tags } : {}),
-      configurable: { ...client, ...run.kwargs.headers, ...auth, ...server, checkpoint_ns: (client.checkpoint_ns as string | undefined) ?? "" },
+      configurable: {
+        ...client,
+        ...run.kwargs.headers,
+        ...auth,
+        ...server,
+        checkpoint_ns: (client.checkpoint_ns as string | undefined) ?? "",
+      },
       metadata: { ...run.metadata, ...server, user_id: client.user_id ?? null, run_attempt: run.attempt },
       context: run.kwargs.context,
     };
   }
 
   /** Ends a run: its status, result, the thread's state and status, readers, waiters, webhook. */
-  async #settle(
-    run: AgentRun,
-    outcome: RunOutcome,
-    graph?: LoadedGraph,
-  ): Promise<void> {
+  async #settle(run: AgentRun, outcome: RunOutcome, graph?: LoadedGraph): Promise<void> {
     if (!this.host.readThread()) return; // The thread was deleted while the run was finishing.
-    let state = undefined;
+    let state: ReturnType<typeof stateJson> | undefined;
     if (outcome.kind === "cancelled" && outcome.action === "rollback") {
       this.host.saver().deleteRunCheckpoints(run.thread_id, run.run_id);
       this.table.delete(run.run_id);
@@ -385,7 +427,10 @@ export class RunManager {
         outcome.kind === "error"
           ? { __error__: outcome.error }
           : state
-            ? { ...(state.values as Record<string, unknown>), ...(state.interrupts.length ? { __interrupt__: state.interrupts } : {}) }
+            ? {
+                ...(state.values as Record<string, unknown>),
+                ...(state.interrupts.length ? { __interrupt__: state.interrupts } : {}),
+              }
             : null,
       );
       run.endedAt = at;
@@ -395,7 +440,9 @@ export class RunManager {
 
     if (state) {
       thread.values = (state.values ?? {}) as Record<string, unknown>;
-      thread.interrupts = Object.fromEntries(state.tasks.filter((t) => t.interrupts.length).map((t) => [t.id, t.interrupts]));
+      thread.interrupts = Object.fromEntries(
+        state.tasks.filter((t) => t.interrupts.length).map((t) => [t.id, t.interrupts]),
+      );
       thread.stateUpdatedAt = at;
     }
     thread.status = this.#threadStatusAfter(outcome.kind, state?.next.length ?? 0);
@@ -404,7 +451,12 @@ export class RunManager {
     // The record is written synchronously here; waiters and readers learn the end before the index.
     const saved = this.host.saveThread(thread, { deferIndex: true });
     this.streams.finish(run.run_id);
-    this.#resolveWaiters(run.run_id, outcome.kind === "cancelled" && outcome.action === "rollback" ? fail("not_found", RUN_NOT_FOUND) : ok(run.result ?? "null"));
+    this.#resolveWaiters(
+      run.run_id,
+      outcome.kind === "cancelled" && outcome.action === "rollback"
+        ? fail("not_found", RUN_NOT_FOUND)
+        : ok(run.result ?? "null"),
+    );
     await saved;
     if (run.kwargs.webhook) this.#sendWebhook(run, state?.values);
     if (thread.temporary && !this.table.hasActive()) await this.host.deleteThread();
@@ -452,7 +504,8 @@ export class RunManager {
   join(runId: string): Promise<Settled> {
     const run = this.table.get(runId);
     if (!run) return Promise.resolve(fail("not_found", RUN_NOT_FOUND));
-    if (this.#deletion && isActive(run.status)) return Promise.resolve(ok(JSON.stringify({ __error__: this.#deletion })));
+    if (this.#deletion && isActive(run.status))
+      return Promise.resolve(ok(JSON.stringify({ __error__: this.#deletion })));
     if (!isActive(run.status)) return Promise.resolve(ok(run.result ?? "null"));
     return new Promise((resolve) => {
       const waiting = this.#waiters.get(runId) ?? [];
@@ -466,12 +519,17 @@ export class RunManager {
     this.#waiters.delete(runId);
   }
 
-  stream(runId: string, options: { lastEventId?: number; cancelOnDisconnect?: boolean }): Result<ReadableStream<Uint8Array>> {
+  stream(
+    runId: string,
+    options: { lastEventId?: number; cancelOnDisconnect?: boolean },
+  ): Result<ReadableStream<Uint8Array>> {
     const run = this.table.get(runId);
     if (!run) return fail("not_found", RUN_NOT_FOUND);
     if (this.#deletion && isActive(run.status)) return ok(singleEventStream("error", this.#deletion));
     if (isActive(run.status)) this.streams.open(runId, run.kwargs.resumable);
-    const onDisconnect = options.cancelOnDisconnect ? () => void this.cancel({ runIds: [runId], action: "interrupt" }) : undefined;
+    const onDisconnect = options.cancelOnDisconnect
+      ? () => void this.cancel({ runIds: [runId], action: "interrupt" })
+      : undefined;
     return ok(this.streams.subscribe(runId, { lastEventId: options.lastEventId, onDisconnect }));
   }
 
@@ -481,20 +539,33 @@ export class RunManager {
    * Cancels runs: the given ones, or every active run with `status` (pending | running | all).
    * `interrupt` keeps what a started run did; `rollback` deletes the run and its checkpoints.
    */
-  async cancel(request: { runIds?: string[]; status?: "pending" | "running" | "all"; action: CancelAction; wait?: boolean }): Promise<Result<RunJson[]>> {
+  async cancel(request: {
+    runIds?: string[];
+    status?: "pending" | "running" | "all";
+    action: CancelAction;
+    wait?: boolean;
+  }): Promise<Result<RunJson[]>> {
     const targets = request.runIds
       ? request.runIds.map((id) => this.table.get(id))
-      : this.table.active().filter((run) => request.status === "all" || !request.status || run.status === request.status);
+      : this.table
+          .active()
+          .filter((run) => request.status === "all" || !request.status || run.status === request.status);
     const runs = targets.filter((run): run is AgentRun => run !== undefined);
     if (runs.length < targets.length) return fail("not_found", RUN_NOT_FOUND);
     const thread = this.host.readThread();
-    if (thread) this.#cancel(runs.filter((run) => isActive(run.status)), request.action, thread);
+    if (thread)
+      this.#cancel(
+        runs.filter((run) => isActive(run.status)),
+        request.action,
+        thread,
+      );
     if (thread && !this.table.hasActive() && thread.status === "busy") {
       thread.status = "idle";
       thread.updatedAt = now();
       await this.host.saveThread(thread);
     }
-    if (request.wait && this.#executing && runs.some((run) => run.run_id === this.#executing?.runId)) await this.#executing.done;
+    if (request.wait && this.#executing && runs.some((run) => run.run_id === this.#executing?.runId))
+      await this.#executing.done;
     return ok(runs.map((run) => runJson(this.table.get(run.run_id) ?? run)));
   }
 
@@ -565,7 +636,9 @@ function threadConfig(config: Record<string, unknown>): Record<string, unknown> 
   const configurable = isObject(config.configurable) ? config.configurable : {};
   return {
     ...config,
-    configurable: Object.fromEntries(Object.entries(configurable).filter(([key]) => !isServerConfigurableKey(key) && !CHECKPOINT_KEYS.has(key))),
+    configurable: Object.fromEntries(
+      Object.entries(configurable).filter(([key]) => !isServerConfigurableKey(key) && !CHECKPOINT_KEYS.has(key)),
+    ),
   };
 }
 

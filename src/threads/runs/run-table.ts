@@ -1,5 +1,5 @@
+import { CHUNKS_SCHEMA, ChunkedTexts } from "../../db/chunked-text.ts";
 import type { SqlStore } from "../../db/sql.ts";
-import { ChunkedTexts, CHUNKS_SCHEMA } from "../../db/chunked-text.ts";
 import type { MultitaskStrategy, RunJson, RunKwargs, RunStatus } from "./types.ts";
 
 /** An agent run as its thread keeps it: the API shape plus what scheduling and recovery need. */
@@ -89,7 +89,8 @@ export class RunTable {
   /** Whether the thread has run tables; when it has, tables added since they were made are created. */
   #exists(): boolean {
     if (this.#ready) return true;
-    if (this.sql.all("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'runs'").length === 0) return false;
+    if (this.sql.all("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'runs'").length === 0)
+      return false;
     this.#ensure();
     return true;
   }
@@ -164,13 +165,20 @@ export class RunTable {
     const where = options.status ? "WHERE status = ?" : "";
     const params = options.status ? [options.status] : [];
     return this.sql
-      .all<AgentRunRow>(`SELECT * FROM runs ${where} ORDER BY created_at DESC, run_id DESC LIMIT ? OFFSET ?`, ...params, options.limit, options.offset)
+      .all<AgentRunRow>(
+        `SELECT * FROM runs ${where} ORDER BY created_at DESC, run_id DESC LIMIT ? OFFSET ?`,
+        ...params,
+        options.limit,
+        options.offset,
+      )
       .map((row) => this.#fromRow(row));
   }
 
   active(): AgentRun[] {
     if (!this.#exists()) return [];
-    return this.sql.all<AgentRunRow>("SELECT * FROM runs WHERE status IN ('pending', 'running') ORDER BY created_at, run_id").map((row) => this.#fromRow(row));
+    return this.sql
+      .all<AgentRunRow>("SELECT * FROM runs WHERE status IN ('pending', 'running') ORDER BY created_at, run_id")
+      .map((row) => this.#fromRow(row));
   }
 
   /** Whether any run is pending or running, without reading the runs. */
@@ -192,7 +200,9 @@ export class RunTable {
   /** When the earliest delayed pending run becomes due. */
   nextNotBefore(): number | null {
     if (!this.#exists()) return null;
-    const row = this.sql.all<{ at: number | null }>("SELECT MIN(not_before) AS at FROM runs WHERE status = 'pending'")[0];
+    const row = this.sql.all<{ at: number | null }>(
+      "SELECT MIN(not_before) AS at FROM runs WHERE status = 'pending'",
+    )[0];
     return row?.at ?? null;
   }
 
@@ -231,7 +241,10 @@ export class RunTable {
 
   lastSeq(runId: string): number {
     if (!this.#exists()) return -1;
-    const row = this.sql.all<{ seq: number | null }>("SELECT MAX(seq) AS seq FROM run_events WHERE run_id = ?", runId)[0];
+    const row = this.sql.all<{ seq: number | null }>(
+      "SELECT MAX(seq) AS seq FROM run_events WHERE run_id = ?",
+      runId,
+    )[0];
     return row?.seq ?? -1;
   }
 

@@ -1,9 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { RUN_STATUSES, STREAM_MODES } from "./types.ts";
-import { CheckpointSelectorSchema, Id } from "../schemas.ts";
 import { ConfigSchema } from "../../assistants/schemas.ts";
-import { Identifier, JsonGraphData, JsonObject, JsonSetting, Name } from "../../core/schemas.ts";
 import { MAX_ID_LENGTH } from "../../core/limits.ts";
+import { Identifier, JsonGraphData, JsonObject, JsonSetting, Name } from "../../core/schemas.ts";
+import { CheckpointSelectorSchema, Id } from "../schemas.ts";
+import { RUN_STATUSES, STREAM_MODES } from "./types.ts";
+
 const StreamModeSchema = z.enum(STREAM_MODES);
 const Breakpoints = z.union([z.literal("*"), z.array(Identifier)]);
 const MultitaskStrategySchema = z.enum(["reject", "enqueue", "interrupt", "rollback"]);
@@ -37,7 +38,11 @@ export const RunCreateSchema = z
     webhook: z.url({ protocol: /^https?$/ }).nullish(),
     multitask_strategy: MultitaskStrategySchema.nullish(),
     if_not_exists: z.enum(["create", "reject"]).nullish(),
-    after_seconds: z.number().min(0).max(7 * 24 * 3600).nullish(),
+    after_seconds: z
+      .number()
+      .min(0)
+      .max(7 * 24 * 3600)
+      .nullish(),
     on_disconnect: z.enum(["cancel", "continue"]).nullish(),
     on_completion: OnCompletion.nullish(),
     durability: Durability.nullish(),
@@ -62,7 +67,9 @@ export const RunSchema = z
     kwargs: z
       .object({
         input: z.unknown(),
-        command: z.object({ resume: z.unknown().optional(), update: z.unknown().optional(), goto: z.unknown().optional() }).nullable(),
+        command: z
+          .object({ resume: z.unknown().optional(), update: z.unknown().optional(), goto: z.unknown().optional() })
+          .nullable(),
         config: JsonObject,
         context: z.unknown().describe("The run's context, as it was sent ({} when none)"),
         stream_mode: z.array(StreamModeSchema),

@@ -1,10 +1,10 @@
 import { v7 as uuidv7 } from "uuid";
-import type { AuthUser } from "../../deployment/custom-auth.ts";
+import { assistantNotFound, resolveAssistant } from "../../assistants/resolve.ts";
 import { invalid, notFound, tooLarge } from "../../core/errors.ts";
 import { exceedsDepth } from "../../core/json-depth.ts";
 import { MAX_GRAPH_DATA_DEPTH, maxBodyBytes } from "../../core/limits.ts";
-import { assistantNotFound, resolveAssistant } from "../../assistants/resolve.ts";
 import { database } from "../../db/client.ts";
+import type { AuthUser } from "../../deployment/custom-auth.ts";
 import { threadStub, unwrap } from "../client.ts";
 import { searchThreadIndex } from "../thread-index.ts";
 import { RUN_NOT_FOUND } from "./run-manager.ts";
@@ -99,17 +99,23 @@ export async function planRun(env: Env, request: RunRequest): Promise<RunPlan> {
   const { caller, run, threadId } = request;
   // A2A and MCP build their runs without RunCreateSchema: their graph input gets the same bound.
   if (exceedsDepth(run.input, MAX_GRAPH_DATA_DEPTH)) {
-    throw invalid([{ type: "custom", loc: ["body", "input"], msg: `nesting deeper than ${MAX_GRAPH_DATA_DEPTH} levels` }]);
+    throw invalid([
+      { type: "custom", loc: ["body", "input"], msg: `nesting deeper than ${MAX_GRAPH_DATA_DEPTH} levels` },
+    ]);
   }
   checkRunInputSize(maxBodyBytes(env), run);
   // A user runs only assistants their filter lets them see (a hidden one is as missing as an unknown one).
-  const use = caller.user ? { user: caller.user, event: "assistants:search" as const, value: { metadata: {} } } : undefined;
+  const use = caller.user
+    ? { user: caller.user, event: "assistants:search" as const, value: { metadata: {} } }
+    : undefined;
   const assistant = await resolveAssistant(env, caller.workspaceId, run.assistant_id, use);
   if (!assistant) return { ok: false, missing: "assistant", detail: assistantNotFound(run.assistant_id) };
   const runId = uuidv7();
   const stateless = threadId === undefined;
   const modes = [run.stream_mode ?? []].flat();
-  const checkpoint = run.checkpoint_id ? { ...(run.checkpoint ?? {}), checkpoint_id: run.checkpoint_id } : (run.checkpoint ?? null);
+  const checkpoint = run.checkpoint_id
+    ? { ...(run.checkpoint ?? {}), checkpoint_id: run.checkpoint_id }
+    : (run.checkpoint ?? null);
   const config = run.config ?? {};
   const input: CreateRunInput = {
     runId,
@@ -171,7 +177,10 @@ export async function createRunStream(
   options: { cancelOnDisconnect: boolean },
 ): Promise<{ run: RunJson; stream: ReadableStream<Uint8Array> }> {
   const input = await prepareRun(env, request);
-  const started = await threadStub(env, input.workspaceId, input.threadId).createRunStream(input, options.cancelOnDisconnect);
+  const started = await threadStub(env, input.workspaceId, input.threadId).createRunStream(
+    input,
+    options.cancelOnDisconnect,
+  );
   const { run, stream } = unwrap(started, input.threadId);
   // A run created with a reader always comes back with its stream.
   if (!stream) throw new Error(`Run ${run.run_id} was created without its stream`);
@@ -179,7 +188,10 @@ export async function createRunStream(
 }
 
 /** Creates a run and returns its `/wait` body: keep-alive newlines, then its final values or `{__error__}`. */
-export async function createRunWait(env: Env, request: RunRequest): Promise<{ run: RunJson; body: ReadableStream<Uint8Array> }> {
+export async function createRunWait(
+  env: Env,
+  request: RunRequest,
+): Promise<{ run: RunJson; body: ReadableStream<Uint8Array> }> {
   const input = await prepareRun(env, request);
   const started = await threadStub(env, input.workspaceId, input.threadId).createRunWait(input);
   return unwrap(started, input.threadId);
@@ -189,7 +201,10 @@ export async function createRunWait(env: Env, request: RunRequest): Promise<{ ru
  * Creates a run the way `/runs/wait` does and reads its result: the final values, or `{__error__}`.
  * For protocols that sit on top of runs (MCP tools). Without `threadId` the run is stateless.
  */
-export async function runToCompletion(env: Env, request: RunRequest): Promise<{ run: RunJson; result: Record<string, unknown> | null }> {
+export async function runToCompletion(
+  env: Env,
+  request: RunRequest,
+): Promise<{ run: RunJson; result: Record<string, unknown> | null }> {
   const { run, body } = await createRunWait(env, request);
   const result = JSON.parse(await new Response(body).text()) as Record<string, unknown> | null;
   return { run, result };
@@ -200,7 +215,12 @@ export async function runToCompletion(env: Env, request: RunRequest): Promise<{ 
  * bytes (a state of any size). A run unknown now is not found; one that vanishes while it is
  * awaited (rolled back) is reported in the body, as `/wait` does.
  */
-export async function joinRunBody(env: Env, workspaceId: string, threadId: string, runId: string): Promise<ReadableStream<Uint8Array>> {
+export async function joinRunBody(
+  env: Env,
+  workspaceId: string,
+  threadId: string,
+  runId: string,
+): Promise<ReadableStream<Uint8Array>> {
   const thread = threadStub(env, workspaceId, threadId);
   unwrap(await thread.getRun(runId), threadId);
   return thread.joinRunBody(runId);
@@ -217,7 +237,10 @@ export async function cancelRun(
   runId: string,
   options: { action: CancelAction; wait: boolean },
 ): Promise<RunJson> {
-  const run = unwrap(await threadStub(env, workspaceId, threadId).cancelRuns({ runIds: [runId], ...options }), threadId);
+  const run = unwrap(
+    await threadStub(env, workspaceId, threadId).cancelRuns({ runIds: [runId], ...options }),
+    threadId,
+  );
   // The thread answers a cancel of named runs with each of them, or not_found.
   if (!run) throw notFound(RUN_NOT_FOUND);
   return run;
@@ -236,19 +259,32 @@ const CANCEL_PAGE = 500;
 export async function cancelWorkspaceRuns(
   env: Env,
   workspaceId: string,
-  request: { status: "pending" | "running" | "all"; action: CancelAction; authMetadata: Record<string, unknown> | undefined },
+  request: {
+    status: "pending" | "running" | "all";
+    action: CancelAction;
+    authMetadata: Record<string, unknown> | undefined;
+  },
 ): Promise<void> {
   const { status, action, authMetadata } = request;
   const db = database(env);
   const threadIds: string[] = [];
   for (let offset = 0; offset < MAX_CANCEL_THREADS; offset += CANCEL_PAGE) {
-    const { rows } = await searchThreadIndex(db, workspaceId, { status: "busy", authMetadata, limit: CANCEL_PAGE, offset, sortBy: "created_at", sortOrder: "asc" });
+    const { rows } = await searchThreadIndex(db, workspaceId, {
+      status: "busy",
+      authMetadata,
+      limit: CANCEL_PAGE,
+      offset,
+      sortBy: "created_at",
+      sortOrder: "asc",
+    });
     threadIds.push(...rows.map((row) => row.threadId));
     if (rows.length < CANCEL_PAGE) break;
   }
   // A few at a time: each is a DO call, and a Worker has 6 simultaneous connections. A thread
   // deleted meanwhile has nothing left to cancel.
   for (let i = 0; i < threadIds.length; i += 6) {
-    await Promise.all(threadIds.slice(i, i + 6).map((id) => threadStub(env, workspaceId, id).cancelRuns({ status, action })));
+    await Promise.all(
+      threadIds.slice(i, i + 6).map((id) => threadStub(env, workspaceId, id).cancelRuns({ status, action })),
+    );
   }
 }

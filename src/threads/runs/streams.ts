@@ -131,7 +131,10 @@ export class RunStreams {
    * A reader of one run. With `lastEventId` on a resumable run it first replays every later stored
    * event. A run that is not live (finished, or unknown) gives only the replay.
    */
-  subscribe(runId: string, options: { lastEventId?: number; onDisconnect?: () => void } = {}): ReadableStream<Uint8Array> {
+  subscribe(
+    runId: string,
+    options: { lastEventId?: number; onDisconnect?: () => void } = {},
+  ): ReadableStream<Uint8Array> {
     const subscriber = new Subscriber(options.onDisconnect);
     if (options.lastEventId !== undefined) {
       for (const stored of this.table.eventsAfter(runId, options.lastEventId)) {

@@ -17,9 +17,13 @@ export function agentTraceSink(env: Env, record: ThreadRecord): TraceSink | null
     record: async (runs) => {
       if (!runs.length) return;
       // A field over the trace limit is stored as a marker: the rest of the trace is kept.
-      const ingestor = new Ingestor(database(env), env.TRACE_SHARD, record.workspaceId, { maxRunBytes: tracedRunLimit(env), truncateOversize: true });
+      const ingestor = new Ingestor(database(env), env.TRACE_SHARD, record.workspaceId, {
+        maxRunBytes: tracedRunLimit(env),
+        truncateOversize: true,
+      });
       const { errors } = await ingestor.ingest(runs, []);
-      if (errors.length) log.warn("agent run trace rejected runs", { thread_id: record.threadId, errors: errors.slice(0, 3) });
+      if (errors.length)
+        log.warn("agent run trace rejected runs", { thread_id: record.threadId, errors: errors.slice(0, 3) });
     },
   };
 }

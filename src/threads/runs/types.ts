@@ -47,4 +47,3 @@ export interface CreateRunInput {
   /** A temporary thread for a stateless run (its id is the run id). */
   stateless: boolean;
 }
-

@@ -16,12 +16,23 @@ export async function deliverWebhook(url: string, payload: Record<string, unknow
       });
       await response.body?.cancel();
       if (response.status < 500) {
-        if (!response.ok) log.warn("webhook refused", { url_host: new URL(url).host, status: response.status, run_id: payload.run_id });
+        if (!response.ok)
+          log.warn("webhook refused", { url_host: new URL(url).host, status: response.status, run_id: payload.run_id });
         return response.ok;
       }
-      log.warn("webhook failed; retrying", { url_host: new URL(url).host, status: response.status, attempt, run_id: payload.run_id });
+      log.warn("webhook failed; retrying", {
+        url_host: new URL(url).host,
+        status: response.status,
+        attempt,
+        run_id: payload.run_id,
+      });
     } catch (error) {
-      log.warn("webhook unreachable; retrying", { url_host: new URL(url).host, error: String(error), attempt, run_id: payload.run_id });
+      log.warn("webhook unreachable; retrying", {
+        url_host: new URL(url).host,
+        error: String(error),
+        attempt,
+        run_id: payload.run_id,
+      });
     }
     if (attempt < ATTEMPTS) await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** (attempt - 1)));
   }

@@ -1,7 +1,7 @@
-import { FilterError, parse, type Syntax } from "./parse.ts";
-import { isPathKey } from "../../db/json-path.ts";
 import { exceedsDepth } from "../../core/json-depth.ts";
 import { MAX_METADATA_DEPTH } from "../../core/limits.ts";
+import { isPathKey } from "../../db/json-path.ts";
+import { FilterError, parse, type Syntax } from "./parse.ts";
 
 /**
  * The meaning of a filter: each call checked against the functions and attributes of the trace
@@ -63,7 +63,8 @@ function describe(node: Syntax): string {
 }
 
 function attribute(node: Syntax, allowed?: readonly string[]): Attribute {
-  if (node.kind !== "attribute") throw new FilterError(node.position, "an attribute such as name or run_type", describe(node));
+  if (node.kind !== "attribute")
+    throw new FilterError(node.position, "an attribute such as name or run_type", describe(node));
   if (!(node.name in ATTRIBUTES) || (allowed && !allowed.includes(node.name))) {
     const choices = allowed ?? Object.keys(ATTRIBUTES);
     throw new FilterError(node.position, `one of the attributes ${choices.join(", ")}`, `"${node.name}"`);
@@ -85,7 +86,11 @@ function value(node: Syntax, attr: Attribute, comparison: string): Scalar {
       if (typeof raw === "number") return raw;
       const duration = typeof raw === "string" && attr === "latency" ? DURATION.exec(raw.trim()) : null;
       if (duration) return Number(duration[1]) * SECONDS[duration[2]];
-      throw new FilterError(node.position, attr === "latency" ? 'a number of seconds or a duration such as "5s"' : `a number for ${attr}`, describe(node));
+      throw new FilterError(
+        node.position,
+        attr === "latency" ? 'a number of seconds or a duration such as "5s"' : `a number for ${attr}`,
+        describe(node),
+      );
     }
     case "time":
       if (typeof raw === "string" && !Number.isNaN(Date.parse(raw))) return new Date(raw).toISOString();
@@ -102,7 +107,11 @@ function value(node: Syntax, attr: Attribute, comparison: string): Scalar {
 function arity(node: Extract<Syntax, { kind: "call" }>, count: number, shape: string): void {
   if (node.args.length !== count) {
     const found = node.args[count] ?? node;
-    throw new FilterError(found.position, `${node.name}(${shape})`, `${node.args.length} argument${node.args.length === 1 ? "" : "s"}`);
+    throw new FilterError(
+      found.position,
+      `${node.name}(${shape})`,
+      `${node.args.length} argument${node.args.length === 1 ? "" : "s"}`,
+    );
   }
 }
 
@@ -117,7 +126,8 @@ function build(node: Syntax): Filter {
   switch (node.name) {
     case "and":
     case "or":
-      if (args.length === 0) throw new FilterError(node.position, `at least one condition in ${node.name}(...)`, "none");
+      if (args.length === 0)
+        throw new FilterError(node.position, `at least one condition in ${node.name}(...)`, "none");
       return { op: node.name, args: args.map(build) };
     case "not":
       arity(node, 1, "condition");
@@ -135,19 +145,22 @@ function build(node: Syntax): Filter {
       if (["gt", "gte", "lt", "lte"].includes(node.name) && kind !== "number" && kind !== "time") {
         throw new FilterError(args[0].position, `a number or time attribute for ${node.name}`, `"${attr}"`);
       }
-      if (node.name === "like" && kind !== "string") throw new FilterError(args[0].position, "a text attribute for like", `"${attr}"`);
+      if (node.name === "like" && kind !== "string")
+        throw new FilterError(args[0].position, "a text attribute for like", `"${attr}"`);
       return { op: node.name, attribute: attr, value: value(args[1], attr, node.name) };
     }
     case "in": {
       arity(node, 2, "attribute, [values]");
       const attr = attribute(args[0]);
       const list = args[1];
-      if (list.kind !== "list" || list.items.length === 0) throw new FilterError(list.position, "a non-empty list of values", describe(list));
+      if (list.kind !== "list" || list.items.length === 0)
+        throw new FilterError(list.position, "a non-empty list of values", describe(list));
       return { op: "in", attribute: attr, values: list.items.map((item) => value(item, attr, "in")) };
     }
     case "has": {
       arity(node, 2, "tags or metadata, value");
-      if (args[0].kind === "attribute" && args[0].name === "tags") return { op: "has", attribute: "tags", value: stringLiteral(args[1], "a tag string") };
+      if (args[0].kind === "attribute" && args[0].name === "tags")
+        return { op: "has", attribute: "tags", value: stringLiteral(args[1], "a tag string") };
       if (args[0].kind === "attribute" && args[0].name === "metadata") {
         const text = stringLiteral(args[1], "a JSON object string");
         let parsed: unknown;
@@ -156,27 +169,49 @@ function build(node: Syntax): Filter {
         } catch {
           throw new FilterError(args[1].position, "a JSON object string", "text that is not JSON");
         }
-        if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw new FilterError(args[1].position, "a JSON object", describe(args[1]));
-        if (exceedsDepth(parsed, MAX_METADATA_DEPTH)) throw new FilterError(args[1].position, `a JSON object nested at most ${MAX_METADATA_DEPTH} levels`, "deeper nesting");
+        if (!parsed || typeof parsed !== "object" || Array.isArray(parsed))
+          throw new FilterError(args[1].position, "a JSON object", describe(args[1]));
+        if (exceedsDepth(parsed, MAX_METADATA_DEPTH))
+          throw new FilterError(
+            args[1].position,
+            `a JSON object nested at most ${MAX_METADATA_DEPTH} levels`,
+            "deeper nesting",
+          );
         const badKey = Object.keys(parsed).find((key) => !isPathKey(key));
-        if (badKey !== undefined) throw new FilterError(args[1].position, "metadata keys without NUL characters", `the key ${JSON.stringify(badKey)}`);
+        if (badKey !== undefined)
+          throw new FilterError(
+            args[1].position,
+            "metadata keys without NUL characters",
+            `the key ${JSON.stringify(badKey)}`,
+          );
         return { op: "has", attribute: "metadata", value: parsed as Record<string, unknown> };
       }
       throw new FilterError(args[0].position, "tags or metadata", describe(args[0]));
     }
     case "exists": {
       arity(node, 2, "metadata, key");
-      if (!(args[0].kind === "attribute" && args[0].name === "metadata")) throw new FilterError(args[0].position, "metadata", describe(args[0]));
+      if (!(args[0].kind === "attribute" && args[0].name === "metadata"))
+        throw new FilterError(args[0].position, "metadata", describe(args[0]));
       const key = stringLiteral(args[1], "a key string");
-      if (!isPathKey(key)) throw new FilterError(args[1].position, "a metadata key without NUL characters", `the key ${JSON.stringify(key)}`);
+      if (!isPathKey(key))
+        throw new FilterError(
+          args[1].position,
+          "a metadata key without NUL characters",
+          `the key ${JSON.stringify(key)}`,
+        );
       return { op: "exists", attribute: "metadata", key };
     }
     case "search":
-      if (args.length === 1) return { op: "search", attribute: null, text: stringLiteral(args[0], "the text to search for") };
+      if (args.length === 1)
+        return { op: "search", attribute: null, text: stringLiteral(args[0], "the text to search for") };
       arity(node, 2, "[attribute,] text");
       return { op: "search", attribute: attribute(args[0]), text: stringLiteral(args[1], "the text to search for") };
     default:
-      throw new FilterError(node.position, "one of and, or, not, eq, neq, gt, gte, lt, lte, like, in, has, exists, search", `"${node.name}"`);
+      throw new FilterError(
+        node.position,
+        "one of and, or, not, eq, neq, gt, gte, lt, lte, like, in, has, exists, search",
+        `"${node.name}"`,
+      );
   }
 }
 
@@ -186,12 +221,16 @@ export function parseFilter(text: string): Filter {
 }
 
 /** For `POST /runs/query/validate`: `{valid, errors}` instead of an exception. */
-export function validateFilter(text: string, field = "filter"): { valid: boolean; errors: { field: string; message: string; position: number }[] } {
+export function validateFilter(
+  text: string,
+  field = "filter",
+): { valid: boolean; errors: { field: string; message: string; position: number }[] } {
   try {
     parseFilter(text);
     return { valid: true, errors: [] };
   } catch (error) {
-    if (error instanceof FilterError) return { valid: false, errors: [{ field, message: error.message, position: error.position }] };
+    if (error instanceof FilterError)
+      return { valid: false, errors: [{ field, message: error.message, position: error.position }] };
     throw error;
   }
 }

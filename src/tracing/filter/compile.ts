@@ -1,6 +1,6 @@
+import { pathStep } from "../../db/json-path.ts";
 import type { Attribute, Comparison, Filter, Scalar } from "./check.ts";
 import { FilterError } from "./parse.ts";
-import { pathStep } from "../../db/json-path.ts";
 
 /**
  * Compiles a checked filter into a SQLite WHERE clause over the trace shard's `runs` table
@@ -16,9 +16,24 @@ export type CompiledFilter = { sql: string; params: (string | number | null)[] }
 export const MAX_FILTER_PARAMS = 90;
 
 const COLUMN_ATTRIBUTES = new Set<Attribute>([
-  "id", "trace_id", "parent_run_id", "reference_example_id", "name", "run_type", "status", "error", "thread_id",
-  "start_time", "end_time", "latency", "total_tokens", "prompt_tokens", "completion_tokens", "total_cost",
-  "execution_order", "is_root",
+  "id",
+  "trace_id",
+  "parent_run_id",
+  "reference_example_id",
+  "name",
+  "run_type",
+  "status",
+  "error",
+  "thread_id",
+  "start_time",
+  "end_time",
+  "latency",
+  "total_tokens",
+  "prompt_tokens",
+  "completion_tokens",
+  "total_cost",
+  "execution_order",
+  "is_root",
 ]);
 
 /** Key/value attributes and the JSON map column each one searches. */
@@ -34,7 +49,15 @@ const KEY_VALUE: Partial<Record<Attribute, { column: string; part: "key" | "valu
 /** What `search(text)` without an attribute looks through. */
 const SEARCHED_COLUMNS = ["name", "run_type", "error", "inputs", "outputs", "metadata", "tags"];
 
-const SQL_OPERATOR: Record<Comparison, string> = { eq: "=", neq: "IS NOT", gt: ">", gte: ">=", lt: "<", lte: "<=", like: "LIKE" };
+const SQL_OPERATOR: Record<Comparison, string> = {
+  eq: "=",
+  neq: "IS NOT",
+  gt: ">",
+  gte: ">=",
+  lt: "<",
+  lte: "<=",
+  like: "LIKE",
+};
 
 type Leaf = Extract<Filter, { attribute: Attribute }> & { op: Comparison | "in" };
 
@@ -86,7 +109,8 @@ class Compiler {
         // A NULL comparison is "unknown"; NOT of unknown must be true, or not(eq(error, "x")) would drop runs without an error.
         return `(NOT coalesce(${this.node(filter.arg)}, 0))`;
       case "has":
-        if (filter.attribute === "tags") return `EXISTS (SELECT 1 FROM json_each(runs.tags) WHERE value = ${this.bind(filter.value)})`;
+        if (filter.attribute === "tags")
+          return `EXISTS (SELECT 1 FROM json_each(runs.tags) WHERE value = ${this.bind(filter.value)})`;
         return this.metadataContains(filter.value);
       case "exists":
         return `json_type(runs.metadata, ${this.bind(jsonPath(filter.key))}) IS NOT NULL`;
@@ -103,7 +127,12 @@ class Compiler {
 
   leaf(leaf: Leaf): string {
     const keyValue = KEY_VALUE[leaf.attribute];
-    if (keyValue) return this.keyValue(keyValue.column, keyValue.part === "key" ? leaf : null, keyValue.part === "value" ? leaf : null);
+    if (keyValue)
+      return this.keyValue(
+        keyValue.column,
+        keyValue.part === "key" ? leaf : null,
+        keyValue.part === "value" ? leaf : null,
+      );
     return this.compare(this.target(leaf.attribute), leaf);
   }
 
@@ -122,7 +151,13 @@ class Compiler {
     for (const [index, arg] of rest.entries()) {
       if (!isLeaf(arg) || KEY_VALUE[arg.attribute]?.part !== "key") continue;
       const column = KEY_VALUE[arg.attribute]!.column;
-      const partner = rest.findIndex((other, i) => i !== index && isLeaf(other) && KEY_VALUE[other.attribute]?.column === column && KEY_VALUE[other.attribute]?.part === "value");
+      const partner = rest.findIndex(
+        (other, i) =>
+          i !== index &&
+          isLeaf(other) &&
+          KEY_VALUE[other.attribute]?.column === column &&
+          KEY_VALUE[other.attribute]?.part === "value",
+      );
       if (partner < 0) continue;
       parts.push(this.keyValue(column, arg, rest[partner] as Leaf));
       rest[index] = rest[partner] = PAIRED;
@@ -135,8 +170,10 @@ class Compiler {
     const conditions = Object.entries(expected).map(([key, value]) => {
       const path = this.bind(jsonPath(key));
       if (value === null) return `json_type(runs.metadata, ${path}) = 'null'`;
-      if (typeof value === "object") return `json(json_extract(runs.metadata, ${path})) = json(${this.bind(JSON.stringify(value))})`;
-      if (typeof value === "boolean") return `json_type(runs.metadata, ${path}) = ${this.bind(value ? "true" : "false")}`;
+      if (typeof value === "object")
+        return `json(json_extract(runs.metadata, ${path})) = json(${this.bind(JSON.stringify(value))})`;
+      if (typeof value === "boolean")
+        return `json_type(runs.metadata, ${path}) = ${this.bind(value ? "true" : "false")}`;
       return `json_extract(runs.metadata, ${path}) = ${this.bind(value as string | number)}`;
     });
     return conditions.length ? `(${conditions.join(" AND ")})` : "1";
@@ -146,7 +183,13 @@ class Compiler {
 const PAIRED: Filter = { op: "and", args: [] };
 
 function isLeaf(filter: Filter): filter is Leaf {
-  return "attribute" in filter && filter.attribute !== null && filter.op !== "has" && filter.op !== "exists" && filter.op !== "search";
+  return (
+    "attribute" in filter &&
+    filter.attribute !== null &&
+    filter.op !== "has" &&
+    filter.op !== "exists" &&
+    filter.op !== "search"
+  );
 }
 
 /** A JSON path naming one top-level key, quoted so dots and brackets in keys stay part of the key. */

@@ -31,7 +31,13 @@ type Token =
   | { type: "end"; position: number };
 
 const describe = (token: Token) =>
-  token.type === "end" ? "the end of the filter" : token.type === "string" ? `the string ${JSON.stringify(token.value)}` : token.type === "number" ? `the number ${token.value}` : `"${token.text}"`;
+  token.type === "end"
+    ? "the end of the filter"
+    : token.type === "string"
+      ? `the string ${JSON.stringify(token.value)}`
+      : token.type === "number"
+        ? `the number ${token.value}`
+        : `"${token.text}"`;
 
 function lex(text: string): Token[] {
   const tokens: Token[] = [];
@@ -53,13 +59,24 @@ function lex(text: string): Token[] {
         if (c === char) break;
         if (c === "\\") {
           const escaped = text[i + 1];
-          const simple: Record<string, string> = { n: "\n", t: "\t", r: "\r", b: "\b", f: "\f", "/": "/", "\\": "\\", '"': '"', "'": "'" };
+          const simple: Record<string, string> = {
+            n: "\n",
+            t: "\t",
+            r: "\r",
+            b: "\b",
+            f: "\f",
+            "/": "/",
+            "\\": "\\",
+            '"': '"',
+            "'": "'",
+          };
           if (escaped === "u" && /^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) {
             value += String.fromCharCode(Number.parseInt(text.slice(i + 2, i + 6), 16));
             i += 6;
             continue;
           }
-          if (escaped === undefined || !(escaped in simple)) throw new FilterError(i, "a valid escape (\\n, \\t, \\\\, \\\", \\', \\uXXXX)", `"\\${escaped ?? ""}"`);
+          if (escaped === undefined || !(escaped in simple))
+            throw new FilterError(i, "a valid escape (\\n, \\t, \\\\, \\\", \\', \\uXXXX)", `"\\${escaped ?? ""}"`);
           value += simple[escaped];
           i += 2;
           continue;
@@ -103,7 +120,12 @@ export function parse(text: string): Syntax {
   const value = (): Syntax => {
     const token = next();
     if (token.type === "punct" && token.text === "[") return nested(token, list);
-    if (token.type === "name" && !["true", "false", "null"].includes(token.text) && peek().type === "punct" && (peek() as { text: string }).text === "(") {
+    if (
+      token.type === "name" &&
+      !["true", "false", "null"].includes(token.text) &&
+      peek().type === "punct" &&
+      (peek() as { text: string }).text === "("
+    ) {
       return nested(token, call);
     }
     return scalar(token);
@@ -111,7 +133,12 @@ export function parse(text: string): Syntax {
 
   /** Parses one nested call or list, refusing to go deeper than MAX_FILTER_NESTING. */
   const nested = <T extends Token>(token: T, parseInner: (token: T) => Syntax): Syntax => {
-    if (++depth > MAX_FILTER_NESTING) throw new FilterError(token.position, `calls and lists nested at most ${MAX_FILTER_NESTING} levels deep`, "deeper nesting");
+    if (++depth > MAX_FILTER_NESTING)
+      throw new FilterError(
+        token.position,
+        `calls and lists nested at most ${MAX_FILTER_NESTING} levels deep`,
+        "deeper nesting",
+      );
     const tree = parseInner(token);
     depth--;
     return tree;
@@ -124,7 +151,8 @@ export function parse(text: string): Syntax {
         items.push(value());
         const separator = next();
         if (separator.type === "punct" && separator.text === "]") break;
-        if (!(separator.type === "punct" && separator.text === ",")) throw new FilterError(separator.position, '"," or "]"', describe(separator));
+        if (!(separator.type === "punct" && separator.text === ","))
+          throw new FilterError(separator.position, '"," or "]"', describe(separator));
       }
     } else next();
     return { kind: "list", items, position: token.position };
@@ -140,16 +168,19 @@ export function parse(text: string): Syntax {
         args.push(value());
         const separator = next();
         if (separator.type === "punct" && separator.text === ")") break;
-        if (!(separator.type === "punct" && separator.text === ",")) throw new FilterError(separator.position, '"," or ")"', describe(separator));
+        if (!(separator.type === "punct" && separator.text === ","))
+          throw new FilterError(separator.position, '"," or ")"', describe(separator));
       }
     }
     return { kind: "call", name: token.text, args, position: token.position };
   };
 
   const scalar = (token: Token): Syntax => {
-    if (token.type === "string" || token.type === "number") return { kind: "literal", value: token.value, position: token.position };
+    if (token.type === "string" || token.type === "number")
+      return { kind: "literal", value: token.value, position: token.position };
     if (token.type === "name") {
-      if (token.text === "true" || token.text === "false") return { kind: "literal", value: token.text === "true", position: token.position };
+      if (token.text === "true" || token.text === "false")
+        return { kind: "literal", value: token.text === "true", position: token.position };
       if (token.text === "null") return { kind: "literal", value: null, position: token.position };
       return { kind: "attribute", name: token.text, position: token.position };
     }
@@ -157,9 +188,15 @@ export function parse(text: string): Syntax {
   };
 
   const first = peek();
-  if (first.type !== "name") throw new FilterError(first.position, "a function such as eq(...) or and(...)", describe(first));
+  if (first.type !== "name")
+    throw new FilterError(first.position, "a function such as eq(...) or and(...)", describe(first));
   const tree = value();
-  if (tree.kind !== "call") throw new FilterError(tree.position, 'a function call such as eq(name, "x")', `the attribute ${first.type === "name" ? first.text : ""}`);
+  if (tree.kind !== "call")
+    throw new FilterError(
+      tree.position,
+      'a function call such as eq(name, "x")',
+      `the attribute ${first.type === "name" ? first.text : ""}`,
+    );
   const rest = peek();
   if (rest.type !== "end") throw new FilterError(rest.position, "the end of the filter", describe(rest));
   return tree;

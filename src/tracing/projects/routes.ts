@@ -3,7 +3,14 @@ import { database } from "../../db/client.ts";
 import { createRouter } from "../../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
-import { ProjectIdParams, ProjectListQuery, TracerSessionCreateSchema, TracerSessionSchema, TracerSessionUpdateSchema, UpsertQuery } from "./schemas.ts";
+import {
+  ProjectIdParams,
+  ProjectListQuery,
+  TracerSessionCreateSchema,
+  TracerSessionSchema,
+  TracerSessionUpdateSchema,
+  UpsertQuery,
+} from "./schemas.ts";
 import { createProject, deleteProject, getProject, listProjects, updateProject } from "./service.ts";
 
 /** `/api/v1/sessions`: tracing projects, as the `langsmith` SDKs create and read them. */
@@ -26,7 +33,13 @@ const routes = {
     request: { query: ProjectListQuery },
     responses: { 200: jsonContent(z.array(TracerSessionSchema), "Projects") },
   }),
-  get: route({ method: "get", path: "/api/v1/sessions/{session_id}", summary: "Get a tracing project", request: { params: ProjectIdParams }, responses: { 200: jsonContent(TracerSessionSchema, "The project"), ...notFoundError } }),
+  get: route({
+    method: "get",
+    path: "/api/v1/sessions/{session_id}",
+    summary: "Get a tracing project",
+    request: { params: ProjectIdParams },
+    responses: { 200: jsonContent(TracerSessionSchema, "The project"), ...notFoundError },
+  }),
   update: route({
     method: "patch",
     path: "/api/v1/sessions/{session_id}",
@@ -52,12 +65,25 @@ export const sessionRoutes = createRouter()
   .openapi(routes.list, async (c) => {
     const query = c.req.valid("query");
     const ids = query.id === undefined ? undefined : Array.isArray(query.id) ? query.id : [query.id];
-    const projects = await listProjects(database(c.env), c.get("principal").workspaceId, { ids, name: query.name, nameContains: query.name_contains, limit: query.limit, offset: query.offset });
+    const projects = await listProjects(database(c.env), c.get("principal").workspaceId, {
+      ids,
+      name: query.name,
+      nameContains: query.name_contains,
+      limit: query.limit,
+      offset: query.offset,
+    });
     return c.json(projects, 200);
   })
-  .openapi(routes.get, async (c) => c.json(await getProject(database(c.env), c.get("principal").workspaceId, c.req.valid("param").session_id), 200))
+  .openapi(routes.get, async (c) =>
+    c.json(await getProject(database(c.env), c.get("principal").workspaceId, c.req.valid("param").session_id), 200),
+  )
   .openapi(routes.update, async (c) => {
-    const project = await updateProject(database(c.env), c.get("principal").workspaceId, c.req.valid("param").session_id, c.req.valid("json"));
+    const project = await updateProject(
+      database(c.env),
+      c.get("principal").workspaceId,
+      c.req.valid("param").session_id,
+      c.req.valid("json"),
+    );
     return c.json(project, 200);
   })
   .openapi(routes.delete, async (c) => {

@@ -33,9 +33,17 @@ const editable = {
 };
 
 export const TracerSessionCreateSchema = z
-  .object({ id: ProjectId.optional(), name: z.string().trim().min(1).max(MAX_NAME_LENGTH), start_time: isoTime.optional(), reference_dataset_id: z.uuid().nullish(), ...editable })
+  .object({
+    id: ProjectId.optional(),
+    name: z.string().trim().min(1).max(MAX_NAME_LENGTH),
+    start_time: isoTime.optional(),
+    reference_dataset_id: z.uuid().nullish(),
+    ...editable,
+  })
   .openapi("TracerSessionCreate");
-export const TracerSessionUpdateSchema = z.object({ name: z.string().trim().min(1).max(MAX_NAME_LENGTH).optional(), ...editable }).openapi("TracerSessionUpdate");
+export const TracerSessionUpdateSchema = z
+  .object({ name: z.string().trim().min(1).max(MAX_NAME_LENGTH).optional(), ...editable })
+  .openapi("TracerSessionUpdate");
 
 /** A new project: its name, and optionally its id and any field an update may set. */
 export type ProjectCreate = z.output<typeof TracerSessionCreateSchema>;

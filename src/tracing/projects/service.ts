@@ -1,7 +1,7 @@
-import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { conflict, notFound } from "../../core/errors.ts";
 import type { Database } from "../../db/client.ts";
-import { tracingProjects, type TracingProjectRow } from "../../db/schema.ts";
-import { notFound, conflict } from "../../core/errors.ts";
+import { type TracingProjectRow, tracingProjects } from "../../db/schema.ts";
 import type { ProjectCreate, ProjectFields, TracerSession } from "./schemas.ts";
 
 /** Tracing projects ("sessions" in the LangSmith API), per workspace, in D1. */
@@ -36,14 +36,23 @@ function columns(fields: ProjectFields): Partial<TracingProjectRow> {
 }
 
 async function byName(db: Database, workspaceId: string, name: string): Promise<TracingProjectRow | undefined> {
-  return db.select().from(tracingProjects).where(and(eq(tracingProjects.workspaceId, workspaceId), eq(tracingProjects.name, name))).get();
+  return db
+    .select()
+    .from(tracingProjects)
+    .where(and(eq(tracingProjects.workspaceId, workspaceId), eq(tracingProjects.name, name)))
+    .get();
 }
 
 /**
  * Creates a project. A taken name (or id) is a conflict unless `upsert`, which updates the project of
  * that name with the given fields and returns it.
  */
-export async function createProject(db: Database, workspaceId: string, fields: ProjectCreate, upsert: boolean): Promise<TracerSession> {
+export async function createProject(
+  db: Database,
+  workspaceId: string,
+  fields: ProjectCreate,
+  upsert: boolean,
+): Promise<TracerSession> {
   const existing = await byName(db, workspaceId, fields.name);
   if (existing) {
     if (!upsert) throw conflict(`A tracing project named "${fields.name}" already exists in this workspace`);
@@ -51,13 +60,24 @@ export async function createProject(db: Database, workspaceId: string, fields: P
   }
   const now = new Date().toISOString();
   const id = fields.id ?? crypto.randomUUID();
-  const row: typeof tracingProjects.$inferInsert = { id, workspaceId, createdAt: now, startTime: now, name: fields.name, ...columns(fields) };
+  const row: typeof tracingProjects.$inferInsert = {
+    id,
+    workspaceId,
+    createdAt: now,
+    startTime: now,
+    name: fields.name,
+    ...columns(fields),
+  };
   const inserted = await db.insert(tracingProjects).values(row).onConflictDoNothing().returning().get();
   if (inserted) return toSession(inserted);
   // Lost a race on the name, or the id is taken.
   const winner = await byName(db, workspaceId, fields.name);
   if (winner && upsert) return updateProject(db, workspaceId, winner.id, { ...fields, name: undefined });
-  throw conflict(winner ? `A tracing project named "${fields.name}" already exists in this workspace` : `A tracing project with id ${id} already exists`);
+  throw conflict(
+    winner
+      ? `A tracing project named "${fields.name}" already exists in this workspace`
+      : `A tracing project with id ${id} already exists`,
+  );
 }
 
 /** The project named `name`, created on first use: ingestion with an unknown `session_name` does this. */
@@ -67,7 +87,11 @@ export async function projectForName(db: Database, workspaceId: string, name: st
 }
 
 export async function getProject(db: Database, workspaceId: string, id: string): Promise<TracerSession> {
-  const row = await db.select().from(tracingProjects).where(and(eq(tracingProjects.workspaceId, workspaceId), eq(tracingProjects.id, id))).get();
+  const row = await db
+    .select()
+    .from(tracingProjects)
+    .where(and(eq(tracingProjects.workspaceId, workspaceId), eq(tracingProjects.id, id)))
+    .get();
   if (!row) throw notFound(`Tracing project ${id} not found`);
   return toSession(row);
 }
@@ -84,24 +108,46 @@ export async function listProjects(
     // instr, not LIKE: names may hold % and _, and D1 caps LIKE patterns at 50 bytes.
     conditions.push(sql`instr(lower(${tracingProjects.name}), lower(${query.nameContains})) > 0`);
   }
-  const rows = await db.select().from(tracingProjects).where(and(...conditions)).orderBy(asc(tracingProjects.name)).limit(query.limit).offset(query.offset).all();
+  const rows = await db
+    .select()
+    .from(tracingProjects)
+    .where(and(...conditions))
+    .orderBy(asc(tracingProjects.name))
+    .limit(query.limit)
+    .offset(query.offset)
+    .all();
   return rows.map(toSession);
 }
 
-export async function updateProject(db: Database, workspaceId: string, id: string, fields: ProjectFields): Promise<TracerSession> {
+export async function updateProject(
+  db: Database,
+  workspaceId: string,
+  id: string,
+  fields: ProjectFields,
+): Promise<TracerSession> {
   const set = columns(fields);
   if (set.name !== undefined) {
     const holder = await byName(db, workspaceId, set.name);
-    if (holder && holder.id !== id) throw conflict(`A tracing project named "${set.name}" already exists in this workspace`);
+    if (holder && holder.id !== id)
+      throw conflict(`A tracing project named "${set.name}" already exists in this workspace`);
   }
   if (Object.keys(set).length === 0) return getProject(db, workspaceId, id);
-  const row = await db.update(tracingProjects).set(set).where(and(eq(tracingProjects.workspaceId, workspaceId), eq(tracingProjects.id, id))).returning().get();
+  const row = await db
+    .update(tracingProjects)
+    .set(set)
+    .where(and(eq(tracingProjects.workspaceId, workspaceId), eq(tracingProjects.id, id)))
+    .returning()
+    .get();
   if (!row) throw notFound(`Tracing project ${id} not found`);
   return toSession(row);
 }
 
 /** Deletes the project; its runs are no longer reachable through the API. */
 export async function deleteProject(db: Database, workspaceId: string, id: string): Promise<void> {
-  const deleted = await db.delete(tracingProjects).where(and(eq(tracingProjects.workspaceId, workspaceId), eq(tracingProjects.id, id))).returning({ id: tracingProjects.id }).get();
+  const deleted = await db
+    .delete(tracingProjects)
+    .where(and(eq(tracingProjects.workspaceId, workspaceId), eq(tracingProjects.id, id)))
+    .returning({ id: tracingProjects.id })
+    .get();
   if (!deleted) throw notFound(`Tracing project ${id} not found`);
 }

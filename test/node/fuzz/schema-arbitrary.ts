@@ -50,7 +50,9 @@ function stringArbitrary(schema: JsonSchema): fc.Arbitrary<string> {
     case "uuid":
       return fc.uuid();
     case "date-time":
-      return fc.date({ min: new Date("2000-01-01"), max: new Date("2100-01-01"), noInvalidDate: true }).map((d) => d.toISOString());
+      return fc
+        .date({ min: new Date("2000-01-01"), max: new Date("2100-01-01"), noInvalidDate: true })
+        .map((d) => d.toISOString());
     case "email":
       return fc.emailAddress();
     case "uri":
@@ -62,8 +64,12 @@ function stringArbitrary(schema: JsonSchema): fc.Arbitrary<string> {
 }
 
 function numberArbitrary(schema: JsonSchema, integer: boolean): fc.Arbitrary<number> {
-  const min = schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + (integer ? 1 : 1e-6) : undefined);
-  const max = schema.maximum ?? (schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - (integer ? 1 : 1e-6) : undefined);
+  const min =
+    schema.minimum ??
+    (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + (integer ? 1 : 1e-6) : undefined);
+  const max =
+    schema.maximum ??
+    (schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - (integer ? 1 : 1e-6) : undefined);
   if (integer) return fc.integer({ min: min ?? -1_000, max: max ?? 1_000_000 });
   return fc.double({ min: min ?? -1e6, max: max ?? 1e6, noNaN: true, noDefaultInfinity: true });
 }
@@ -73,7 +79,12 @@ function numberArbitrary(schema: JsonSchema, integer: boolean): fc.Arbitrary<num
  * rules are not modelled, so a few "valid" values are still refused; the server must say so with a
  * documented 4xx). Field names listed in `known` mostly take the fixtures' values.
  */
-export function schemaArbitrary(schema: JsonSchema, components: Components, known: KnownValues = {}, depth = 0): fc.Arbitrary<unknown> {
+export function schemaArbitrary(
+  schema: JsonSchema,
+  components: Components,
+  known: KnownValues = {},
+  depth = 0,
+): fc.Arbitrary<unknown> {
   const s = resolve(schema, components);
   if (depth > MAX_DEPTH) return s.default !== undefined ? fc.constant(s.default) : fc.constant(null);
   const next = (child: JsonSchema) => schemaArbitrary(child, components, known, depth + 1);
@@ -81,7 +92,8 @@ export function schemaArbitrary(schema: JsonSchema, components: Components, know
   if (s.enum) return fc.constantFrom(...s.enum);
   const variants = s.anyOf ?? s.oneOf;
   if (variants?.length) return fc.oneof(...variants.map(next));
-  if (s.allOf?.length) return next(Object.assign({}, ...s.allOf.map((part) => resolve(part, components))) as JsonSchema);
+  if (s.allOf?.length)
+    return next(Object.assign({}, ...s.allOf.map((part) => resolve(part, components))) as JsonSchema);
   const types = Array.isArray(s.type) ? s.type : s.type ? [s.type] : [];
   if (s.nullable) types.push("null");
   if (types.length > 1) return fc.oneof(...types.map((type) => next({ ...s, type, nullable: false })));
@@ -99,7 +111,10 @@ export function schemaArbitrary(schema: JsonSchema, components: Components, know
     case "array": {
       if (s.prefixItems) return fc.tuple(...s.prefixItems.map(next));
       const minLength = s.minItems ?? 0;
-      return fc.array(s.items ? next(s.items) : anyJson, { minLength, maxLength: Math.max(minLength, Math.min(s.maxItems ?? 3, 3)) });
+      return fc.array(s.items ? next(s.items) : anyJson, {
+        minLength,
+        maxLength: Math.max(minLength, Math.min(s.maxItems ?? 3, 3)),
+      });
     }
     case "object":
       return objectArbitrary(s, next, known);
@@ -108,7 +123,11 @@ export function schemaArbitrary(schema: JsonSchema, components: Components, know
   }
 }
 
-function objectArbitrary(s: JsonSchema, next: (child: JsonSchema) => fc.Arbitrary<unknown>, known: KnownValues): fc.Arbitrary<unknown> {
+function objectArbitrary(
+  s: JsonSchema,
+  next: (child: JsonSchema) => fc.Arbitrary<unknown>,
+  known: KnownValues,
+): fc.Arbitrary<unknown> {
   const properties = s.properties ?? {};
   const names = Object.keys(properties);
   if (names.length === 0) {
@@ -120,7 +139,9 @@ function objectArbitrary(s: JsonSchema, next: (child: JsonSchema) => fc.Arbitrar
   for (const name of names) {
     const generated = next(properties[name]!);
     const fixtures = known[name];
-    record[name] = fixtures?.length ? fc.oneof({ arbitrary: fc.constantFrom(...fixtures), weight: 3 }, { arbitrary: generated, weight: 1 }) : generated;
+    record[name] = fixtures?.length
+      ? fc.oneof({ arbitrary: fc.constantFrom(...fixtures), weight: 3 }, { arbitrary: generated, weight: 1 })
+      : generated;
   }
   return fc.record(record, { requiredKeys: (s.required ?? []).filter((name) => name in record) });
 }
