@@ -148,18 +148,18 @@ async function taskFrom(task: TaskRef, run: RunJson, result: () => Promise<Outco
 }
 
 const readRun = async (env: Env, workspaceId: string, task: TaskRef) =>
-  unwrap((await threadStub(env, workspaceId, task.threadId).getRun(task.runId)) as Outcome<RunJson>, task.threadId);
+  unwrap(await threadStub(env, workspaceId, task.threadId).getRun(task.runId), task.threadId);
 
 /** A task as it stands now: its run's status, and for a finished run its outcome. */
 export async function currentTask(env: Env, workspaceId: string, task: TaskRef): Promise<NeutralTask> {
   const stub = threadStub(env, workspaceId, task.threadId);
   const run = await readRun(env, workspaceId, task);
-  return taskFrom(task, run, async () => (await stub.joinRun(task.runId)) as Outcome<string>);
+  return taskFrom(task, run, () => stub.joinRun(task.runId));
 }
 
 /** Waits for the task's run to end (once), then the task as it ended. */
 export async function settledTask(env: Env, workspaceId: string, task: TaskRef): Promise<NeutralTask> {
-  const joined = (await threadStub(env, workspaceId, task.threadId).joinRun(task.runId)) as Outcome<string>;
+  const joined = await threadStub(env, workspaceId, task.threadId).joinRun(task.runId);
   const run = await readRun(env, workspaceId, task);
   return taskFrom(task, run, async () => joined);
 }

@@ -6,7 +6,6 @@ import type { AuthUser } from "../deployment/custom-auth.ts";
 import { log } from "../observability/log.ts";
 import { threadStub } from "../threads/client.ts";
 import { planRun, startRun } from "../threads/runs/service.ts";
-import type { Outcome, ThreadJson } from "../threads/types.ts";
 import { nextRunDate, scheduleProblem, timezoneProblem } from "./schedule.ts";
 import { type Cron, type CronCount, type CronCreate, type CronPatch, payloadOf } from "./schemas.ts";
 import {
@@ -83,7 +82,7 @@ export async function createCron(
   const assistant = await resolveAssistant(env, workspaceId, body.assistant_id, use);
   if (!assistant) throw notFound(assistantNotFound(body.assistant_id));
   if (threadId) {
-    const thread = (await threadStub(env, workspaceId, threadId).get()) as Outcome<ThreadJson>;
+    const thread = await threadStub(env, workspaceId, threadId).get();
     if (!thread.ok) throw notFound(`Thread with ID ${threadId} not found`);
   }
   const now = new Date();
