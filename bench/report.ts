@@ -2,10 +2,10 @@
 import type { ScenarioResult } from "./load.ts";
 import { fixed2 } from "./stats.ts";
 
-const COLUMNS = ["scenario", "ops", "errors", "ops/s", "p50 ms", "p95 ms", "p99 ms", "max ms"] as const;
+const COLUMNS = ["scenario", "ops", "errors", "ops/s", "p50 ms", "p95 ms", "p99 ms", "max ms", "cpu ms/op"] as const;
 
 function row(result: ScenarioResult): string[] {
-  if (result.failed) return [result.scenario, "-", "-", "-", "-", "-", "-", "-"];
+  if (result.failed) return [result.scenario, "-", "-", "-", "-", "-", "-", "-", "-"];
   return [
     result.scenario,
     String(result.ops),
@@ -15,6 +15,8 @@ function row(result: ScenarioResult): string[] {
     fixed2(result.p95),
     fixed2(result.p99),
     fixed2(result.max),
+    // Server CPU is per operation of the scenario, so mark rows (e.g. `stream:first-event`) have none.
+    fixed2(result.cpuMsPerOp ?? Number.NaN),
   ];
 }
 

@@ -20,6 +20,7 @@ const HELP = `Usage: npm run bench -- [options]
 
   --url <url>          benchmark an already running server (default: start one locally)
   --api-key <key>      X-Api-Key for authenticated scenarios (default: the development key)
+  --server-pid <pid>   with --url: the server's root process, for server CPU per operation (Linux /proc)
   --duration <s>       measured seconds per scenario (default 5)
   --warmup <s>         unmeasured warm-up seconds per scenario (default 1)
   --concurrency <n>    concurrent closed-loop workers (default 8)
@@ -37,11 +38,15 @@ const OP_TIMEOUT_MS = 10_000;
 /** How much wrangler output to keep for the error message when the local server fails to start. */
 const SERVER_LOG_LINES = 60;
 
+const CPU_NOTE =
+  "cpu ms/op: server CPU (user + system, the whole process tree, from /proc) over the measured window per successful operation; '-' when the bench does not know the server's PID (--server-pid).";
+
 class UsageError extends Error {}
 
 interface Options {
   url?: string;
   apiKey: string;
+  serverPid?: number;
   durationMs: number;
   warmupMs: number;
   concurrency: number;
@@ -69,6 +74,7 @@ function parseOptions(argv: string[]): Options | "help" | "list" {
     options: {
       url: { type: "string" },
       "api-key": { type: "string" },
+      "server-pid": { type: "string" },
       duration: { type: "string" },
       warmup: { type: "string" },
       concurrency: { type: "string" },
@@ -119,9 +125,13 @@ function parseOptions(argv: string[]): Options | "help" | "list" {
   if (url && Object.keys(vars).length)
     throw new UsageError("--var sets the local server's vars; it has no effect with --url");
 
+  const serverPid = numberOption(values["server-pid"], "server-pid", 0, (n) => Number.isInteger(n) && n > 0);
+  if (serverPid && !url) throw new UsageError("--server-pid is for --url; the bench knows the local server's PID");
+
   return {
     url,
     vars,
+    serverPid: serverPid || undefined,
     apiKey: values["api-key"] ?? DEV_API_KEY,
     durationMs: numberOption(values.duration, "duration", 5, (n) => n > 0 && n <= 3600) * 1000,
     warmupMs: numberOption(values.warmup, "warmup", 1, (n) => n >= 0 && n <= 600) * 1000,
@@ -249,7 +259,7 @@ async function main(): Promise<number> {
         timeoutMs: OP_TIMEOUT_MS,
         state: {},
         request,
-        serverPid: server?.child.pid,
+        serverPid: server?.child.pid ?? options.serverPid,
         notes: [],
         serverLog: () => [...exportLog],
       };
@@ -263,7 +273,10 @@ async function main(): Promise<number> {
       results.push(...result);
     }
 
-    const notes = ["Latencies and ops/s cover successful operations; errors are non-2xx responses or exceptions."];
+    const notes = [
+      "Latencies and ops/s cover successful operations; errors are non-2xx responses or exceptions.",
+      CPU_NOTE,
+    ];
     for (const result of results)
       if (result.notes?.length) notes.push("", `${result.scenario}:`, ...result.notes.map((line) => `  ${line}`));
     if (controller.signal.aborted)
