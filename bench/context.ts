@@ -7,7 +7,8 @@ import type { Client } from "@langchain/langgraph-sdk";
 export interface BenchContext {
   /** The target server, without a trailing slash. Every request goes here and nowhere else. */
   baseUrl: string;
-  apiKey: string;
+  /** The X-Api-Key `request` sends when asked to; undefined for a server that needs none (the reference). */
+  apiKey?: string;
   /** An SDK client bound to baseUrl/apiKey, with retries disabled so failures count as errors. */
   client: Client;
   /** Per-operation timeout, so a hung request cannot outlive the run. */
@@ -16,7 +17,10 @@ export interface BenchContext {
   state: Record<string, unknown>;
   /** fetch(baseUrl + path); reads the whole body and throws HttpError on a non-2xx status. */
   request(path: string, init?: RequestInit & { auth?: boolean }): Promise<Response>;
-  /** The local server's wrangler process (its process group holds workerd), when the bench started it. */
+  /**
+   * The server's root process when the bench knows it: the local wrangler (its process group holds
+   * workerd), --server-pid, or the reference server. Server CPU per operation is read from its tree.
+   */
   serverPid?: number;
   /** Lines a scenario reports under the table (figures that are not latencies). */
   notes: string[];
@@ -37,6 +41,16 @@ export interface Scenario {
    * with no preflight, warm-up or loop, and reports its figures in `ctx.notes`.
    */
   once?: boolean;
+  /**
+   * A fixed number of measured operations instead of --duration (no warm-up); with `concurrency` equal
+   * to it, all start at once. The preflight operation before it is not counted.
+   */
+  ops?: number;
+  /**
+   * false when the reference server (the LangGraph.js dev server, graphs `echo` and `steps` only, no
+   * LangSmith API) cannot run this scenario: --compare skips it.
+   */
+  reference?: false;
   /** Runs once before warm-up (not measured); e.g. creates the assistant or thread `run` uses. */
   setup?(ctx: BenchContext): Promise<void>;
   /** One operation. Resolve on success, with marks if it has any; throw (or reject) on failure. */
@@ -53,11 +67,11 @@ export class HttpError extends Error {
 }
 
 /** Builds the `request` helper for a context. */
-export function makeRequest(baseUrl: string, apiKey: string, timeoutMs: number): BenchContext["request"] {
+export function makeRequest(baseUrl: string, apiKey: string | undefined, timeoutMs: number): BenchContext["request"] {
   return async (path, init = {}) => {
     const { auth = false, headers, ...rest } = init;
     const merged = new Headers(headers);
-    if (auth) merged.set("X-Api-Key", apiKey);
+    if (auth && apiKey) merged.set("X-Api-Key", apiKey);
     const response = await fetch(`${baseUrl}${path}`, {
       ...rest,
       headers: merged,

@@ -1,6 +1,7 @@
 /** The closed-loop load generator: N workers, each issuing the next operation when its last one ends. */
 import { performance } from "node:perf_hooks";
 import type { BenchContext, Scenario } from "./context.ts";
+import { treeCpuMs } from "./proc-cpu.ts";
 import { type LatencySummary, summarize } from "./stats.ts";
 
 export interface LoadOptions {
@@ -25,7 +26,23 @@ export interface ScenarioResult extends LatencySummary {
   failed?: string;
   /** Figures a one-shot scenario reported. */
   notes?: string[];
+  /**
+   * Server CPU (the whole process tree under ctx.serverPid) over the measured window, per successful
+   * operation; absent when the bench does not know the server's PID.
+   */
+  cpuMsPerOp?: number;
+  /** In --compare runs: which server the row was measured on, and in which round. */
+  server?: "platform" | "reference";
+  round?: number;
 }
+
+/** Server CPU per operation between two treeCpuMs readings, or nothing when either is missing. */
+function cpuPerOp(before: number | undefined, after: number | undefined, ops: number): { cpuMsPerOp?: number } {
+  if (before === undefined || after === undefined || ops <= 0) return {};
+  return { cpuMsPerOp: (after - before) / ops };
+}
+
+const readCpu = (ctx: BenchContext) => (ctx.serverPid ? treeCpuMs(ctx.serverPid) : undefined);
 
 const describeError = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
@@ -88,24 +105,32 @@ export async function runScenario(
     return [{ ...base, ...summarize([], 0, 0), elapsedS: 0, failed: describeError(error) }];
   }
 
-  if (options.warmupMs > 0) await loop(scenario, ctx, options, performance.now() + options.warmupMs);
+  // A scenario with a fixed number of operations (`ops`) has no warm-up and no deadline: exactly that
+  // many operations, all started at once when its concurrency equals `ops`.
+  const fixedOps = scenario.ops;
+  if (fixedOps === undefined && options.warmupMs > 0)
+    await loop(scenario, ctx, options, performance.now() + options.warmupMs);
+  const measured = fixedOps === undefined ? options : { ...options, maxOps: fixedOps };
 
   const record = {
-    latencies: new Float64Array(options.maxOps),
+    latencies: new Float64Array(measured.maxOps),
     count: 0,
     errors: 0,
     firstError: undefined as string | undefined,
     marks: {} as Record<string, number[]>,
   };
+  const cpuBefore = readCpu(ctx);
   const start = performance.now();
-  await loop(scenario, ctx, options, start + options.durationMs, record);
+  await loop(scenario, ctx, measured, fixedOps === undefined ? start + options.durationMs : Infinity, record);
   const elapsedMs = performance.now() - start;
+  const cpuAfter = readCpu(ctx);
 
   const summary = summarize(record.latencies.subarray(0, record.count), record.errors, elapsedMs);
   const main = {
     ...base,
     ...summary,
     elapsedS: elapsedMs / 1000,
+    ...cpuPerOp(cpuBefore, cpuAfter, summary.ops),
     ...(record.firstError ? { firstError: record.firstError } : {}),
   };
   const marks = Object.entries(record.marks).map(([name, values]) => ({
@@ -125,13 +150,16 @@ async function runOnce(
 ): Promise<ScenarioResult> {
   try {
     await scenario.setup?.(ctx);
+    const cpuBefore = readCpu(ctx);
     const start = performance.now();
     await scenario.run(ctx);
     const elapsedMs = performance.now() - start;
+    const cpuAfter = readCpu(ctx);
     return {
       ...base,
       ...summarize(Float64Array.of(elapsedMs), 0, elapsedMs),
       elapsedS: elapsedMs / 1000,
+      ...cpuPerOp(cpuBefore, cpuAfter, 1),
       notes: [...ctx.notes],
     };
   } catch (error) {

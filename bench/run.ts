@@ -13,13 +13,15 @@ import { scratchDir } from "../scripts/lib/scratch.ts";
 import { DEV_API_KEY, type LocalServer, startLocalServer } from "../scripts/lib/wrangler.ts";
 import { type BenchContext, makeRequest, type Scenario } from "./context.ts";
 import { runScenario, type ScenarioResult } from "./load.ts";
-import { formatTable } from "./report.ts";
+import { type ReferenceServer, startReference } from "./reference.ts";
+import { formatCompareTable, formatTable } from "./report.ts";
 import { findScenario, SCENARIOS } from "./scenarios.ts";
 
 const HELP = `Usage: npm run bench -- [options]
 
   --url <url>          benchmark an already running server (default: start one locally)
   --api-key <key>      X-Api-Key for authenticated scenarios (default: the development key)
+  --server-pid <pid>   with --url: the server's root process, for server CPU per operation (Linux /proc)
   --duration <s>       measured seconds per scenario (default 5)
   --warmup <s>         unmeasured warm-up seconds per scenario (default 1)
   --concurrency <n>    concurrent closed-loop workers (default 8)
@@ -27,6 +29,10 @@ const HELP = `Usage: npm run bench -- [options]
   --scenario <name>    run only this scenario; repeatable (default: all)
   --var NAME=value     a Worker var for the local server (e.g. AGENT_TRACING=off); repeatable
   --json               print the results as a JSON array on stdout (the table goes to stderr)
+  --compare            start the platform AND the reference server (the LangGraph.js dev server, via
+                       the anchor's start.sh) and run each scenario the reference can run on both,
+                       alternating platform, reference, platform, reference; one side-by-side table
+  --rounds <n>         with --compare: rounds per scenario (default 2)
   --list               list the scenarios and exit
 
 Scenarios:
@@ -37,11 +43,15 @@ const OP_TIMEOUT_MS = 10_000;
 /** How much wrangler output to keep for the error message when the local server fails to start. */
 const SERVER_LOG_LINES = 60;
 
+const CPU_NOTE =
+  "cpu ms/op: server CPU (user + system, the whole process tree, from /proc) over the measured window per successful operation; '-' when the bench does not know the server's PID (--server-pid).";
+
 class UsageError extends Error {}
 
 interface Options {
   url?: string;
   apiKey: string;
+  serverPid?: number;
   durationMs: number;
   warmupMs: number;
   concurrency: number;
@@ -52,6 +62,8 @@ interface Options {
   /** Worker vars for the local server. */
   vars: Record<string, string>;
   json: boolean;
+  compare: boolean;
+  rounds: number;
 }
 
 function numberOption(raw: string | undefined, name: string, fallback: number, check: (n: number) => boolean): number {
@@ -69,6 +81,7 @@ function parseOptions(argv: string[]): Options | "help" | "list" {
     options: {
       url: { type: "string" },
       "api-key": { type: "string" },
+      "server-pid": { type: "string" },
       duration: { type: "string" },
       warmup: { type: "string" },
       concurrency: { type: "string" },
@@ -76,6 +89,8 @@ function parseOptions(argv: string[]): Options | "help" | "list" {
       scenario: { type: "string", multiple: true },
       var: { type: "string", multiple: true },
       json: { type: "boolean", default: false },
+      compare: { type: "boolean", default: false },
+      rounds: { type: "string" },
       list: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -119,9 +134,16 @@ function parseOptions(argv: string[]): Options | "help" | "list" {
   if (url && Object.keys(vars).length)
     throw new UsageError("--var sets the local server's vars; it has no effect with --url");
 
+  const compare = values.compare ?? false;
+  if (compare && url) throw new UsageError("--compare starts both servers itself; it does not take --url");
+  if (!compare && values.rounds !== undefined) throw new UsageError("--rounds is for --compare");
+  const serverPid = numberOption(values["server-pid"], "server-pid", 0, (n) => Number.isInteger(n) && n > 0);
+  if (serverPid && !url) throw new UsageError("--server-pid is for --url; the bench knows the local server's PID");
+
   return {
     url,
     vars,
+    serverPid: serverPid || undefined,
     apiKey: values["api-key"] ?? DEV_API_KEY,
     durationMs: numberOption(values.duration, "duration", 5, (n) => n > 0 && n <= 3600) * 1000,
     warmupMs: numberOption(values.warmup, "warmup", 1, (n) => n >= 0 && n <= 600) * 1000,
@@ -135,6 +157,37 @@ function parseOptions(argv: string[]): Options | "help" | "list" {
     ),
     scenarios,
     json: values.json ?? false,
+    compare,
+    rounds: numberOption(values.rounds, "rounds", 2, (n) => Number.isInteger(n) && n >= 1 && n <= 100),
+  };
+}
+
+/** One server the scenarios run against. */
+interface Target {
+  url: string;
+  /** Undefined: send no key (the reference server needs none). */
+  apiKey?: string;
+  serverPid?: number;
+  serverLog?: () => string[];
+}
+
+/** A fresh context per scenario run, so setups cannot leak into each other. */
+function contextFor(target: Target): BenchContext {
+  return {
+    baseUrl: target.url,
+    apiKey: target.apiKey,
+    client: new Client({
+      apiUrl: target.url,
+      apiKey: target.apiKey ?? null,
+      timeoutMs: OP_TIMEOUT_MS,
+      callerOptions: { maxRetries: 0 },
+    }),
+    timeoutMs: OP_TIMEOUT_MS,
+    state: {},
+    request: makeRequest(target.url, target.apiKey, OP_TIMEOUT_MS),
+    serverPid: target.serverPid,
+    notes: [],
+    serverLog: target.serverLog,
   };
 }
 
@@ -169,6 +222,7 @@ async function main(): Promise<number> {
   // leaves at once (after a hard kill of the server's process group, if it is up yet).
   const controller = new AbortController();
   let server: LocalServer | undefined;
+  let reference: ReferenceServer | undefined;
   let stateDir: string | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     if (!controller.signal.aborted) {
@@ -228,47 +282,63 @@ async function main(): Promise<number> {
       );
     }
 
-    const env = environmentLine(options, url, !options.url);
+    let env = environmentLine(options, url, !options.url);
+    if (options.compare) {
+      reference = await startReference(log);
+      env += ` | reference ${reference.url} (LangGraph.js dev server, pid ${reference.pid}) | ${options.rounds} round(s)`;
+    }
     log(env);
-    const client = new Client({
-      apiUrl: url,
+    const platform: Target = {
+      url,
       apiKey: options.apiKey,
-      timeoutMs: OP_TIMEOUT_MS,
-      callerOptions: { maxRetries: 0 },
-    });
-    const request = makeRequest(url, options.apiKey, OP_TIMEOUT_MS);
+      serverPid: server?.child.pid ?? options.serverPid,
+      serverLog: () => [...exportLog],
+    };
+    // The reference needs no API key: its client sends none (null also skips the SDK's env lookup).
+    const targets: [Target, ScenarioResult["server"]][] = reference
+      ? [
+          [platform, "platform"],
+          [{ url: reference.url, serverPid: reference.pid }, "reference"],
+        ]
+      : [[platform, undefined]];
 
-    for (const scenario of options.scenarios) {
-      if (controller.signal.aborted) break;
+    const scenarios = options.compare ? options.scenarios.filter((s) => s.reference !== false) : options.scenarios;
+    const skipped = options.scenarios.filter((s) => !scenarios.includes(s)).map((s) => s.name);
+    if (skipped.length) log(`The reference cannot run ${skipped.join(", ")}: skipped.`);
+    for (const scenario of scenarios) {
       log(`- ${scenario.name}: ${scenario.description}`);
-      // A fresh state object per scenario so setups cannot leak into each other.
-      const ctx: BenchContext = {
-        baseUrl: url,
-        apiKey: options.apiKey,
-        client,
-        timeoutMs: OP_TIMEOUT_MS,
-        state: {},
-        request,
-        serverPid: server?.child.pid,
-        notes: [],
-        serverLog: () => [...exportLog],
-      };
-      const result = await runScenario(scenario, ctx, {
-        concurrency: options.concurrencyForced ? options.concurrency : (scenario.concurrency ?? options.concurrency),
-        durationMs: options.durationMs,
-        warmupMs: options.warmupMs,
-        maxOps: options.maxOps,
-        signal: controller.signal,
-      });
-      results.push(...result);
+      for (let round = 1; round <= (options.compare ? options.rounds : 1); round++) {
+        for (const [target, label] of targets) {
+          if (controller.signal.aborted) break;
+          if (label) log(`  round ${round}, ${label}`);
+          const result = await runScenario(scenario, contextFor(target), {
+            concurrency: options.concurrencyForced
+              ? options.concurrency
+              : (scenario.concurrency ?? options.concurrency),
+            durationMs: options.durationMs,
+            warmupMs: options.warmupMs,
+            maxOps: options.maxOps,
+            signal: controller.signal,
+          });
+          results.push(...(label ? result.map((row) => ({ ...row, server: label, round })) : result));
+        }
+      }
     }
 
-    const notes = ["Latencies and ops/s cover successful operations; errors are non-2xx responses or exceptions."];
+    const notes = [
+      "Latencies and ops/s cover successful operations; errors are non-2xx responses or exceptions.",
+      CPU_NOTE,
+    ];
     for (const result of results)
       if (result.notes?.length) notes.push("", `${result.scenario}:`, ...result.notes.map((line) => `  ${line}`));
     if (controller.signal.aborted)
       notes.push("Interrupted: the last scenario covers a partial run; later ones did not run.");
-    const table = `${env}\n\n${formatTable(results)}\n\n${notes.join("\n")}`;
+    const detail = options.compare
+      ? `${formatCompareTable(results)}\n\nEach run:\n${formatTable(
+          results.map((row) => ({ ...row, scenario: `${row.scenario} [${row.server} ${row.round}]` })),
+        )}`
+      : formatTable(results);
+    const table = `${env}\n\n${detail}\n\n${notes.join("\n")}`;
     if (options.json) {
       log(`\n${table}`);
       console.log(JSON.stringify(results, null, 2));
@@ -285,6 +355,7 @@ async function main(): Promise<number> {
       log("Stopping the local server ...");
       await server.stop();
     }
+    if (reference) await reference.stop();
     if (stateDir) rmSync(stateDir, { recursive: true, force: true });
   }
 }

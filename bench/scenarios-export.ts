@@ -215,6 +215,7 @@ const mb = (bytes: number) => bytes / 1024 / 1024;
 export const EXPORT_SCENARIOS: Scenario[] = [
   {
     name: "export",
+    reference: false,
     description: `one day of ${RUNS.toLocaleString("en")} runs exported to a local S3 peer: default fields, then twice without inputs/outputs; DuckDB writing the same rows (best of 3)`,
     concurrency: 1,
     once: true,

@@ -3,7 +3,16 @@
  * `wait` ≤ 25 ms, time to first event p50 ≤ 10 ms).
  */
 import { performance } from "node:perf_hooks";
-import type { Scenario } from "./context.ts";
+import { Client } from "@langchain/langgraph-sdk";
+import type { BenchContext, Scenario } from "./context.ts";
+
+/** Concurrent streams in `streams-500`. */
+const STREAMS = 500;
+/**
+ * `streams-500` waits longer than the bench's per-operation timeout: a server that runs runs from a
+ * small worker pool (the reference runs 10 at a time, about 26 runs/s) takes ~20 s to finish 500.
+ */
+const STREAMS_TIMEOUT_MS = 120_000;
 
 const human = (content: string) => ({ messages: [{ role: "user", content }] });
 
@@ -19,6 +28,7 @@ export const RUN_SCENARIOS: Scenario[] = [
   },
   {
     name: "stream",
+    reference: false,
     description: "client.runs.stream(thread, 'agent', modes values+updates+messages-tuple) to the end",
     concurrency: 16,
     run: async (ctx) => {
@@ -32,6 +42,46 @@ export const RUN_SCENARIOS: Scenario[] = [
         firstEvent ??= performance.now() - start;
         if (chunk.event === "error") throw new Error(JSON.stringify(chunk.data));
       }
+      return { "first-event": firstEvent ?? Number.NaN };
+    },
+  },
+  {
+    name: "streams-500",
+    description: `${STREAMS} concurrent client.runs.stream(thread, 'echo', values) on ${STREAMS} fresh threads, once`,
+    concurrency: STREAMS,
+    ops: STREAMS,
+    setup: async (ctx) => {
+      // Threads are created before the measured window (in batches of 50), so it holds only the streams:
+      // one per stream, plus one for the unmeasured preflight operation.
+      const threads: string[] = [];
+      while (threads.length < STREAMS + 1) {
+        const size = Math.min(50, STREAMS + 1 - threads.length);
+        const batch = await Promise.all(Array.from({ length: size }, () => ctx.client.threads.create()));
+        threads.push(...batch.map((thread) => thread.thread_id));
+      }
+      ctx.state.threadIds = threads;
+      ctx.state.streamClient = new Client({
+        apiUrl: ctx.baseUrl,
+        apiKey: ctx.apiKey ?? null,
+        timeoutMs: STREAMS_TIMEOUT_MS,
+        callerOptions: { maxRetries: 0 },
+      });
+    },
+    run: async (ctx: BenchContext) => {
+      const client = ctx.state.streamClient as Client;
+      const threadId = (ctx.state.threadIds as string[]).pop() ?? (await ctx.client.threads.create()).thread_id;
+      const start = performance.now();
+      let firstEvent: number | undefined;
+      let values = 0;
+      for await (const chunk of client.runs.stream(threadId, "echo", {
+        input: human("hello"),
+        streamMode: "values",
+      })) {
+        firstEvent ??= performance.now() - start;
+        if (chunk.event === "error") throw new Error(JSON.stringify(chunk.data));
+        if (chunk.event === "values") values++;
+      }
+      if (!values) throw new Error("the stream ended without a values event");
       return { "first-event": firstEvent ?? Number.NaN };
     },
   },

@@ -14,6 +14,7 @@ export const SYSTEM_SCENARIOS: Scenario[] = [
   },
   {
     name: "auth-workspaces",
+    reference: false,
     description: "GET /api/v1/workspaces with X-Api-Key: API-key middleware plus a D1 query",
     run: async (ctx) => void (await ctx.request("/api/v1/workspaces", { auth: true })),
   },

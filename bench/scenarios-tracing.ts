@@ -92,6 +92,7 @@ async function captureSdkBatches(ctx: BenchContext, project: string, count: numb
 export const TRACING_SCENARIOS: Scenario[] = [
   {
     name: "ingest",
+    reference: false,
     description: `langsmith Client.multipartIngestRuns with ${RUNS_PER_BATCH} runs (~1.5 KB each); runs/s = ops/s × ${RUNS_PER_BATCH}`,
     concurrency: 8,
     setup: async (ctx) => {
@@ -114,6 +115,7 @@ export const TRACING_SCENARIOS: Scenario[] = [
   },
   {
     name: "ingest-server",
+    reference: false,
     description: `the server alone: replays distinct multipart batches the SDK encoded (gzip, ${RUNS_PER_BATCH} runs each); runs/s = ops/s × ${RUNS_PER_BATCH}`,
     concurrency: 8,
     setup: async (ctx) => {
@@ -144,6 +146,7 @@ export const TRACING_SCENARIOS: Scenario[] = [
   },
   {
     name: "query",
+    reference: false,
     description: `POST /api/v1/runs/query with a filter over one day holding ${QUERY_DAY_RUNS} runs`,
     concurrency: 8,
     setup: async (ctx) => {
