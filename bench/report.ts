@@ -91,7 +91,7 @@ export function formatCompareTable(results: readonly ScenarioResult[]): string {
   const out = [line(all[0]), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)];
   out.push(
     "",
-    "P = this platform (local wrangler dev), R = the reference (LangGraph.js dev server); figures are means over the rounds.",
+    "P = this platform (npm start), R = the reference (LangGraph.js dev server); figures are means over the rounds.",
     "ops/s P÷R: platform throughput ÷ reference throughput (above 1x: the platform is faster).",
     "CPU P÷R: platform server CPU per operation ÷ reference server CPU per operation (above 1x: the platform spends more).",
   );

@@ -9,8 +9,9 @@ import { availableParallelism, cpus } from "node:os";
 import { delimiter, dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { Client } from "@langchain/langgraph-sdk";
+import { type LocalServer, startLocalServer } from "../scripts/lib/local-runtime.ts";
 import { scratchDir } from "../scripts/lib/scratch.ts";
-import { DEV_API_KEY, type LocalServer, startLocalServer } from "../scripts/lib/wrangler.ts";
+import { DEV_API_KEY } from "../scripts/lib/wrangler.ts";
 import { type BenchContext, makeRequest, type Scenario } from "./context.ts";
 import { runScenario, type ScenarioResult } from "./load.ts";
 import { type ReferenceServer, startReference } from "./reference.ts";
@@ -198,7 +199,7 @@ function environmentLine(options: Options, url: string, local: boolean): string 
   return [
     `node ${process.version}`,
     `${availableParallelism()} CPUs (${cpuModel})`,
-    `target ${url}${local ? " (local wrangler dev, fresh state)" : ""}`,
+    `target ${url}${local ? " (local npm start, fresh state)" : ""}`,
     `concurrency ${options.concurrency}`,
     `duration ${options.durationMs / 1000} s/scenario (+${options.warmupMs / 1000} s warm-up)`,
   ].join(" | ");

@@ -130,7 +130,9 @@ async function runExport(ctx: BenchContext, fields: string[] | null): Promise<Ex
   }, 100);
   const start = performance.now();
   try {
-    await ctx.request("/cdn-cgi/handler/scheduled?cron=*+*+*+*+*");
+    // npm start (Miniflare) and npm run dev (wrangler dev) name the scheduled route differently.
+    const tick = await ctx.request("/cdn-cgi/local/scheduled?cron=*+*+*+*+*");
+    if (tick.status === 404) await ctx.request("/cdn-cgi/handler/scheduled?cron=*+*+*+*+*");
     for (;;) {
       const exported = (await (await ctx.request(`/api/v1/bulk-exports/${created.id}`, { auth: true })).json()) as {
         status: string;

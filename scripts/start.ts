@@ -1,87 +1,116 @@
-// `npm start [-- --config path/to/langgraph.json] [--port 8787] [...wrangler dev flags]`
-// Serves the platform on wrangler dev's local state (.wrangler/): builds the deployment, makes sure
-// .dev.vars has a bootstrap API key, applies the D1 migrations, then runs `wrangler dev` and, once it
-// answers, fires the Worker's scheduled handler at every minute as the deployed Cron Trigger does.
-import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+// `npm start [-- --config path/to/langgraph.json] [--port 8787] [--ip 127.0.0.1] [--persist-to dir]
+//              [--var NAME:value]... [--inspector-port 9229]`
+// Serves the platform on the local Workers runtime with local D1/DO/Queues/R2 state (.wrangler/state,
+// the same as `wrangler dev`'s): builds the deployment, makes sure .dev.vars has a bootstrap API key,
+// applies the D1 migrations, bundles the Worker as `wrangler deploy` does and serves it with Miniflare
+// directly (scripts/lib/local-runtime.ts); then fires the scheduled handler at every minute boundary as
+// the deployed Cron Trigger does. `npm run dev` is the same on `wrangler dev` (file watching).
 import { join } from "node:path";
-import { BuildError, buildDeployment, configPathFromArgs, PROJECT_ROOT } from "./lib/deployment.ts";
+import { parseArgs } from "node:util";
+import { ensureDevVars } from "./lib/cli.ts";
+import { BuildError, buildDeployment, configPathFromArgs } from "./lib/deployment.ts";
+import { bundleWorker, type LocalRuntime, serveWorker, stateDirectory } from "./lib/local-runtime.ts";
 import { configuredCrons, localBaseUrl, type MinuteTicker, startMinuteTicker } from "./lib/minute-tick.ts";
-import { applyLocalMigrations, DEV_API_KEY, offlineEnv, spawnWrangler, waitForOk } from "./lib/wrangler.ts";
+import { applyLocalMigrations, offlineEnv } from "./lib/wrangler.ts";
 
-const argv = process.argv.slice(2);
-const option = (name: string, fallback: string): [string, string[]] => {
-  const at = argv.findIndex((arg) => arg === name || arg.startsWith(`${name}=`));
-  if (at < 0) return [fallback, []];
-  const value = argv[at].includes("=") ? argv[at].split("=", 2)[1] : argv[at + 1];
-  return [value, argv[at].includes("=") ? [argv[at]] : [argv[at], argv[at + 1]]];
+function fail(message: string, code = 1): never {
+  console.error(message);
+  process.exit(code);
+}
+
+let flags: {
+  config?: string;
+  port: string;
+  ip: string;
+  "persist-to"?: string;
+  var?: string[];
+  "inspector-port"?: string;
 };
+try {
+  flags = parseArgs({
+    args: process.argv.slice(2),
+    strict: true,
+    options: {
+      config: { type: "string" },
+      port: { type: "string", default: "8787" },
+      ip: { type: "string", default: "127.0.0.1" },
+      "persist-to": { type: "string" },
+      var: { type: "string", multiple: true },
+      "inspector-port": { type: "string" },
+    },
+  }).values;
+} catch (error) {
+  fail(
+    `${(error as Error).message}\n(npm start takes --config, --port, --ip, --persist-to, --var NAME:value and --inspector-port; for other wrangler dev flags use npm run dev)`,
+    2,
+  );
+}
 
-/** Local secrets `npm start` needs, written to .dev.vars when missing (never overwritten). */
-function ensureDevVars(): void {
-  const file = join(PROJECT_ROOT, ".dev.vars");
-  let current = existsSync(file) ? readFileSync(file, "utf8") : "";
-  const add = (name: string, value: string, note: string) => {
-    if (new RegExp(`^\\s*${name}\\s*=`, "m").test(current)) return;
-    current = `${current && !current.endsWith("\n") ? `${current}\n` : current}${name}=${value}\n`;
-    writeFileSync(file, current);
-    console.log(`Wrote ${note} to .dev.vars`);
-  };
-  add("BOOTSTRAP_API_KEY", DEV_API_KEY, `the development API key (X-Api-Key: ${DEV_API_KEY})`);
-  add("EXPORT_ENCRYPTION_KEY", randomBytes(32).toString("base64url"), "a random key for bulk-export credentials");
+const port = Number(flags.port);
+if (!Number.isInteger(port) || port < 0 || port > 65_535) fail(`--port must be a TCP port, got ${flags.port}`, 2);
+const inspectorPort = flags["inspector-port"] === undefined ? undefined : Number(flags["inspector-port"]);
+if (inspectorPort !== undefined && !(Number.isInteger(inspectorPort) && inspectorPort > 0 && inspectorPort <= 65_535))
+  fail(`--inspector-port must be a TCP port, got ${flags["inspector-port"]}`, 2);
+const vars: Record<string, string> = {};
+for (const pair of flags.var ?? []) {
+  const at = pair.indexOf(":");
+  if (at <= 0) fail(`--var takes NAME:value, got ${pair}`, 2);
+  vars[pair.slice(0, at)] = pair.slice(at + 1);
 }
 
 let configPath: string;
 try {
-  configPath = configPathFromArgs(argv);
+  configPath = configPathFromArgs(flags.config ? ["--config", flags.config] : []);
   const { graphs } = await buildDeployment(configPath);
   console.log(`Deployment ${configPath}: graphs ${graphs.join(", ")}`);
 } catch (error) {
-  console.error(error instanceof BuildError ? `Build failed: ${error.message}` : error);
-  process.exit(1);
+  fail(error instanceof BuildError ? `Build failed: ${error.message}` : String((error as Error).stack ?? error));
 }
 
 ensureDevVars();
-const [port, portArgs] = option("--port", "8787");
-const [ip, ipArgs] = option("--ip", "127.0.0.1");
-const [persistTo, persistArgs] = option("--persist-to", "");
-const [, configArgs] = option("--config", "");
-const consumed = new Set([...portArgs, ...ipArgs, ...persistArgs, ...configArgs]);
-const passThrough = argv.filter((arg) => !consumed.has(arg));
-
-// wrangler dev re-runs the [build] command; LANGGRAPH_JSON makes it build the same config.
+const persistTo = flags["persist-to"];
+// wrangler's bundle re-runs the [build] command; LANGGRAPH_JSON makes it build the same config.
 const env = offlineEnv({ LANGGRAPH_JSON: configPath });
+const bundleDir = join(stateDirectory(persistTo), "bundle");
 try {
-  await applyLocalMigrations(persistTo || undefined, env);
+  await applyLocalMigrations(persistTo, env);
+  await bundleWorker(bundleDir, env);
 } catch (error) {
-  console.error(`Applying the D1 migrations failed: ${(error as Error).message}`);
-  process.exit(1);
+  fail(`Preparing the Worker failed: ${(error as Error).message}`);
 }
 
-const persist = persistTo ? ["--persist-to", persistTo] : [];
-const crons = configuredCrons().catch((error: Error) => {
-  console.error(`Cannot read the crons of wrangler.toml, so no minute tick: ${error.message}`);
-  return [] as string[];
-});
-const child = spawnWrangler(["dev", "--ip", ip, "--port", port, ...persist, ...passThrough], { env });
-let ticker: MinuteTicker | undefined;
-for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
-child.on("exit", (code) => {
-  ticker?.stop();
-  process.exit(code ?? 0);
-});
-
-// The minute tick starts once the Worker answers, so no tick is lost to a server still starting.
-const baseUrl = localBaseUrl(ip, port);
+let runtime: LocalRuntime;
 try {
-  await waitForOk(`${baseUrl}/ok`, 300_000, child);
-  const expressions = await crons;
-  if (expressions.length) {
-    ticker = startMinuteTicker({ baseUrl, crons: expressions });
+  runtime = await serveWorker({ bundleDir, ip: flags.ip, port, persistTo, vars, inspectorPort });
+} catch (error) {
+  fail(`The local Workers runtime did not start: ${(error as Error).stack ?? error}`);
+}
+// With --port 0 the system picks the port; the runtime knows which.
+const baseUrl = port === 0 ? (await runtime.ready).origin : localBaseUrl(flags.ip, port);
+console.log(`Agent Platform listening on ${baseUrl} (state ${stateDirectory(persistTo)})`);
+if (inspectorPort) console.log(`V8 inspector: ws://127.0.0.1:${inspectorPort}/core:user:agent-platform`);
+
+let ticker: MinuteTicker | undefined;
+let stopping = false;
+for (const signal of ["SIGINT", "SIGTERM"] as const)
+  process.on(signal, () => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    ticker?.stop();
+    runtime.dispose().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
+
+try {
+  const crons = await configuredCrons();
+  if (crons.length) {
+    ticker = startMinuteTicker({ baseUrl, crons });
     console.log(
-      `Firing the scheduled handler at every minute boundary for crons ${expressions.map((c) => `"${c}"`).join(", ")}, as the deployed Cron Trigger does`,
+      `Firing the scheduled handler at every minute boundary for crons ${crons.map((c) => `"${c}"`).join(", ")}, as the deployed Cron Trigger does`,
     );
   }
 } catch (error) {
-  if (child.exitCode === null) console.error(`No minute tick: ${(error as Error).message}`);
+  console.error(`Cannot read the crons of wrangler.toml, so no minute tick: ${(error as Error).message}`);
 }

@@ -40,8 +40,15 @@ export function localBaseUrl(ip: string, port: string | number): string {
   return `http://${host}:${port}`;
 }
 
+/** Miniflare's scheduled route, which `npm start` serves. */
+export const LOCAL_SCHEDULED_PATH = "/cdn-cgi/local/scheduled";
+/** wrangler dev's scheduled route (its proxy Worker forwards it to Miniflare's), for `npm run dev`. */
+export const WRANGLER_DEV_SCHEDULED_PATH = "/cdn-cgi/handler/scheduled";
+
 export interface MinuteTickerOptions {
   baseUrl: string;
+  /** The runtime's scheduled route: LOCAL_SCHEDULED_PATH (the default) or WRANGLER_DEV_SCHEDULED_PATH. */
+  scheduledPath?: string;
   crons: string[];
   log?: (message: string) => void;
   /** Injected by tests; Date.now otherwise. */
@@ -69,7 +76,7 @@ export function startMinuteTicker(options: MinuteTickerOptions): MinuteTicker {
   let lastFired = -Infinity;
 
   const fire = async (minute: number, cron: string) => {
-    const url = `${options.baseUrl}/cdn-cgi/handler/scheduled?cron=${encodeURIComponent(cron)}&time=${minute}`;
+    const url = `${options.baseUrl}${options.scheduledPath ?? LOCAL_SCHEDULED_PATH}?cron=${encodeURIComponent(cron)}&time=${minute}`;
     const at = new Date(minute).toISOString();
     try {
       const response = await send(url, {

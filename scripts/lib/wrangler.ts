@@ -71,7 +71,7 @@ export function freePort(): Promise<number> {
 export async function waitForOk(url: string, timeoutMs: number, child?: ChildProcess): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child && child.exitCode !== null) throw new Error(`wrangler dev exited with code ${child.exitCode}`);
+    if (child && child.exitCode !== null) throw new Error(`the server exited with code ${child.exitCode}`);
     try {
       const response = await fetch(url);
       if (response.ok) return;
@@ -81,12 +81,6 @@ export async function waitForOk(url: string, timeoutMs: number, child?: ChildPro
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error(`${url} did not answer within ${timeoutMs} ms`);
-}
-
-export interface LocalServer {
-  url: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
 }
 
 /**
@@ -111,44 +105,4 @@ export function stopProcessGroup(child: ChildProcess, graceMs = 5_000): Promise<
       }
     }, graceMs).unref();
   });
-}
-
-/**
- * Builds nothing itself: wrangler dev runs the [build] command. Starts `wrangler dev` on a free port
- * with its own state directory and the given vars, and resolves once /ok answers.
- */
-export async function startLocalServer(options: {
-  persistTo: string;
-  vars?: Record<string, string>;
-  env?: Record<string, string>;
-  port?: number;
-  log?: (chunk: string) => void;
-}): Promise<LocalServer> {
-  const port = options.port ?? (await freePort());
-  const env = offlineEnv(options.env);
-  await applyLocalMigrations(options.persistTo, env);
-  const args = [
-    "dev",
-    "--ip",
-    "127.0.0.1",
-    "--port",
-    String(port),
-    "--persist-to",
-    options.persistTo,
-    "--show-interactive-dev-session=false",
-  ];
-  for (const [key, value] of Object.entries(options.vars ?? {})) args.push("--var", `${key}:${value}`);
-  const child = spawnWrangler(args, { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
-  const log = options.log ?? (() => {});
-  child.stdout?.on("data", (chunk) => log(String(chunk)));
-  child.stderr?.on("data", (chunk) => log(String(chunk)));
-  const url = `http://127.0.0.1:${port}`;
-  const stop = () => stopProcessGroup(child);
-  try {
-    await waitForOk(`${url}/ok`, 60_000, child);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { url, child, stop };
 }

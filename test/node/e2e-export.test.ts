@@ -81,7 +81,7 @@ const newExport = (start: string, end: string, fields: Record<string, unknown> =
   });
 
 const tick = (time?: Date) =>
-  fetch(`${server.url}/cdn-cgi/handler/scheduled?cron=*+*+*+*+*${time ? `&time=${time.getTime()}` : ""}`).then((r) =>
+  fetch(`${server.url}/cdn-cgi/local/scheduled?cron=*+*+*+*+*${time ? `&time=${time.getTime()}` : ""}`).then((r) =>
     r.text(),
   );
 

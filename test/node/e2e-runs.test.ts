@@ -113,7 +113,7 @@ async function startReceiver() {
 
 // ---------------------------------------------------------------------------------------------
 
-describe("runs against wrangler dev", () => {
+describe("runs against the local server", () => {
   let server: TestServer;
   let client: Client;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
@@ -554,7 +554,7 @@ describe("runs against wrangler dev", () => {
     });
   });
 
-  describe("large inputs (wrangler dev has the default 10 MiB body limit)", () => {
+  describe("large inputs (the default 10 MiB body limit)", () => {
     it("an 8 MB input runs: /wait gives the whole 16 MB state back, and so do the thread and its state", async () => {
       const threadId = await newThread();
       const text = "large input ".repeat(Math.ceil((8 * 1000 * 1000) / 12));
@@ -1218,7 +1218,7 @@ describe("runs against wrangler dev", () => {
 
 // ---------------------------------------------------------------------------------------------
 
-describe("a wrangler dev killed mid-run", () => {
+describe("a local server killed mid-run", () => {
   let first: TestServer | undefined;
   let second: TestServer | undefined;
   afterAll(async () => {

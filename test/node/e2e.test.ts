@@ -14,7 +14,7 @@ afterAll(async () => {
 const get = (path: string, headers: Record<string, string> = {}) => fetch(`${server.url}${path}`, { headers });
 const withKey = (key: string) => ({ "X-Api-Key": key });
 
-describe("wrangler dev, end to end", () => {
+describe("the local server, end to end", () => {
   it("answers /ok and /info without a key", async () => {
     expect(await (await get("/ok")).json()).toEqual({ ok: true });
     const info = (await (await get("/info")).json()) as { metadata: { graphs: string[] } };
@@ -81,7 +81,7 @@ describe("wrangler dev, end to end", () => {
   });
 
   it("runs the minute Cron Trigger handler", async () => {
-    const response = await get("/cdn-cgi/handler/scheduled?cron=*+*+*+*+*");
+    const response = await get("/cdn-cgi/local/scheduled?cron=*+*+*+*+*");
     expect(response.status).toBe(200);
   });
 
@@ -92,7 +92,7 @@ describe("wrangler dev, end to end", () => {
   });
 });
 
-describe("client.threads against wrangler dev", () => {
+describe("client.threads against the local server", () => {
   const client = () => new Client({ apiUrl: server.url, apiKey: server.apiKey });
 
   it("creates (empty, with metadata, with supersteps), gets, updates and deletes", async () => {
@@ -160,7 +160,7 @@ describe("client.threads against wrangler dev", () => {
   });
 });
 
-describe("client.assistants against wrangler dev", () => {
+describe("client.assistants against the local server", () => {
   const client = () => new Client({ apiUrl: server.url, apiKey: server.apiKey });
 
   it("creates, reads, versions, searches, counts and deletes", async () => {
@@ -213,9 +213,9 @@ describe("client.assistants against wrangler dev", () => {
   });
 });
 
-describe("client.crons and client.store against wrangler dev", () => {
+describe("client.crons and client.store against the local server", () => {
   const client = () => new Client({ apiUrl: server.url, apiKey: server.apiKey });
-  const fireTick = (time: number) => get(`/cdn-cgi/handler/scheduled?cron=*+*+*+*+*&time=${time}`);
+  const fireTick = (time: number) => get(`/cdn-cgi/local/scheduled?cron=*+*+*+*+*&time=${time}`);
 
   it("a * * * * * cron makes one run per occurrence on its thread, through the scheduled-event URL", async () => {
     const sdk = client();

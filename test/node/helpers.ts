@@ -1,8 +1,9 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
+import { type LocalServer, startLocalServer } from "../../scripts/lib/local-runtime.ts";
 import { scratchDir } from "../../scripts/lib/scratch.ts";
-import { DEV_API_KEY, type LocalServer, startLocalServer } from "../../scripts/lib/wrangler.ts";
+import { DEV_API_KEY } from "../../scripts/lib/wrangler.ts";
 
 export interface TestServer extends LocalServer {
   apiKey: string;
@@ -15,7 +16,7 @@ export interface TestServer extends LocalServer {
 }
 
 /**
- * `wrangler dev` on a free port with the documented development key, on fresh local state — or on
+ * `npm start` (scripts/start.ts) on a free port with the documented development key, on fresh local state — or on
  * `persistTo` (e.g. a killed server's, to restart it). `stop()` removes the state unless `keep`.
  */
 export async function startTestServer(options: { persistTo?: string; keep?: boolean } = {}): Promise<TestServer> {

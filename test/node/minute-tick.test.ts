@@ -45,7 +45,7 @@ describe("the npm start minute tick", () => {
     expect(calls).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);
     expect(fired()).toEqual(["2026-11-24T12:04:00.000Z * * * * *"]);
-    expect(calls[0].pathname).toBe("/cdn-cgi/handler/scheduled");
+    expect(calls[0].pathname).toBe("/cdn-cgi/local/scheduled");
     await vi.advanceTimersByTimeAsync(60_000);
     expect(fired().slice(1)).toEqual(["2026-11-24T12:05:00.000Z * * * * *", "2026-11-24T12:05:00.000Z */5 * * * *"]);
     ticker.stop();

@@ -1,0 +1,138 @@
+/**
+ * The local Workers runtime `npm start` serves on: the Worker wrangler bundles for a deploy, run by
+ * Miniflare directly with the bindings wrangler derives from wrangler.toml. Unlike `wrangler dev` (kept
+ * as `npm run dev`) there is no proxy Worker in front of it and no request logging in Node, so a
+ * request costs the Worker's own CPU and little else. Same workerd, bindings and state directory.
+ */
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { readdirSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { PROJECT_ROOT } from "./deployment.ts";
+import { freePort, offlineEnv, runWrangler, stopProcessGroup, waitForOk } from "./wrangler.ts";
+
+type MiniflareModule = typeof import("miniflare");
+export type LocalRuntime = InstanceType<MiniflareModule["Miniflare"]>;
+
+/** wrangler's own Miniflare (not the vitest plugin's), so the runtime is the one `wrangler dev` runs. */
+function wranglerMiniflare(): MiniflareModule {
+  const fromWrangler = createRequire(
+    createRequire(join(PROJECT_ROOT, "package.json")).resolve("wrangler/package.json"),
+  );
+  return fromWrangler("miniflare") as MiniflareModule;
+}
+
+/** The state directory of `--persist-to`, or wrangler dev's default (.wrangler/state). */
+export function stateDirectory(persistTo?: string): string {
+  return persistTo || join(PROJECT_ROOT, ".wrangler/state");
+}
+
+/**
+ * Bundles the Worker exactly as `wrangler deploy` would (its [build] command included, so
+ * `LANGGRAPH_JSON` in `env` picks the deployment) into `outDir`.
+ */
+export async function bundleWorker(outDir: string, env: NodeJS.ProcessEnv = offlineEnv()): Promise<void> {
+  rmSync(outDir, { recursive: true, force: true });
+  await runWrangler(["deploy", "--dry-run", "--outdir", outDir], env);
+}
+
+export interface ServeOptions {
+  bundleDir: string;
+  ip: string;
+  port: number;
+  /** `--persist-to`; wrangler dev's default state otherwise. */
+  persistTo?: string;
+  /** Worker vars and secrets over wrangler.toml's and .dev.vars'. */
+  vars?: Record<string, string>;
+  /** Exposes workerd's V8 inspector (for ../shared/tools/cpu-profile.mjs). */
+  inspectorPort?: number;
+  /** Where the Worker's console output goes; stdout/stderr otherwise. */
+  log?: (level: string, message: string) => void;
+}
+
+/** Serves the bundle in `bundleDir`; resolves once workerd listens. */
+export async function serveWorker(options: ServeOptions): Promise<LocalRuntime> {
+  const { Miniflare, convertV4MiniflareOptions, Log, LogLevel } = wranglerMiniflare();
+  const { unstable_getMiniflareWorkerOptions } = await import("wrangler");
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(join(PROJECT_ROOT, "wrangler.toml"));
+  const wasm = readdirSync(options.bundleDir).filter((file) => file.endsWith(".wasm"));
+  const log =
+    options.log ??
+    ((level: string, message: string) =>
+      (level === "error" || level === "warn" ? console.error : console.log)(message));
+  const runtime = new Miniflare(
+    convertV4MiniflareOptions({
+      host: options.ip,
+      port: options.port,
+      inspectorPort: options.inspectorPort,
+      // Request.cf: the placeholder, never fetched (the machines are offline).
+      cf: false,
+      // Same layout as wrangler dev's --persist-to, so `wrangler d1 migrations apply --local` targets it.
+      resourcePersistencePath: join(stateDirectory(options.persistTo), "v3"),
+      // /cdn-cgi/local/scheduled (LOCAL_SCHEDULED_PATH), which the minute tick calls.
+      unsafeTriggerHandlers: true,
+      logRequests: false,
+      log: new Log(LogLevel.WARN),
+      handleStructuredLogs: ({ level, message }: { level: string; message: string }) => log(level, message),
+      workers: [
+        {
+          ...workerOptions,
+          name: "agent-platform",
+          bindings: { ...(workerOptions.bindings as Record<string, unknown> | undefined), ...options.vars },
+          // The bundle is already resolved: its modules are listed, not matched by rules.
+          modulesRules: undefined,
+          modulesRoot: options.bundleDir,
+          modules: [
+            { type: "ESModule", path: join(options.bundleDir, "index.js") },
+            ...wasm.map((file) => ({ type: "CompiledWasm" as const, path: join(options.bundleDir, file) })),
+          ],
+        },
+      ],
+    } as Parameters<typeof convertV4MiniflareOptions>[0]),
+  );
+  await runtime.ready;
+  return runtime;
+}
+
+/** A platform server started by `startLocalServer`. */
+export interface LocalServer {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * `npm start` (scripts/start.ts: the deployment build, migrations, bundle, Miniflare and the minute
+ * tick) on a free port with its own state directory and the given vars, as a detached process group;
+ * resolves once /ok answers.
+ */
+export async function startLocalServer(options: {
+  persistTo: string;
+  vars?: Record<string, string>;
+  env?: Record<string, string>;
+  port?: number;
+  log?: (chunk: string) => void;
+}): Promise<LocalServer> {
+  const port = options.port ?? (await freePort());
+  const args = [join(PROJECT_ROOT, "scripts/start.ts"), "--port", String(port), "--persist-to", options.persistTo];
+  for (const [key, value] of Object.entries(options.vars ?? {})) args.push("--var", `${key}:${value}`);
+  const child = spawn(process.execPath, args, {
+    cwd: PROJECT_ROOT,
+    env: offlineEnv(options.env),
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  const log = options.log ?? (() => {});
+  child.stdout?.on("data", (chunk) => log(String(chunk)));
+  child.stderr?.on("data", (chunk) => log(String(chunk)));
+  const url = `http://127.0.0.1:${port}`;
+  const stop = () => stopProcessGroup(child);
+  try {
+    await waitForOk(`${url}/ok`, 90_000, child);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url, child, stop };
+}
