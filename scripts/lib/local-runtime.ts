@@ -23,6 +23,10 @@ function wranglerMiniflare(): MiniflareModule {
   return fromWrangler("miniflare") as MiniflareModule;
 }
 
+/** Serves the `[assets]` directory to the Worker's assets binding, nothing else. */
+const ASSETS_WORKER = "agent-platform-assets";
+const ASSETS_SCRIPT = "export default { fetch: (request, env) => env.ASSETS.fetch(request) };";
+
 /** The state directory of `--persist-to`, or wrangler dev's default (.wrangler/state). */
 export function stateDirectory(persistTo?: string): string {
   return persistTo || join(PROJECT_ROOT, ".wrangler/state");
@@ -56,6 +60,7 @@ export async function serveWorker(options: ServeOptions): Promise<LocalRuntime> 
   const { Miniflare, convertV4MiniflareOptions, Log, LogLevel } = wranglerMiniflare();
   const { unstable_getMiniflareWorkerOptions } = await import("wrangler");
   const { workerOptions } = unstable_getMiniflareWorkerOptions(join(PROJECT_ROOT, "wrangler.toml"));
+  const assets = workerOptions.assets as { directory: string; binding: string } | undefined;
   const wasm = readdirSync(options.bundleDir).filter((file) => file.endsWith(".wasm"));
   const log =
     options.log ??
@@ -80,6 +85,14 @@ export async function serveWorker(options: ServeOptions): Promise<LocalRuntime> 
           ...workerOptions,
           name: "agent-platform",
           bindings: { ...(workerOptions.bindings as Record<string, unknown> | undefined), ...options.vars },
+          // The Worker answers every request (run_worker_first); its ASSETS binding is the assets Worker
+          // below. Declared on this Worker, Miniflare would route every request through its asset
+          // router first, which costs as much CPU as a small request itself.
+          assets: undefined,
+          serviceBindings: {
+            ...(workerOptions.serviceBindings as Record<string, unknown> | undefined),
+            ...(assets ? { [assets.binding]: ASSETS_WORKER } : {}),
+          },
           // The bundle is already resolved: its modules are listed, not matched by rules.
           modulesRules: undefined,
           modulesRoot: options.bundleDir,
@@ -88,6 +101,16 @@ export async function serveWorker(options: ServeOptions): Promise<LocalRuntime> 
             ...wasm.map((file) => ({ type: "CompiledWasm" as const, path: join(options.bundleDir, file) })),
           ],
         },
+        ...(assets
+          ? [
+              {
+                name: ASSETS_WORKER,
+                compatibilityDate: workerOptions.compatibilityDate,
+                modules: [{ type: "ESModule" as const, path: "assets.js", contents: ASSETS_SCRIPT }],
+                assets: { ...assets, binding: "ASSETS" },
+              },
+            ]
+          : []),
       ],
     } as Parameters<typeof convertV4MiniflareOptions>[0]),
   );
