@@ -152,10 +152,27 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
   readonly #sql: SqlStore;
   readonly #onChange?: CheckpointChangeListener;
 
+  /**
+   * Whether the checkpoint tables exist, once checked. Only this saver creates them, except a thread
+   * copy's import, after which the thread takes a new saver; a wipe drops them with the saver.
+   */
+  #schemaKnown: boolean | undefined;
+
   constructor(sql: SqlStore, serde?: SerializerProtocol, onChange?: CheckpointChangeListener) {
     super(serde);
     this.#sql = sql;
     this.#onChange = onChange;
+  }
+
+  #hasSchema(): boolean {
+    this.#schemaKnown ??= hasCheckpointSchema(this.#sql);
+    return this.#schemaKnown;
+  }
+
+  #ensureSchema(): void {
+    if (this.#hasSchema()) return;
+    ensureCheckpointSchema(this.#sql);
+    this.#schemaKnown = true;
   }
 
   /**
@@ -163,7 +180,7 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
    * serve what they already derived from a checkpoint without deserializing it again.
    */
   checkpointIds(config: RunnableConfig, options: CheckpointListOptions = {}): string[] {
-    if (!hasCheckpointSchema(this.#sql)) return [];
+    if (!this.#hasSchema()) return [];
     const { where, params } = listConditions(config, options);
     const limit = options.limit === undefined ? -1 : Math.max(0, Math.trunc(Number(options.limit)));
     return this.#sql
@@ -180,7 +197,7 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
-    if (thread_id == null || !hasCheckpointSchema(this.#sql)) return undefined;
+    if (thread_id == null || !this.#hasSchema()) return undefined;
     const rows = checkpoint_id
       ? this.#sql.all<CheckpointRow>(
           `SELECT ${CHECKPOINT_COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?`,
@@ -203,7 +220,7 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
    * it, so a long history is never held in memory at once.
    */
   async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
-    if (!hasCheckpointSchema(this.#sql)) return;
+    if (!this.#hasSchema()) return;
     const { where, params } = listConditions(config, options);
     let remaining = options.limit === undefined ? Infinity : Math.max(0, Math.trunc(Number(options.limit)));
     let last: CheckpointRow | undefined;
@@ -342,7 +359,7 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
   }
 
   async deleteThread(threadId: string): Promise<void> {
-    if (!hasCheckpointSchema(this.#sql)) return;
+    if (!this.#hasSchema()) return;
     this.#sql.transaction(() => {
       for (const table of ["checkpoint_writes", "checkpoint_blobs", "checkpoints"]) {
         this.#sql.run(`DELETE FROM ${table} WHERE thread_id = ?`, threadId);
@@ -374,7 +391,7 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
 
   /** Deletes the thread's checkpoints matching `condition`, then the writes and blobs left unused. */
   #deleteWhere(threadId: string, condition: string, ...params: SqlValue[]): number {
-    if (!hasCheckpointSchema(this.#sql)) return 0;
+    if (!this.#hasSchema()) return 0;
     const match = `thread_id = ? AND ${condition}`;
     return this.#sql.transaction(() => {
       const [counted] = this.#sql.all<{ n: number }>(
@@ -402,7 +419,7 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
 
   /** Number of checkpoints of the thread: in every namespace, or in `checkpointNs` only. */
   checkpointCount(threadId: string, checkpointNs?: string): number {
-    if (!hasCheckpointSchema(this.#sql)) return 0;
+    if (!this.#hasSchema()) return 0;
     const [row] =
       checkpointNs === undefined
         ? this.#sql.all<{ n: number }>("SELECT COUNT(*) AS n FROM checkpoints WHERE thread_id = ?", threadId)
@@ -429,10 +446,17 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
 
   /** Runs `fn` in one transaction, creating the schema first if this is the first write. */
   #write(fn: () => void): void {
-    this.#sql.transaction(() => {
-      ensureCheckpointSchema(this.#sql);
-      fn();
-    });
+    const known = this.#schemaKnown;
+    try {
+      this.#sql.transaction(() => {
+        this.#ensureSchema();
+        fn();
+      });
+    } catch (error) {
+      // A rolled-back transaction takes the tables it created with it.
+      this.#schemaKnown = known;
+      throw error;
+    }
   }
 
   /**

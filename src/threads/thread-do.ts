@@ -223,6 +223,8 @@ export class ThreadDO extends DurableObject<Env> {
 
   importPage(page: TablePage): void {
     importPage(this.#sql, page);
+    // The import made checkpoint tables behind the saver's back: a new saver checks again.
+    this.#checkpoints.reset();
   }
 
   /** The copy's thread, values above 1 MiB left out as in `get` (the copy route answers with `getBody`). */

@@ -85,11 +85,22 @@ const ADDED_COLUMNS = [{ name: "request_config", definition: "request_config TEX
 
 export class ThreadRecords {
   #schemaReady = false;
+  /**
+   * The record as last read or written (null: no thread; undefined: not read yet). Only this class
+   * writes the thread table, so the copy stays true; a run reads the record a dozen times. Its nested
+   * values are shared between readers, who replace fields rather than mutate them.
+   */
+  #cached: ThreadRecord | null | undefined;
 
   constructor(private readonly sql: SqlStore) {}
 
   /** Reads never create tables: a lookup of a thread that does not exist leaves the DO empty. */
   read(): ThreadRecord | null {
+    if (this.#cached === undefined) this.#cached = this.#load();
+    return this.#cached && { ...this.#cached };
+  }
+
+  #load(): ThreadRecord | null {
     if (!this.#schemaReady) {
       const exists = this.sql.all("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'thread'");
       if (exists.length === 0) return null;
@@ -101,6 +112,8 @@ export class ThreadRecords {
   }
 
   write(record: ThreadRecord): void {
+    // Should the write throw, the next read goes to storage.
+    this.#cached = undefined;
     if (!this.#schemaReady) {
       this.sql.run(SCHEMA);
       this.#addMissingColumns();
@@ -114,29 +127,50 @@ export class ThreadRecords {
         : values.length > MAX_ROW_VALUES_BYTES || utf8.encode(values).byteLength > MAX_ROW_VALUES_BYTES;
     if (oversize) values = null;
     record.valuesOversize = oversize;
+    const row: ThreadRow = {
+      thread_id: record.threadId,
+      workspace_id: record.workspaceId,
+      created_at: record.createdAt,
+      updated_at: record.updatedAt,
+      state_updated_at: record.stateUpdatedAt,
+      metadata: JSON.stringify(record.metadata),
+      status: record.status,
+      config: JSON.stringify(record.config),
+      request_config: JSON.stringify(record.requestConfig),
+      state_values: values,
+      interrupts: JSON.stringify(record.interrupts),
+      error: record.error,
+      ttl_minutes: record.ttl?.ttl ?? null,
+      ttl_strategy: record.ttl?.strategy ?? null,
+      index_dirty: record.indexDirty ? 1 : 0,
+      temporary: record.temporary ? 1 : 0,
+      values_oversize: oversize ? 1 : 0,
+    };
     this.sql.run(
       `INSERT OR REPLACE INTO thread (singleton, thread_id, workspace_id, created_at, updated_at, state_updated_at,
          metadata, status, config, request_config, state_values, interrupts, error, ttl_minutes, ttl_strategy, index_dirty,
          temporary, values_oversize)
        VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      record.threadId,
-      record.workspaceId,
-      record.createdAt,
-      record.updatedAt,
-      record.stateUpdatedAt,
-      JSON.stringify(record.metadata),
-      record.status,
-      JSON.stringify(record.config),
-      JSON.stringify(record.requestConfig),
-      values,
-      JSON.stringify(record.interrupts),
-      record.error,
-      record.ttl?.ttl ?? null,
-      record.ttl?.strategy ?? null,
-      record.indexDirty ? 1 : 0,
-      record.temporary ? 1 : 0,
-      oversize ? 1 : 0,
+      row.thread_id,
+      row.workspace_id,
+      row.created_at,
+      row.updated_at,
+      row.state_updated_at,
+      row.metadata,
+      row.status,
+      row.config,
+      row.request_config,
+      row.state_values,
+      row.interrupts,
+      row.error,
+      row.ttl_minutes,
+      row.ttl_strategy,
+      row.index_dirty,
+      row.temporary,
+      row.values_oversize,
     );
+    // Exactly what a read of the row returns (JSON values, not the caller's objects).
+    this.#cached = fromRow(row);
   }
 
   #addMissingColumns(): void {
@@ -151,13 +185,16 @@ export class ThreadRecords {
 
   /** Clears the index flag, unless the record changed (or was deleted) since `updatedAt`. */
   markIndexed(updatedAt: string): void {
-    if (!this.read()) return;
+    const current = this.read();
+    if (!current) return;
     this.sql.run("UPDATE thread SET index_dirty = 0 WHERE singleton = 1 AND updated_at = ?", updatedAt);
+    if (current.updatedAt === updatedAt && this.#cached) this.#cached = { ...this.#cached, indexDirty: false };
   }
 
-  /** Forgets the schema check after the DO's storage was wiped. */
+  /** Forgets the schema check and the cached record after the DO's storage was wiped. */
   reset(): void {
     this.#schemaReady = false;
+    this.#cached = undefined;
   }
 }
 

@@ -7,6 +7,7 @@ import type { SqliteCheckpointSaver } from "../checkpointer.ts";
 import { checkpointConfig, stateJson } from "../state.ts";
 import type { ThreadRecord } from "../thread-record.ts";
 import { fail, ok, type Result, type ThreadStatus } from "../types.ts";
+import { yieldToEventLoop } from "../../core/yield.ts";
 import { errorPayload, executeRun } from "./executor.ts";
 import { type AgentRun, isActive, RunTable, runJson } from "./run-table.ts";
 import { RunStreams, singleEventStream } from "./streams.ts";
@@ -265,6 +266,9 @@ export class RunManager {
         },
       });
     }
+    // The metadata event is out; the rest waits for a turn of the event loop, so that other requests
+    // (other runs' first events) are not queued behind this run's execution.
+    await yieldToEventLoop();
     const config = this.#graphConfig(run);
     const graph = await this.host.bindGraph(run.graphId, config);
     if (!graph) {

@@ -80,6 +80,7 @@ const ACTIVE: RunStatus[] = ["pending", "running"];
  */
 export class RunTable {
   #ready = false;
+  #absent = false;
   readonly #texts: ChunkedTexts;
 
   constructor(private readonly sql: SqlStore) {
@@ -89,8 +90,12 @@ export class RunTable {
   /** Whether the thread has run tables; when it has, tables added since they were made are created. */
   #exists(): boolean {
     if (this.#ready) return true;
-    if (this.sql.all("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'runs'").length === 0)
+    // Only this table creates its tables, so "none yet" holds until #ensure (or a wipe) says otherwise.
+    if (this.#absent) return false;
+    if (this.sql.all("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'runs'").length === 0) {
+      this.#absent = true;
       return false;
+    }
     this.#ensure();
     return true;
   }
@@ -99,10 +104,12 @@ export class RunTable {
     if (this.#ready) return;
     for (const statement of SCHEMA) this.sql.run(statement);
     this.#ready = true;
+    this.#absent = false;
   }
 
   reset(): void {
     this.#ready = false;
+    this.#absent = false;
   }
 
   /** Inserts the run; its kwargs (which hold its input) may be of any size the Worker accepted. */
