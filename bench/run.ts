@@ -181,7 +181,8 @@ function contextFor(target: Target): BenchContext {
       apiUrl: target.url,
       apiKey: target.apiKey ?? null,
       timeoutMs: OP_TIMEOUT_MS,
-      callerOptions: { maxRetries: 0 },
+      // The SDK queues calls beyond 4 at a time by default: the load generator sets the concurrency.
+      callerOptions: { maxRetries: 0, maxConcurrency: Number.POSITIVE_INFINITY },
     }),
     timeoutMs: OP_TIMEOUT_MS,
     state: {},

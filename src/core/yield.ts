@@ -1,8 +1,42 @@
 /**
- * Lets the isolate's pending I/O run before continuing. A graph run is a long chain of promise
- * continuations that never reaches the event loop on its own, so without this one run's execution
- * would hold back every other request of the isolate (their first stream events included) until it ends.
+ * Cooperative scheduling inside one isolate. A graph run is a long chain of promise continuations
+ * that never reaches the event loop on its own; without these, one run's execution would hold back
+ * every other request of the isolate, their first stream events included. On Cloudflare each thread's
+ * Durable Object may share its isolate with others; locally every one of them shares the Worker's.
  */
+
+/** Lets the isolate's pending I/O run before continuing. */
 export function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/** Run setups (up to the run's first event) under way in this isolate. */
+let urgentWork = 0;
+
+/** A run execution waits at most this long at one yield point, so a flood of new runs cannot starve it. */
+const MAX_DEFERRAL_MS = 1_000;
+/** How often a deferred execution looks again: a promise resolved from another request's context never settles in workerd, so it polls. */
+const FIRST_POLL_MS = 2;
+const MAX_POLL_MS = 32;
+
+/**
+ * Marks `work` as answering a client that waits for its first byte (creating a run): executions of
+ * runs already started wait for it at their next yield point. `work` must never wait for a run's
+ * execution itself.
+ */
+export async function urgently<T>(work: () => Promise<T>): Promise<T> {
+  urgentWork += 1;
+  try {
+    return await work();
+  } finally {
+    urgentWork -= 1;
+  }
+}
+
+/** A run execution's yield point: the event loop turns, and urgent work (see `urgently`) goes first. */
+export async function yieldToUrgentWork(): Promise<void> {
+  await yieldToEventLoop();
+  const deadline = Date.now() + MAX_DEFERRAL_MS;
+  for (let poll = FIRST_POLL_MS; urgentWork > 0 && Date.now() < deadline; poll = Math.min(poll * 2, MAX_POLL_MS))
+    await new Promise((resolve) => setTimeout(resolve, poll));
 }

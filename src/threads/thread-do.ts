@@ -232,6 +232,17 @@ export class ThreadDO extends DurableObject<Env> {
     return this.#thread.finishImport();
   }
 
+  /**
+   * Drops what this object holds in memory of its storage (the thread record, schema checks, decoded
+   * states), so the next call reads storage again: for storage edited outside this class (tests, repair).
+   */
+  reloadFromStorage(): void {
+    this.#records.reset();
+    this.#runs.table.reset();
+    this.#states.clear();
+    this.#checkpoints.reset();
+  }
+
   // ---- alarm: TTL, index retries, runs ----
 
   override alarm(): Promise<void> {

@@ -398,8 +398,9 @@ describe("tenancy", () => {
 describe("TTL", () => {
   const stubFor = (threadId: string) => env.THREAD.get(env.THREAD.idFromName(`${DEFAULT_WORKSPACE_ID}:${threadId}`));
   const age = (threadId: string, minutes: number) =>
-    runInDurableObject(stubFor(threadId), (_instance: ThreadDO, state) => {
+    runInDurableObject(stubFor(threadId), (instance: ThreadDO, state) => {
       state.storage.sql.exec("UPDATE thread SET updated_at = ?", new Date(Date.now() - minutes * 60_000).toISOString());
+      instance.reloadFromStorage();
     });
 
   it("schedules the alarm and deletes the thread when it expires", async () => {

@@ -1,7 +1,7 @@
 import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { AIMessageChunk, type BaseMessageChunk } from "@langchain/core/messages";
 import { Command, Send } from "@langchain/langgraph";
-import { yieldToEventLoop } from "../../core/yield.ts";
+import { yieldToUrgentWork } from "../../core/yield.ts";
 import { streamedMessageJson, toJson } from "../../db/serialize.ts";
 import type { LoadedGraph } from "../../deployment/graphs.ts";
 import { checkpointPayload, debugPayload, taskPayload } from "./checkpoint-events.ts";
@@ -141,14 +141,14 @@ export async function executeRun(options: ExecuteOptions): Promise<void> {
       }
       if (event.tags?.includes("langsmith:hidden")) continue;
       options.publish("events", toJson(event));
-      await yieldToEventLoop();
+      await yieldToUrgentWork();
     }
     return;
   }
   for await (const chunk of await options.graph.stream(input, streamOptions)) {
     dispatch(chunk, options.subgraphs, handle);
-    // Between chunks, other requests of the isolate get their turn (see yieldToEventLoop).
-    await yieldToEventLoop();
+    // Between chunks, other requests of the isolate get their turn (see yieldToUrgentWork).
+    await yieldToUrgentWork();
   }
 }
 

@@ -1,4 +1,5 @@
 import { clientConfigurable, isServerConfigurableKey } from "../../assistants/server-config.ts";
+import { yieldToUrgentWork } from "../../core/yield.ts";
 import type { SqlStore } from "../../db/sql.ts";
 import type { LoadedGraph } from "../../deployment/graphs.ts";
 import { log } from "../../observability/log.ts";
@@ -7,7 +8,6 @@ import type { SqliteCheckpointSaver } from "../checkpointer.ts";
 import { checkpointConfig, stateJson } from "../state.ts";
 import type { ThreadRecord } from "../thread-record.ts";
 import { fail, ok, type Result, type ThreadStatus } from "../types.ts";
-import { yieldToEventLoop } from "../../core/yield.ts";
 import { errorPayload, executeRun } from "./executor.ts";
 import { type AgentRun, isActive, RunTable, runJson } from "./run-table.ts";
 import { RunStreams, singleEventStream } from "./streams.ts";
@@ -268,7 +268,7 @@ export class RunManager {
     }
     // The metadata event is out; the rest waits for a turn of the event loop, so that other requests
     // (other runs' first events) are not queued behind this run's execution.
-    await yieldToEventLoop();
+    await yieldToUrgentWork();
     const config = this.#graphConfig(run);
     const graph = await this.host.bindGraph(run.graphId, config);
     if (!graph) {

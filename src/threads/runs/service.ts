@@ -3,6 +3,7 @@ import { assistantNotFound, resolveAssistant } from "../../assistants/resolve.ts
 import { invalid, notFound, tooLarge } from "../../core/errors.ts";
 import { exceedsDepth } from "../../core/json-depth.ts";
 import { MAX_GRAPH_DATA_DEPTH, maxBodyBytes } from "../../core/limits.ts";
+import { urgently } from "../../core/yield.ts";
 import { database } from "../../db/client.ts";
 import type { AuthUser } from "../../deployment/custom-auth.ts";
 import { threadStub, unwrap } from "../client.ts";
@@ -160,9 +161,11 @@ export async function prepareRun(env: Env, request: RunRequest): Promise<CreateR
 }
 
 /** Hands a prepared run to its thread, to run in the background. */
-export async function startRun(env: Env, input: CreateRunInput): Promise<RunJson> {
-  const started = await threadStub(env, input.workspaceId, input.threadId).createRun(input);
-  return unwrap(started, input.threadId).run;
+export function startRun(env: Env, input: CreateRunInput): Promise<RunJson> {
+  return urgently(async () => {
+    const started = await threadStub(env, input.workspaceId, input.threadId).createRun(input);
+    return unwrap(started, input.threadId).run;
+  });
 }
 
 /** Creates a background run. */
@@ -176,15 +179,17 @@ export async function createRunStream(
   request: RunRequest,
   options: { cancelOnDisconnect: boolean },
 ): Promise<{ run: RunJson; stream: ReadableStream<Uint8Array> }> {
-  const input = await prepareRun(env, request);
-  const started = await threadStub(env, input.workspaceId, input.threadId).createRunStream(
-    input,
-    options.cancelOnDisconnect,
-  );
-  const { run, stream } = unwrap(started, input.threadId);
-  // A run created with a reader always comes back with its stream.
-  if (!stream) throw new Error(`Run ${run.run_id} was created without its stream`);
-  return { run, stream };
+  return urgently(async () => {
+    const input = await prepareRun(env, request);
+    const started = await threadStub(env, input.workspaceId, input.threadId).createRunStream(
+      input,
+      options.cancelOnDisconnect,
+    );
+    const { run, stream } = unwrap(started, input.threadId);
+    // A run created with a reader always comes back with its stream.
+    if (!stream) throw new Error(`Run ${run.run_id} was created without its stream`);
+    return { run, stream };
+  });
 }
 
 /** Creates a run and returns its `/wait` body: keep-alive newlines, then its final values or `{__error__}`. */
@@ -192,9 +197,11 @@ export async function createRunWait(
   env: Env,
   request: RunRequest,
 ): Promise<{ run: RunJson; body: ReadableStream<Uint8Array> }> {
-  const input = await prepareRun(env, request);
-  const started = await threadStub(env, input.workspaceId, input.threadId).createRunWait(input);
-  return unwrap(started, input.threadId);
+  return urgently(async () => {
+    const input = await prepareRun(env, request);
+    const started = await threadStub(env, input.workspaceId, input.threadId).createRunWait(input);
+    return unwrap(started, input.threadId);
+  });
 }
 
 /**
