@@ -31,6 +31,8 @@ export interface ScenarioResult extends LatencySummary {
    * operation; absent when the bench does not know the server's PID.
    */
   cpuMsPerOp?: number;
+  /** The largest JS heap of the Worker isolate during the scenario (warm-up included), in MB; see isolate-heap.ts. */
+  heapPeakMb?: number;
   /** In --compare runs: which server the row was measured on, and in which round. */
   server?: "platform" | "reference";
   round?: number;

@@ -2,10 +2,21 @@
 import type { ScenarioResult } from "./load.ts";
 import { fixed2 } from "./stats.ts";
 
-const COLUMNS = ["scenario", "ops", "errors", "ops/s", "p50 ms", "p95 ms", "p99 ms", "max ms", "cpu ms/op"] as const;
+const COLUMNS = [
+  "scenario",
+  "ops",
+  "errors",
+  "ops/s",
+  "p50 ms",
+  "p95 ms",
+  "p99 ms",
+  "max ms",
+  "cpu ms/op",
+  "heap MB",
+] as const;
 
 function row(result: ScenarioResult): string[] {
-  if (result.failed) return [result.scenario, "-", "-", "-", "-", "-", "-", "-", "-"];
+  if (result.failed) return [result.scenario, "-", "-", "-", "-", "-", "-", "-", "-", "-"];
   return [
     result.scenario,
     String(result.ops),
@@ -17,6 +28,7 @@ function row(result: ScenarioResult): string[] {
     fixed2(result.max),
     // Server CPU is per operation of the scenario, so mark rows (e.g. `stream:first-event`) have none.
     fixed2(result.cpuMsPerOp ?? Number.NaN),
+    fixed2(result.heapPeakMb ?? Number.NaN),
   ];
 }
 
@@ -53,6 +65,7 @@ const COMPARE_COLUMNS = [
   "cpu ms/op P",
   "cpu ms/op R",
   "CPU P÷R",
+  "heap MB P",
 ] as const;
 
 /**
@@ -82,6 +95,7 @@ export function formatCompareTable(results: readonly ScenarioResult[]): string {
       mark ? "" : fixed2(cpu[0]),
       mark ? "" : fixed2(cpu[1]),
       mark ? "" : ratio(cpu[0], cpu[1]),
+      mark ? "" : fixed2(Math.max(...p.map((x) => x.heapPeakMb ?? Number.NaN))),
     ];
   });
   const all = [[...COMPARE_COLUMNS], ...rows];
@@ -94,6 +108,7 @@ export function formatCompareTable(results: readonly ScenarioResult[]): string {
     "P = this platform (npm start), R = the reference (LangGraph.js dev server); figures are means over the rounds.",
     "ops/s P÷R: platform throughput ÷ reference throughput (above 1x: the platform is faster).",
     "CPU P÷R: platform server CPU per operation ÷ reference server CPU per operation (above 1x: the platform spends more).",
+    "heap MB P: the largest JS heap of the platform's Worker isolate over the rounds (a Worker isolate has 128 MB).",
   );
   for (const result of results) {
     const where = `${result.scenario} (${result.server}, round ${result.round})`;

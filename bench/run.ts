@@ -11,8 +11,9 @@ import { parseArgs } from "node:util";
 import { Client } from "@langchain/langgraph-sdk";
 import { type LocalServer, startLocalServer } from "../scripts/lib/local-runtime.ts";
 import { scratchDir } from "../scripts/lib/scratch.ts";
-import { DEV_API_KEY } from "../scripts/lib/wrangler.ts";
+import { DEV_API_KEY, freePort } from "../scripts/lib/wrangler.ts";
 import { type BenchContext, makeRequest, type Scenario } from "./context.ts";
+import { type HeapSampler, sampleIsolateHeap, workerInspectorUrl } from "./isolate-heap.ts";
 import { runScenario, type ScenarioResult } from "./load.ts";
 import { type ReferenceServer, startReference } from "./reference.ts";
 import { formatCompareTable, formatTable } from "./report.ts";
@@ -23,6 +24,8 @@ const HELP = `Usage: npm run bench -- [options]
   --url <url>          benchmark an already running server (default: start one locally)
   --api-key <key>      X-Api-Key for authenticated scenarios (default: the development key)
   --server-pid <pid>   with --url: the server's root process, for server CPU per operation (Linux /proc)
+  --inspector <url>    with --url: the Worker's V8 inspector (npm start --inspector-port P:
+                       ws://127.0.0.1:P/core:user:agent-platform), for the isolate's peak heap
   --duration <s>       measured seconds per scenario (default 5)
   --warmup <s>         unmeasured warm-up seconds per scenario (default 1)
   --concurrency <n>    concurrent closed-loop workers (default 8)
@@ -53,6 +56,8 @@ interface Options {
   url?: string;
   apiKey: string;
   serverPid?: number;
+  /** The Worker's inspector WebSocket URL, for the isolate heap. */
+  inspector?: string;
   durationMs: number;
   warmupMs: number;
   concurrency: number;
@@ -83,6 +88,7 @@ function parseOptions(argv: string[]): Options | "help" | "list" {
       url: { type: "string" },
       "api-key": { type: "string" },
       "server-pid": { type: "string" },
+      inspector: { type: "string" },
       duration: { type: "string" },
       warmup: { type: "string" },
       concurrency: { type: "string" },
@@ -140,11 +146,13 @@ function parseOptions(argv: string[]): Options | "help" | "list" {
   if (!compare && values.rounds !== undefined) throw new UsageError("--rounds is for --compare");
   const serverPid = numberOption(values["server-pid"], "server-pid", 0, (n) => Number.isInteger(n) && n > 0);
   if (serverPid && !url) throw new UsageError("--server-pid is for --url; the bench knows the local server's PID");
+  if (values.inspector && !url) throw new UsageError("--inspector is for --url; the bench opens the local server's");
 
   return {
     url,
     vars,
     serverPid: serverPid || undefined,
+    inspector: values.inspector,
     apiKey: values["api-key"] ?? DEV_API_KEY,
     durationMs: numberOption(values.duration, "duration", 5, (n) => n > 0 && n <= 3600) * 1000,
     warmupMs: numberOption(values.warmup, "warmup", 1, (n) => n >= 0 && n <= 600) * 1000,
@@ -226,6 +234,8 @@ async function main(): Promise<number> {
   let server: LocalServer | undefined;
   let reference: ReferenceServer | undefined;
   let stateDir: string | undefined;
+  let inspectorPort: number | undefined;
+  let heap: HeapSampler | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     if (!controller.signal.aborted) {
       log(`\n${signal}: stopping (press Ctrl-C again to quit immediately)`);
@@ -253,10 +263,12 @@ async function main(): Promise<number> {
     let url = options.url;
     if (!url) {
       stateDir = scratchDir("bench-state");
+      inspectorPort = await freePort();
       log(`Starting the platform locally (state in ${stateDir}) ...`);
       const started = Date.now();
       server = await startLocalServer({
         persistTo: stateDir,
+        inspectorPort,
         // A throw-away key for bulk-export credentials (the state dir is deleted afterwards anyway).
         vars: {
           EXPORT_ENCRYPTION_KEY: randomBytes(24).toString("base64url"),
@@ -284,6 +296,13 @@ async function main(): Promise<number> {
       );
     }
 
+    const inspector = options.inspector ?? (inspectorPort ? workerInspectorUrl(inspectorPort) : undefined);
+    if (inspector) {
+      heap = await sampleIsolateHeap(inspector).catch((error: Error) => {
+        log(`No isolate heap figures: ${error.message}`);
+        return undefined;
+      });
+    }
     let env = environmentLine(options, url, !options.url);
     if (options.compare) {
       reference = await startReference(log);
@@ -313,7 +332,9 @@ async function main(): Promise<number> {
         for (const [target, label] of targets) {
           if (controller.signal.aborted) break;
           if (label) log(`  round ${round}, ${label}`);
-          const result = await runScenario(scenario, contextFor(target), {
+          const onPlatform = target === platform;
+          if (onPlatform) heap?.reset();
+          const measured = await runScenario(scenario, contextFor(target), {
             concurrency: options.concurrencyForced
               ? options.concurrency
               : (scenario.concurrency ?? options.concurrency),
@@ -322,6 +343,8 @@ async function main(): Promise<number> {
             maxOps: options.maxOps,
             signal: controller.signal,
           });
+          const heapPeakMb = onPlatform ? heap?.peakMb() : undefined;
+          const result = heapPeakMb === undefined ? measured : measured.map((row) => ({ ...row, heapPeakMb }));
           results.push(...(label ? result.map((row) => ({ ...row, server: label, round })) : result));
         }
       }
@@ -353,6 +376,7 @@ async function main(): Promise<number> {
     log(`bench: ${(error as Error).message}`);
     return controller.signal.aborted ? 130 : 1;
   } finally {
+    heap?.close();
     if (server) {
       log("Stopping the local server ...");
       await server.stop();

@@ -46,6 +46,24 @@ export const RUN_SCENARIOS: Scenario[] = [
     },
   },
   {
+    name: "stream-echo",
+    description: "client.runs.stream(thread, 'echo', modes values+updates+messages-tuple) to the end",
+    concurrency: 16,
+    run: async (ctx) => {
+      const thread = await ctx.client.threads.create();
+      const start = performance.now();
+      let firstEvent: number | undefined;
+      for await (const chunk of ctx.client.runs.stream(thread.thread_id, "echo", {
+        input: human("hello"),
+        streamMode: ["values", "updates", "messages-tuple"],
+      })) {
+        firstEvent ??= performance.now() - start;
+        if (chunk.event === "error") throw new Error(JSON.stringify(chunk.data));
+      }
+      return { "first-event": firstEvent ?? Number.NaN };
+    },
+  },
+  {
     name: "streams-500",
     description: `${STREAMS} concurrent client.runs.stream(thread, 'echo', values) on ${STREAMS} fresh threads, once`,
     concurrency: STREAMS,

@@ -92,7 +92,9 @@ await timed("lint (biome check)", async () => {
 });
 
 await timed("workers (vitest in workerd)", () => vitest("vitest.config.ts", "workers.json"));
-await timed("node (build step + end to end on wrangler dev)", () => vitest("vitest.node.config.ts", "node.json"));
+await timed("node (build step + end to end on npm start's runtime)", () =>
+  vitest("vitest.node.config.ts", "node.json"),
+);
 
 console.log("\n=== summary ===");
 for (const r of results) console.log(`${r.name}: ${r.passed} passed, ${r.failed} failed (${r.seconds.toFixed(1)} s)`);

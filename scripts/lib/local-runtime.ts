@@ -135,10 +135,13 @@ export async function startLocalServer(options: {
   vars?: Record<string, string>;
   env?: Record<string, string>;
   port?: number;
+  /** Exposes workerd's V8 inspector on this port (see `npm start --inspector-port`). */
+  inspectorPort?: number;
   log?: (chunk: string) => void;
 }): Promise<LocalServer> {
   const port = options.port ?? (await freePort());
   const args = [join(PROJECT_ROOT, "scripts/start.ts"), "--port", String(port), "--persist-to", options.persistTo];
+  if (options.inspectorPort) args.push("--inspector-port", String(options.inspectorPort));
   for (const [key, value] of Object.entries(options.vars ?? {})) args.push("--var", `${key}:${value}`);
   const child = spawn(process.execPath, args, {
     cwd: PROJECT_ROOT,
