@@ -44,7 +44,7 @@ ${SCENARIOS.map((s) => `  ${s.name.padEnd(18)} ${s.description}`).join("\n")}`;
 
 /** Bounds how long one operation may hang, and so how far a scenario can overrun its duration. */
 const OP_TIMEOUT_MS = 10_000;
-/** How much wrangler output to keep for the error message when the local server fails to start. */
+/** How much server output to keep for the error message when the local server fails to start. */
 const SERVER_LOG_LINES = 60;
 
 const CPU_NOTE =
@@ -287,12 +287,12 @@ async function main(): Promise<number> {
         },
       }).catch((error: Error) => {
         throw new Error(
-          `the local server did not start: ${error.message}\n--- wrangler output ---\n${serverLog.join("\n")}`,
+          `the local server did not start: ${error.message}\n--- server output ---\n${serverLog.join("\n")}`,
         );
       });
       url = server.url;
       log(
-        `Server up at ${url} after ${((Date.now() - started) / 1000).toFixed(1)} s (wrangler pid ${server.child.pid})`,
+        `Server up at ${url} after ${((Date.now() - started) / 1000).toFixed(1)} s (server pid ${server.child.pid})`,
       );
     }
 

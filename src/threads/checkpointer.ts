@@ -84,9 +84,8 @@ export function hasCheckpointSchema(sql: SqlStore): boolean {
   return row?.n === SCHEMA_OBJECTS.length;
 }
 
-/** Creates the checkpoint tables if they are missing. Idempotent. */
-export function ensureCheckpointSchema(sql: SqlStore): void {
-  if (hasCheckpointSchema(sql)) return;
+/** Creates the checkpoint tables (IF NOT EXISTS: idempotent). */
+function createCheckpointSchema(sql: SqlStore): void {
   for (const statement of SCHEMA) sql.run(statement);
 }
 
@@ -171,7 +170,7 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
 
   #ensureSchema(): void {
     if (this.#hasSchema()) return;
-    ensureCheckpointSchema(this.#sql);
+    createCheckpointSchema(this.#sql);
     this.#schemaKnown = true;
   }
 

@@ -7,11 +7,11 @@ import { DEV_API_KEY } from "../../scripts/lib/wrangler.ts";
 
 export interface TestServer extends LocalServer {
   apiKey: string;
-  /** The wrangler state directory (`--persist-to`). */
+  /** The state directory (`--persist-to`). */
   persistTo: string;
-  /** The last 20 kB of wrangler's output. */
+  /** The last 20 kB of the server's output. */
   output(): string;
-  /** SIGKILLs wrangler and workerd (the whole process group), as a crash would; keeps the state. */
+  /** SIGKILLs the server and workerd (the whole process group), as a crash would; keeps the state. */
   kill(): Promise<void>;
 }
 
@@ -56,7 +56,7 @@ export async function startTestServer(options: { persistTo?: string; keep?: bool
     };
   } catch (error) {
     cleanup();
-    throw new Error(`${(error as Error).message}\n--- wrangler output ---\n${output}`);
+    throw new Error(`${(error as Error).message}\n--- server output ---\n${output}`);
   }
 }
 
