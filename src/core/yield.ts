@@ -15,8 +15,12 @@ let urgentWork = 0;
 
 /** A run execution waits at most this long at one yield point, so a flood of new runs cannot starve it. */
 const MAX_DEFERRAL_MS = 1_000;
-/** How often a deferred execution looks again: a promise resolved from another request's context never settles in workerd, so it polls. */
-const FIRST_POLL_MS = 2;
+/**
+ * How long a deferred execution waits before looking again (a promise resolved from another request's
+ * context never settles in workerd, so it polls): first at the next turns of the event loop, since the
+ * urgent work is often the very request that started the run, about to get its answer; then backing off.
+ */
+const POLL_DELAYS_MS = [0, 0, 1, 2, 4, 8, 16];
 const MAX_POLL_MS = 32;
 
 /**
@@ -37,6 +41,6 @@ export async function urgently<T>(work: () => Promise<T>): Promise<T> {
 export async function yieldToUrgentWork(): Promise<void> {
   await yieldToEventLoop();
   const deadline = Date.now() + MAX_DEFERRAL_MS;
-  for (let poll = FIRST_POLL_MS; urgentWork > 0 && Date.now() < deadline; poll = Math.min(poll * 2, MAX_POLL_MS))
-    await new Promise((resolve) => setTimeout(resolve, poll));
+  for (let poll = 0; urgentWork > 0 && Date.now() < deadline; poll++)
+    await new Promise((resolve) => setTimeout(resolve, POLL_DELAYS_MS[poll] ?? MAX_POLL_MS));
 }

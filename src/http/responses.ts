@@ -61,7 +61,7 @@ export const publicRoute = <R extends RouteConfig>(route: R): R =>
  */
 export function jsonBytes<S extends z.ZodType>(
   c: Context,
-  body: ReadableStream<Uint8Array>,
+  body: string | ReadableStream<Uint8Array>,
   headers: Record<string, string> = {},
 ): TypedResponse<JSONParsed<z.output<S>>, 200, "json"> {
   // The one cast: bytes carry no type, so the route's schema is taken at its word.

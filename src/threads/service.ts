@@ -3,6 +3,7 @@ import { conflict } from "../core/errors.ts";
 import { withFilterLimit } from "../core/filter-limit.ts";
 import { database } from "../db/client.ts";
 import { threadStub, unwrap } from "./client.ts";
+import type { JsonBody } from "./runs/json-stream.ts";
 import {
   countThreadIndex,
   existingThreadIds,
@@ -133,7 +134,7 @@ export async function copyThread(
   workspaceId: string,
   threadId: string,
   authorize: Authorizer,
-): Promise<ReadableStream<Uint8Array>> {
+): Promise<JsonBody> {
   const copied = await threadStub(env, workspaceId, threadId).copyTo(crypto.randomUUID());
   if (!copied.ok && copied.kind === "thread_not_found") throw conflict(THREAD_NOT_FOUND);
   const copy = unwrap(copied, threadId);

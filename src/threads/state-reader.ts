@@ -1,5 +1,5 @@
 import { toJsonObject } from "../db/serialize.ts";
-import { jsonArrayStream, jsonStream } from "./runs/json-stream.ts";
+import { type JsonBody, jsonArrayBody, jsonBody } from "./runs/json-stream.ts";
 import { checkpointConfig, EMPTY_STATE, stateJson } from "./state.ts";
 import { StateCache } from "./state-cache.ts";
 import type { ThreadCheckpoints } from "./thread-checkpoints.ts";
@@ -35,9 +35,9 @@ export class StateReader {
   }
 
   /** The whole thread as JSON bytes, values above 1 MiB read back from the latest checkpoint. */
-  async threadBody(record: ThreadRecord, options: { includeTtl?: boolean } = {}): Promise<ReadableStream<Uint8Array>> {
+  async threadBody(record: ThreadRecord, options: { includeTtl?: boolean } = {}): Promise<JsonBody> {
     if (record.valuesOversize) await this.loadOversizeValues(record);
-    return jsonStream([JSON.stringify(threadJson(record, options))]);
+    return jsonBody([JSON.stringify(threadJson(record, options))]);
   }
 
   /** Values too large for the thread row come from the latest checkpoint. */
@@ -49,9 +49,9 @@ export class StateReader {
   async state(
     record: ThreadRecord,
     input: { checkpoint?: CheckpointSelector; subgraphs?: boolean },
-  ): Promise<Result<ReadableStream<Uint8Array>>> {
+  ): Promise<Result<JsonBody>> {
     const outcome = await this.#stateText(record, input);
-    return outcome.ok ? ok(jsonStream([outcome.value])) : outcome;
+    return outcome.ok ? ok(jsonBody([outcome.value])) : outcome;
   }
 
   /** The state as JSON text (see StateCache). */
@@ -82,9 +82,9 @@ export class StateReader {
   }
 
   /** History as a JSON array, newest first (see StateCache). */
-  async history(record: ThreadRecord, input: HistoryInput): Promise<Result<ReadableStream<Uint8Array>>> {
+  async history(record: ThreadRecord, input: HistoryInput): Promise<Result<JsonBody>> {
     const graph = await this.checkpoints.graph(record);
-    if (!graph) return ok(jsonArrayStream([]));
+    if (!graph) return ok(jsonArrayBody([]));
     const config = checkpointConfig(record.threadId, input.checkpoint);
     const options = {
       limit: input.limit,
@@ -95,7 +95,7 @@ export class StateReader {
       const states: ThreadStateJson[] = [];
       for await (const snapshot of graph.getStateHistory(config, options))
         states.push(stateJson(snapshot, graph.graphId));
-      return ok(jsonArrayStream(states.map((state) => JSON.stringify(state))));
+      return ok(jsonArrayBody(states.map((state) => JSON.stringify(state))));
     }
     // Root history: reuse the states already built; rebuild only the checkpoints not seen before.
     let ids: string[];
@@ -124,6 +124,6 @@ export class StateReader {
           stateJson(await graph.getState(checkpointConfig(record.threadId, { checkpoint_id: id })), graph.graphId),
         );
     }
-    return ok(jsonArrayStream(ids.flatMap((id) => found.get(id) ?? [])));
+    return ok(jsonArrayBody(ids.flatMap((id) => found.get(id) ?? [])));
   }
 }

@@ -5,7 +5,7 @@ import { D1Store } from "../store/graph-store.ts";
 import { AlarmPlanner } from "./alarm-planner.ts";
 import { threadStub } from "./client.ts";
 import { IndexSync } from "./index-sync.ts";
-import { jsonArrayStream } from "./runs/json-stream.ts";
+import { type JsonBody, jsonArrayBody } from "./runs/json-stream.ts";
 import { type RunHost, RunManager } from "./runs/run-manager.ts";
 import { agentTraceSink } from "./runs/trace-sink.ts";
 import type { CancelAction, CreateRunInput, RunJson, RunStatus } from "./runs/types.ts";
@@ -73,13 +73,13 @@ export class ThreadDO extends DurableObject<Env> {
   }
 
   /** The whole thread as JSON bytes (see json-stream.ts): its values may be larger than one RPC result. */
-  async getBody(options: { includeTtl?: boolean } = {}): Promise<Outcome<ReadableStream<Uint8Array>>> {
+  async getBody(options: { includeTtl?: boolean } = {}): Promise<Outcome<JsonBody>> {
     const record = this.#records.read();
     return record ? ok(await this.#states.threadBody(record, options)) : THREAD_MISSING;
   }
 
   /** Patches the thread and answers with the whole patched thread as JSON bytes (see `getBody`). */
-  patch(input: ThreadPatch): Promise<Outcome<ReadableStream<Uint8Array>>> {
+  patch(input: ThreadPatch): Promise<Outcome<JsonBody>> {
     return this.#exclusive(() => this.#thread.patch(input));
   }
 
@@ -95,10 +95,7 @@ export class ThreadDO extends DurableObject<Env> {
   // ---- state ----
 
   /** The state as JSON bytes (see json-stream.ts): a state may be larger than one RPC result. */
-  async getState(input: {
-    checkpoint?: CheckpointSelector;
-    subgraphs?: boolean;
-  }): Promise<Outcome<ReadableStream<Uint8Array>>> {
+  async getState(input: { checkpoint?: CheckpointSelector; subgraphs?: boolean }): Promise<Outcome<JsonBody>> {
     const record = this.#records.read();
     return record ? this.#states.state(record, input) : THREAD_MISSING;
   }
@@ -108,7 +105,7 @@ export class ThreadDO extends DurableObject<Env> {
   }
 
   /** History as a JSON array, newest first, in bytes (see json-stream.ts and StateCache). */
-  async history(input: HistoryInput): Promise<Outcome<ReadableStream<Uint8Array>>> {
+  async history(input: HistoryInput): Promise<Outcome<JsonBody>> {
     const record = this.#records.read();
     return record ? this.#states.history(record, input) : THREAD_MISSING;
   }
@@ -169,9 +166,9 @@ export class ThreadDO extends DurableObject<Env> {
   }
 
   /** A page of runs as a JSON array in bytes: several multi-MB runs outgrow one RPC result. */
-  listRuns(options: { limit: number; offset: number; status?: RunStatus }): Outcome<ReadableStream<Uint8Array>> {
+  listRuns(options: { limit: number; offset: number; status?: RunStatus }): Outcome<JsonBody> {
     if (!this.#records.read()) return THREAD_MISSING;
-    return ok(jsonArrayStream(this.#runs.list(options).map((run) => JSON.stringify(run))));
+    return ok(jsonArrayBody(this.#runs.list(options).map((run) => JSON.stringify(run))));
   }
 
   getRun(runId: string): Outcome<RunJson> {

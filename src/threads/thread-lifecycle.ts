@@ -1,6 +1,7 @@
 import { log } from "../observability/log.ts";
 import type { AlarmPlanner } from "./alarm-planner.ts";
 import type { IndexSync } from "./index-sync.ts";
+import type { JsonBody } from "./runs/json-stream.ts";
 import type { RunManager } from "./runs/run-manager.ts";
 import type { StateReader } from "./state-reader.ts";
 import { applySupersteps, type SuperstepUpdate, type UpdateStateInput, updateState } from "./state-updates.ts";
@@ -103,7 +104,7 @@ export class ThreadLifecycle {
   }
 
   /** Patches the thread and answers with the whole patched thread as JSON bytes. */
-  async patch(input: ThreadPatch): Promise<Outcome<ReadableStream<Uint8Array>>> {
+  async patch(input: ThreadPatch): Promise<Outcome<JsonBody>> {
     const record = this.parts.records.read();
     if (!record) return THREAD_MISSING;
     if (input.metadata) record.metadata = { ...record.metadata, ...input.metadata };

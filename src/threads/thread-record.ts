@@ -91,6 +91,8 @@ export class ThreadRecords {
    * values are shared between readers, who replace fields rather than mutate them.
    */
   #cached: ThreadRecord | null | undefined;
+  /** The thread table was found missing (so the next write creates it whole). */
+  #tableAbsent = false;
 
   constructor(private readonly sql: SqlStore) {}
 
@@ -103,7 +105,10 @@ export class ThreadRecords {
   #load(): ThreadRecord | null {
     if (!this.#schemaReady) {
       const exists = this.sql.all("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'thread'");
-      if (exists.length === 0) return null;
+      if (exists.length === 0) {
+        this.#tableAbsent = true;
+        return null;
+      }
       this.#addMissingColumns();
       this.#schemaReady = true;
     }
@@ -116,7 +121,8 @@ export class ThreadRecords {
     this.#cached = undefined;
     if (!this.#schemaReady) {
       this.sql.run(SCHEMA);
-      this.#addMissingColumns();
+      // A table this call just created has every column already.
+      if (!this.#tableAbsent) this.#addMissingColumns();
       this.#schemaReady = true;
     }
     let values = record.values === null ? null : JSON.stringify(record.values);
@@ -195,6 +201,7 @@ export class ThreadRecords {
   reset(): void {
     this.#schemaReady = false;
     this.#cached = undefined;
+    this.#tableAbsent = false;
   }
 }
 

@@ -37,6 +37,29 @@ export function jsonStream(parts: Iterable<string>): ReadableStream<Uint8Array> 
   });
 }
 
+/**
+ * JSON out of a Durable Object: the text itself when it is small enough to travel as one RPC result,
+ * else a byte stream. A stream over RPC costs far more than a small string, and most answers are small.
+ */
+export type JsonBody = string | ReadableStream<Uint8Array>;
+
+/** Text up to this many UTF-16 units (at most 3 MiB of UTF-8) goes as a string. */
+const INLINE_UNITS = 1024 * 1024;
+
+/** The concatenation of `parts` (JSON text) as a JsonBody. */
+export function jsonBody(parts: readonly string[]): JsonBody {
+  let units = 0;
+  for (const part of parts) units += part.length;
+  return units <= INLINE_UNITS ? parts.join("") : jsonStream(parts);
+}
+
+/** A JSON array of the given JSON texts, as a JsonBody. */
+export function jsonArrayBody(items: readonly string[]): JsonBody {
+  let units = 2 + Math.max(0, items.length - 1);
+  for (const item of items) units += item.length;
+  return units <= INLINE_UNITS ? `[${items.join(",")}]` : jsonArrayStream(items);
+}
+
 /** A JSON array of the given JSON texts, as a byte stream. */
 export function jsonArrayStream(items: Iterable<string>): ReadableStream<Uint8Array> {
   return jsonStream(
