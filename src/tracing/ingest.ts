@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import type { ErrorKind } from "../core/errors.ts";
 import type { Database } from "../db/client.ts";
 import { traceRunLocations, traceShards } from "../db/schema.ts";
-import { getProject, projectForName } from "./projects/service.ts";
+import { getProject, projectIdForName } from "./projects/service.ts";
 import { describeIssues, dottedOrderProblem, type RunAttachment } from "./run-input.ts";
 import { oversizeDetail, truncateOversize } from "./run-size.ts";
 import { type RunPatch, RunPatchSchema, type RunPost, RunPostSchema } from "./schemas.ts";
@@ -194,7 +194,7 @@ export class Ingestor {
     }
     const name = run.session_name ?? DEFAULT_PROJECT;
     let id = this.#projectsByName.get(name);
-    if (!id) this.#projectsByName.set(name, (id = projectForName(this.db, this.workspaceId, name).then((p) => p.id)));
+    if (!id) this.#projectsByName.set(name, (id = projectIdForName(this.db, this.workspaceId, name)));
     return id;
   }
 

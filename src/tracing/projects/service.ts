@@ -86,6 +86,34 @@ export async function projectForName(db: Database, workspaceId: string, name: st
   return existing ? toSession(existing) : createProject(db, workspaceId, { name }, true);
 }
 
+/**
+ * How long this isolate trusts a project name's id without asking D1: traced runs name their project
+ * on every post, and an agent run's trace would otherwise pay a D1 round trip for it. Bounds how long
+ * another isolate keeps writing to a project renamed or deleted elsewhere; this isolate forgets at once.
+ */
+const PROJECT_ID_TTL_MS = 10_000;
+const PROJECT_ID_CACHE_MAX = 1_000;
+const projectIds = new Map<string, { id: Promise<string>; expiresAt: number }>();
+
+/** The id of the workspace's project `name` (created if missing), cached for PROJECT_ID_TTL_MS. */
+export function projectIdForName(db: Database, workspaceId: string, name: string): Promise<string> {
+  const key = `${workspaceId}\u0000${name}`;
+  const now = Date.now();
+  const cached = projectIds.get(key);
+  if (cached && cached.expiresAt > now) return cached.id;
+  const id = projectForName(db, workspaceId, name).then((project) => project.id);
+  if (projectIds.size >= PROJECT_ID_CACHE_MAX) projectIds.clear();
+  projectIds.set(key, { id, expiresAt: now + PROJECT_ID_TTL_MS });
+  // A failed lookup is not remembered.
+  id.catch(() => projectIds.delete(key));
+  return id;
+}
+
+/** Forgets the cached project ids of a workspace (a project was renamed or deleted). */
+function forgetProjectIds(workspaceId: string): void {
+  for (const key of projectIds.keys()) if (key.startsWith(`${workspaceId}\u0000`)) projectIds.delete(key);
+}
+
 export async function getProject(db: Database, workspaceId: string, id: string): Promise<TracerSession> {
   const row = await db
     .select()
@@ -138,6 +166,7 @@ export async function updateProject(
     .where(and(eq(tracingProjects.workspaceId, workspaceId), eq(tracingProjects.id, id)))
     .returning()
     .get();
+  if (set.name !== undefined) forgetProjectIds(workspaceId);
   if (!row) throw notFound(`Tracing project ${id} not found`);
   return toSession(row);
 }
@@ -149,5 +178,6 @@ export async function deleteProject(db: Database, workspaceId: string, id: strin
     .where(and(eq(tracingProjects.workspaceId, workspaceId), eq(tracingProjects.id, id)))
     .returning({ id: tracingProjects.id })
     .get();
+  forgetProjectIds(workspaceId);
   if (!deleted) throw notFound(`Tracing project ${id} not found`);
 }
