@@ -291,9 +291,7 @@ async function main(): Promise<number> {
         );
       });
       url = server.url;
-      log(
-        `Server up at ${url} after ${((Date.now() - started) / 1000).toFixed(1)} s (server pid ${server.child.pid})`,
-      );
+      log(`Server up at ${url} after ${((Date.now() - started) / 1000).toFixed(1)} s (server pid ${server.child.pid})`);
     }
 
     const inspector = options.inspector ?? (inspectorPort ? workerInspectorUrl(inspectorPort) : undefined);
