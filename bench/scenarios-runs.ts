@@ -16,6 +16,21 @@ const STREAMS_TIMEOUT_MS = 120_000;
 
 const human = (content: string) => ({ messages: [{ role: "user", content }] });
 
+/** A new thread, then one run of `graph` streamed to its end in three modes; marks the first event. */
+async function streamOnNewThread(ctx: BenchContext, graph: string, message: string) {
+  const thread = await ctx.client.threads.create();
+  const start = performance.now();
+  let firstEvent: number | undefined;
+  for await (const chunk of ctx.client.runs.stream(thread.thread_id, graph, {
+    input: human(message),
+    streamMode: ["values", "updates", "messages-tuple"],
+  })) {
+    firstEvent ??= performance.now() - start;
+    if (chunk.event === "error") throw new Error(JSON.stringify(chunk.data));
+  }
+  return { "first-event": firstEvent ?? Number.NaN };
+}
+
 export const RUN_SCENARIOS: Scenario[] = [
   {
     name: "wait",
@@ -31,37 +46,13 @@ export const RUN_SCENARIOS: Scenario[] = [
     reference: false,
     description: "client.runs.stream(thread, 'agent', modes values+updates+messages-tuple) to the end",
     concurrency: 16,
-    run: async (ctx) => {
-      const thread = await ctx.client.threads.create();
-      const start = performance.now();
-      let firstEvent: number | undefined;
-      for await (const chunk of ctx.client.runs.stream(thread.thread_id, "agent", {
-        input: human("what is langgraph?"),
-        streamMode: ["values", "updates", "messages-tuple"],
-      })) {
-        firstEvent ??= performance.now() - start;
-        if (chunk.event === "error") throw new Error(JSON.stringify(chunk.data));
-      }
-      return { "first-event": firstEvent ?? Number.NaN };
-    },
+    run: (ctx) => streamOnNewThread(ctx, "agent", "what is langgraph?"),
   },
   {
     name: "stream-echo",
     description: "client.runs.stream(thread, 'echo', modes values+updates+messages-tuple) to the end",
     concurrency: 16,
-    run: async (ctx) => {
-      const thread = await ctx.client.threads.create();
-      const start = performance.now();
-      let firstEvent: number | undefined;
-      for await (const chunk of ctx.client.runs.stream(thread.thread_id, "echo", {
-        input: human("hello"),
-        streamMode: ["values", "updates", "messages-tuple"],
-      })) {
-        firstEvent ??= performance.now() - start;
-        if (chunk.event === "error") throw new Error(JSON.stringify(chunk.data));
-      }
-      return { "first-event": firstEvent ?? Number.NaN };
-    },
+    run: (ctx) => streamOnNewThread(ctx, "echo", "hello"),
   },
   {
     name: "streams-500",
