@@ -5,10 +5,10 @@
 // applies the D1 migrations, bundles the Worker as `wrangler deploy` does and serves it with Miniflare
 // directly (scripts/lib/local-runtime.ts); then fires the scheduled handler at every minute boundary as
 // the deployed Cron Trigger does. `npm run dev` is the same on `wrangler dev` (file watching).
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureDevVars } from "./lib/cli.ts";
-import { BuildError, buildDeployment, configPathFromArgs } from "./lib/deployment.ts";
+import { BuildError, buildDeployment, configPathFromArgs, PROJECT_ROOT } from "./lib/deployment.ts";
 import { bundleWorker, type LocalRuntime, serveWorker, stateDirectory } from "./lib/local-runtime.ts";
 import { configuredCrons, localBaseUrl, type MinuteTicker, startMinuteTicker } from "./lib/minute-tick.ts";
 import { applyLocalMigrations, offlineEnv } from "./lib/wrangler.ts";
@@ -68,7 +68,8 @@ try {
 }
 
 ensureDevVars();
-const persistTo = flags["persist-to"];
+// wrangler (migrations, the bundle) runs in the project root: a relative path means the same for Miniflare.
+const persistTo = flags["persist-to"] && resolve(PROJECT_ROOT, flags["persist-to"]);
 // wrangler's bundle re-runs the [build] command; LANGGRAPH_JSON makes it build the same config.
 const env = offlineEnv({ LANGGRAPH_JSON: configPath });
 const bundleDir = join(stateDirectory(persistTo), "bundle");
@@ -79,7 +80,22 @@ try {
   fail(`Preparing the Worker failed: ${(error as Error).message}`);
 }
 
-let runtime: LocalRuntime;
+let runtime: LocalRuntime | undefined;
+let ticker: MinuteTicker | undefined;
+let stopping = false;
+// Installed before workerd starts: a signal during startup ends this process (workerd, in its process
+// group, gets the terminal's signal too); once up, workerd is disposed of first.
+for (const signal of ["SIGINT", "SIGTERM"] as const)
+  process.on(signal, () => {
+    if (stopping || !runtime) process.exit(stopping ? 1 : 0);
+    stopping = true;
+    ticker?.stop();
+    runtime.dispose().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
+
 try {
   runtime = await serveWorker({ bundleDir, ip: flags.ip, port, persistTo, vars, inspectorPort });
 } catch (error) {
@@ -89,19 +105,6 @@ try {
 const baseUrl = port === 0 ? (await runtime.ready).origin : localBaseUrl(flags.ip, port);
 console.log(`Agent Platform listening on ${baseUrl} (state ${stateDirectory(persistTo)})`);
 if (inspectorPort) console.log(`V8 inspector: ws://127.0.0.1:${inspectorPort}/core:user:agent-platform`);
-
-let ticker: MinuteTicker | undefined;
-let stopping = false;
-for (const signal of ["SIGINT", "SIGTERM"] as const)
-  process.on(signal, () => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    ticker?.stop();
-    runtime.dispose().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  });
 
 try {
   const crons = await configuredCrons();

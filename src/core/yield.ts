@@ -10,8 +10,13 @@ export function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
-/** Run setups (up to the run's first event) under way in this isolate. */
-let urgentWork = 0;
+/**
+ * Run setups (up to the run's first event) under way in this isolate, by start time. workerd may drop
+ * the continuations of a request whose client went away, so a setup's `finally` is not guaranteed to
+ * run: one older than STALE_SETUP_MS no longer counts.
+ */
+const setups = new Map<symbol, number>();
+const STALE_SETUP_MS = 5_000;
 
 /** A run execution waits at most this long at one yield point, so a flood of new runs cannot starve it. */
 const MAX_DEFERRAL_MS = 1_000;
@@ -29,18 +34,31 @@ const MAX_POLL_MS = 32;
  * execution itself.
  */
 export async function urgently<T>(work: () => Promise<T>): Promise<T> {
-  urgentWork += 1;
+  const token = Symbol("run setup");
+  setups.set(token, Date.now());
   try {
     return await work();
   } finally {
-    urgentWork -= 1;
+    setups.delete(token);
   }
 }
 
-/** A run execution's yield point: the event loop turns, and urgent work (see `urgently`) goes first. */
-export async function yieldToUrgentWork(): Promise<void> {
+function urgentWorkPending(): boolean {
+  const staleBefore = Date.now() - STALE_SETUP_MS;
+  for (const [token, since] of setups) {
+    if (since >= staleBefore) return true;
+    setups.delete(token);
+  }
+  return false;
+}
+
+/**
+ * A run execution's yield point: the event loop turns, and urgent work (see `urgently`) goes first.
+ * An aborted `signal` (the run was cancelled) ends the wait at once.
+ */
+export async function yieldToUrgentWork(signal?: AbortSignal): Promise<void> {
   await yieldToEventLoop();
   const deadline = Date.now() + MAX_DEFERRAL_MS;
-  for (let poll = 0; urgentWork > 0 && Date.now() < deadline; poll++)
+  for (let poll = 0; urgentWorkPending() && !signal?.aborted && Date.now() < deadline; poll++)
     await new Promise((resolve) => setTimeout(resolve, POLL_DELAYS_MS[poll] ?? MAX_POLL_MS));
 }

@@ -1,4 +1,3 @@
-import { yieldToUrgentWork } from "../core/yield.ts";
 import type { Database } from "../db/client.ts";
 import { log } from "../observability/log.ts";
 import { deleteThreadIndex, upsertThreadIndex } from "./thread-index.ts";
@@ -30,8 +29,6 @@ export class IndexSync {
     if (this.#pending) return this.#pending;
     const pending = (async () => {
       if (delayMs) await new Promise((resolve) => setTimeout(resolve, delayMs));
-      // Background work: runs being set up in this isolate (their first events) go first.
-      await yieldToUrgentWork();
       await this.#active;
       this.#pending = null;
       const record = this.records.read();

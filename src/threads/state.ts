@@ -46,9 +46,11 @@ export function checkpointConfig(threadId: string, selector: CheckpointSelector 
  * thread's config, which a graph factory may depend on, addressed to the thread's root checkpoints.
  */
 export function threadGraphConfig(thread: { threadId: string; config: Record<string, unknown> }): RunnableConfig {
-  const configurable = thread.config.configurable;
+  // A copy: the record's config is shared by every reader of the thread, and a graph factory may change it.
+  const config = structuredClone(thread.config);
+  const configurable = config.configurable;
   return {
-    ...thread.config,
+    ...config,
     configurable: {
       ...(configurable && typeof configurable === "object" ? configurable : {}),
       ...checkpointConfig(thread.threadId).configurable,

@@ -1,3 +1,4 @@
+import { yieldToUrgentWork } from "../core/yield.ts";
 import { log } from "../observability/log.ts";
 import type { AlarmPlanner } from "./alarm-planner.ts";
 import type { IndexSync } from "./index-sync.ts";
@@ -195,7 +196,7 @@ export class ThreadLifecycle {
    * record write happens before the first await: a caller may answer its client as soon as this
    * returns its promise, and let the index catch up.
    */
-  async save(record: ThreadRecord, options: { deferIndex?: boolean } = {}): Promise<void> {
+  async save(record: ThreadRecord, options: { deferIndex?: boolean; afterRunSetups?: boolean } = {}): Promise<void> {
     const { records, index, alarm } = this.parts;
     if (record.temporary) {
       records.write(record);
@@ -203,6 +204,9 @@ export class ThreadLifecycle {
     }
     record.indexDirty = true;
     records.write(record);
+    // A save nobody waits for lets run setups in the isolate go first. The wait comes before the sync
+    // is queued, so a save a caller does wait for (under the thread's lock) never waits behind it.
+    if (options.afterRunSetups) await yieldToUrgentWork();
     await index.sync(options.deferIndex ? DEFERRED_INDEX_MS : 0);
     const latest = records.read();
     if (latest) await alarm.plan(latest);
@@ -217,6 +221,8 @@ export class ThreadLifecycle {
   /** Empties the thread's storage and forgets everything derived from it. */
   async wipe(): Promise<void> {
     await this.parts.alarm.clear();
+    // Before and after: no read may see the cached record once the delete has begun.
+    this.parts.records.reset();
     await this.parts.deleteAll();
     this.parts.records.reset();
     this.parts.runs.table.reset();

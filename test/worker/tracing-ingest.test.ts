@@ -30,6 +30,29 @@ function sdkRun(
 const getRun = async (id: string, key?: string) => call(`/api/v1/runs/${id}`, { key });
 
 describe("tracing ingestion", () => {
+  it("writes runs named by project to a project made again after a delete or a rename, never to the old one", async () => {
+    const name = `reused-${crypto.randomUUID()}`;
+    const post = async () => {
+      const run = sdkRun("root", new Date("2026-11-20T10:00:00Z"), undefined, { session_name: name });
+      expect((await call("/api/v1/runs", { method: "POST", json: run })).status).toBe(202);
+      return (await json<Run>(await getRun(run.id))).session_id;
+    };
+    const projectNamed = async () => (await json<{ id: string }[]>(await call(`/api/v1/sessions?name=${name}`)))[0]?.id;
+
+    const first = await post();
+    expect(await projectNamed()).toBe(first);
+    expect((await call(`/api/v1/sessions/${first}`, { method: "DELETE" })).status).toBe(200);
+    const second = await post();
+    expect(second).not.toBe(first);
+    expect(await projectNamed()).toBe(second);
+
+    const renamed = `renamed-${crypto.randomUUID()}`;
+    expect((await call(`/api/v1/sessions/${second}`, { method: "PATCH", json: { name: renamed } })).status).toBe(200);
+    const third = await post();
+    expect(third).not.toBe(second);
+    expect(await projectNamed()).toBe(third);
+  });
+
   it("creates a run with POST /runs and completes it with PATCH /runs/{id} (epoch-ms end_time)", async () => {
     const project = `ingest-${crypto.randomUUID()}`;
     const run = sdkRun("root", new Date("2026-11-20T10:00:00Z"), undefined, { session_name: project });

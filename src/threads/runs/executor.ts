@@ -141,14 +141,14 @@ export async function executeRun(options: ExecuteOptions): Promise<void> {
       }
       if (event.tags?.includes("langsmith:hidden")) continue;
       options.publish("events", toJson(event));
-      await yieldToUrgentWork();
+      await yieldToUrgentWork(options.signal);
     }
     return;
   }
   for await (const chunk of await options.graph.stream(input, streamOptions)) {
     dispatch(chunk, options.subgraphs, handle);
     // Between chunks, other requests of the isolate get their turn (see yieldToUrgentWork).
-    await yieldToUrgentWork();
+    await yieldToUrgentWork(options.signal);
   }
 }
 

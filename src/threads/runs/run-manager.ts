@@ -41,7 +41,7 @@ export interface RunHost {
    * Record, search index and alarm. The record is written before the returned promise first waits,
    * so callers may let the index update finish after answering.
    */
-  saveThread(record: ThreadRecord, options?: { deferIndex?: boolean }): Promise<void>;
+  saveThread(record: ThreadRecord, options?: { deferIndex?: boolean; afterRunSetups?: boolean }): Promise<void>;
   /** Removes the whole thread (temporary threads of stateless runs). */
   deleteThread(): Promise<void>;
   scheduleAlarm(): Promise<void>;
@@ -193,7 +193,10 @@ export class RunManager {
     }
     // The record is written now; the search index catches up without holding the reply. A status
     // flip may wait to merge with the run's end; new metadata (searchable) goes at once.
-    this.#background(this.host.saveThread(thread, { deferIndex: !metadataChanged }), "thread index after run create");
+    this.#background(
+      this.host.saveThread(thread, { deferIndex: !metadataChanged, afterRunSetups: true }),
+      "thread index after run create",
+    );
     this.kick();
     return ok({ run: runJson(run), stream });
   }
@@ -268,7 +271,7 @@ export class RunManager {
     }
     // The metadata event is out; the rest waits for a turn of the event loop, so that other requests
     // (other runs' first events) are not queued behind this run's execution.
-    await yieldToUrgentWork();
+    await yieldToUrgentWork(execution.controller.signal);
     const config = this.#graphConfig(run);
     const graph = await this.host.bindGraph(run.graphId, config);
     if (!graph) {

@@ -93,19 +93,17 @@ export async function projectForName(db: Database, workspaceId: string, name: st
  */
 const PROJECT_ID_TTL_MS = 10_000;
 const PROJECT_ID_CACHE_MAX = 1_000;
-const projectIds = new Map<string, { id: Promise<string>; expiresAt: number }>();
+/** Resolved ids only: a pending lookup shared with another request's context might never settle in workerd. */
+const projectIds = new Map<string, { id: string; expiresAt: number }>();
 
 /** The id of the workspace's project `name` (created if missing), cached for PROJECT_ID_TTL_MS. */
-export function projectIdForName(db: Database, workspaceId: string, name: string): Promise<string> {
+export async function projectIdForName(db: Database, workspaceId: string, name: string): Promise<string> {
   const key = `${workspaceId}\u0000${name}`;
-  const now = Date.now();
   const cached = projectIds.get(key);
-  if (cached && cached.expiresAt > now) return cached.id;
-  const id = projectForName(db, workspaceId, name).then((project) => project.id);
+  if (cached && cached.expiresAt > Date.now()) return cached.id;
+  const { id } = await projectForName(db, workspaceId, name);
   if (projectIds.size >= PROJECT_ID_CACHE_MAX) projectIds.clear();
-  projectIds.set(key, { id, expiresAt: now + PROJECT_ID_TTL_MS });
-  // A failed lookup is not remembered.
-  id.catch(() => projectIds.delete(key));
+  projectIds.set(key, { id, expiresAt: Date.now() + PROJECT_ID_TTL_MS });
   return id;
 }
 
