@@ -71,7 +71,7 @@ export async function serveWorker(options: ServeOptions): Promise<LocalRuntime> 
       host: options.ip,
       port: options.port,
       inspectorPort: options.inspectorPort,
-      // Request.cf: the placeholder, never fetched (the machines are offline).
+      // Request.cf: Miniflare's built-in fallback object, never fetched (the machines are offline).
       cf: false,
       // Same layout as wrangler dev's --persist-to, so `wrangler d1 migrations apply --local` targets it.
       resourcePersistencePath: join(stateDirectory(options.persistTo), "v3"),
