@@ -6,7 +6,7 @@
  */
 
 /** Lets the isolate's pending I/O run before continuing. */
-export function yieldToEventLoop(): Promise<void> {
+function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
 

@@ -152,28 +152,10 @@ export class ThreadRecords {
       temporary: record.temporary ? 1 : 0,
       values_oversize: oversize ? 1 : 0,
     };
+    const columns = Object.keys(row);
     this.sql.run(
-      `INSERT OR REPLACE INTO thread (singleton, thread_id, workspace_id, created_at, updated_at, state_updated_at,
-         metadata, status, config, request_config, state_values, interrupts, error, ttl_minutes, ttl_strategy, index_dirty,
-         temporary, values_oversize)
-       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      row.thread_id,
-      row.workspace_id,
-      row.created_at,
-      row.updated_at,
-      row.state_updated_at,
-      row.metadata,
-      row.status,
-      row.config,
-      row.request_config,
-      row.state_values,
-      row.interrupts,
-      row.error,
-      row.ttl_minutes,
-      row.ttl_strategy,
-      row.index_dirty,
-      row.temporary,
-      row.values_oversize,
+      `INSERT OR REPLACE INTO thread (singleton, ${columns.join(", ")}) VALUES (1${", ?".repeat(columns.length)})`,
+      ...Object.values(row),
     );
     // Exactly what a read of the row returns (JSON values, not the caller's objects).
     this.#cached = fromRow(row);
