@@ -27,4 +27,10 @@ export interface DeploymentManifest {
     /** `auth.disable_studio_auth`: no studio user, even with a valid key. */
     disableStudioAuth: boolean;
   } | null;
+  /** langgraph.json `http.app`: the deployment's Hono app, or null. */
+  httpApp: {
+    module: Record<string, unknown>;
+    exportName: string;
+    source: string;
+  } | null;
 }

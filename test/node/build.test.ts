@@ -86,7 +86,8 @@ describe("build step: langgraph.json → generated registry", () => {
     const outFile = join(dir, "registry.generated.ts");
     await buildDeployment(join(PROJECT_ROOT, "examples/custom-auth/langgraph.json"), { outFile, stageAssets: false });
     const generated = readFileSync(outFile, "utf8");
-    expect(generated).toContain('import * as authModule from "../../examples/custom-auth/auth.ts";');
+    expect(generated).toContain('import { graph0, graph1, graph2, authModule } from "./deployment-modules.js";');
+    expect(readFileSync(join(dir, "deployment-modules.js"), "utf8")).toContain("examples/custom-auth/auth.ts");
     expect(generated).toContain('exportName: "auth", source: "./auth.ts:auth", disableStudioAuth: false');
   });
 
@@ -99,7 +100,9 @@ describe("build step: langgraph.json → generated registry", () => {
     expect(result.graphs).toEqual(["counter", "greeter"]);
     expect(result.env).toEqual({ GREETING: "hi from examples/minimal" });
     const generated = readFileSync(outFile, "utf8");
-    expect(generated).toContain('import * as graph0 from "../../examples/minimal/graph.ts";');
+    expect(generated).toContain('import { graph0, graph1 } from "./deployment-modules.js";');
+    // The SDK logger is registered before the deployment's modules load.
+    expect(generated.indexOf("before-graphs.ts")).toBeLessThan(generated.indexOf("deployment-modules.js"));
     expect(generated).toContain('exportName: "greeterFactory"');
     expect(generated).toContain('description: "Greets whoever the run\'s config names"');
   });
