@@ -186,7 +186,7 @@ describe("protocol v2", () => {
     const state = await command(threadId, { id: 2, method: "state.get", params: { keys: ["messages"] } });
     expect(state.body.type).toBe("success");
     expect(Object.keys(state.body.result?.values as object)).toEqual(["messages"]);
-    expect((state.body.result?.checkpoint as { id: string }).id).toEqual(expect.any(String));
+    expect(state.body.result).toMatchObject({ checkpoint: { id: expect.any(String) } });
     const tree = await command(threadId, { id: 3, method: "agent.getTree" });
     expect(tree.body.result?.tree).toMatchObject({ namespace: [], status: "completed", graph_name: "echo" });
   });
@@ -286,7 +286,7 @@ describe("protocol v2", () => {
 
     const state = await socket.send("state.get");
     expect(state).toMatchObject({ type: "success" });
-    expect((state.result?.values as { items: string[] }).items).toHaveLength(8);
+    expect((state.result as { values: { items: string[] } }).values.items).toHaveLength(8);
     expect(await socket.send("nope")).toMatchObject({ type: "error", error: "unknown_command" });
     expect(await socket.send("subscription.reconnect")).toMatchObject({ type: "error", error: "not_supported" });
     expect(await socket.send("subscription.subscribe", { channels: ["bogus"] })).toMatchObject({
@@ -334,12 +334,23 @@ describe("protocol v2", () => {
 
   it("refuses bad bodies and non-upgrade requests with a 4xx and detail", async () => {
     const threadId = randomUUID();
-    for (const body of ["not json", { method: "state.get" }, { id: -1, method: "x" }, { id: 1.5, method: "x" }, { id: 1 }]) {
+    for (const body of [
+      "not json",
+      { method: "state.get" },
+      { id: -1, method: "x" },
+      { id: 1.5, method: "x" },
+      { id: 1 },
+    ]) {
       const response = await command(threadId, body);
       expect(response.status).toBe(422);
       expect(response.body.detail).toBeDefined();
     }
-    for (const filter of [{}, { channels: ["values"], extra: 1 }, { channels: ["nope"] }, { channels: ["values"], since: -1 }]) {
+    for (const filter of [
+      {},
+      { channels: ["values"], extra: 1 },
+      { channels: ["nope"] },
+      { channels: ["values"], since: -1 },
+    ]) {
       const response = await fetch(`${url}/threads/${threadId}/stream/events`, {
         method: "POST",
         headers: headers(),
@@ -360,9 +371,9 @@ describe("protocol v2", () => {
     await expect(openSocket(threadId, "lgp_not_a_key")).rejects.toThrow("socket failed to open");
     // Errors of a command on a missing thread.
     expect((await command(threadId, { id: 1, method: "state.get" })).status).toBe(404);
-    expect((await command(threadId, { id: 2, method: "input.respond", params: { interrupt_id: "x" } })).body).toMatchObject(
-      { type: "error", error: "no_such_run" },
-    );
+    expect(
+      (await command(threadId, { id: 2, method: "input.respond", params: { interrupt_id: "x" } })).body,
+    ).toMatchObject({ type: "error", error: "no_such_run" });
     expect((await command(threadId, { id: 3, method: "run.start", params: {} })).body).toMatchObject({
       type: "error",
       error: "invalid_argument",

@@ -3,7 +3,7 @@ import { DomainError, isDomainError, notFound } from "../../core/errors.ts";
 import { authorize } from "../../deployment/custom-auth.ts";
 import { type ThreadClient, unwrap } from "../client.ts";
 import { type RunCreate, RunCreateSchema } from "../runs/schemas.ts";
-import { type RunCaller, type RunPlan, planRun } from "../runs/service.ts";
+import { planRun, type RunCaller, type RunPlan } from "../runs/service.ts";
 import type { CreateRunInput } from "../runs/types.ts";
 import type { AgentTreeNode } from "./hub.ts";
 import { resumeValue } from "./normalize.ts";

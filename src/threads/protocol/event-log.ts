@@ -21,7 +21,10 @@ export class ProtocolEventLog {
 
   #exists(): boolean {
     if (this.#ready) return true;
-    if (this.sql.all("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'protocol_events'").length === 0)
+    if (
+      this.sql.all("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'protocol_events'").length ===
+      0
+    )
       return false;
     this.#ready = true;
     return true;
@@ -57,7 +60,8 @@ export class ProtocolEventLog {
       },
     };
     this.sql.run("INSERT INTO protocol_events (seq, event) VALUES (?, ?)", seq, JSON.stringify(event));
-    if (seq > MAX_PROTOCOL_EVENTS) this.sql.run("DELETE FROM protocol_events WHERE seq <= ?", seq - MAX_PROTOCOL_EVENTS);
+    if (seq > MAX_PROTOCOL_EVENTS)
+      this.sql.run("DELETE FROM protocol_events WHERE seq <= ?", seq - MAX_PROTOCOL_EVENTS);
     this.#lastSeq = seq;
     return event;
   }

@@ -4,7 +4,14 @@ import { log } from "../../observability/log.ts";
 import type { ProtocolRunEnd, ProtocolRunSink } from "../runs/run-manager.ts";
 import { Subscriber, sseFrame } from "../runs/streams.ts";
 import { ProtocolEventLog } from "./event-log.ts";
-import { eventDrafts, type GraphProtocolEvent, isChannel, isPrefixOf, lifecycleOf, matchesFilter } from "./normalize.ts";
+import {
+  eventDrafts,
+  type GraphProtocolEvent,
+  isPrefixOf,
+  lifecycleOf,
+  matchesFilter,
+  subscriptionProblem,
+} from "./normalize.ts";
 import type {
   EventDraft,
   EventFilter,
@@ -89,7 +96,9 @@ export class ProtocolHub implements ProtocolRunSink {
 
   boundAssistant(): string | null {
     this.#tables();
-    return this.sql.all<{ value: string }>("SELECT value FROM protocol_meta WHERE key = 'assistant_id'")[0]?.value ?? null;
+    return (
+      this.sql.all<{ value: string }>("SELECT value FROM protocol_meta WHERE key = 'assistant_id'")[0]?.value ?? null
+    );
   }
 
   bindAssistant(assistantId: string): void {
@@ -145,7 +154,8 @@ export class ProtocolHub implements ProtocolRunSink {
   openStream(filter: EventFilter): ReadableStream<Uint8Array> {
     const entry = { filter, subscriber: new Subscriber(() => this.#streams.delete(entry)) };
     for (const event of this.log.after(filter.since ?? 0)) {
-      if (matchesFilter(filter, event)) entry.subscriber.write(sseFrame(event.method, JSON.stringify(event), event.seq));
+      if (matchesFilter(filter, event))
+        entry.subscriber.write(sseFrame(event.method, JSON.stringify(event), event.seq));
     }
     this.#streams.add(entry);
     return entry.subscriber.readable;
@@ -166,7 +176,10 @@ export class ProtocolHub implements ProtocolRunSink {
     const attachment = ws.deserializeAttachment() as SocketAttachment | null;
     if (!attachment) return null;
     this.#tables();
-    const row = this.sql.all<{ caller: string }>("SELECT caller FROM protocol_sockets WHERE id = ?", attachment.socketId)[0];
+    const row = this.sql.all<{ caller: string }>(
+      "SELECT caller FROM protocol_sockets WHERE id = ?",
+      attachment.socketId,
+    )[0];
     return row ? (JSON.parse(row.caller) as SocketCaller) : null;
   }
 
@@ -183,27 +196,12 @@ export class ProtocolHub implements ProtocolRunSink {
    */
   subscribe(ws: WebSocket, command: ProtocolCommand, threadId: string): void {
     const params = command.params ?? {};
-    const channels = params.channels;
-    if (!Array.isArray(channels) || channels.length === 0 || !channels.every((c) => typeof c === "string"))
-      return send(ws, error(command.id, "invalid_argument", "subscription.subscribe requires a non-empty channels array."));
-    const unknown = channels.find((c) => !isChannel(c));
-    if (unknown !== undefined)
-      return send(ws, error(command.id, "invalid_argument", `subscription.subscribe: unknown channel "${unknown}".`));
-    const namespaces = params.namespaces;
-    if (
-      namespaces !== undefined &&
-      !(Array.isArray(namespaces) && namespaces.every((ns) => Array.isArray(ns) && ns.every((s) => typeof s === "string")))
-    )
-      return send(ws, error(command.id, "invalid_argument", "namespaces must be a list of string lists."));
-    const depth = params.depth;
-    const since = params.since;
-    for (const [name, value] of [
-      ["depth", depth],
-      ["since", since],
-    ] as const) {
-      if (value !== undefined && !(typeof value === "number" && Number.isInteger(value) && value >= 0))
-        return send(ws, error(command.id, "invalid_argument", `${name} must be a non-negative integer.`));
+    const problem = subscriptionProblem(params);
+    if (problem) {
+      send(ws, error(command.id, "invalid_argument", problem));
+      return;
     }
+    const { channels, namespaces, depth, since } = params;
     const attachment = ws.deserializeAttachment() as SocketAttachment;
     const subscription: SocketSubscription = {
       id: crypto.randomUUID(),
@@ -212,11 +210,13 @@ export class ProtocolHub implements ProtocolRunSink {
       ...(depth !== undefined ? { depth: depth as number } : {}),
     };
     const next = { ...attachment, subscriptions: [...attachment.subscriptions, subscription] };
-    if (JSON.stringify(next).length > MAX_ATTACHMENT_BYTES)
-      return send(
+    if (JSON.stringify(next).length > MAX_ATTACHMENT_BYTES) {
+      send(
         ws,
         error(command.id, "invalid_argument", "Too many subscriptions on this socket: unsubscribe some or merge them."),
       );
+      return;
+    }
     const replay = [...this.log.after((since as number | undefined) ?? 0)].filter((event) =>
       matchesFilter(subscription, event),
     );
@@ -233,12 +233,16 @@ export class ProtocolHub implements ProtocolRunSink {
 
   unsubscribe(ws: WebSocket, command: ProtocolCommand, threadId: string): void {
     const id = command.params?.subscription_id;
-    if (typeof id !== "string")
-      return send(ws, error(command.id, "invalid_argument", "subscription.unsubscribe requires a subscription_id."));
+    if (typeof id !== "string") {
+      send(ws, error(command.id, "invalid_argument", "subscription.unsubscribe requires a subscription_id."));
+      return;
+    }
     const attachment = ws.deserializeAttachment() as SocketAttachment;
     const kept = attachment.subscriptions.filter((sub) => sub.id !== id);
-    if (kept.length === attachment.subscriptions.length)
-      return send(ws, error(command.id, "no_such_subscription", `Unknown subscription: ${id}`));
+    if (kept.length === attachment.subscriptions.length) {
+      send(ws, error(command.id, "no_such_subscription", `Unknown subscription: ${id}`));
+      return;
+    }
     ws.serializeAttachment({ ...attachment, subscriptions: kept });
     send(ws, { type: "success", id: command.id, result: {}, meta: this.meta(threadId) });
   }
@@ -266,7 +270,10 @@ export class ProtocolHub implements ProtocolRunSink {
     const root = states.get("[]") ?? { namespace: [], status: "started", graph_name: graphName ?? "root" };
     const build = (node: { namespace: Namespace; status: string; graph_name: string }): AgentTreeNode => {
       const children = [...states.values()]
-        .filter((other) => other.namespace.length === node.namespace.length + 1 && isPrefixOf(node.namespace, other.namespace))
+        .filter(
+          (other) =>
+            other.namespace.length === node.namespace.length + 1 && isPrefixOf(node.namespace, other.namespace),
+        )
         .sort((a, b) => JSON.stringify(a.namespace).localeCompare(JSON.stringify(b.namespace)))
         .map(build);
       return { ...node, ...(children.length ? { children } : {}) };

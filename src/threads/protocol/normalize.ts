@@ -27,7 +27,11 @@ export function lifecycleOf(status: string): LifecycleStatus {
 
 /** `interrupt()` payloads (`[{id, value}]`, or `{__interrupt__: [...]}`) as `input.requested` data. */
 export function inputRequests(value: unknown): { interrupt_id: string; payload: unknown }[] {
-  const list = Array.isArray(value) ? value : isObject(value) && Array.isArray(value.__interrupt__) ? value.__interrupt__ : [];
+  const list = Array.isArray(value)
+    ? value
+    : isObject(value) && Array.isArray(value.__interrupt__)
+      ? value.__interrupt__
+      : [];
   return list.flatMap((entry: unknown) =>
     isObject(entry) && typeof entry.id === "string" ? [{ interrupt_id: entry.id, payload: toJson(entry.value) }] : [],
   );
@@ -140,4 +144,28 @@ export function matchesFilter(
 export function resumeValue(responses: { interrupt_id: string; response: unknown }[], pending: number): unknown {
   if (responses.length === 1 && pending === 1) return responses[0].response;
   return Object.fromEntries(responses.map((r) => [r.interrupt_id, r.response]));
+}
+
+/** What is wrong with `subscription.subscribe` params, or null. */
+export function subscriptionProblem(params: Record<string, unknown>): string | null {
+  const { channels, namespaces, depth, since } = params;
+  if (!Array.isArray(channels) || channels.length === 0 || !channels.every((c) => typeof c === "string"))
+    return "subscription.subscribe requires a non-empty channels array.";
+  const unknown = channels.find((c) => !isChannel(c));
+  if (unknown !== undefined) return `subscription.subscribe: unknown channel "${unknown}".`;
+  if (
+    namespaces !== undefined &&
+    !(
+      Array.isArray(namespaces) && namespaces.every((ns) => Array.isArray(ns) && ns.every((s) => typeof s === "string"))
+    )
+  )
+    return "namespaces must be a list of string lists.";
+  for (const [name, value] of [
+    ["depth", depth],
+    ["since", since],
+  ] as const) {
+    if (value !== undefined && !(typeof value === "number" && Number.isInteger(value) && value >= 0))
+      return `${name} must be a non-negative integer.`;
+  }
+  return null;
 }

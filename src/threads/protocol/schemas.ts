@@ -22,10 +22,10 @@ export const EventsFilterSchema = z
   .strictObject({
     channels: z
       .array(
-        z
-          .string()
-          .max(1024)
-          .refine(isChannel, { message: "Unknown channel: use values, updates, messages, tools, custom, custom:<name>, lifecycle, input, tasks or checkpoints" }),
+        z.string().max(1024).refine(isChannel, {
+          message:
+            "Unknown channel: use values, updates, messages, tools, custom, custom:<name>, lifecycle, input, tasks or checkpoints",
+        }),
       )
       .max(64),
     namespaces: z.array(Namespace).max(64).optional(),
@@ -38,7 +38,12 @@ const Meta = z.object({ thread_id: z.string(), applied_through_seq: z.number().i
 
 export const ProtocolResponseSchema = z
   .union([
-    z.object({ type: z.literal("success"), id: z.number().int(), result: z.record(z.string(), z.unknown()), meta: Meta.optional() }),
+    z.object({
+      type: z.literal("success"),
+      id: z.number().int(),
+      result: z.record(z.string(), z.unknown()),
+      meta: Meta.optional(),
+    }),
     z.object({
       type: z.literal("error"),
       id: z.number().int().nullable(),
