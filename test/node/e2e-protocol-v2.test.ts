@@ -383,6 +383,33 @@ describe("protocol v2", () => {
     ).toMatchObject({ type: "error", error: "invalid_argument" });
   });
 
+  it("keeps the event log and its numbering across a restart of the server", async () => {
+    const threadId = randomUUID();
+    const stream = await openEvents(threadId, { channels: ["lifecycle", "values"] });
+    await command(threadId, { id: 1, method: "run.start", params: { assistant_id: "steps", input: { items: [] } } });
+    const before = await stream.inbox.waitFor((all) => rootLifecycle(all).includes("completed"));
+    stream.close();
+    const lastSeq = Math.max(...before.map((e) => e.seq));
+
+    await server.kill();
+    server = await startTestServer({ persistTo: server.persistTo });
+    url = server.url;
+
+    const replay = await openEvents(threadId, { channels: ["lifecycle", "values"] });
+    const replayed = await replay.inbox.waitFor((all) => rootLifecycle(all).includes("completed"));
+    expect(replayed.map((e) => e.seq)).toEqual(before.map((e) => e.seq));
+    const again = await command(threadId, {
+      id: 2,
+      method: "run.start",
+      params: { assistant_id: "steps", input: { items: [] } },
+    });
+    expect(again.body.meta?.applied_through_seq).toBeGreaterThanOrEqual(lastSeq);
+    const after = await replay.inbox.waitFor((all) => rootLifecycle(all).filter((s) => s === "completed").length === 2);
+    replay.close();
+    const fresh = after.slice(replayed.length);
+    expect(Math.min(...fresh.map((e) => e.seq))).toBeGreaterThan(lastSeq);
+  }, 180_000);
+
   it("keeps another workspace's thread out of reach", async () => {
     const workspace = await fetch(`${url}/api/v1/workspaces`, {
       method: "POST",
