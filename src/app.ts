@@ -17,6 +17,7 @@ import { mcpRoutes } from "./mcp/routes.ts";
 import { storeRoutes } from "./store/routes.ts";
 import { systemRoutes } from "./system/routes.ts";
 import { tenancyRoutes } from "./tenancy/routes.ts";
+import { protocolRoutes } from "./threads/protocol/routes.ts";
 import { threadRoutes } from "./threads/routes.ts";
 import { runRoutes } from "./threads/runs/routes.ts";
 import { sessionRoutes } from "./tracing/projects/routes.ts";
@@ -41,6 +42,7 @@ export function createApp() {
     tenancyRoutes,
     threadRoutes,
     runRoutes,
+    protocolRoutes,
     assistantRoutes,
     storeRoutes,
     cronRoutes,
