@@ -75,7 +75,9 @@ function platformImports(platformRoot: string): Plugin {
           });
           if (found.errors.length > 0 || found.external) return undefined;
           const ownCopy = join(platformRoot, "node_modules", packageName(args.path)) + sep;
-          return found.path.startsWith(ownCopy) ? { path: args.path, external: true } : { path: found.path, sideEffects: found.sideEffects };
+          return found.path.startsWith(ownCopy)
+            ? { path: args.path, external: true }
+            : { path: found.path, sideEffects: found.sideEffects };
         }
         const found = await pluginBuild.resolve(args.path, {
           kind: args.kind,

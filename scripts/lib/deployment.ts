@@ -199,7 +199,11 @@ export function renderRegistry(
   auth: ResolvedAuth | null,
   httpApp: ResolvedHttpApp | null,
 ): string {
-  const names = [...graphs.map((_, i) => `graph${i}`), ...(auth ? ["authModule"] : []), ...(httpApp ? ["httpApp"] : [])];
+  const names = [
+    ...graphs.map((_, i) => `graph${i}`),
+    ...(auth ? ["authModule"] : []),
+    ...(httpApp ? ["httpApp"] : []),
+  ];
   const imports = [
     // First: what the deployment's modules may use at load (the SDK logger).
     `import ${JSON.stringify(importPath(outFile, join(PROJECT_ROOT, "src/deployment/before-graphs.ts")))};`,
