@@ -38,6 +38,14 @@ export const HttpConfigSchema = z
   })
   .loose();
 
+/** A `ui` key is a graph id that also names a folder of the Worker's assets and a URL segment. */
+const UiIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]+$/, "ui ids use letters, digits, '_', '-' and '.'")
+  .refine((id) => id !== "." && id !== "..", "a ui id may not be '.' or '..'");
+
+export const UiConfigSchema = z.object({ shared: z.array(z.string().min(1)).optional() }).loose();
+
 export const LanggraphConfigSchema = z
   .object({
     graphs: z.record(
@@ -54,6 +62,10 @@ export const LanggraphConfigSchema = z
       .transform(String)
       .pipe(z.enum(["20", "22", "24"], { error: 'node_version is one of "20", "22", "24"' }))
       .optional(),
+    /** Generative UI: graph id → component file (.tsx/.jsx) whose default export maps names to components. */
+    ui: z.record(UiIdSchema, z.string().min(1)).optional(),
+    /** Packages the UI bundles take from the host page instead of bundling (beyond React and the SDK). */
+    ui_config: UiConfigSchema.optional(),
   })
   .loose();
 
