@@ -39,10 +39,16 @@ export const HttpConfigSchema = z
   .loose();
 
 /** A `ui` key is a graph id that also names a folder of the Worker's assets and a URL segment. */
-const UiIdSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9_.-]+$/, "ui ids use letters, digits, '_', '-' and '.'")
-  .refine((id) => id !== "." && id !== "..", "a ui id may not be '.' or '..'");
+const UiSchema = z.record(z.string(), z.string().min(1)).superRefine((ui, ctx) => {
+  for (const id of Object.keys(ui)) {
+    if (/^[A-Za-z0-9_.-]+$/.test(id) && id !== "." && id !== "..") continue;
+    ctx.addIssue({
+      code: "custom",
+      path: [id],
+      message: `ui id "${id}" must use letters, digits, '_', '-' and '.', and not be '.' or '..'`,
+    });
+  }
+});
 
 export const UiConfigSchema = z.object({ shared: z.array(z.string().min(1)).optional() }).loose();
 
@@ -63,7 +69,7 @@ export const LanggraphConfigSchema = z
       .pipe(z.enum(["20", "22", "24"], { error: 'node_version is one of "20", "22", "24"' }))
       .optional(),
     /** Generative UI: graph id → component file (.tsx/.jsx) whose default export maps names to components. */
-    ui: z.record(UiIdSchema, z.string().min(1)).optional(),
+    ui: UiSchema.optional(),
     /** Packages the UI bundles take from the host page instead of bundling (beyond React and the SDK). */
     ui_config: UiConfigSchema.optional(),
   })

@@ -53,7 +53,9 @@ export const uiRoutes = createRouter()
   .openapi(routes.component, (c) => {
     const { graph_id } = c.req.valid("param");
     const { name } = c.req.valid("json");
-    const html = catalog.fragment(graph_id, name, c.req.header("host"));
+    // A request always has a Host over HTTP; one made inside the runtime may not, and its URL says the same.
+    const host = c.req.header("host") ?? new URL(c.req.url).host;
+    const html = catalog.fragment(graph_id, name, host);
     if (html === null) return c.text(`UI not found for agent "${graph_id}"`, 404);
     return c.body(html, 200, { "Content-Type": "text/html" });
   })

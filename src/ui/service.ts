@@ -32,13 +32,13 @@ export class UiCatalog {
    * file, then the script whose onload renders `name` into the element the client names by replacing
    * `{{shadowRootId}}`. Null when the graph has no UI.
    */
-  fragment(graphId: string, name: string, host: string | undefined): string | null {
+  fragment(graphId: string, name: string, host: string): string | null {
     const entry = this.#entries.get(graphId);
     if (!entry?.files.length) return null;
-    const isHost = (needle: string) => host === needle || Boolean(host?.startsWith(`${needle}:`));
+    const isHost = (needle: string) => host === needle || host.startsWith(`${needle}:`);
     // Protocol-relative, except on loopback names, where the page is usually https-less anyway.
     const protocol = isHost("localhost") || isHost("127.0.0.1") ? "http:" : "";
-    const base = `${protocol}//${inAttribute(host ?? "", '"')}/ui/${graphId}`;
+    const base = `${protocol}//${inAttribute(host, '"')}/ui/${graphId}`;
     const lines = entry.files
       .filter((file) => file.endsWith(".css"))
       .map((file) => `<link rel="stylesheet" href="${base}/${file}" />`);
