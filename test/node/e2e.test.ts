@@ -170,7 +170,7 @@ describe("client.assistants against the local server", () => {
       sortBy: "name",
       sortOrder: "asc",
     });
-    expect(system.map((a) => a.name)).toEqual(["agent", "echo", "factory", "memory", "nested", "steps"]);
+    expect(system.map((a) => a.name)).toEqual(["agent", "echo", "factory", "memory", "nested", "steps", "weather"]);
     const made = await sdk.assistants.create({
       graphId: "nested",
       name: "Dry",

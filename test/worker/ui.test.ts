@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { isPublicRequest } from "../../src/app.ts";
 import { UiCatalog } from "../../src/ui/service.ts";
 import { call } from "./helpers.ts";
 
@@ -63,6 +64,16 @@ describe("UI routes in the Worker", () => {
     expect(script.status).toBe(200);
     expect(script.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
     expect(await script.text()).toContain("__LGUI_weather");
+  });
+
+  it("only reads of /ui/ are public, as in the official server (whose custom auth skips GET /ui too)", async () => {
+    expect(isPublicRequest("/ui/weather/entrypoint.js", "GET")).toBe(true);
+    expect(isPublicRequest("/ui/weather/entrypoint.js", "HEAD")).toBe(true);
+    expect(isPublicRequest("/ui/weather", "POST")).toBe(false);
+    expect(isPublicRequest("/ui/weather/entrypoint.js", "DELETE")).toBe(false);
+    const head = await call("/ui/weather/entrypoint.css", { method: "HEAD", key: null });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-type")).toBe("text/css; charset=utf-8");
   });
 
   it("answers the official plain-text 404s", async () => {
