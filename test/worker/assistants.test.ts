@@ -275,7 +275,15 @@ describe("tenancy", () => {
     expect((await call(`/assistants/${mine.assistant_id}`, { key })).status).toBe(404);
     expect((await call(`/assistants/${mine.assistant_id}`, { key, method: "PATCH", json: {} })).status).toBe(404);
     const theirs = await json<Assistant[]>(await post("/assistants/search", { limit: 100 }, key));
-    expect(theirs.map((a) => a.name).sort()).toEqual(["agent", "echo", "factory", "memory", "nested", "steps", "weather"]);
+    expect(theirs.map((a) => a.name).sort()).toEqual([
+      "agent",
+      "echo",
+      "factory",
+      "memory",
+      "nested",
+      "steps",
+      "weather",
+    ]);
     // A patch of a system assistant stays in its workspace.
     await call("/assistants/echo", { key, method: "PATCH", json: { metadata: { patched: true } } });
     expect((await json<Assistant>(await call("/assistants/echo"))).metadata).not.toHaveProperty("patched");
