@@ -12,12 +12,14 @@ import { type LanggraphConfig, LanggraphConfigSchema, parseGraphSpec } from "../
 import { describeValue, graphExportKind, isHonoApp } from "../../src/deployment/graph-kind.ts";
 import { registerSdkLogger } from "../../src/observability/sdk-logger.ts";
 import { bundleDeploymentModules, ModuleBundleError } from "./deployment-modules.ts";
+import { bundleUi, type UiBundle, UiBundleError } from "./ui-bundle.ts";
 
 export const PROJECT_ROOT = resolve(import.meta.dirname, "../..");
 // Outside src/ on purpose: wrangler dev re-runs the build when src/ changes, and a generated file there
 // would make two dev servers of different configs rebuild each other in a loop.
 export const GENERATED_REGISTRY = join(PROJECT_ROOT, "dist/registry.generated.ts");
 const DOCS_ASSETS_DIR = join(PROJECT_ROOT, "dist/assets/docs");
+const ASSETS_DIR = join(PROJECT_ROOT, "dist/assets");
 
 export class BuildError extends Error {}
 
@@ -198,6 +200,7 @@ export function renderRegistry(
   env: Record<string, string>,
   auth: ResolvedAuth | null,
   httpApp: ResolvedHttpApp | null,
+  ui: UiBundle[] = [],
 ): string {
   const names = [
     ...graphs.map((_, i) => `graph${i}`),
@@ -234,6 +237,7 @@ export function renderRegistry(
     `  versions: ${JSON.stringify(packageVersions())},`,
     `  auth: ${authEntry},`,
     `  httpApp: ${httpAppEntry},`,
+    `  ui: ${JSON.stringify(ui.map(({ id, files }) => ({ id, files })))},`,
     "};",
     "",
   ].join("\n");
@@ -266,11 +270,21 @@ export interface BuildOptions {
   outFile?: string;
   /** Stage the /docs assets too (default true). */
   stageAssets?: boolean;
+  /**
+   * The static assets directory the `ui` bundles go to: by default the Worker's (dist/assets) for the
+   * project's registry, and an `assets` folder beside any other `outFile`, so a scratch build never
+   * touches the Worker's assets.
+   */
+  assetsDir?: string;
 }
 
 export async function buildDeployment(
   configPath: string,
-  { outFile = GENERATED_REGISTRY, stageAssets = true }: BuildOptions = {},
+  {
+    outFile = GENERATED_REGISTRY,
+    stageAssets = true,
+    assetsDir = outFile === GENERATED_REGISTRY ? ASSETS_DIR : join(dirname(outFile), "assets"),
+  }: BuildOptions = {},
 ): Promise<{ graphs: string[]; env: Record<string, string>; changed: boolean }> {
   const config = readConfig(configPath);
   const configDir = dirname(configPath);
@@ -317,7 +331,12 @@ export async function buildDeployment(
   if (auth && authSpec) checkAuth(auth, await exportOf(loaded, authSpec, auth.exportName), authSpec.where);
   if (httpApp && appSpec) checkHttpApp(httpApp, await exportOf(loaded, appSpec, httpApp.exportName), appSpec.where);
   const env = resolveEnv(config, configDir);
-  const changed = writeIfChanged(outFile, renderRegistry(outFile, configPath, graphs, config, env, auth, httpApp));
+  const ui = await bundleUi(config.ui ?? {}, { configDir, assetsDir, shared: config.ui_config?.shared }).catch(
+    (error: unknown) => {
+      throw error instanceof UiBundleError ? new BuildError(error.message) : error;
+    },
+  );
+  const changed = writeIfChanged(outFile, renderRegistry(outFile, configPath, graphs, config, env, auth, httpApp, ui));
   if (stageAssets) await stageDocsAssets();
   return { graphs: graphs.map((g) => g.id), env, changed };
 }

@@ -38,6 +38,20 @@ export const HttpConfigSchema = z
   })
   .loose();
 
+/** A `ui` key is a graph id that also names a folder of the Worker's assets and a URL segment. */
+const UiSchema = z.record(z.string(), z.string().min(1)).superRefine((ui, ctx) => {
+  for (const id of Object.keys(ui)) {
+    if (/^[A-Za-z0-9_.-]+$/.test(id) && id !== "." && id !== "..") continue;
+    ctx.addIssue({
+      code: "custom",
+      path: [id],
+      message: `ui id "${id}" must use letters, digits, '_', '-' and '.', and not be '.' or '..'`,
+    });
+  }
+});
+
+export const UiConfigSchema = z.object({ shared: z.array(z.string().min(1)).optional() }).loose();
+
 export const LanggraphConfigSchema = z
   .object({
     graphs: z.record(
@@ -54,6 +68,10 @@ export const LanggraphConfigSchema = z
       .transform(String)
       .pipe(z.enum(["20", "22", "24"], { error: 'node_version is one of "20", "22", "24"' }))
       .optional(),
+    /** Generative UI: graph id → component file (.tsx/.jsx) whose default export maps names to components. */
+    ui: UiSchema.optional(),
+    /** Packages the UI bundles take from the host page instead of bundling (beyond React and the SDK). */
+    ui_config: UiConfigSchema.optional(),
   })
   .loose();
 

@@ -11,6 +11,14 @@ export interface GraphEntry {
   description: string | null;
 }
 
+/** One graph's generative UI (langgraph.json `ui`), bundled by the build into the Worker's assets. */
+export interface UiEntry {
+  /** The graph id of `POST /ui/{graph_id}`; the assets are served as `/ui/<id>/<file>`. */
+  id: string;
+  /** Asset file names (`entrypoint.js`, and `entrypoint.css` when the component has styles). */
+  files: string[];
+}
+
 /** Everything the Worker knows about its deployment, generated from langgraph.json by scripts/build.ts. */
 export interface DeploymentManifest {
   configPath: string;
@@ -33,4 +41,6 @@ export interface DeploymentManifest {
     exportName: string;
     source: string;
   } | null;
+  /** Generative UI bundles from langgraph.json `ui` (absent in registries built before it existed). */
+  ui?: UiEntry[];
 }
