@@ -3,7 +3,7 @@
  * registry module that the Worker imports statically. Also stages the /docs assets.
  */
 
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -18,7 +18,6 @@ export const PROJECT_ROOT = resolve(import.meta.dirname, "../..");
 // Outside src/ on purpose: wrangler dev re-runs the build when src/ changes, and a generated file there
 // would make two dev servers of different configs rebuild each other in a loop.
 export const GENERATED_REGISTRY = join(PROJECT_ROOT, "dist/registry.generated.ts");
-const DOCS_ASSETS_DIR = join(PROJECT_ROOT, "dist/assets/docs");
 const ASSETS_DIR = join(PROJECT_ROOT, "dist/assets");
 
 export class BuildError extends Error {}
@@ -258,10 +257,10 @@ function writeIfChanged(file: string, content: string | Buffer): boolean {
 }
 
 /** Copies Swagger UI's assets so /docs renders with no external network. */
-async function stageDocsAssets(): Promise<void> {
+async function stageDocsAssets(assetsDir: string): Promise<void> {
   const source = join(PROJECT_ROOT, "node_modules/swagger-ui-dist");
   for (const name of ["swagger-ui-bundle.js", "swagger-ui.css", "favicon-32x32.png"]) {
-    writeIfChanged(join(DOCS_ASSETS_DIR, name), await readFile(join(source, name)));
+    writeIfChanged(join(assetsDir, "docs", name), await readFile(join(source, name)));
   }
 }
 
@@ -337,6 +336,6 @@ export async function buildDeployment(
     },
   );
   const changed = writeIfChanged(outFile, renderRegistry(outFile, configPath, graphs, config, env, auth, httpApp, ui));
-  if (stageAssets) await stageDocsAssets();
+  if (stageAssets) await stageDocsAssets(assetsDir);
   return { graphs: graphs.map((g) => g.id), env, changed };
 }
