@@ -9,8 +9,10 @@ import { bulkExportRoutes } from "./export/routes.ts";
 import type { AppEnv } from "./http/app-env.ts";
 import { limitBodySize } from "./http/body-limit.ts";
 import { corsMiddleware } from "./http/cors.ts";
+import { customApp, customRoutesAuthenticated, mountCustomApp, requireCredentials } from "./http/custom-app.ts";
 import { mountDocs } from "./http/docs.ts";
 import { onError, onNotFound } from "./http/error-handler.ts";
+import { bindLoopback } from "./http/loopback.ts";
 import { httpMetrics } from "./http/metrics.ts";
 import { limitUrlLength } from "./http/url-limit.ts";
 import { mcpRoutes } from "./mcp/routes.ts";
@@ -32,31 +34,44 @@ export const isPublicRequest = (path: string, method: string) =>
   path.startsWith("/docs/") ||
   ((method === "GET" || method === "HEAD") && path.startsWith("/ui/"));
 
+/** Paths `http.disable_meta` hides: the server's description, not its health check (/ok), as in Python. */
+const META_PATHS = ["/info", "/metrics", "/openapi.json", "/docs"];
+const isMetaPath = (path: string) => META_PATHS.includes(path) || path.startsWith("/docs/");
+
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>();
+  const http = deployment.http;
+  const userApp = customApp(deployment);
 
   app.use("*", requestId({ headerName: "X-Request-Id" }));
   app.use("*", httpMetrics);
-  app.use("*", corsMiddleware(deployment.http.cors));
+  app.use("*", corsMiddleware(http.cors));
   app.use("*", limitUrlLength);
   app.use("*", limitBodySize);
+  app.use("*", bindLoopback(app));
+  if (http.disable_meta) app.use("*", async (c, next) => (isMetaPath(c.req.path) ? onNotFound(c) : next()));
+  if (userApp && !customRoutesAuthenticated(http)) mountCustomApp(app, userApp);
   app.use("*", authenticate(isPublicRequest));
+  if (userApp && customRoutesAuthenticated(http)) {
+    app.use("*", requireCredentials(isPublicRequest));
+    mountCustomApp(app, userApp);
+  }
 
+  // `http.disable_*` leaves a resource's routes out, as the official servers do.
   const resources = [
     systemRoutes,
     tenancyRoutes,
-    threadRoutes,
-    runRoutes,
-    protocolRoutes,
-    assistantRoutes,
-    storeRoutes,
+    ...(http.disable_threads ? [] : [threadRoutes]),
+    ...(http.disable_runs ? [] : [runRoutes, protocolRoutes]),
+    ...(http.disable_assistants ? [] : [assistantRoutes]),
+    ...(http.disable_store ? [] : [storeRoutes]),
     cronRoutes,
     mcpRoutes,
     a2aRoutes,
     sessionRoutes,
     tracingRunRoutes,
     bulkExportRoutes,
-    uiRoutes,
+    ...(http.disable_ui ? [] : [uiRoutes]),
   ];
   for (const routes of resources) app.route("/", routes);
 

@@ -1,0 +1,110 @@
+/**
+ * A user's agent project (a folder with a langgraph.json) built into a deployment of this platform, for
+ * the `agent-platform` command (scripts/cli.ts). The platform's Worker (src/index.ts) is compiled with
+ * the project's registry in place of this repository's: each project gets its own build folder inside
+ * the platform's tree (so the shared packages resolve to the platform's copy) and its own wrangler
+ * config, generated from this repository's wrangler.toml plus the project's own wrangler settings.
+ */
+
+import { createHash } from "node:crypto";
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { BuildError, buildDeployment, PROJECT_ROOT } from "./deployment.ts";
+import { WRANGLER_CONFIG } from "./wrangler.ts";
+
+/** How src/deployment/index.ts imports the registry; a project's wrangler config aliases it. */
+export const REGISTRY_IMPORT = "../../dist/registry.generated.ts";
+
+/**
+ * Keys of the project's wrangler config that cannot replace the platform's: the Worker's code, its
+ * build and its Durable Object classes are the platform's.
+ */
+const PLATFORM_KEYS = ["main", "build", "alias", "assets", "durable_objects", "migrations", "migrations_dir"];
+
+export interface ProjectDeployment {
+  /** The project's langgraph.json. */
+  configPath: string;
+  projectDir: string;
+  /** The build folder, inside the platform's tree. */
+  buildDir: string;
+  /** The generated wrangler config the Worker is bundled, served and deployed with. */
+  wranglerConfig: string;
+  graphs: string[];
+}
+
+/** `<platform>/dist/deployments/<folder name>-<hash of the config's path>`. */
+export function projectBuildDir(configPath: string): string {
+  const hash = createHash("sha256").update(configPath).digest("hex").slice(0, 10);
+  const name = basename(dirname(configPath)).replace(/[^A-Za-z0-9_.-]/g, "_") || "project";
+  return join(PROJECT_ROOT, "dist/deployments", `${name}-${hash}`);
+}
+
+/** The project's own wrangler config (wrangler.jsonc, wrangler.json or wrangler.toml), if it has one. */
+export function projectWranglerConfig(projectDir: string): string | undefined {
+  return ["wrangler.jsonc", "wrangler.json", "wrangler.toml"]
+    .map((name) => join(projectDir, name))
+    .find((file) => existsSync(file));
+}
+
+type RawConfig = Record<string, unknown>;
+
+async function readRawConfig(file: string): Promise<RawConfig> {
+  const { experimental_readRawConfig } = await import("wrangler");
+  return experimental_readRawConfig({ config: file }).rawConfig as RawConfig;
+}
+
+/**
+ * The platform's wrangler.toml with its paths made absolute, the registry import aliased to the
+ * project's, and the project's own settings (name, account, database ids, routes, vars...) on top.
+ */
+export async function renderWranglerConfig(buildDir: string, projectConfig?: string): Promise<RawConfig> {
+  const base = await readRawConfig(WRANGLER_CONFIG);
+  const config: RawConfig = {
+    ...base,
+    main: join(PROJECT_ROOT, "src/index.ts"),
+    alias: { [REGISTRY_IMPORT]: join(buildDir, "registry.generated.ts") },
+    assets: { ...(base.assets as RawConfig), directory: join(buildDir, "assets") },
+    d1_databases: (base.d1_databases as RawConfig[]).map((db) => ({
+      ...db,
+      migrations_dir: join(PROJECT_ROOT, String(db.migrations_dir ?? "migrations")),
+    })),
+  };
+  // The CLI builds before it bundles; wrangler must not run this repository's build instead.
+  delete config.build;
+  if (!projectConfig) return config;
+  const own = await readRawConfig(projectConfig);
+  for (const [key, value] of Object.entries(own)) {
+    if (PLATFORM_KEYS.includes(key)) {
+      throw new BuildError(
+        `${projectConfig} sets "${key}", which the platform's Worker defines; remove it (the project may set ${["name", "account_id", "routes", "vars", "d1_databases", "r2_buckets", "queues", "triggers", "observability"].join(", ")}...)`,
+      );
+    }
+    if (key === "vars") config.vars = { ...(config.vars as RawConfig), ...(value as RawConfig) };
+    else if (key === "d1_databases") {
+      // The database's migrations are the platform's whatever the project names it.
+      config.d1_databases = (value as RawConfig[]).map((db) => ({
+        ...db,
+        migrations_dir: join(PROJECT_ROOT, "migrations"),
+      }));
+    } else config[key] = value;
+  }
+  return config;
+}
+
+/**
+ * Builds the project at `configPath`: the registry and the bundle of its modules into its build folder,
+ * the generated wrangler config beside them, and its .dev.vars (local secrets) next to that config,
+ * where wrangler and Miniflare read them.
+ */
+export async function buildProject(configPath: string): Promise<ProjectDeployment> {
+  const projectDir = dirname(configPath);
+  const buildDir = projectBuildDir(configPath);
+  mkdirSync(buildDir, { recursive: true });
+  const { graphs } = await buildDeployment(configPath, { outFile: join(buildDir, "registry.generated.ts") });
+  const wranglerConfig = join(buildDir, "wrangler.json");
+  const rendered = await renderWranglerConfig(buildDir, projectWranglerConfig(projectDir));
+  writeFileSync(wranglerConfig, `${JSON.stringify(rendered, null, 2)}\n`);
+  const devVars = join(projectDir, ".dev.vars");
+  if (existsSync(devVars)) copyFileSync(devVars, join(buildDir, ".dev.vars"));
+  return { configPath, projectDir, buildDir, wranglerConfig, graphs };
+}

@@ -1,0 +1,105 @@
+/**
+ * Serving a built deployment on the local Workers runtime, shared by `npm start` and `agent-platform
+ * dev`: applies the D1 migrations, bundles the Worker as `wrangler deploy` does, serves it with Miniflare
+ * (local-runtime.ts) and fires the scheduled handler at every minute boundary as the Cron Trigger does.
+ * Ends the process on SIGINT/SIGTERM after disposing of the runtime.
+ */
+import { join } from "node:path";
+import { bundleWorker, type LocalRuntime, serveWorker, stateDirectory } from "./local-runtime.ts";
+import { configuredCrons, localBaseUrl, type MinuteTicker, startMinuteTicker } from "./minute-tick.ts";
+import { applyLocalMigrations, offlineEnv } from "./wrangler.ts";
+
+export interface LocalServeOptions {
+  wranglerConfig: string;
+  ip: string;
+  port: number;
+  persistTo?: string;
+  vars?: Record<string, string>;
+  inspectorPort?: number;
+  /** Environment for wrangler (the bundle step). */
+  env?: Record<string, string>;
+}
+
+function fail(message: string): never {
+  console.error(message);
+  process.exit(1);
+}
+
+export async function serveLocally(options: LocalServeOptions): Promise<void> {
+  const env = offlineEnv(options.env);
+  const bundleDir = join(stateDirectory(options.persistTo), "bundle");
+  try {
+    await applyLocalMigrations(options.persistTo, env, options.wranglerConfig);
+    await bundleWorker(bundleDir, env, options.wranglerConfig);
+  } catch (error) {
+    fail(`Preparing the Worker failed: ${(error as Error).message}`);
+  }
+
+  let runtime: LocalRuntime | undefined;
+  let ticker: MinuteTicker | undefined;
+  let stopping = false;
+  // Installed before workerd starts: a signal during startup ends this process (workerd, in its process
+  // group, gets the terminal's signal too); once up, workerd is disposed of first.
+  for (const signal of ["SIGINT", "SIGTERM"] as const)
+    process.on(signal, () => {
+      if (stopping || !runtime) process.exit(stopping ? 1 : 0);
+      stopping = true;
+      ticker?.stop();
+      runtime.dispose().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    });
+
+  try {
+    runtime = await serveWorker({
+      bundleDir,
+      wranglerConfig: options.wranglerConfig,
+      ip: options.ip,
+      port: options.port,
+      persistTo: options.persistTo,
+      vars: options.vars,
+      inspectorPort: options.inspectorPort,
+    });
+  } catch (error) {
+    fail(`The local Workers runtime did not start: ${(error as Error).stack ?? error}`);
+  }
+  // With --port 0 the system picks the port; the runtime knows which.
+  const baseUrl = options.port === 0 ? (await runtime.ready).origin : localBaseUrl(options.ip, options.port);
+  console.log(`Agent Platform listening on ${baseUrl} (state ${stateDirectory(options.persistTo)})`);
+  if (options.inspectorPort) {
+    console.log(`V8 inspector: ws://127.0.0.1:${options.inspectorPort}/core:user:agent-platform`);
+  }
+
+  try {
+    const crons = await configuredCrons(options.wranglerConfig);
+    if (crons.length) {
+      ticker = startMinuteTicker({ baseUrl, crons });
+      console.log(
+        `Firing the scheduled handler at every minute boundary for crons ${crons.map((c) => `"${c}"`).join(", ")}, as the deployed Cron Trigger does`,
+      );
+    }
+  } catch (error) {
+    console.error(`Cannot read the crons of ${options.wranglerConfig}, so no minute tick: ${(error as Error).message}`);
+  }
+}
+
+/** `--var NAME:value` flags → vars; throws on a malformed one. */
+export function parseVars(pairs: string[] = []): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf(":");
+    if (at <= 0) throw new Error(`--var takes NAME:value, got ${pair}`);
+    vars[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return vars;
+}
+
+/** A TCP port from a flag value; throws when it is not one. */
+export function parsePort(value: string, flag: string, allowZero = true): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < (allowZero ? 0 : 1) || port > 65_535) {
+    throw new Error(`${flag} must be a TCP port, got ${value}`);
+  }
+  return port;
+}
