@@ -69,8 +69,12 @@ export function splitSchemaSet(set: GraphSchemaSet): StaticGraphSchemas | null {
   return { root: set[rootKey], subgraphs };
 }
 
-/** Runs the extractor in a child process; rejects on a crash or at the timeout (the child is killed). */
-function runChild(request: ChildRequest, timeoutMs: number, warn: (message: string) => void): Promise<ChildResponse> {
+/** Runs the official extractor in a child process; rejects on a crash or at the timeout (the child is killed). */
+export function runStaticExtractor(
+  request: ChildRequest,
+  timeoutMs: number,
+  warn: (message: string) => void,
+): Promise<ChildResponse> {
   return new Promise((resolvePromise, reject) => {
     const child = fork(CHILD, [], { stdio: ["ignore", "pipe", "pipe", "ipc"], serialization: "json" });
     let output = "";
@@ -223,7 +227,7 @@ export async function extractStaticSchemas(
   let response = useCache ? readCache(key) : undefined;
   if (!response) {
     try {
-      response = await runChild({ graphs }, timeoutMs, warn);
+      response = await runStaticExtractor({ graphs }, timeoutMs, warn);
     } catch (error) {
       warn(
         `Static schema extraction failed (${(error as Error).message}); graphs ${graphs.map((g) => g.id).join(", ")} get run-time schemas only`,
