@@ -64,9 +64,19 @@ export function splitSchemaSet(set: GraphSchemaSet): StaticGraphSchemas | null {
   const subgraphs = Object.fromEntries(
     Object.entries(set)
       .filter(([key]) => key.startsWith(prefix))
-      .map(([key, schema]) => [key.slice(prefix.length), schema]),
+      .map(([key, schema]) => [key.slice(prefix.length), described(schema)]),
   );
-  return { root: set[rootKey], subgraphs };
+  return { root: described(set[rootKey]), subgraphs };
+}
+
+/**
+ * Leaves out the schemas that say nothing: a bare `{$schema}` is what the extractor gives for a type it
+ * saw as `any` (e.g. a `default` export), and the Worker's run-time schemas describe more than that.
+ */
+function described(schema: StaticGraphSchema): StaticGraphSchema {
+  return Object.fromEntries(
+    Object.entries(schema).filter(([, value]) => value && Object.keys(value).some((key) => key !== "$schema")),
+  );
 }
 
 /** Runs the official extractor in a child process; rejects on a crash or at the timeout (the child is killed). */
@@ -239,7 +249,9 @@ export async function extractStaticSchemas(
   }
   for (const graph of graphs) {
     const set = response.schemas[graph.id];
-    const schemas = set ? splitSchemaSet(set) : null;
+    let schemas = set ? splitSchemaSet(set) : null;
+    // TypeScript found no graph type for the export (e.g. a `default` export): nothing to serve.
+    if (schemas && Object.keys(schemas.root).length === 0) schemas = null;
     if (!schemas) {
       const reason = response.errors[graph.id] ?? "no schema for its export";
       warn(`Static schemas of graph "${graph.id}" failed (${reason}); it gets run-time schemas only`);

@@ -169,13 +169,29 @@ function channelSchemas(graph: LoadedGraph, graphId: string): StaticGraphSchema 
   };
 }
 
+/** Static schemas, with the channels standing in for a state, input or output TypeScript could not describe. */
+function withChannelFallback(
+  graph: LoadedGraph,
+  graphId: string,
+  statics?: StaticGraphSchema | null,
+): StaticGraphSchema {
+  if (statics?.state && statics.input && statics.output) return statics;
+  const channels = channelSchemas(graph, graphId);
+  return {
+    state: statics?.state ?? channels.state,
+    input: statics?.input ?? channels.input,
+    output: statics?.output ?? channels.output,
+    config: statics?.config,
+  };
+}
+
 /**
  * The schemas of a graph (or subgraph) as the API returns them. LangGraph.js graphs declare one
  * runtime schema (StateGraph's context schema), so it is both `config_schema` and `context_schema`, as
  * in the official LangGraph.js server.
  */
 export function graphSchemas(graph: LoadedGraph, graphId: string, statics?: StaticGraphSchema | null): GraphSchemas {
-  const schema = runtimeSchemas(graph) ?? statics ?? channelSchemas(graph, graphId);
+  const schema = runtimeSchemas(graph) ?? withChannelFallback(graph, graphId, statics);
   return {
     input_schema: schema.input ?? null,
     output_schema: schema.output ?? null,

@@ -8,7 +8,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildDeployment, PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
 import { scratchDir } from "../../scripts/lib/scratch.ts";
-import { runStaticExtractor, splitSchemaSet } from "../../scripts/lib/static-schemas.ts";
+import { runStaticExtractor } from "../../scripts/lib/static-schemas.ts";
 import { type GraphSchemas, graphSchemas, subgraphSchemas } from "../../src/assistants/graph-info.ts";
 import type { LoadedGraph } from "../../src/deployment/graphs.ts";
 import type { DeploymentManifest, GraphEntry, StaticGraphSchema } from "../../src/deployment/manifest.ts";
@@ -61,7 +61,14 @@ describe("static schemas in the generated registry", () => {
     }));
     const official = await runStaticExtractor({ graphs }, 120_000, () => {});
     expect(official.errors).toEqual({});
-    for (const id of GRAPH_IDS) expect(entry(id).staticSchemas).toEqual(splitSchemaSet(official.schemas[id]));
+    for (const id of GRAPH_IDS) {
+      // The official result keys the root by the export name and subgraphs by `<export>|<namespace>`.
+      const { graph: root, ...rest } = official.schemas[id];
+      const subgraphs = Object.fromEntries(
+        Object.entries(rest).map(([key, schema]) => [key.slice("graph|".length), schema]),
+      );
+      expect(entry(id).staticSchemas, id).toEqual({ root, subgraphs });
+    }
     expect(Object.keys(entry("annotation").staticSchemas!.subgraphs)).toEqual(["child"]);
   });
 
@@ -144,31 +151,52 @@ describe("served schemas: runtime zod/StateSchema first, static second (the offi
     expect(Object.keys((served.state_schema as { properties: object }).properties)).toEqual(["messages", "topic"]);
     expect(served.config_schema).toBeNull();
   });
+
+  it("falls back to the channels for each schema TypeScript could not describe", () => {
+    const config = { type: "object", properties: { model: { type: "string" } } };
+    const served = graphSchemas(compiled("annotation"), "annotation", { config });
+    expect(Object.keys((served.input_schema as { properties: object }).properties)).toEqual(["messages", "topic"]);
+    expect(served.context_schema).toBe(config);
+  });
 });
+
+/** A one-graph deployment in a scratch directory; its registry's text and the build's warnings. */
+async function buildScratch(prefix: string, graphSource: string, spec: string, env: Record<string, string> = {}) {
+  const dir = scratchDir(prefix);
+  dirs.push(dir);
+  writeFileSync(join(dir, "graph.ts"), graphSource);
+  writeFileSync(join(dir, "langgraph.json"), JSON.stringify({ graphs: { g: spec } }));
+  const outFile = join(dir, "registry.generated.ts");
+  const warnings: string[] = [];
+  const warn = vi.spyOn(console, "warn").mockImplementation((message: string) => void warnings.push(message));
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  try {
+    await buildDeployment(join(dir, "langgraph.json"), { outFile, stageAssets: false });
+  } finally {
+    vi.unstubAllEnvs();
+    warn.mockRestore();
+  }
+  return { registry: readFileSync(outFile, "utf8"), warnings: warnings.join("\n") };
+}
+
+const SMALL_GRAPH = `import { Annotation, StateGraph } from "@langchain/langgraph";
+const State = Annotation.Root({ n: Annotation<number>() });
+export const graph = new StateGraph(State).addNode("a", () => ({ n: 1 })).addEdge("__start__", "a").compile();
+export default graph;
+`;
 
 describe("a failed extraction", () => {
   it("still builds, with a warning, and the registry says the graph has no static schemas", async () => {
-    const dir = scratchDir("schemas-timeout");
-    dirs.push(dir);
-    writeFileSync(
-      join(dir, "graph.ts"),
-      `import { Annotation, StateGraph } from "@langchain/langgraph";
-const State = Annotation.Root({ n: Annotation<number>() });
-export const graph = new StateGraph(State).addNode("a", () => ({ n: 1 })).addEdge("__start__", "a").compile();
-`,
-    );
-    writeFileSync(join(dir, "langgraph.json"), JSON.stringify({ graphs: { timed: "./graph.ts:graph" } }));
-    const outFile = join(dir, "registry.generated.ts");
-    const warnings: string[] = [];
-    const warn = vi.spyOn(console, "warn").mockImplementation((message: string) => void warnings.push(message));
-    vi.stubEnv("LANGGRAPH_SCHEMA_RESOLVE_TIMEOUT_MS", "1");
-    try {
-      await buildDeployment(join(dir, "langgraph.json"), { outFile, stageAssets: false });
-    } finally {
-      vi.unstubAllEnvs();
-      warn.mockRestore();
-    }
-    expect(warnings.join("\n")).toContain("timed out after 1 ms (LANGGRAPH_SCHEMA_RESOLVE_TIMEOUT_MS)");
-    expect(readFileSync(outFile, "utf8")).toContain("staticSchemas: null");
+    const { registry, warnings } = await buildScratch("schemas-timeout", SMALL_GRAPH, "./graph.ts:graph", {
+      LANGGRAPH_SCHEMA_RESOLVE_TIMEOUT_MS: "1",
+    });
+    expect(warnings).toContain("timed out after 1 ms (LANGGRAPH_SCHEMA_RESOLVE_TIMEOUT_MS)");
+    expect(registry).toContain("staticSchemas: null");
+  });
+
+  it("leaves out a graph whose export TypeScript cannot type (a default export)", async () => {
+    const { registry, warnings } = await buildScratch("schemas-default", SMALL_GRAPH, "./graph.ts");
+    expect(warnings).toContain('Static schemas of graph "g" failed (no schema for its export)');
+    expect(registry).toContain("staticSchemas: null");
   });
 });
