@@ -17,14 +17,20 @@ import { mcpRoutes } from "./mcp/routes.ts";
 import { storeRoutes } from "./store/routes.ts";
 import { systemRoutes } from "./system/routes.ts";
 import { tenancyRoutes } from "./tenancy/routes.ts";
+import { protocolRoutes } from "./threads/protocol/routes.ts";
 import { threadRoutes } from "./threads/routes.ts";
 import { runRoutes } from "./threads/runs/routes.ts";
 import { sessionRoutes } from "./tracing/projects/routes.ts";
 import { tracingRunRoutes } from "./tracing/routes.ts";
+import { uiRoutes } from "./ui/routes.ts";
 
 /** Paths reachable without credentials. Everything else is declared with `secured(...)`. */
 export const PUBLIC_PATHS = ["/ok", "/info", "/api/v1/info", "/docs", "/openapi.json"] as const;
-const isPublic = (path: string) => (PUBLIC_PATHS as readonly string[]).includes(path) || path.startsWith("/docs/");
+/** A request that needs no credentials: the public paths, and reads of the UI bundles (the browser loads them by URL). */
+export const isPublicRequest = (path: string, method: string) =>
+  (PUBLIC_PATHS as readonly string[]).includes(path) ||
+  path.startsWith("/docs/") ||
+  ((method === "GET" || method === "HEAD") && path.startsWith("/ui/"));
 
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>();
@@ -34,13 +40,14 @@ export function createApp() {
   app.use("*", corsMiddleware(deployment.http.cors));
   app.use("*", limitUrlLength);
   app.use("*", limitBodySize);
-  app.use("*", authenticate(isPublic));
+  app.use("*", authenticate(isPublicRequest));
 
   const resources = [
     systemRoutes,
     tenancyRoutes,
     threadRoutes,
     runRoutes,
+    protocolRoutes,
     assistantRoutes,
     storeRoutes,
     cronRoutes,
@@ -49,6 +56,7 @@ export function createApp() {
     sessionRoutes,
     tracingRunRoutes,
     bulkExportRoutes,
+    uiRoutes,
   ];
   for (const routes of resources) app.route("/", routes);
 
@@ -65,7 +73,7 @@ export function createApp() {
       version: deployment.versions.platform,
       description:
         "LangGraph Platform-compatible Agent Server, tracing API and trace bulk export on Cloudflare Workers. " +
-        "Every route except /ok, /info, /docs and /openapi.json needs an X-Api-Key header.",
+        "Every route except /ok, /info, /docs, /openapi.json and GET /ui/{graph_id}/{file} needs an X-Api-Key header.",
     },
   });
   mountDocs(app);

@@ -13,9 +13,9 @@ export function option(argv: string[], name: string, fallback: string): [string,
   return [value, argv[at].includes("=") ? [argv[at]] : [argv[at], argv[at + 1]]];
 }
 
-/** Local secrets the Worker needs, written to .dev.vars when missing (never overwritten). */
-export function ensureDevVars(): void {
-  const file = join(PROJECT_ROOT, ".dev.vars");
+/** Local secrets the Worker needs, written to `dir`/.dev.vars when missing (never overwritten). */
+export function ensureDevVars(dir: string = PROJECT_ROOT): void {
+  const file = join(dir, ".dev.vars");
   let current = existsSync(file) ? readFileSync(file, "utf8") : "";
   const add = (name: string, value: string, note: string) => {
     if (new RegExp(`^\\s*${name}\\s*=`, "m").test(current)) return;

@@ -3,22 +3,23 @@
  * registry module that the Worker imports statically. Also stages the /docs assets.
  */
 
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseEnv } from "node:util";
-import { build } from "esbuild";
 import { type LanggraphConfig, LanggraphConfigSchema, parseGraphSpec } from "../../src/deployment/config.ts";
-import { describeValue, graphExportKind } from "../../src/deployment/graph-kind.ts";
+import { describeValue, graphExportKind, isHonoApp } from "../../src/deployment/graph-kind.ts";
+import { registerSdkLogger } from "../../src/observability/sdk-logger.ts";
+import { bundleDeploymentModules, ModuleBundleError } from "./deployment-modules.ts";
 import { extractStaticSchemas, renderStaticSchemas } from "./static-schemas.ts";
+import { bundleUi, type UiBundle, UiBundleError } from "./ui-bundle.ts";
 
 export const PROJECT_ROOT = resolve(import.meta.dirname, "../..");
 // Outside src/ on purpose: wrangler dev re-runs the build when src/ changes, and a generated file there
 // would make two dev servers of different configs rebuild each other in a loop.
 export const GENERATED_REGISTRY = join(PROJECT_ROOT, "dist/registry.generated.ts");
-const DOCS_ASSETS_DIR = join(PROJECT_ROOT, "dist/assets/docs");
-const CHECK_DIR = join(PROJECT_ROOT, "dist/graph-check");
+const ASSETS_DIR = join(PROJECT_ROOT, "dist/assets");
 
 export class BuildError extends Error {}
 
@@ -60,54 +61,6 @@ interface ResolvedGraph {
   description: string | null;
 }
 
-/**
- * Bundles a deployment module (a graph or the auth handler) for Node and imports it, returning the
- * named export; every failure names `where`.
- */
-async function loadExport(file: string, exportName: string, where: string, label: string): Promise<unknown> {
-  if (!existsSync(file)) throw new BuildError(`Cannot build ${where}: file ${file} does not exist`);
-  mkdirSync(CHECK_DIR, { recursive: true });
-  const outfile = join(CHECK_DIR, `${label}-${process.pid}-${Date.now()}.mjs`);
-  try {
-    await build({
-      entryPoints: [file],
-      outfile,
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      packages: "external",
-      logLevel: "silent",
-    });
-  } catch (error) {
-    throw new BuildError(`Cannot build ${where}: ${(error as Error).message}`);
-  }
-  let module: Record<string, unknown>;
-  try {
-    module = await import(pathToFileURL(outfile).href);
-  } catch (error) {
-    throw new BuildError(`Cannot load ${where}: ${(error as Error).message}`);
-  } finally {
-    rmSync(outfile, { force: true });
-  }
-  if (!(exportName in module)) {
-    const available = Object.keys(module).join(", ") || "none";
-    throw new BuildError(`Cannot load ${where}: ${file} has no export named "${exportName}" (exports: ${available})`);
-  }
-  const value = module[exportName];
-  return value && typeof (value as PromiseLike<unknown>).then === "function" ? await value : value;
-}
-
-/** Loads the graph module and checks that the named export is a graph. */
-async function checkGraph(graph: ResolvedGraph): Promise<void> {
-  const where = `graph "${graph.id}" (${graph.source})`;
-  const value = await loadExport(graph.file, graph.exportName, where, graph.id);
-  if (!graphExportKind(value)) {
-    throw new BuildError(
-      `Export "${graph.exportName}" of ${where} is not a graph: expected a compiled graph, a StateGraph or a factory function, got ${describeValue(value)}`,
-    );
-  }
-}
-
 interface ResolvedAuth {
   file: string;
   exportName: string;
@@ -115,15 +68,111 @@ interface ResolvedAuth {
   disableStudioAuth: boolean;
 }
 
-/** Loads `auth.path` and checks that it is an `Auth` from @langchain/langgraph-sdk/auth. */
-async function checkAuth(auth: ResolvedAuth): Promise<void> {
-  const where = `auth.path (${auth.source})`;
-  const value = await loadExport(auth.file, auth.exportName, where, "auth");
+interface ResolvedHttpApp {
+  file: string;
+  exportName: string;
+  source: string;
+}
+
+/** One module of the deployment, its name in the bundle, and how messages name it. */
+interface ModuleSpec {
+  name: string;
+  file: string;
+  where: string;
+}
+
+/** Bundles the deployment's modules, then imports the bundle in Node to check what they export. */
+async function bundleAndLoad(
+  modules: ModuleSpec[],
+  outFile: string,
+  dependencyDirs: string[],
+): Promise<Record<string, Record<string, unknown>>> {
+  try {
+    await bundleDeploymentModules({ modules, outFile, platformRoot: PROJECT_ROOT, dependencyDirs });
+  } catch (error) {
+    if (!(error instanceof ModuleBundleError)) throw error;
+    const missing = modules.find((m) => error.message === `file ${m.file} does not exist`);
+    if (missing) throw new BuildError(`Cannot build ${missing.where}: file ${missing.file} does not exist`);
+    const culprit = modules.find((m) => error.files.includes(m.file));
+    throw new BuildError(`Cannot build ${culprit?.where ?? "the deployment"}: ${error.message}`);
+  }
+  // The SDK logger is there before any graph module runs, as in the Worker (src/deployment/before-graphs.ts).
+  registerSdkLogger();
+  try {
+    // A fresh URL per build: tests build several deployments in one process.
+    return await import(`${pathToFileURL(outFile).href}?build=${process.pid}-${Date.now()}`);
+  } catch (error) {
+    const culprit = modules.length === 1 ? modules[0].where : "the deployment's modules";
+    throw new BuildError(`Cannot load ${culprit}: ${(error as Error).message}`);
+  }
+}
+
+/** The named export of a loaded module (awaited when it is a promise); every failure names `where`. */
+async function exportOf(
+  loaded: Record<string, Record<string, unknown>>,
+  spec: ModuleSpec,
+  exportName: string,
+): Promise<unknown> {
+  const module = loaded[spec.name];
+  if (!(exportName in module)) {
+    const available = Object.keys(module).join(", ") || "none";
+    throw new BuildError(
+      `Cannot load ${spec.where}: ${spec.file} has no export named "${exportName}" (exports: ${available})`,
+    );
+  }
+  const value = module[exportName];
+  try {
+    return value && typeof (value as PromiseLike<unknown>).then === "function" ? await value : value;
+  } catch (error) {
+    throw new BuildError(`Cannot load ${spec.where}: ${(error as Error).message}`);
+  }
+}
+
+function checkGraph(graph: ResolvedGraph, value: unknown, where: string): void {
+  if (!graphExportKind(value)) {
+    throw new BuildError(
+      `Export "${graph.exportName}" of ${where} is not a graph: expected a compiled graph, a StateGraph or a factory function, got ${describeValue(value)}`,
+    );
+  }
+}
+
+function checkAuth(auth: ResolvedAuth, value: unknown, where: string): void {
   if (!value || typeof value !== "object" || !("~handlerCache" in value)) {
     throw new BuildError(
       `Export "${auth.exportName}" of ${where} is not an Auth: export an instance of Auth from @langchain/langgraph-sdk/auth, got ${describeValue(value)}`,
     );
   }
+}
+
+function checkHttpApp(app: ResolvedHttpApp, value: unknown, where: string): void {
+  if (!isHonoApp(value)) {
+    throw new BuildError(
+      `Export "${app.exportName}" of ${where} is not a Hono app: export an instance of Hono (new Hono()), got ${describeValue(value)}`,
+    );
+  }
+}
+
+/** The bundle of the deployment's own modules, beside its registry. */
+function modulesFile(registryFile: string): string {
+  return join(dirname(registryFile), "deployment-modules.js");
+}
+
+/**
+ * langgraph.json `dependencies`: package folders (relative to the config) whose node_modules resolve
+ * the deployment's imports, as the official CLI installs each of them into the image. Python-style
+ * requirement strings (no leading "." or "/") are not folders and are ignored, as the JS CLI does.
+ */
+function dependencyDirs(config: LanggraphConfig, configDir: string): string[] {
+  const dirs: string[] = [];
+  for (const dependency of config.dependencies ?? []) {
+    if (!/^(\.|\/)/.test(dependency)) continue;
+    const dir = resolve(configDir, dependency);
+    if (!existsSync(join(dir, "package.json"))) {
+      throw new BuildError(`dependency "${dependency}" (langgraph.json "dependencies") has no package.json at ${dir}`);
+    }
+    dirs.push(dir);
+  }
+  return dirs;
 }
 
 function resolveEnv(config: LanggraphConfig, configDir: string): Record<string, string> {
@@ -150,10 +199,23 @@ export function renderRegistry(
   config: LanggraphConfig,
   env: Record<string, string>,
   auth: ResolvedAuth | null,
+  httpApp: ResolvedHttpApp | null,
+  ui: UiBundle[] = [],
   schemas: ReturnType<typeof renderStaticSchemas> = renderStaticSchemas(new Map()),
 ): string {
-  const imports = graphs.map((g, i) => `import * as graph${i} from ${JSON.stringify(importPath(outFile, g.file))};`);
-  if (auth) imports.push(`import * as authModule from ${JSON.stringify(importPath(outFile, auth.file))};`);
+  const names = [
+    ...graphs.map((_, i) => `graph${i}`),
+    ...(auth ? ["authModule"] : []),
+    ...(httpApp ? ["httpApp"] : []),
+  ];
+  const imports = [
+    // First: what the deployment's modules may use at load (the SDK logger).
+    `import ${JSON.stringify(importPath(outFile, join(PROJECT_ROOT, "src/deployment/before-graphs.ts")))};`,
+    `import { ${names.join(", ")} } from ${JSON.stringify(importPath(outFile, modulesFile(outFile)))};`,
+  ];
+  const httpAppEntry = httpApp
+    ? `{ module: httpApp, exportName: ${JSON.stringify(httpApp.exportName)}, source: ${JSON.stringify(httpApp.source)} }`
+    : "null";
   const authEntry = auth
     ? `{ module: authModule, exportName: ${JSON.stringify(auth.exportName)}, source: ${JSON.stringify(auth.source)}, disableStudioAuth: ${auth.disableStudioAuth} }`
     : "null";
@@ -177,6 +239,8 @@ export function renderRegistry(
     `  http: ${JSON.stringify(config.http ?? {})},`,
     `  versions: ${JSON.stringify(packageVersions())},`,
     `  auth: ${authEntry},`,
+    `  httpApp: ${httpAppEntry},`,
+    `  ui: ${JSON.stringify(ui.map(({ id, files }) => ({ id, files })))},`,
     "};",
     "",
   ].join("\n");
@@ -197,10 +261,10 @@ function writeIfChanged(file: string, content: string | Buffer): boolean {
 }
 
 /** Copies Swagger UI's assets so /docs renders with no external network. */
-async function stageDocsAssets(): Promise<void> {
+async function stageDocsAssets(assetsDir: string): Promise<void> {
   const source = join(PROJECT_ROOT, "node_modules/swagger-ui-dist");
   for (const name of ["swagger-ui-bundle.js", "swagger-ui.css", "favicon-32x32.png"]) {
-    writeIfChanged(join(DOCS_ASSETS_DIR, name), await readFile(join(source, name)));
+    writeIfChanged(join(assetsDir, "docs", name), await readFile(join(source, name)));
   }
 }
 
@@ -209,13 +273,24 @@ export interface BuildOptions {
   outFile?: string;
   /** Stage the /docs assets too (default true). */
   stageAssets?: boolean;
+  /**
+   * The static assets directory the `ui` bundles go to: by default the Worker's (dist/assets) for the
+   * project's registry, and an `assets` folder beside any other `outFile`, so a scratch build never
+   * touches the Worker's assets.
+   */
+  assetsDir?: string;
   /** Extract the graphs' static schemas (default true; see static-schemas.ts). */
   staticSchemas?: boolean;
 }
 
 export async function buildDeployment(
   configPath: string,
-  { outFile = GENERATED_REGISTRY, stageAssets = true, staticSchemas = true }: BuildOptions = {},
+  {
+    outFile = GENERATED_REGISTRY,
+    stageAssets = true,
+    assetsDir = outFile === GENERATED_REGISTRY ? ASSETS_DIR : join(dirname(outFile), "assets"),
+    staticSchemas = true,
+  }: BuildOptions = {},
 ): Promise<{ graphs: string[]; env: Record<string, string>; changed: boolean }> {
   const config = readConfig(configPath);
   const configDir = dirname(configPath);
@@ -229,7 +304,6 @@ export async function buildDeployment(
       source: typeof spec === "string" ? spec : spec.path,
     };
   });
-  for (const graph of graphs) await checkGraph(graph);
   let auth: ResolvedAuth | null = null;
   if (config.auth?.path) {
     const { file, exportName } = parseGraphSpec(config.auth.path);
@@ -239,11 +313,40 @@ export async function buildDeployment(
       source: config.auth.path,
       disableStudioAuth: config.auth.disable_studio_auth ?? false,
     };
-    await checkAuth(auth);
   }
+  let httpApp: ResolvedHttpApp | null = null;
+  if (config.http?.app) {
+    const { file, exportName } = parseGraphSpec(config.http.app);
+    httpApp = { file: resolve(configDir, file), exportName, source: config.http.app };
+  }
+  const specs: ModuleSpec[] = graphs.map((g, i) => ({
+    name: `graph${i}`,
+    file: g.file,
+    where: `graph "${g.id}" (${g.source})`,
+  }));
+  const authSpec = auth && { name: "authModule", file: auth.file, where: `auth.path (${auth.source})` };
+  const appSpec = httpApp && { name: "httpApp", file: httpApp.file, where: `http.app (${httpApp.source})` };
+  const loaded = await bundleAndLoad(
+    [...specs, ...(authSpec ? [authSpec] : []), ...(appSpec ? [appSpec] : [])],
+    modulesFile(outFile),
+    dependencyDirs(config, configDir),
+  );
+  for (const [i, graph] of graphs.entries()) {
+    checkGraph(graph, await exportOf(loaded, specs[i], graph.exportName), specs[i].where);
+  }
+  if (auth && authSpec) checkAuth(auth, await exportOf(loaded, authSpec, auth.exportName), authSpec.where);
+  if (httpApp && appSpec) checkHttpApp(httpApp, await exportOf(loaded, appSpec, httpApp.exportName), appSpec.where);
   const env = resolveEnv(config, configDir);
+  const ui = await bundleUi(config.ui ?? {}, { configDir, assetsDir, shared: config.ui_config?.shared }).catch(
+    (error: unknown) => {
+      throw error instanceof UiBundleError ? new BuildError(error.message) : error;
+    },
+  );
   const schemas = renderStaticSchemas(staticSchemas ? await extractStaticSchemas(graphs) : new Map());
-  const changed = writeIfChanged(outFile, renderRegistry(outFile, configPath, graphs, config, env, auth, schemas));
-  if (stageAssets) await stageDocsAssets();
+  const changed = writeIfChanged(
+    outFile,
+    renderRegistry(outFile, configPath, graphs, config, env, auth, httpApp, ui, schemas),
+  );
+  if (stageAssets) await stageDocsAssets(assetsDir);
   return { graphs: graphs.map((g) => g.id), env, changed };
 }

@@ -10,7 +10,7 @@ import { readdirSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "./deployment.ts";
-import { freePort, offlineEnv, runWrangler, stopProcessGroup, waitForOk } from "./wrangler.ts";
+import { freePort, offlineEnv, runWrangler, stopProcessGroup, WRANGLER_CONFIG, waitForOk } from "./wrangler.ts";
 
 type MiniflareModule = typeof import("miniflare");
 export type LocalRuntime = InstanceType<MiniflareModule["Miniflare"]>;
@@ -36,13 +36,19 @@ export function stateDirectory(persistTo?: string): string {
  * Bundles the Worker exactly as `wrangler deploy` would (its [build] command included, so
  * `LANGGRAPH_JSON` in `env` picks the deployment) into `outDir`.
  */
-export async function bundleWorker(outDir: string, env: NodeJS.ProcessEnv = offlineEnv()): Promise<void> {
+export async function bundleWorker(
+  outDir: string,
+  env: NodeJS.ProcessEnv = offlineEnv(),
+  wranglerConfig: string = WRANGLER_CONFIG,
+): Promise<void> {
   rmSync(outDir, { recursive: true, force: true });
-  await runWrangler(["deploy", "--dry-run", "--outdir", outDir], env);
+  await runWrangler(["deploy", "--dry-run", "--outdir", outDir, "--config", wranglerConfig], env);
 }
 
 export interface ServeOptions {
   bundleDir: string;
+  /** The Worker's wrangler config (this repository's wrangler.toml by default). */
+  wranglerConfig?: string;
   ip: string;
   port: number;
   /** `--persist-to`; wrangler dev's default state otherwise. */
@@ -59,7 +65,7 @@ export interface ServeOptions {
 export async function serveWorker(options: ServeOptions): Promise<LocalRuntime> {
   const { Miniflare, convertV4MiniflareOptions, Log, LogLevel } = wranglerMiniflare();
   const { unstable_getMiniflareWorkerOptions } = await import("wrangler");
-  const { workerOptions } = unstable_getMiniflareWorkerOptions(join(PROJECT_ROOT, "wrangler.toml"));
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(options.wranglerConfig ?? WRANGLER_CONFIG);
   const assets = workerOptions.assets as { directory: string; binding: string } | undefined;
   const wasm = readdirSync(options.bundleDir).filter((file) => file.endsWith(".wasm"));
   const log =

@@ -29,7 +29,7 @@ interface OfficialSchemaModule {
  * `require.resolve("typescript")` from its own folder, which would land on 7.x. This process only
  * extracts schemas, so every CommonJS resolution of `typescript` goes to the TypeScript 5 copy.
  */
-function useTypeScript5(): void {
+function redirectTypeScriptTo5(): void {
   const typescript5 = requireFromExtractor.resolve("typescript");
   const loader = Module as unknown as { _resolveFilename: (request: string, ...rest: unknown[]) => string };
   const resolve = loader._resolveFilename;
@@ -39,7 +39,7 @@ function useTypeScript5(): void {
 }
 
 async function extract(request: ChildRequest): Promise<ChildResponse> {
-  useTypeScript5();
+  redirectTypeScriptTo5();
   const official = (await import(
     pathToFileURL(requireFromExtractor.resolve("@langchain/langgraph-api/schema")).href
   )) as OfficialSchemaModule;

@@ -31,6 +31,8 @@ export interface ChildRequest {
 export interface ChildResponse {
   schemas: Record<string, GraphSchemaSet>;
   errors: Record<string, string>;
+  /** What the extractor printed (TypeScript's diagnostics, symbols it could not describe), set by the parent. */
+  output?: string;
 }
 
 export interface SchemaGraph {
@@ -80,11 +82,7 @@ function described(schema: StaticGraphSchema): StaticGraphSchema {
 }
 
 /** Runs the official extractor in a child process; rejects on a crash or at the timeout (the child is killed). */
-export function runStaticExtractor(
-  request: ChildRequest,
-  timeoutMs: number,
-  warn: (message: string) => void,
-): Promise<ChildResponse> {
+export function runStaticExtractor(request: ChildRequest, timeoutMs: number): Promise<ChildResponse> {
   return new Promise((resolvePromise, reject) => {
     const child = fork(CHILD, [], { stdio: ["ignore", "pipe", "pipe", "ipc"], serialization: "json" });
     let output = "";
@@ -103,11 +101,9 @@ export function runStaticExtractor(
     });
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
-      // TypeScript's diagnostics and the extractor's warnings: what explains a wrong or missing schema.
       const printed = output.trim();
-      if (printed) warn(`Static schema extraction printed:\n${printed}`);
-      if (response) resolvePromise(response);
-      else reject(new Error(`the extractor exited with ${signal ?? `code ${code}`}`));
+      if (response) resolvePromise({ ...response, output: printed });
+      else reject(new Error(`the extractor exited with ${signal ?? `code ${code}`}${printed ? `:\n${printed}` : ""}`));
     });
     child.send(request);
   });
@@ -237,7 +233,7 @@ export async function extractStaticSchemas(
   let response = useCache ? readCache(key) : undefined;
   if (!response) {
     try {
-      response = await runStaticExtractor({ graphs }, timeoutMs, warn);
+      response = await runStaticExtractor({ graphs }, timeoutMs);
     } catch (error) {
       warn(
         `Static schema extraction failed (${(error as Error).message}); graphs ${graphs.map((g) => g.id).join(", ")} get run-time schemas only`,
@@ -247,6 +243,7 @@ export async function extractStaticSchemas(
     // A failure may be transient (a timeout on a busy machine): only complete results are kept.
     if (useCache && Object.keys(response.errors).length === 0) writeCache(key, response);
   }
+  let failed = false;
   for (const graph of graphs) {
     const set = response.schemas[graph.id];
     let schemas = set ? splitSchemaSet(set) : null;
@@ -255,9 +252,13 @@ export async function extractStaticSchemas(
     if (!schemas) {
       const reason = response.errors[graph.id] ?? "no schema for its export";
       warn(`Static schemas of graph "${graph.id}" failed (${reason}); it gets run-time schemas only`);
+      failed = true;
     }
     result.set(graph.id, schemas);
   }
+  // TypeScript's diagnostics explain a failure; when every graph has its schemas they are noise (the
+  // augmented sources the extractor compiles often have harmless errors).
+  if (failed && response.output) warn(`Static schema extraction printed:\n${response.output}`);
   return result;
 }
 

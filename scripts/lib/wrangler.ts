@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { PROJECT_ROOT } from "./deployment.ts";
 
 const WRANGLER_BIN = join(PROJECT_ROOT, "node_modules/wrangler/bin/wrangler.js");
+/** This repository's own Worker config; a deployment built by the CLI has a generated one. */
+export const WRANGLER_CONFIG = join(PROJECT_ROOT, "wrangler.toml");
 
 /** The development API key `npm start` writes to .dev.vars when none is set (documented in the README). */
 export const DEV_API_KEY = "lgp_dev_local_only_change_me";
@@ -46,8 +48,12 @@ export function runWrangler(args: string[], env: NodeJS.ProcessEnv = offlineEnv(
 }
 
 /** Applies the D1 migrations to the local state (optionally a separate --persist-to directory). */
-export function applyLocalMigrations(persistTo?: string, env?: NodeJS.ProcessEnv): Promise<string> {
-  const args = ["d1", "migrations", "apply", "DB", "--local"];
+export function applyLocalMigrations(
+  persistTo?: string,
+  env?: NodeJS.ProcessEnv,
+  wranglerConfig: string = WRANGLER_CONFIG,
+): Promise<string> {
+  const args = ["d1", "migrations", "apply", "DB", "--local", "--config", wranglerConfig];
   if (persistTo) args.push("--persist-to", persistTo);
   return runWrangler(args, env);
 }

@@ -58,9 +58,9 @@ async function principalForKey(c: Context<AppEnv>, key: string): Promise<Princip
  *   /metrics (organization admins only) keep API keys. A studio request (`x-auth-scheme: langsmith`)
  *   needs a valid key as well.
  */
-export function authenticate(isPublic: (path: string) => boolean) {
+export function authenticate(isPublic: (path: string, method: string) => boolean) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    if (isPublic(c.req.path)) return next();
+    if (isPublic(c.req.path, c.req.method)) return next();
     const key = c.req.header("x-api-key");
     if (!customAuthEnabled || c.req.path.startsWith("/api/v1/") || c.req.path === "/metrics") {
       if (key) c.set("principal", await principalForKey(c, key));

@@ -14,6 +14,7 @@ export type ErrorKind =
   | "uri_too_long"
   | "unsupported_media_type"
   | "invalid"
+  | "upgrade_required"
   | "unavailable";
 
 /** One entry of an `invalid` error's detail list, shaped like FastAPI's so Python-server clients read it unchanged. */

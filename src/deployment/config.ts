@@ -22,11 +22,35 @@ export const CorsConfigSchema = z.object({
 
 export const HttpConfigSchema = z
   .object({
+    /** `"./path.ts:export"` of a Hono app mounted before the platform's routes. */
+    app: z.string().min(1).optional(),
     cors: CorsConfigSchema.optional(),
+    disable_assistants: z.boolean().optional(),
+    disable_threads: z.boolean().optional(),
+    disable_runs: z.boolean().optional(),
+    disable_store: z.boolean().optional(),
+    disable_meta: z.boolean().optional(),
+    disable_ui: z.boolean().optional(),
     disable_a2a: z.boolean().optional(),
     disable_mcp: z.boolean().optional(),
+    /** Whether the platform's authentication applies to `app`'s routes (default true). */
+    enable_custom_route_auth: z.boolean().optional(),
   })
   .loose();
+
+/** A `ui` key is a graph id that also names a folder of the Worker's assets and a URL segment. */
+const UiSchema = z.record(z.string(), z.string().min(1)).superRefine((ui, ctx) => {
+  for (const id of Object.keys(ui)) {
+    if (/^[A-Za-z0-9_.-]+$/.test(id) && id !== "." && id !== "..") continue;
+    ctx.addIssue({
+      code: "custom",
+      path: [id],
+      message: `ui id "${id}" must use letters, digits, '_', '-' and '.', and not be '.' or '..'`,
+    });
+  }
+});
+
+export const UiConfigSchema = z.object({ shared: z.array(z.string().min(1)).optional() }).loose();
 
 export const LanggraphConfigSchema = z
   .object({
@@ -37,6 +61,17 @@ export const LanggraphConfigSchema = z
     env: z.union([z.string(), z.record(z.string(), z.string())]).optional(),
     auth: z.object({ path: z.string().optional(), disable_studio_auth: z.boolean().optional() }).loose().optional(),
     http: HttpConfigSchema.optional(),
+    /** Package folders (".", "./packages/x") whose node_modules the deployment's imports resolve from. */
+    dependencies: z.array(z.string().min(1)).optional(),
+    node_version: z
+      .union([z.string(), z.number()])
+      .transform(String)
+      .pipe(z.enum(["20", "22", "24"], { error: 'node_version is one of "20", "22", "24"' }))
+      .optional(),
+    /** Generative UI: graph id → component file (.tsx/.jsx) whose default export maps names to components. */
+    ui: UiSchema.optional(),
+    /** Packages the UI bundles take from the host page instead of bundling (beyond React and the SDK). */
+    ui_config: UiConfigSchema.optional(),
   })
   .loose();
 

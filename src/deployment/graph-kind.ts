@@ -24,3 +24,15 @@ export function describeValue(value: unknown): string {
   if (typeof value === "object") return `an object (${value.constructor?.name ?? "Object"})`;
   return `a ${typeof value}`;
 }
+
+/** A Hono app, duck-typed: the deployment's copy of hono need not be the platform's. */
+export function isHonoApp(value: unknown): value is { fetch: (request: Request) => unknown; routes: unknown[] } {
+  if (value === null || typeof value !== "object") return false;
+  const candidate = value as Record<string, unknown>;
+  return (
+    typeof candidate.fetch === "function" &&
+    typeof candidate.route === "function" &&
+    typeof candidate.use === "function" &&
+    Array.isArray(candidate.routes)
+  );
+}

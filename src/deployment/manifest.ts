@@ -32,6 +32,14 @@ export interface StaticGraphSchemas {
   subgraphs: Record<string, StaticGraphSchema>;
 }
 
+/** One graph's generative UI (langgraph.json `ui`), bundled by the build into the Worker's assets. */
+export interface UiEntry {
+  /** The graph id of `POST /ui/{graph_id}`; the assets are served as `/ui/<id>/<file>`. */
+  id: string;
+  /** Asset file names (`entrypoint.js`, and `entrypoint.css` when the component has styles). */
+  files: string[];
+}
+
 /** Everything the Worker knows about its deployment, generated from langgraph.json by scripts/build.ts. */
 export interface DeploymentManifest {
   configPath: string;
@@ -48,4 +56,12 @@ export interface DeploymentManifest {
     /** `auth.disable_studio_auth`: no studio user, even with a valid key. */
     disableStudioAuth: boolean;
   } | null;
+  /** langgraph.json `http.app`: the deployment's Hono app, or null. */
+  httpApp: {
+    module: Record<string, unknown>;
+    exportName: string;
+    source: string;
+  } | null;
+  /** Generative UI bundles from langgraph.json `ui` (absent in registries built before it existed). */
+  ui?: UiEntry[];
 }

@@ -16,6 +16,7 @@ export const STATUS_OF_KIND = {
   uri_too_long: 414,
   unsupported_media_type: 415,
   invalid: 422,
+  upgrade_required: 426,
   unavailable: 503,
 } as const satisfies Record<ErrorKind, ContentfulStatusCode>;
 

@@ -12,6 +12,7 @@ function write(level: "debug" | "info" | "warn" | "error", message: string, fiel
 }
 
 export const log = {
+  debug: (message: string, fields: Fields = {}) => write("debug", message, fields),
   info: (message: string, fields: Fields = {}) => write("info", message, fields),
   warn: (message: string, fields: Fields = {}) => write("warn", message, fields),
   error: (message: string, fields: Fields = {}) => write("error", message, fields),

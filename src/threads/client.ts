@@ -29,3 +29,11 @@ export function unwrap<T>(outcome: Outcome<T>, threadId: string): T {
   if (outcome.kind === "thread_not_found") throw notFound(`Thread with ID ${threadId} not found`);
   throw new DomainError(outcome.kind, outcome.detail);
 }
+
+/**
+ * Forwards a request to the thread's object itself (not an RPC call): the one use is handing it a
+ * WebSocket upgrade, which only `fetch` can accept.
+ */
+export function threadFetch(env: Pick<Env, "THREAD">, workspaceId: string, threadId: string, request: Request) {
+  return env.THREAD.get(env.THREAD.idFromName(`${workspaceId}:${threadId}`)).fetch(request);
+}

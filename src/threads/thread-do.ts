@@ -5,6 +5,10 @@ import { D1Store } from "../store/graph-store.ts";
 import { AlarmPlanner } from "./alarm-planner.ts";
 import { threadStub } from "./client.ts";
 import { IndexSync } from "./index-sync.ts";
+import type { ProtocolRunOutcome, ProtocolTree, ProtocolView } from "./protocol/commands.ts";
+import { ProtocolHub } from "./protocol/hub.ts";
+import { pendingInterruptIds, type SocketUpgrade, socketCommand, upgradeSocket } from "./protocol/socket.ts";
+import type { EventFilter } from "./protocol/types.ts";
 import { type JsonBody, jsonArrayBody } from "./runs/json-stream.ts";
 import { type RunHost, RunManager } from "./runs/run-manager.ts";
 import { agentTraceSink } from "./runs/trace-sink.ts";
@@ -43,6 +47,7 @@ export class ThreadDO extends DurableObject<Env> {
     (workspaceId) => new D1Store(this.env, workspaceId),
   );
   readonly #states = new StateReader(this.#checkpoints);
+  readonly #protocol = new ProtocolHub(this.#sql, this.ctx);
   readonly #runs = new RunManager(this.#runHost(), this.#sql);
   readonly #thread = new ThreadLifecycle({
     records: this.#records,
@@ -51,7 +56,10 @@ export class ThreadDO extends DurableObject<Env> {
     index: new IndexSync(this.#records, () => database(this.env)),
     alarm: new AlarmPlanner(this.ctx.storage, () => this.#runs.nextWakeup()),
     runs: this.#runs,
-    deleteAll: () => this.ctx.storage.deleteAll(),
+    deleteAll: async () => {
+      await this.ctx.storage.deleteAll();
+      this.#protocol.closeAll();
+    },
   });
 
   // ---- thread resource ----
@@ -197,6 +205,88 @@ export class ThreadDO extends DurableObject<Env> {
     });
   }
 
+  // ---- protocol v2 (see protocol/) ----
+
+  /** What protocol commands need to know of the thread. */
+  async protocolView(threadId: string): Promise<ProtocolView> {
+    const record = this.#records.read();
+    return {
+      metadata: record?.metadata ?? null,
+      boundAssistant: record ? this.#protocol.boundAssistant() : null,
+      pendingInterrupts: pendingInterruptIds(record),
+      meta: this.#protocol.meta(threadId),
+    };
+  }
+
+  /**
+   * Creates a protocol run: the thread is bound to the first assistant a protocol run used, and a
+   * run answering interrupts needs them still pending. A run.start with input while interrupts
+   * are pending resumes them with that input, as the official servers do.
+   */
+  protocolRun(input: CreateRunInput, respondTo: string[] | null): Promise<ProtocolRunOutcome> {
+    return this.#exclusive(async () => {
+      const bound = this.#records.read() ? this.#protocol.boundAssistant() : null;
+      if (bound !== null && bound !== input.assistantId)
+        return {
+          ok: false,
+          code: "invalid_argument",
+          message: `Thread ${input.threadId} is bound to assistant ${bound}; cannot run ${input.assistantId}.`,
+        };
+      const pending = pendingInterruptIds(this.#records.read());
+      const missing = respondTo?.find((id) => !pending.includes(id));
+      if (missing !== undefined)
+        return { ok: false, code: "no_such_interrupt", message: `Interrupt ${missing} is not pending on this thread.` };
+      let run = input;
+      if (!respondTo && pending.length && input.kwargs.input != null && !input.kwargs.command)
+        run = { ...input, kwargs: { ...input.kwargs, input: null, command: { resume: input.kwargs.input } } };
+      const created = await this.#runs.create(run);
+      if (!created.ok) return { ok: false, code: "invalid_argument", message: created.detail };
+      if (bound === null) this.#protocol.bindAssistant(input.assistantId);
+      return { ok: true, runId: created.value.run.run_id, meta: this.#protocol.meta(input.threadId) };
+    });
+  }
+
+  async protocolTree(threadId: string): Promise<ProtocolTree> {
+    const graphId = this.#records.read()?.metadata.graph_id;
+    return {
+      tree: this.#protocol.tree(typeof graphId === "string" ? graphId : null),
+      meta: this.#protocol.meta(threadId),
+    };
+  }
+
+  /** The thread's protocol events through `filter`, stored then live; the thread need not exist yet. */
+  protocolEvents(filter: EventFilter): ReadableStream<Uint8Array> {
+    return this.#protocol.openStream(filter);
+  }
+
+  /** Only the protocol WebSocket upgrade arrives over fetch (see protocol/socket.ts). */
+  override async fetch(request: Request): Promise<Response> {
+    return upgradeSocket(request, this.#protocol);
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    await socketCommand(ws, message, this.#protocol, (upgrade: SocketUpgrade) => ({
+      env: this.env,
+      threadId: upgrade.threadId,
+      caller: { workspaceId: upgrade.workspaceId, callerId: upgrade.callerId, user: upgrade.user },
+      headers: upgrade.headers,
+      thread: this,
+    }));
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
+    this.#protocol.forget(ws);
+    try {
+      ws.close(code === 1005 || code === 1006 ? 1000 : code, "Closed");
+    } catch {
+      // Already closed.
+    }
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    this.#protocol.forget(ws);
+  }
+
   // ---- copy (see thread-copy.ts) ----
 
   /** Copies this thread, every checkpoint included, to a new thread in the same workspace. */
@@ -270,6 +360,7 @@ export class ThreadDO extends DurableObject<Env> {
       deleteThread: () => this.#thread.discard(),
       scheduleAlarm: () => this.#thread.planAlarm(),
       bindGraph: (graphId, config) => this.#checkpoints.bind(graphId, config, this.#records.read()?.workspaceId),
+      protocolSink: this.#protocol,
       traceSink: () => {
         const record = this.#records.read();
         return record ? agentTraceSink(this.env, record) : null;

@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { BuildError, buildDeployment, configPathFromArgs, PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
 import { scratchDir } from "../../scripts/lib/scratch.ts";
+import { bundleUi } from "../../scripts/lib/ui-bundle.ts";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -86,7 +87,8 @@ describe("build step: langgraph.json → generated registry", () => {
     const outFile = join(dir, "registry.generated.ts");
     await buildDeployment(join(PROJECT_ROOT, "examples/custom-auth/langgraph.json"), { outFile, stageAssets: false });
     const generated = readFileSync(outFile, "utf8");
-    expect(generated).toContain('import * as authModule from "../../examples/custom-auth/auth.ts";');
+    expect(generated).toContain('import { graph0, graph1, graph2, authModule } from "./deployment-modules.js";');
+    expect(readFileSync(join(dir, "deployment-modules.js"), "utf8")).toContain("examples/custom-auth/auth.ts");
     expect(generated).toContain('exportName: "auth", source: "./auth.ts:auth", disableStudioAuth: false');
   });
 
@@ -99,7 +101,9 @@ describe("build step: langgraph.json → generated registry", () => {
     expect(result.graphs).toEqual(["counter", "greeter"]);
     expect(result.env).toEqual({ GREETING: "hi from examples/minimal" });
     const generated = readFileSync(outFile, "utf8");
-    expect(generated).toContain('import * as graph0 from "../../examples/minimal/graph.ts";');
+    expect(generated).toContain('import { graph0, graph1 } from "./deployment-modules.js";');
+    // The SDK logger is registered before the deployment's modules load.
+    expect(generated.indexOf("before-graphs.ts")).toBeLessThan(generated.indexOf("deployment-modules.js"));
     expect(generated).toContain('exportName: "greeterFactory"');
     expect(generated).toContain('description: "Greets whoever the run\'s config names"');
   });
@@ -126,5 +130,106 @@ describe("build step: langgraph.json → generated registry", () => {
     expect(run.stderr).toContain(
       'Build failed: Export "notGraph" of graph "chat" (./graph.ts:notGraph) is not a graph',
     );
+  });
+});
+
+const COMPONENT_SOURCE = `
+import "./card.css";
+import { useState } from "react";
+export function Card({ title }: { title: string }) {
+  const [open] = useState(true);
+  return <section className="card">{open ? title : null}</section>;
+}
+export default { card: Card };
+`;
+
+describe("build step: langgraph.json ui → bundles in the Worker's assets", () => {
+  const uiFiles = { "graph.ts": GRAPH_SOURCE, "card.tsx": COMPONENT_SOURCE, "card.css": ".card { color: red; }" };
+
+  it("bundles each ui component into <assets>/ui/<id>/ and lists its files in the manifest", async () => {
+    const { configPath, outFile } = deployment(
+      { graphs: { "my-graph": "./graph.ts" }, ui: { "my-graph": "./card.tsx" } },
+      uiFiles,
+    );
+    await buildDeployment(configPath, { outFile, stageAssets: false });
+    const assets = join(outFile, "../assets/ui/my-graph");
+    const script = readFileSync(join(assets, "entrypoint.js"), "utf8");
+    // An IIFE on the global the fragment's onload calls; React comes from the host page, not the bundle.
+    expect(script).toMatch(/^var __LGUI_my_graph = \(\(\) => \{/);
+    expect(script).toContain('globalThis[/* @__PURE__ */ Symbol.for("LGUI_REQUIRE")]("react")');
+    expect(script).toContain('globalThis[/* @__PURE__ */ Symbol.for("LGUI_REQUIRE")]("react/jsx-runtime")');
+    expect(script).not.toContain("react.production");
+    expect(script).toContain('Symbol.for("LGUI_EXT_STORE")');
+    expect(readFileSync(join(assets, "entrypoint.css"), "utf8")).toContain(".card {");
+    expect(readFileSync(outFile, "utf8")).toContain(
+      'ui: [{"id":"my-graph","files":["entrypoint.css","entrypoint.js"]}],',
+    );
+  });
+
+  it("takes ui_config.shared packages from the host page too, subpaths included", async () => {
+    const { configPath, outFile } = deployment(
+      { graphs: { g: "./graph.ts" }, ui: { g: "./card.tsx" }, ui_config: { shared: ["some-design-system"] } },
+      {
+        ...uiFiles,
+        "card.tsx": `import { Button } from "some-design-system/button";\nexport default { b: () => <Button /> };`,
+      },
+    );
+    await buildDeployment(configPath, { outFile, stageAssets: false });
+    const script = readFileSync(join(outFile, "../assets/ui/g/entrypoint.js"), "utf8");
+    expect(script).toContain('Symbol.for("LGUI_REQUIRE")]("some-design-system/button")');
+    expect(readFileSync(outFile, "utf8")).toContain('ui: [{"id":"g","files":["entrypoint.js"]}],');
+  });
+
+  it("names the ui id and path when the component file is missing or does not bundle", async () => {
+    const missing = await buildError({ graphs: { g: "./graph.ts" }, ui: { g: "./missing.tsx" } });
+    expect(missing).toContain('Cannot bundle ui "g" (./missing.tsx): file ');
+    expect(missing).toContain("missing.tsx does not exist");
+    const broken = await buildError(
+      { graphs: { g: "./graph.ts" }, ui: { g: "./card.tsx" } },
+      { ...uiFiles, "card.tsx": "export default { card: () => <div> };" },
+    );
+    expect(broken).toContain('Cannot bundle ui "g" (./card.tsx):');
+    const unresolved = await buildError(
+      { graphs: { g: "./graph.ts" }, ui: { g: "./card.tsx" } },
+      { ...uiFiles, "card.tsx": 'import x from "not-installed-anywhere";\nexport default { x };' },
+    );
+    expect(unresolved).toContain('Cannot bundle ui "g" (./card.tsx):');
+    expect(unresolved).toContain("not-installed-anywhere");
+  });
+
+  it("refuses ui ids that cannot be a folder or URL segment", async () => {
+    expect(await buildError({ graphs: { g: "./graph.ts" }, ui: { "..": "./card.tsx" } }, uiFiles)).toContain(
+      'ui...: ui id ".." must use letters',
+    );
+    expect(await buildError({ graphs: { g: "./graph.ts" }, ui: { "a/b": "./card.tsx" } }, uiFiles)).toContain(
+      `ui.a/b: ui id "a/b" must use letters`,
+    );
+  });
+
+  it("a rebuild removes the bundles of ids and files no longer produced", async () => {
+    const dir = scratchDir("build-ui");
+    dirs.push(dir);
+    for (const [name, content] of Object.entries(uiFiles)) writeFileSync(join(dir, name), content);
+    const assetsDir = join(dir, "assets");
+    mkdirSync(join(assetsDir, "ui/gone"), { recursive: true });
+    writeFileSync(join(assetsDir, "ui/gone/entrypoint.js"), "old");
+    mkdirSync(join(assetsDir, "ui/kept"), { recursive: true });
+    writeFileSync(join(assetsDir, "ui/kept/stale.js"), "old");
+    const bundles = await bundleUi({ kept: "./card.tsx" }, { configDir: dir, assetsDir });
+    expect(bundles).toEqual([{ id: "kept", source: "./card.tsx", files: ["entrypoint.css", "entrypoint.js"] }]);
+    expect(existsSync(join(assetsDir, "ui/gone"))).toBe(false);
+    expect(existsSync(join(assetsDir, "ui/kept/stale.js"))).toBe(false);
+    expect(existsSync(join(assetsDir, "ui/kept/entrypoint.js"))).toBe(true);
+  });
+
+  it("builds this repository's weather UI into dist/assets and the registry", async () => {
+    const dir = scratchDir("build-weather");
+    dirs.push(dir);
+    const outFile = join(dir, "registry.generated.ts");
+    await buildDeployment(join(PROJECT_ROOT, "langgraph.json"), { outFile, stageAssets: false });
+    expect(readFileSync(outFile, "utf8")).toContain(
+      'ui: [{"id":"weather","files":["entrypoint.css","entrypoint.js"]}],',
+    );
+    expect(readFileSync(join(dir, "assets/ui/weather/entrypoint.js"), "utf8")).toContain("var __LGUI_weather =");
   });
 });

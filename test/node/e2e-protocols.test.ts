@@ -193,7 +193,15 @@ describe("MCP with the official @modelcontextprotocol/sdk client", () => {
   it("initializes and lists one tool per assistant with its input schema", async () => {
     const client = await connect();
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(["agent", "echo", "factory", "memory", "nested", "steps"]);
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      "agent",
+      "echo",
+      "factory",
+      "memory",
+      "nested",
+      "steps",
+      "weather",
+    ]);
     const agent = tools.find((t) => t.name === "agent")!;
     expect(agent.description).toContain("tool-calling agent");
     expect(agent.inputSchema).toMatchObject({ type: "object", properties: { messages: { type: "array" } } });

@@ -59,7 +59,7 @@ describe("static schemas in the generated registry", () => {
       file: join(FIXTURES, `${entry(id).source.split(":")[0]}`),
       exportName: "graph",
     }));
-    const official = await runStaticExtractor({ graphs }, 120_000, () => {});
+    const official = await runStaticExtractor({ graphs }, 120_000);
     expect(official.errors).toEqual({});
     for (const id of GRAPH_IDS) {
       // The official result keys the root by the export name and subgraphs by `<export>|<namespace>`.

@@ -29,7 +29,7 @@ describe("system assistants", () => {
     const found = await json<Assistant[]>(
       await post("/assistants/search", { metadata: { created_by: "system" }, sort_by: "name", sort_order: "asc" }),
     );
-    expect(found.map((a) => a.name)).toEqual(["agent", "echo", "factory", "memory", "nested", "steps"]);
+    expect(found.map((a) => a.name)).toEqual(["agent", "echo", "factory", "memory", "nested", "steps", "weather"]);
     // The official server's id for graph "agent": UUIDv5 in the URL namespace.
     expect(systemAssistantId("agent")).toBe("fe096781-5601-53d2-b2f6-0d3403f7e9ca");
     for (const assistant of found) {
@@ -301,7 +301,15 @@ describe("tenancy", () => {
     expect((await call(`/assistants/${mine.assistant_id}`, { key })).status).toBe(404);
     expect((await call(`/assistants/${mine.assistant_id}`, { key, method: "PATCH", json: {} })).status).toBe(404);
     const theirs = await json<Assistant[]>(await post("/assistants/search", { limit: 100 }, key));
-    expect(theirs.map((a) => a.name).sort()).toEqual(["agent", "echo", "factory", "memory", "nested", "steps"]);
+    expect(theirs.map((a) => a.name).sort()).toEqual([
+      "agent",
+      "echo",
+      "factory",
+      "memory",
+      "nested",
+      "steps",
+      "weather",
+    ]);
     // A patch of a system assistant stays in its workspace.
     await call("/assistants/echo", { key, method: "PATCH", json: { metadata: { patched: true } } });
     expect((await json<Assistant>(await call("/assistants/echo"))).metadata).not.toHaveProperty("patched");

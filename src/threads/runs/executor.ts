@@ -4,6 +4,7 @@ import { Command, Send } from "@langchain/langgraph";
 import { yieldToUrgentWork } from "../../core/yield.ts";
 import { streamedMessageJson, toJson } from "../../db/serialize.ts";
 import type { LoadedGraph } from "../../deployment/graphs.ts";
+import type { GraphProtocolEvent } from "../protocol/normalize.ts";
 import { checkpointPayload, debugPayload, taskPayload } from "./checkpoint-events.ts";
 import type { RunCommand, StreamMode } from "./types.ts";
 
@@ -26,6 +27,11 @@ export interface ExecuteOptions {
   publish: Publish;
   /** Extra LangChain callbacks for the whole run (the server's tracer). */
   callbacks?: BaseCallbackHandler[];
+  /**
+   * A protocol v2 run: the graph streams its own protocol events (LangGraph's v3 event stream, every
+   * mode, subgraphs included) to this instead of the stream-mode events of `publish`.
+   */
+  protocol?: (event: GraphProtocolEvent) => void;
 }
 
 /** `command` as a LangGraph Command; `goto` entries that are `{node, input}` objects become Sends. */
@@ -131,6 +137,15 @@ export async function executeRun(options: ExecuteOptions): Promise<void> {
   };
   const input = options.command ? toCommand(options.command) : options.input;
 
+  if (options.protocol) {
+    const { streamMode: _modes, subgraphs: _subgraphs, ...v3Options } = streamOptions;
+    const events = await options.graph.streamEvents(input, { ...v3Options, version: "v3" });
+    for await (const event of events) {
+      options.protocol(event);
+      await yieldToUrgentWork(options.signal);
+    }
+    return;
+  }
   if (requested.has("events")) {
     // streamEvents carries both the LangChain events and, as the root run's on_chain_stream
     // events, the chunks of the requested stream modes.

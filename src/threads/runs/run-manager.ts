@@ -5,6 +5,7 @@ import type { LoadedGraph } from "../../deployment/graphs.ts";
 import { log } from "../../observability/log.ts";
 import { AgentRunTracer, agentTraceProject, type TracedRun } from "../../tracing/agent-tracer.ts";
 import type { SqliteCheckpointSaver } from "../checkpointer.ts";
+import type { GraphProtocolEvent } from "../protocol/normalize.ts";
 import { checkpointConfig, stateJson } from "../state.ts";
 import type { ThreadRecord } from "../thread-record.ts";
 import { fail, ok, type Result, type ThreadStatus } from "../types.ts";
@@ -48,6 +49,22 @@ export interface RunHost {
   bindGraph(graphId: string, config: Record<string, unknown>): Promise<LoadedGraph | undefined>;
   /** Where executed runs are traced; null when agent tracing is off. */
   traceSink(): TraceSink | null;
+  /** Where protocol v2 runs (`kwargs.protocol_stream`) report their start, events and end. */
+  protocolSink?: ProtocolRunSink;
+}
+
+/** How a protocol v2 run ended, for its terminal lifecycle event. */
+export interface ProtocolRunEnd {
+  status: "success" | "error" | "interrupted";
+  error?: string;
+  /** The run left interrupts waiting for an answer. */
+  pendingInterrupts: boolean;
+}
+
+export interface ProtocolRunSink {
+  runStarted(run: { run_id: string; graphId: string }): void;
+  event(runId: string, event: GraphProtocolEvent): void;
+  runEnded(run: { run_id: string; graphId: string }, end: ProtocolRunEnd): void;
 }
 
 export interface TraceSink {
@@ -259,6 +276,8 @@ export class RunManager {
     this.#background(this.host.scheduleAlarm(), "heartbeat alarm");
     const publish = (event: string, data: unknown) => this.streams.publish(run.run_id, event, data);
     publish("metadata", { run_id: run.run_id, attempt: run.attempt });
+    const protocol = run.kwargs.protocol_stream ? this.host.protocolSink : undefined;
+    protocol?.runStarted(run);
 
     if (run.attempt > MAX_ATTEMPTS) {
       return this.#settle(run, {
@@ -305,6 +324,7 @@ export class RunManager {
         signal: execution.controller.signal,
         publish,
         callbacks: tracer ? [tracer] : undefined,
+        protocol: protocol && ((event) => protocol.event(run.run_id, event)),
       });
     } catch (error) {
       if (execution.controller.signal.aborted) {
@@ -457,6 +477,18 @@ export class RunManager {
     thread.updatedAt = at;
     // The record is written synchronously here; waiters and readers learn the end before the index.
     const saved = this.host.saveThread(thread, { deferIndex: true });
+    if (run.kwargs.protocol_stream) {
+      this.host.protocolSink?.runEnded(
+        run,
+        outcome.kind === "cancelled"
+          ? { status: "interrupted", pendingInterrupts: false }
+          : {
+              status: outcome.kind,
+              error: outcome.kind === "error" ? outcome.error.message : undefined,
+              pendingInterrupts: Boolean(state?.interrupts.length),
+            },
+      );
+    }
     this.streams.finish(run.run_id);
     this.#resolveWaiters(
       run.run_id,

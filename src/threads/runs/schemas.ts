@@ -83,6 +83,10 @@ export const RunSchema = z
         langsmith_tracer: LangsmithTracer,
         // Copied `x-*` request headers and the user agent, for config.configurable.
         headers: z.record(z.string(), z.string()),
+        protocol_stream: z
+          .boolean()
+          .optional()
+          .describe("Started by a protocol v2 command: its events go to the thread's protocol event stream"),
       })
       .describe("What the run was created with"),
     multitask_strategy: MultitaskStrategySchema,

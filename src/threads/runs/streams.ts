@@ -24,7 +24,7 @@ export function singleEventStream(event: string, data: unknown): ReadableStream<
   });
 }
 
-class Subscriber {
+export class Subscriber {
   readonly readable: ReadableStream<Uint8Array>;
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
   readonly #heartbeat: ReturnType<typeof setInterval>;

@@ -1,0 +1,95 @@
+import type { ThreadRecord } from "../thread-record.ts";
+import { type CommandContext, errorEnvelope, handleCommand } from "./commands.ts";
+import { error, type ProtocolHub, type SocketCaller, send } from "./hub.ts";
+import type { ProtocolCommand } from "./types.ts";
+
+/**
+ * The WebSocket transport of protocol v2, on the thread's Durable Object. The Worker authenticates
+ * and authorizes the upgrade request, then forwards it here with the caller in CALLER_HEADER; the
+ * object accepts the socket with the Hibernation API, so an idle socket keeps nothing in memory.
+ */
+
+export type SocketUpgrade = SocketCaller;
+
+/** The internal header carrying the authenticated caller from the Worker to the thread. */
+export const CALLER_HEADER = "X-Protocol-Caller";
+
+/** Accepts the forwarded upgrade (anything else here is a bug of the Worker). */
+export function upgradeSocket(request: Request, hub: ProtocolHub): Response {
+  const caller = request.headers.get(CALLER_HEADER);
+  if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket" || !caller)
+    return new Response("Expected a forwarded WebSocket upgrade", { status: 400 });
+  const pair = new WebSocketPair();
+  hub.accept(pair[1], JSON.parse(caller) as SocketCaller);
+  return new Response(null, { status: 101, webSocket: pair[0] });
+}
+
+/** Interrupt ids the thread waits on (from its record's `interrupts`: task id → interrupts). */
+export function pendingInterruptIds(record: ThreadRecord | null): string[] {
+  if (!record) return [];
+  return Object.values(record.interrupts).flatMap((list) =>
+    list.flatMap((entry) =>
+      entry && typeof entry === "object" && typeof (entry as { id?: unknown }).id === "string"
+        ? [(entry as { id: string }).id]
+        : [],
+    ),
+  );
+}
+
+/** Parses one socket message as a command envelope; null (after answering) when it is not one. */
+function envelope(ws: WebSocket, message: string | ArrayBuffer): ProtocolCommand | null {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(typeof message === "string" ? message : new TextDecoder().decode(message));
+  } catch {
+    send(ws, error(null, "invalid_argument", "Protocol commands must be valid JSON."));
+    return null;
+  }
+  const candidate = payload as Partial<ProtocolCommand> | null;
+  if (
+    !candidate ||
+    typeof candidate !== "object" ||
+    Array.isArray(candidate) ||
+    typeof candidate.id !== "number" ||
+    !Number.isInteger(candidate.id) ||
+    candidate.id < 0 ||
+    typeof candidate.method !== "string" ||
+    (candidate.params !== undefined &&
+      (candidate.params === null || typeof candidate.params !== "object" || Array.isArray(candidate.params)))
+  ) {
+    send(
+      ws,
+      error(
+        typeof candidate?.id === "number" && Number.isInteger(candidate.id) && candidate.id >= 0 ? candidate.id : null,
+        "invalid_argument",
+        "Protocol commands must include a non-negative integer id, a string method and optional object params.",
+      ),
+    );
+    return null;
+  }
+  return candidate as ProtocolCommand;
+}
+
+/** Runs one socket message: subscriptions here, every other command as over HTTP, as the socket's caller. */
+export async function socketCommand(
+  ws: WebSocket,
+  message: string | ArrayBuffer,
+  hub: ProtocolHub,
+  contextOf: (caller: SocketCaller) => CommandContext,
+): Promise<void> {
+  const command = envelope(ws, message);
+  if (!command) return;
+  const caller = hub.callerOf(ws);
+  if (!caller) {
+    send(ws, error(command.id, "permission_denied", "This socket's session is gone; reconnect."));
+    ws.close(1008, "Unknown socket");
+    return;
+  }
+  if (command.method === "subscription.subscribe") return hub.subscribe(ws, command, caller.threadId);
+  if (command.method === "subscription.unsubscribe") return hub.unsubscribe(ws, command, caller.threadId);
+  try {
+    send(ws, await handleCommand(contextOf(caller), command));
+  } catch (cause) {
+    send(ws, errorEnvelope(command.id, cause));
+  }
+}
