@@ -1,12 +1,22 @@
+import { toJsonSchema } from "@langchain/core/utils/json_schema";
+import { isZodSchemaV3, isZodSchemaV4 } from "@langchain/core/utils/types";
 import {
   getConfigTypeSchema,
   getInputTypeSchema,
   getOutputTypeSchema,
-  getStateTypeSchema,
+  getUpdateTypeSchema,
 } from "@langchain/langgraph/zod/schema";
 import type { LoadedGraph } from "../deployment/graphs.ts";
+import type { StaticGraphSchema, StaticGraphSchemas } from "../deployment/manifest.ts";
 
-/** Graph drawing, JSON schemas and subgraphs of an assistant's graph, as the official server shows them. */
+/**
+ * Graph drawing, JSON schemas and subgraphs of an assistant's graph, as the official server shows them.
+ *
+ * Schemas come, in the official LangGraph.js server's order, from the graph's runtime schema definitions
+ * (a StateSchema, then zod through LangGraph's schema registry, then zod converted directly), else from
+ * the build's static extraction of the graph's TypeScript types (manifest `staticSchemas`). Last, for a
+ * graph whose static extraction failed, a schema that lists the state's channels.
+ */
 
 type JsonSchema = Record<string, unknown>;
 
@@ -35,12 +45,93 @@ const MESSAGE_SCHEMA: JsonSchema = {
   required: ["content"],
 };
 
-/** Channels as the builder declares them (an Annotation state or a plain channel map). */
+/** The builder's state definitions, as LangGraph keeps them (types and runtime schemas). */
 interface Builder {
   channels?: Record<string, unknown>;
   _inputDefinition?: unknown;
   _outputDefinition?: unknown;
   _schemaDefinition?: unknown;
+  _schemaRuntimeDefinition?: unknown;
+  _inputRuntimeDefinition?: unknown;
+  _outputRuntimeDefinition?: unknown;
+  _configRuntimeSchema?: unknown;
+}
+
+const builderOf = (graph: LoadedGraph): Builder | undefined => (graph as unknown as { builder?: Builder }).builder;
+
+/** An input that is the state with every field optional (StateGraph's marker for "no input schema given"). */
+const PARTIAL_STATE = Symbol.for("langgraph.state.partial");
+
+interface StateSchemaLike {
+  getJsonSchema(): JsonSchema;
+  getInputJsonSchema(): JsonSchema;
+}
+
+function isStateSchemaLike(value: unknown): value is StateSchemaLike {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as Partial<StateSchemaLike>).getJsonSchema === "function" &&
+    typeof (value as Partial<StateSchemaLike>).getInputJsonSchema === "function"
+  );
+}
+
+const present = (schema: StaticGraphSchema): StaticGraphSchema | undefined =>
+  Object.values(schema).some((value) => value != null) ? schema : undefined;
+
+/** A state declared as a StateSchema: LangGraph renders it (config is not part of a StateSchema). */
+function fromStateSchema(builder: Builder): StaticGraphSchema | undefined {
+  const { _schemaRuntimeDefinition: state, _inputRuntimeDefinition: input, _outputRuntimeDefinition: output } = builder;
+  if (!isStateSchemaLike(state) && !isStateSchemaLike(input) && !isStateSchemaLike(output)) return undefined;
+  let inputSchema: JsonSchema | undefined;
+  if (isStateSchemaLike(input)) inputSchema = input.getInputJsonSchema();
+  else if (input === PARTIAL_STATE && isStateSchemaLike(state)) inputSchema = state.getInputJsonSchema();
+  return present({
+    state: isStateSchemaLike(state) ? state.getJsonSchema() : undefined,
+    input: inputSchema,
+    output: isStateSchemaLike(output) ? output.getJsonSchema() : undefined,
+  });
+}
+
+/** Zod states known to LangGraph's schema registry (which applies `withLangGraph` metadata). */
+function fromZodRegistry(graph: LoadedGraph): StaticGraphSchema | undefined {
+  try {
+    return present({
+      // The state schema is the update type, as the official server shows it.
+      state: getUpdateTypeSchema(graph) as JsonSchema | undefined,
+      input: getInputTypeSchema(graph) as JsonSchema | undefined,
+      output: getOutputTypeSchema(graph) as JsonSchema | undefined,
+      config: getConfigTypeSchema(graph) as JsonSchema | undefined,
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+/** Any other zod schema the builder holds, converted directly. */
+function fromZod(builder: Builder): StaticGraphSchema | undefined {
+  const convert = (schema: unknown): JsonSchema | undefined => {
+    if (!schema || !(isZodSchemaV4(schema) || isZodSchemaV3(schema))) return undefined;
+    try {
+      return toJsonSchema(schema) as JsonSchema;
+    } catch {
+      return undefined;
+    }
+  };
+  const state = convert(builder._schemaRuntimeDefinition);
+  return present({
+    state,
+    input: convert(builder._inputRuntimeDefinition) ?? (state ? { ...state, required: undefined } : undefined),
+    output: convert(builder._outputRuntimeDefinition),
+    config: convert(builder._configRuntimeSchema),
+  });
+}
+
+/** The schemas the graph's runtime definitions give, in the official server's order, if any. */
+export function runtimeSchemas(graph: LoadedGraph): StaticGraphSchema | undefined {
+  const builder = builderOf(graph);
+  if (!builder) return undefined;
+  return fromStateSchema(builder) ?? fromZodRegistry(graph) ?? fromZod(builder);
 }
 
 function channelNames(definition: unknown, fallback: Record<string, unknown> | undefined): string[] {
@@ -53,9 +144,8 @@ function channelNames(definition: unknown, fallback: Record<string, unknown> | u
 }
 
 /**
- * Annotation states carry no types at run time (only TypeScript knows them), so their schema lists
- * the channels, typed only where the channel's meaning is known (`messages`). Zod and StateSchema
- * states get their full schema from LangGraph.
+ * Annotation states carry no types at run time (only TypeScript knows them), so without static schemas
+ * their schema lists the channels, typed only where the channel's meaning is known (`messages`).
  */
 function channelSchema(graphId: string, names: string[], kind: string): JsonSchema {
   return {
@@ -68,36 +158,46 @@ function channelSchema(graphId: string, names: string[], kind: string): JsonSche
   };
 }
 
-const withDraft = (schema: unknown): JsonSchema | null =>
-  schema && typeof schema === "object" ? { $schema: DRAFT_07, ...(schema as JsonSchema) } : null;
-
-export function graphSchemas(graph: LoadedGraph, graphId: string): GraphSchemas {
-  const builder = ((graph as unknown as { builder?: Builder }).builder ?? {}) as Builder;
-  const state =
-    withDraft(getStateTypeSchema(graph)) ??
-    channelSchema(graphId, channelNames(builder._schemaDefinition, builder.channels), "state");
-  const input =
-    withDraft(getInputTypeSchema(graph)) ??
-    channelSchema(
-      graphId,
-      channelNames(builder._inputDefinition ?? builder._schemaDefinition, builder.channels),
-      "input",
-    );
-  const output =
-    withDraft(getOutputTypeSchema(graph)) ??
-    channelSchema(
-      graphId,
-      channelNames(builder._outputDefinition ?? builder._schemaDefinition, builder.channels),
-      "output",
-    );
-  const config = withDraft(getConfigTypeSchema(graph));
-  // LangGraph.js has one runtime configuration schema; it describes both config and context.
+/** The last resort: the channels the builder declares. */
+function channelSchemas(graph: LoadedGraph, graphId: string): StaticGraphSchema {
+  const builder = builderOf(graph) ?? {};
+  const names = (definition: unknown) => channelNames(definition ?? builder._schemaDefinition, builder.channels);
   return {
-    input_schema: input,
-    output_schema: output,
-    state_schema: state,
-    config_schema: config,
-    context_schema: config,
+    state: channelSchema(graphId, names(builder._schemaDefinition), "state"),
+    input: channelSchema(graphId, names(builder._inputDefinition), "input"),
+    output: channelSchema(graphId, names(builder._outputDefinition), "output"),
+  };
+}
+
+/** Static schemas, with the channels standing in for a state, input or output TypeScript could not describe. */
+function withChannelFallback(
+  graph: LoadedGraph,
+  graphId: string,
+  statics?: StaticGraphSchema | null,
+): StaticGraphSchema {
+  if (statics?.state && statics.input && statics.output) return statics;
+  const channels = channelSchemas(graph, graphId);
+  return {
+    state: statics?.state ?? channels.state,
+    input: statics?.input ?? channels.input,
+    output: statics?.output ?? channels.output,
+    config: statics?.config,
+  };
+}
+
+/**
+ * The schemas of a graph (or subgraph) as the API returns them. LangGraph.js graphs declare one
+ * runtime schema (StateGraph's context schema), so it is both `config_schema` and `context_schema`, as
+ * in the official LangGraph.js server.
+ */
+export function graphSchemas(graph: LoadedGraph, graphId: string, statics?: StaticGraphSchema | null): GraphSchemas {
+  const schema = runtimeSchemas(graph) ?? withChannelFallback(graph, graphId, statics);
+  return {
+    input_schema: schema.input ?? null,
+    output_schema: schema.output ?? null,
+    state_schema: schema.state ?? null,
+    config_schema: schema.config ?? null,
+    context_schema: schema.config ?? null,
   };
 }
 
@@ -112,10 +212,12 @@ export async function subgraphSchemas(
   graphId: string,
   namespace: string | undefined,
   recurse: boolean,
+  statics?: StaticGraphSchemas | null,
 ): Promise<Record<string, GraphSchemas>> {
   const result: Record<string, GraphSchemas> = {};
   for await (const [name, subgraph] of graph.getSubgraphsAsync(namespace, recurse)) {
-    result[name] = graphSchemas(subgraph as LoadedGraph, `${graphId}|${name}`);
+    // Only the subgraph's own static schemas: the official server would fall back to the root graph's.
+    result[name] = graphSchemas(subgraph as LoadedGraph, `${graphId}|${name}`, statics?.subgraphs[name]);
   }
   return result;
 }

@@ -3,6 +3,7 @@ import { authFilter, authorizerOf } from "../auth/guards.ts";
 import { filterAsContainment } from "../core/auth-filter.ts";
 import { BoolQuery } from "../core/schemas.ts";
 import type { AssistantRow, AssistantVersionRow } from "../db/schema.ts";
+import { graphs } from "../deployment/index.ts";
 import { page } from "../http/pagination.ts";
 import { createRouter } from "../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
@@ -246,7 +247,8 @@ export const assistantRoutes = createRouter()
       c.req.valid("param").assistant_id,
       authorizerOf(c),
     );
-    return c.json({ graph_id: row.graphId, ...graphSchemas(await assistantGraph(row), row.graphId) }, 200);
+    const statics = graphs.entry(row.graphId)?.staticSchemas?.root;
+    return c.json({ graph_id: row.graphId, ...graphSchemas(await assistantGraph(row), row.graphId, statics) }, 200);
   })
   .openapi(routes.subgraphs, async (c) => {
     const row = await visibleAssistant(
@@ -256,7 +258,13 @@ export const assistantRoutes = createRouter()
       authorizerOf(c),
     );
     return c.json(
-      await subgraphSchemas(await assistantGraph(row), row.graphId, undefined, c.req.valid("query").recurse),
+      await subgraphSchemas(
+        await assistantGraph(row),
+        row.graphId,
+        undefined,
+        c.req.valid("query").recurse,
+        graphs.entry(row.graphId)?.staticSchemas,
+      ),
       200,
     );
   })
@@ -264,7 +272,13 @@ export const assistantRoutes = createRouter()
     const { assistant_id, namespace } = c.req.valid("param");
     const row = await visibleAssistant(c.env, c.get("principal").workspaceId, assistant_id, authorizerOf(c));
     return c.json(
-      await subgraphSchemas(await assistantGraph(row), row.graphId, namespace, c.req.valid("query").recurse),
+      await subgraphSchemas(
+        await assistantGraph(row),
+        row.graphId,
+        namespace,
+        c.req.valid("query").recurse,
+        graphs.entry(row.graphId)?.staticSchemas,
+      ),
       200,
     );
   });

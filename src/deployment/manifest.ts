@@ -9,6 +9,27 @@ export interface GraphEntry {
   /** The spec as written in langgraph.json, for messages. */
   source: string;
   description: string | null;
+  /**
+   * The JSON schemas the build step extracted from the graph's TypeScript types (as the official LangGraph.js
+   * server does), or null when the extraction failed: the Worker then derives them at run time only.
+   */
+  staticSchemas?: StaticGraphSchemas | null;
+}
+
+type JsonSchema = Record<string, unknown>;
+
+/** The schemas of one graph or subgraph; a missing key is a schema TypeScript could not describe. */
+export interface StaticGraphSchema {
+  state?: JsonSchema;
+  input?: JsonSchema;
+  output?: JsonSchema;
+  config?: JsonSchema;
+}
+
+/** A graph's static schemas: its own, and its subgraphs' by namespace (`child`, `child|grandchild`). */
+export interface StaticGraphSchemas {
+  root: StaticGraphSchema;
+  subgraphs: Record<string, StaticGraphSchema>;
 }
 
 /** One graph's generative UI (langgraph.json `ui`), bundled by the build into the Worker's assets. */

@@ -199,6 +199,11 @@ describe("client.assistants against the local server", () => {
     const schemas = await sdk.assistants.getSchemas(made.assistant_id);
     expect(schemas.graph_id).toBe("nested");
     expect(Object.keys((schemas.state_schema as { properties: object }).properties)).toEqual(["trail", "seen"]);
+    // The schemas the build extracted from the graph's TypeScript types: typed fields, $refs into definitions.
+    expect(schemas.state_schema).toMatchObject({
+      properties: { trail: { type: "array", items: { type: "string" } }, seen: { $ref: expect.any(String) } },
+      definitions: expect.any(Object),
+    });
     expect(Object.keys(await sdk.assistants.getSubgraphs(made.assistant_id))).toEqual(["child"]);
 
     // A run on the assistant's id sees its configurable values in its nodes.

@@ -221,6 +221,32 @@ describe("graph, schemas and subgraphs", () => {
     expect((await call("/assistants/nested/graph?xray=maybe")).status).toBe(422);
   });
 
+  it("serves the schemas the build extracted from the graphs' TypeScript types", async () => {
+    // agent's state is MessagesAnnotation: messages are a $ref into definitions, as Studio-style clients expect.
+    const messageRef = "#/definitions/BaseMessage<MessageStructure<MessageToolSet>,MessageType>";
+    const agent = await json<Record<string, Record<string, unknown> | string | null>>(
+      await call("/assistants/agent/schemas"),
+    );
+    for (const field of ["state_schema", "input_schema", "output_schema"]) {
+      expect(agent[field], field).toMatchObject({
+        type: "object",
+        properties: { messages: { type: "array", items: { $ref: messageRef } } },
+        definitions: { "BaseMessage<MessageStructure<MessageToolSet>,MessageType>": expect.any(Object) },
+        $schema: "http://json-schema.org/draft-07/schema#",
+      });
+    }
+    // No context schema declared: an empty object schema, as the official extractor gives it, not null.
+    expect(agent.config_schema).toEqual({ type: "object", $schema: "http://json-schema.org/draft-07/schema#" });
+    expect(agent.context_schema).toEqual(agent.config_schema);
+    const subgraphs = await json<Record<string, { state_schema: Record<string, unknown> }>>(
+      await call("/assistants/nested/subgraphs"),
+    );
+    expect(subgraphs.child.state_schema).toMatchObject({
+      properties: { trail: { type: "array", items: { type: "string" } }, seen: { $ref: expect.any(String) } },
+      definitions: expect.any(Object),
+    });
+  });
+
   it("derives JSON schemas, and subgraph schemas by namespace", async () => {
     const schemas = await json<Record<string, { properties?: Record<string, unknown> } | string | null>>(
       await call("/assistants/agent/schemas"),
