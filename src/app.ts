@@ -5,6 +5,7 @@ import { assistantRoutes } from "./assistants/routes.ts";
 import { authenticate } from "./auth/api-key-auth.ts";
 import { cronRoutes } from "./crons/routes.ts";
 import { deployment } from "./deployment/index.ts";
+import type { DeploymentManifest } from "./deployment/manifest.ts";
 import { bulkExportRoutes } from "./export/routes.ts";
 import type { AppEnv } from "./http/app-env.ts";
 import { limitBodySize } from "./http/body-limit.ts";
@@ -38,10 +39,11 @@ export const isPublicRequest = (path: string, method: string) =>
 const META_PATHS = ["/info", "/metrics", "/openapi.json", "/docs"];
 const isMetaPath = (path: string) => META_PATHS.includes(path) || path.startsWith("/docs/");
 
-export function createApp() {
+/** The Worker's HTTP app for a deployment (this Worker's own by default; tests pass variants). */
+export function createApp(manifest: DeploymentManifest = deployment) {
   const app = new OpenAPIHono<AppEnv>();
-  const http = deployment.http;
-  const userApp = customApp(deployment);
+  const http = manifest.http;
+  const userApp = customApp(manifest);
 
   app.use("*", requestId({ headerName: "X-Request-Id" }));
   app.use("*", httpMetrics);
@@ -85,7 +87,7 @@ export function createApp() {
     openapi: "3.1.0",
     info: {
       title: "Agent Platform",
-      version: deployment.versions.platform,
+      version: manifest.versions.platform,
       description:
         "LangGraph Platform-compatible Agent Server, tracing API and trace bulk export on Cloudflare Workers. " +
         "Every route except /ok, /info, /docs, /openapi.json and GET /ui/{graph_id}/{file} needs an X-Api-Key header.",

@@ -9,7 +9,7 @@
  *   `@langchain/langgraph`, one `@langchain/core`, so `instanceof` checks and singletons hold.
  */
 
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { builtinModules, createRequire } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { build, type Message, type Plugin } from "esbuild";
@@ -130,19 +130,27 @@ function formatMessages(messages: Message[], cwd: string): string {
     .join("; ");
 }
 
+/** A file of the bundle, not yet written. */
+export interface BundleFile {
+  path: string;
+  contents: Uint8Array;
+}
+
 /**
- * Writes `outFile` (plus a declaration file, so the generated registry type-checks): one ES module whose
- * exports are the namespaces of `modules`, by name.
+ * Bundles `outFile` in memory: one ES module whose exports are the namespaces of `modules`, by name,
+ * its source map, and a declaration file so the generated registry type-checks. The caller writes
+ * them once the deployment checks out, so a failed build leaves the last good one in place.
  */
-export async function bundleDeploymentModules(options: BundleOptions): Promise<void> {
+export async function bundleDeploymentModules(options: BundleOptions): Promise<BundleFile[]> {
   const { modules, outFile, platformRoot } = options;
   for (const module of modules) {
     if (!existsSync(module.file)) throw new ModuleBundleError(`file ${module.file} does not exist`);
   }
   const entry = modules.map((m) => `export * as ${m.name} from ${JSON.stringify(m.file)};`).join("\n");
   const nodePaths = [...(options.dependencyDirs ?? []), platformRoot].map((dir) => join(dir, "node_modules"));
+  let files: BundleFile[];
   try {
-    await build({
+    const result = await build({
       stdin: { contents: entry, resolveDir: dirname(outFile), sourcefile: "deployment-modules-entry.js" },
       outfile: outFile,
       bundle: true,
@@ -154,7 +162,9 @@ export async function bundleDeploymentModules(options: BundleOptions): Promise<v
       plugins: [platformImports(platformRoot)],
       sourcemap: "linked",
       logLevel: "silent",
+      write: false,
     });
+    files = result.outputFiles.map((file) => ({ path: file.path, contents: file.contents }));
   } catch (error) {
     const failure = error as { errors?: Message[]; message: string };
     const errors = failure.errors ?? [];
@@ -166,5 +176,6 @@ export async function bundleDeploymentModules(options: BundleOptions): Promise<v
     throw new ModuleBundleError(`${formatMessages(errors, cwd)}${hint}`, files);
   }
   const declarations = modules.map((m) => `export declare const ${m.name}: Record<string, unknown>;`).join("\n");
-  writeFileSync(outFile.replace(/\.js$/, ".d.ts"), `${declarations}\n`);
+  files.push({ path: outFile.replace(/\.js$/, ".d.ts"), contents: new TextEncoder().encode(`${declarations}\n`) });
+  return files;
 }

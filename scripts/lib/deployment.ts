@@ -3,7 +3,7 @@
  * registry module that the Worker imports statically. Also stages the /docs assets.
  */
 
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -11,7 +11,7 @@ import { parseEnv } from "node:util";
 import { type LanggraphConfig, LanggraphConfigSchema, parseGraphSpec } from "../../src/deployment/config.ts";
 import { describeValue, graphExportKind, isHonoApp } from "../../src/deployment/graph-kind.ts";
 import { registerSdkLogger } from "../../src/observability/sdk-logger.ts";
-import { bundleDeploymentModules, ModuleBundleError } from "./deployment-modules.ts";
+import { type BundleFile, bundleDeploymentModules, ModuleBundleError } from "./deployment-modules.ts";
 import { extractStaticSchemas, renderStaticSchemas } from "./static-schemas.ts";
 import { bundleUi, type UiBundle, UiBundleError } from "./ui-bundle.ts";
 
@@ -81,14 +81,18 @@ interface ModuleSpec {
   where: string;
 }
 
-/** Bundles the deployment's modules, then imports the bundle in Node to check what they export. */
+/**
+ * Bundles the deployment's modules and imports the bundle in Node to check what they export; returns
+ * the loaded modules and the bundle's files, which the caller writes once every check passed.
+ */
 async function bundleAndLoad(
   modules: ModuleSpec[],
   outFile: string,
   dependencyDirs: string[],
-): Promise<Record<string, Record<string, unknown>>> {
+): Promise<{ loaded: Record<string, Record<string, unknown>>; files: BundleFile[] }> {
+  let files: BundleFile[];
   try {
-    await bundleDeploymentModules({ modules, outFile, platformRoot: PROJECT_ROOT, dependencyDirs });
+    files = await bundleDeploymentModules({ modules, outFile, platformRoot: PROJECT_ROOT, dependencyDirs });
   } catch (error) {
     if (!(error instanceof ModuleBundleError)) throw error;
     const missing = modules.find((m) => error.message === `file ${m.file} does not exist`);
@@ -98,12 +102,26 @@ async function bundleAndLoad(
   }
   // The SDK logger is there before any graph module runs, as in the Worker (src/deployment/before-graphs.ts).
   registerSdkLogger();
+  // Checked from a file of its own beside the output (so imports resolve the same), named per build:
+  // tests build several deployments in one process, and Node caches modules by URL.
+  const checkFile = join(dirname(outFile), `.check-${process.pid}-${Date.now()}.mjs`);
+  const bundle = files.find((file) => file.path === outFile);
+  if (!bundle) throw new Error(`esbuild wrote no ${outFile}`);
+  mkdirSync(dirname(outFile), { recursive: true });
+  // Without its source map comment: the map is written with the bundle, after the checks.
+  writeFileSync(
+    checkFile,
+    Buffer.from(bundle.contents)
+      .toString("utf8")
+      .replace(/\n\/\/# sourceMappingURL=.*\s*$/, "\n"),
+  );
   try {
-    // A fresh URL per build: tests build several deployments in one process.
-    return await import(`${pathToFileURL(outFile).href}?build=${process.pid}-${Date.now()}`);
+    return { loaded: await import(pathToFileURL(checkFile).href), files };
   } catch (error) {
     const culprit = modules.length === 1 ? modules[0].where : "the deployment's modules";
     throw new BuildError(`Cannot load ${culprit}: ${(error as Error).message}`);
+  } finally {
+    rmSync(checkFile, { force: true });
   }
 }
 
@@ -326,7 +344,7 @@ export async function buildDeployment(
   }));
   const authSpec = auth && { name: "authModule", file: auth.file, where: `auth.path (${auth.source})` };
   const appSpec = httpApp && { name: "httpApp", file: httpApp.file, where: `http.app (${httpApp.source})` };
-  const loaded = await bundleAndLoad(
+  const { loaded, files } = await bundleAndLoad(
     [...specs, ...(authSpec ? [authSpec] : []), ...(appSpec ? [appSpec] : [])],
     modulesFile(outFile),
     dependencyDirs(config, configDir),
@@ -343,6 +361,7 @@ export async function buildDeployment(
     },
   );
   const schemas = renderStaticSchemas(staticSchemas ? await extractStaticSchemas(graphs) : new Map());
+  for (const file of files) writeIfChanged(file.path, Buffer.from(file.contents));
   const changed = writeIfChanged(
     outFile,
     renderRegistry(outFile, configPath, graphs, config, env, auth, httpApp, ui, schemas),

@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { BuildError, buildDeployment, configPathFromArgs, PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
 import { scratchDir } from "../../scripts/lib/scratch.ts";
@@ -231,5 +231,51 @@ describe("build step: langgraph.json ui → bundles in the Worker's assets", () 
       'ui: [{"id":"weather","files":["entrypoint.css","entrypoint.js"]}],',
     );
     expect(readFileSync(join(dir, "assets/ui/weather/entrypoint.js"), "utf8")).toContain("var __LGUI_weather =");
+  });
+
+  it("names the path when http.app does not export a Hono app", async () => {
+    const message = await buildError(
+      { graphs: { g: "./graph.ts:graph" }, http: { app: "./app.ts:app" } },
+      { "graph.ts": GRAPH_SOURCE, "app.ts": "export const app = { fetch() {} };" },
+    );
+    expect(message).toBe(
+      'Export "app" of http.app (./app.ts:app) is not a Hono app: export an instance of Hono (new Hono()), got an object (Object)',
+    );
+  });
+
+  it("loads a graph that calls the SDK's getLogger() at module load", async () => {
+    const source = `import { getLogger } from "@langchain/langgraph-sdk/logging";\ngetLogger().info("loading");\n${GRAPH_SOURCE}`;
+    const { configPath, outFile } = deployment({ graphs: { g: "./graph.ts:graph" } }, { "graph.ts": source });
+    await buildDeployment(configPath, { outFile, stageAssets: false, staticSchemas: false });
+    expect(readFileSync(outFile, "utf8").indexOf("before-graphs.ts")).toBeGreaterThan(0);
+  });
+
+  it("names the file and the package when an import cannot be resolved", async () => {
+    const source = `import "left-pad-not-installed";\n${GRAPH_SOURCE}`;
+    const message = await buildError({ graphs: { g: "./graph.ts:graph" } }, { "graph.ts": source });
+    expect(message).toContain('Cannot build graph "g" (./graph.ts:graph)');
+    expect(message).toContain('Could not resolve "left-pad-not-installed"');
+    expect(message).toContain("run npm install in the deployment's folder");
+  });
+
+  it("names a subpath of a shared package that the platform's copy lacks", async () => {
+    const source = `import "@langchain/langgraph/no-such-entry";\n${GRAPH_SOURCE}`;
+    const message = await buildError({ graphs: { g: "./graph.ts:graph" } }, { "graph.ts": source });
+    expect(message).toContain(
+      `"@langchain/langgraph/no-such-entry" is not provided by the platform's @langchain/langgraph`,
+    );
+  });
+
+  it("keeps the last good build when a build fails", async () => {
+    const { configPath, outFile } = deployment({ graphs: { g: "./graph.ts:graph" } });
+    await buildDeployment(configPath, { outFile, stageAssets: false, staticSchemas: false });
+    const modules = join(dirname(outFile), "deployment-modules.js");
+    const good = readFileSync(modules, "utf8");
+    writeFileSync(configPath, JSON.stringify({ graphs: { g: "./graph.ts:notGraph" } }));
+    await expect(buildDeployment(configPath, { outFile, stageAssets: false, staticSchemas: false })).rejects.toThrow(
+      "is not a graph",
+    );
+    expect(readFileSync(modules, "utf8")).toBe(good);
+    expect(readFileSync(outFile, "utf8")).toContain('exportName: "graph"');
   });
 });
