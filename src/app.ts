@@ -33,7 +33,9 @@ export const PUBLIC_PATHS = ["/ok", "/info", "/api/v1/info", "/docs", "/openapi.
 export const isPublicRequest = (path: string, method: string) =>
   (PUBLIC_PATHS as readonly string[]).includes(path) ||
   path.startsWith("/docs/") ||
-  ((method === "GET" || method === "HEAD") && path.startsWith("/ui/"));
+  ((method === "GET" || method === "HEAD") && UI_ASSET_PATH.test(path));
+/** `/ui/{graph_id}/{file}`: a bundled UI asset (the browser loads it by URL, with no credentials). */
+const UI_ASSET_PATH = /^\/ui\/[^/]+\/[^/]+$/;
 
 /** Paths `http.disable_meta` hides: the server's description, not its health check (/ok), as in Python. */
 const META_PATHS = ["/info", "/metrics", "/openapi.json", "/docs"];

@@ -6,7 +6,7 @@
  */
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { readdirSync, rmSync } from "node:fs";
+import { readdirSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "./deployment.ts";
@@ -41,8 +41,17 @@ export async function bundleWorker(
   env: NodeJS.ProcessEnv = offlineEnv(),
   wranglerConfig: string = WRANGLER_CONFIG,
 ): Promise<void> {
+  // Bundled beside it first, so a failed bundle leaves the last good one in place.
+  const fresh = `${outDir}.new-${process.pid}`;
+  rmSync(fresh, { recursive: true, force: true });
+  try {
+    await runWrangler(["deploy", "--dry-run", "--outdir", fresh, "--config", wranglerConfig], env);
+  } catch (error) {
+    rmSync(fresh, { recursive: true, force: true });
+    throw error;
+  }
   rmSync(outDir, { recursive: true, force: true });
-  await runWrangler(["deploy", "--dry-run", "--outdir", outDir, "--config", wranglerConfig], env);
+  renameSync(fresh, outDir);
 }
 
 export interface ServeOptions {

@@ -17,7 +17,8 @@ export const REGISTRY_IMPORT = "../../dist/registry.generated.ts";
 
 /**
  * Keys of the project's wrangler config that cannot replace the platform's: the Worker's code, its
- * build and its Durable Object classes are the platform's.
+ * build and its Durable Object classes are the platform's. Binding lists and flags are merged, so the
+ * platform's own bindings (DB, QUEUE, EXPORT_BUCKET) stay.
  */
 const PLATFORM_KEYS = ["main", "build", "alias", "assets", "durable_objects", "migrations", "migrations_dir"];
 
@@ -47,6 +48,20 @@ export function projectWranglerConfig(projectDir: string): string | undefined {
 }
 
 type RawConfig = Record<string, unknown>;
+
+/** Binding lists a project's config merges into the platform's by binding name (it never removes one). */
+const BINDING_LISTS = ["d1_databases", "r2_buckets", "kv_namespaces", "services", "vectorize", "hyperdrive"];
+
+/** `base` with `extra`'s entries replacing those of the same `key`, and the rest appended. */
+function mergeByKey(base: unknown, extra: unknown, key: string): RawConfig[] {
+  const merged = [...((base as RawConfig[] | undefined) ?? [])];
+  for (const entry of (extra as RawConfig[] | undefined) ?? []) {
+    const at = merged.findIndex((existing) => existing[key] === entry[key]);
+    if (at >= 0) merged[at] = { ...merged[at], ...entry };
+    else merged.push(entry);
+  }
+  return merged;
+}
 
 async function readRawConfig(file: string): Promise<RawConfig> {
   const { experimental_readRawConfig } = await import("wrangler");
@@ -80,14 +95,26 @@ export async function renderWranglerConfig(buildDir: string, projectConfig?: str
       );
     }
     if (key === "vars") config.vars = { ...(config.vars as RawConfig), ...(value as RawConfig) };
-    else if (key === "d1_databases") {
-      // The database's migrations are the platform's whatever the project names it.
-      config.d1_databases = (value as RawConfig[]).map((db) => ({
-        ...db,
-        migrations_dir: join(PROJECT_ROOT, "migrations"),
-      }));
+    else if (BINDING_LISTS.includes(key)) config[key] = mergeByKey(config[key], value, "binding");
+    else if (key === "queues") {
+      const base = (config.queues ?? {}) as RawConfig;
+      const mine = value as RawConfig;
+      config.queues = {
+        ...base,
+        ...mine,
+        producers: mergeByKey(base.producers, mine.producers, "binding"),
+        consumers: mergeByKey(base.consumers, mine.consumers, "queue"),
+      };
+    } else if (key === "compatibility_flags") {
+      config.compatibility_flags = [
+        ...new Set([...((config.compatibility_flags as string[]) ?? []), ...(value as string[])]),
+      ];
     } else config[key] = value;
   }
+  // The database's migrations are the platform's whatever the project's entry says.
+  config.d1_databases = (config.d1_databases as RawConfig[]).map((db) =>
+    db.binding === "DB" ? { ...db, migrations_dir: join(PROJECT_ROOT, "migrations") } : db,
+  );
   return config;
 }
 

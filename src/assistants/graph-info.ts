@@ -80,6 +80,15 @@ const present = (schema: StaticGraphSchema): StaticGraphSchema | undefined =>
   Object.values(schema).some((value) => value != null) ? schema : undefined;
 
 /** A state declared as a StateSchema: LangGraph renders it (config is not part of a StateSchema). */
+/** A schema source that throws on an exotic schema counts as absent: the next source answers. */
+function safely<T>(extract: () => T | undefined): T | undefined {
+  try {
+    return extract();
+  } catch {
+    return undefined;
+  }
+}
+
 function fromStateSchema(builder: Builder): StaticGraphSchema | undefined {
   const { _schemaRuntimeDefinition: state, _inputRuntimeDefinition: input, _outputRuntimeDefinition: output } = builder;
   if (!isStateSchemaLike(state) && !isStateSchemaLike(input) && !isStateSchemaLike(output)) return undefined;
@@ -131,7 +140,7 @@ function fromZod(builder: Builder): StaticGraphSchema | undefined {
 export function runtimeSchemas(graph: LoadedGraph): StaticGraphSchema | undefined {
   const builder = builderOf(graph);
   if (!builder) return undefined;
-  return fromStateSchema(builder) ?? fromZodRegistry(graph) ?? fromZod(builder);
+  return safely(() => fromStateSchema(builder)) ?? fromZodRegistry(graph) ?? fromZod(builder);
 }
 
 function channelNames(definition: unknown, fallback: Record<string, unknown> | undefined): string[] {

@@ -10,8 +10,12 @@ import type { AppEnv } from "./app-env.ts";
 
 const FETCH = Symbol.for("langgraph_api:fetch");
 const URL_KEY = Symbol.for("langgraph_api:url");
-/** The caller's credentials a loopback request carries unless it sets its own. */
-const FORWARDED_HEADERS = ["x-api-key", "authorization", "x-tenant-id", "cookie"];
+/**
+ * The caller's credentials, which a loopback request carries when it sets none of its own. They go as
+ * one set: a request with its own key must not pick up the caller's workspace (X-Tenant-Id).
+ */
+const CREDENTIAL_HEADERS = ["x-api-key", "authorization", "cookie"];
+const FORWARDED_HEADERS = [...CREDENTIAL_HEADERS, "x-tenant-id"];
 
 interface RequestScope {
   request: Request;
@@ -31,12 +35,24 @@ export function bindLoopback(app: { fetch: AppFetch }) {
   const global = globalThis as { [FETCH]?: typeof fetch; [URL_KEY]?: string };
   global[FETCH] = (async (input: RequestInfo | URL, init?: RequestInit) => {
     const current = scope.getStore();
-    if (!current) throw new Error("The platform's API can be called in-process only while serving a request");
+    if (!current) {
+      // Graph runs execute in the thread's Durable Object, with no request to act for. A 400 (which the
+      // SDK does not retry) says so at once.
+      return Response.json(
+        {
+          detail:
+            "In-process calls to the platform's API (new Client() without apiUrl) work inside the deployment's http.app routes only; elsewhere pass apiUrl and apiKey",
+        },
+        { status: 400 },
+      );
+    }
     const request = new Request(input, init);
     const headers = new Headers(request.headers);
-    for (const name of FORWARDED_HEADERS) {
-      const value = current.request.headers.get(name);
-      if (value !== null && !headers.has(name)) headers.set(name, value);
+    if (!CREDENTIAL_HEADERS.some((name) => headers.has(name))) {
+      for (const name of FORWARDED_HEADERS) {
+        const value = current.request.headers.get(name);
+        if (value !== null && !headers.has(name)) headers.set(name, value);
+      }
     }
     return app.fetch(new Request(request, { headers }), current.env, current.ctx);
   }) as typeof fetch;

@@ -71,16 +71,30 @@ export function createSdkLogger(): SdkLogger {
   const logger = {} as SdkLogger;
   for (const level of LEVELS) {
     logger[level] = (message: unknown, ...meta: unknown[]) => {
-      const fields = { source: "graph", sdk_level: level, ...runContext() };
-      if (message instanceof Error) log[SEVERITY[level]](message.message, { ...fields, stack: message.stack });
-      else if (message && typeof message === "object") {
-        const { message: text, ...rest } = message as Record<string, unknown>;
-        log[SEVERITY[level]](typeof text === "string" ? text : "", { ...fields, ...rest, ...metaFields(meta) });
-      } else log[SEVERITY[level]](String(message), { ...fields, ...metaFields(meta) });
+      try {
+        emit(level, message, meta);
+      } catch {
+        // Metadata JSON cannot carry (a cycle, a BigInt): the line goes out with its text only.
+        log[SEVERITY[level]](String(message instanceof Error ? message.message : message), {
+          source: "graph",
+          sdk_level: level,
+          unserializable_meta: true,
+        });
+      }
       return logger;
     };
   }
   return logger;
+}
+
+/** One SDK call as a structured log line (throws when the metadata is not JSON). */
+function emit(level: Level, message: unknown, meta: unknown[]): void {
+  const fields = { source: "graph", sdk_level: level, ...runContext() };
+  if (message instanceof Error) log[SEVERITY[level]](message.message, { ...fields, stack: message.stack });
+  else if (message && typeof message === "object") {
+    const { message: text, ...rest } = message as Record<string, unknown>;
+    log[SEVERITY[level]](typeof text === "string" ? text : "", { ...fields, ...rest, ...metaFields(meta) });
+  } else log[SEVERITY[level]](String(message), { ...fields, ...metaFields(meta) });
 }
 
 /** Installs the logger for `getLogger()`; idempotent. */

@@ -95,4 +95,37 @@ describe("http.app", () => {
     expect(created.status).toBe(200);
     expect(((await created.json()) as { metadata: unknown }).metadata).toEqual({ rewritten: true });
   });
+
+  it("in-process calls carry the caller's credentials only when they send none of their own", async () => {
+    const app = new Hono();
+    app.get("/custom/headers", (c) =>
+      c.json({ key: c.req.header("x-api-key") ?? null, tenant: c.req.header("x-tenant-id") ?? null }),
+    );
+    app.get("/custom/forward", async (c) => {
+      const own = c.req.query("own");
+      const response = await (globalThis as Record<symbol, typeof fetch>)[Symbol.for("langgraph_api:fetch")](
+        "http://platform.test/custom/headers",
+        { headers: own ? { "X-Api-Key": own } : {} },
+      );
+      return c.json(await response.json());
+    });
+    const request = appFor({ enable_custom_route_auth: false }, app);
+    const headers = { "X-Api-Key": BOOTSTRAP_KEY, "X-Tenant-Id": "someone-elses" };
+    expect(await (await request("/custom/forward", { headers })).json()).toEqual({
+      key: BOOTSTRAP_KEY,
+      tenant: "someone-elses",
+    });
+    // A request with its own key does not pick up the caller's workspace.
+    expect(await (await request("/custom/forward?own=lgp_own", { headers })).json()).toEqual({
+      key: "lgp_own",
+      tenant: null,
+    });
+  });
+
+  it("keeps only /ui/{graph_id}/{file} public, so the app's other /ui routes need credentials", async () => {
+    const app = new Hono();
+    app.get("/ui/admin/panel/x", (c) => c.text("secret"));
+    const request = appFor({}, app);
+    expect((await request("/ui/admin/panel/x")).status).toBe(401);
+  });
 });
