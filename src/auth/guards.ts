@@ -49,6 +49,20 @@ export async function guardThread<V extends Record<string, unknown>>(
   return value;
 }
 
+/**
+ * Authorizes reading a thread's events, on a thread that may not exist yet (a client opens its stream
+ * before the run that creates the thread). Returns the handler's filter, which the thread's metadata
+ * must keep passing for each event the reader gets.
+ */
+export async function threadEventsFilter(c: Context<AppEnv>, threadId: string): Promise<AuthFilter | undefined> {
+  const filter = await authFilter(c, "threads:read", { thread_id: threadId });
+  if (!filter) return undefined;
+  const thread = await threadStub(c.env, c.get("principal").workspaceId, threadId).get();
+  if (thread.ok && !matchesFilter(thread.value.metadata, filter))
+    throw notFound(`Thread with ID ${threadId} not found`);
+  return filter;
+}
+
 /** Checks a loaded resource's metadata against the handler's filter for `event`; hidden → 404. */
 export async function guardMetadata(
   c: Context<AppEnv>,

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import type { AuthFilter } from "../core/auth-filter.ts";
 import { database } from "../db/client.ts";
 import { durableObjectSql } from "../db/sql.ts";
 import { D1Store } from "../store/graph-store.ts";
@@ -47,7 +48,7 @@ export class ThreadDO extends DurableObject<Env> {
     (workspaceId) => new D1Store(this.env, workspaceId),
   );
   readonly #states = new StateReader(this.#checkpoints);
-  readonly #protocol = new ProtocolHub(this.#sql, this.ctx);
+  readonly #protocol = new ProtocolHub(this.#sql, this.ctx, () => this.#records.read()?.metadata ?? null);
   readonly #runs = new RunManager(this.#runHost(), this.#sql);
   readonly #thread = new ThreadLifecycle({
     records: this.#records,
@@ -255,8 +256,8 @@ export class ThreadDO extends DurableObject<Env> {
   }
 
   /** The thread's protocol events through `filter`, stored then live; the thread need not exist yet. */
-  protocolEvents(filter: EventFilter): ReadableStream<Uint8Array> {
-    return this.#protocol.openStream(filter);
+  protocolEvents(filter: EventFilter, readFilter?: AuthFilter): ReadableStream<Uint8Array> {
+    return this.#protocol.openStream(filter, readFilter);
   }
 
   /** Only the protocol WebSocket upgrade arrives over fetch (see protocol/socket.ts). */

@@ -238,4 +238,46 @@ describe("custom auth: examples/custom-auth", () => {
     expect(thread.metadata).toMatchObject({ owner: "langgraph-studio-user" });
     expect(await status(alice().threads.get(thread.thread_id))).toBe(404);
   });
+
+  it("protocol v2: a stream opened before its thread exists gets none of another user's events on it", async () => {
+    const threadId = crypto.randomUUID();
+    const headers = (token: string) => ({ Authorization: `Bearer ${token}`, "Content-Type": "application/json" });
+    const open = (token: string) =>
+      fetch(`${deployment.url}/threads/${threadId}/stream/events`, {
+        method: "POST",
+        headers: headers(token),
+        body: JSON.stringify({ channels: ["lifecycle", "values"] }),
+      });
+    const bobStream = await open("token-bob");
+    const aliceStream = await open("token-alice");
+    expect([bobStream.status, aliceStream.status]).toEqual([200, 200]);
+    const started = await fetch(`${deployment.url}/threads/${threadId}/commands`, {
+      method: "POST",
+      headers: headers("token-alice"),
+      body: JSON.stringify({ id: 1, method: "run.start", params: { assistant_id: "steps", input: {} } }),
+    });
+    expect(await started.json()).toMatchObject({ type: "success" });
+    const aliceSaw = await readFor(aliceStream, 30_000, (text) => text.includes('"event":"completed"'));
+    expect(aliceSaw).toContain("event: values");
+    // By now every event of the run is published; Bob's stream got none of them.
+    expect(await readFor(bobStream, 1_000)).not.toContain("event:");
+    // Nor does a stream Bob opens now, replaying the stored ones.
+    expect((await open("token-bob")).status).toBe(404);
+  });
 });
+
+/** The text an SSE response sends within `ms` (or until `done` says so), then the stream is dropped. */
+async function readFor(response: Response, ms: number, done: (text: string) => boolean = () => false): Promise<string> {
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  const deadline = Date.now() + ms;
+  let text = "";
+  while (Date.now() < deadline && !done(text)) {
+    const timeout = new Promise<null>((resolve) => setTimeout(() => resolve(null), Math.max(0, deadline - Date.now())));
+    const chunk = await Promise.race([reader.read(), timeout]);
+    if (!chunk || chunk.done) break;
+    text += decoder.decode(chunk.value, { stream: true });
+  }
+  await reader.cancel().catch(() => undefined);
+  return text;
+}

@@ -1,3 +1,4 @@
+import { type AuthFilter, matchesFilter as passesAuthFilter } from "../../core/auth-filter.ts";
 import type { SqlStore } from "../../db/sql.ts";
 import type { AuthUser } from "../../deployment/custom-auth.ts";
 import { log } from "../../observability/log.ts";
@@ -42,6 +43,8 @@ export interface SocketSubscription {
 interface SocketAttachment {
   socketId: string;
   subscriptions: SocketSubscription[];
+  /** The caller's `threads:read` filter (custom auth), checked against the thread for every event. */
+  readFilter?: AuthFilter;
 }
 
 /** Who opened a socket and on which thread: its commands act as that caller. Kept in SQLite. */
@@ -51,6 +54,8 @@ export interface SocketCaller {
   callerId: string;
   user?: AuthUser;
   headers: Record<string, string>;
+  /** The caller's `threads:read` filter, when the deployment's auth handler returned one. */
+  readFilter?: AuthFilter;
 }
 
 /** The attachment limit of the Hibernation API; a socket whose subscriptions outgrow it is refused more. */
@@ -69,7 +74,7 @@ const SOCKETS_SCHEMA = "CREATE TABLE IF NOT EXISTS protocol_sockets (id TEXT PRI
 
 export class ProtocolHub implements ProtocolRunSink {
   readonly log: ProtocolEventLog;
-  readonly #streams = new Set<{ filter: EventFilter; subscriber: Subscriber }>();
+  readonly #streams = new Set<{ filter: EventFilter; readFilter?: AuthFilter; subscriber: Subscriber }>();
   /** Interrupt ids each running run already announced. */
   readonly #asked = new Map<string, Set<string>>();
   #tablesReady = false;
@@ -77,6 +82,8 @@ export class ProtocolHub implements ProtocolRunSink {
   constructor(
     private readonly sql: SqlStore,
     private readonly state: Pick<DurableObjectState, "acceptWebSocket" | "getWebSockets">,
+    /** The thread's metadata (null while it does not exist), which readers' filters are checked against. */
+    private readonly threadMetadata: () => Record<string, unknown> | null,
   ) {
     this.log = new ProtocolEventLog(sql);
   }
@@ -111,19 +118,35 @@ export class ProtocolHub implements ProtocolRunSink {
   publish(draft: EventDraft): ProtocolEvent {
     const event = this.log.append(draft);
     const json = JSON.stringify(event);
+    const mayRead = this.#readerCheck();
     if (this.#streams.size) {
       const frame = sseFrame(event.method, json, event.seq);
       for (const stream of this.#streams) {
         if (stream.subscriber.closed) this.#streams.delete(stream);
-        else if (matchesFilter(stream.filter, event)) stream.subscriber.write(frame);
+        else if (mayRead(stream.readFilter) && matchesFilter(stream.filter, event)) stream.subscriber.write(frame);
       }
     }
     for (const ws of this.state.getWebSockets()) {
       const attachment = ws.deserializeAttachment() as SocketAttachment | null;
       // One copy per socket, however many of its subscriptions match: clients fan out by event_id.
-      if (attachment?.subscriptions.some((sub) => matchesFilter(sub, event))) send(ws, json);
+      if (attachment?.subscriptions.some((sub) => matchesFilter(sub, event)) && mayRead(attachment.readFilter))
+        send(ws, json);
     }
     return event;
+  }
+
+  /**
+   * Whether a reader with this `threads:read` filter may get the thread's events now. A reader may
+   * have come before the thread existed, or the thread's metadata may have changed since: the filter is
+   * checked against the thread as it is, so another user's run on that thread id stays invisible.
+   */
+  #readerCheck(): (readFilter: AuthFilter | undefined) => boolean {
+    let metadata: Record<string, unknown> | null | undefined;
+    return (readFilter) => {
+      if (!readFilter) return true;
+      if (metadata === undefined) metadata = this.threadMetadata();
+      return metadata !== null && passesAuthFilter(metadata, readFilter);
+    };
   }
 
   runStarted(run: { run_id: string; graphId: string }): void {
@@ -151,9 +174,10 @@ export class ProtocolHub implements ProtocolRunSink {
   // ---- SSE ----
 
   /** An SSE stream of the events the filter lets through: the stored ones after `since`, then live ones. */
-  openStream(filter: EventFilter): ReadableStream<Uint8Array> {
-    const entry = { filter, subscriber: new Subscriber(() => this.#streams.delete(entry)) };
-    for (const event of this.log.after(filter.since ?? 0)) {
+  openStream(filter: EventFilter, readFilter?: AuthFilter): ReadableStream<Uint8Array> {
+    const entry = { filter, readFilter, subscriber: new Subscriber(() => this.#streams.delete(entry)) };
+    const replay = this.#readerCheck()(readFilter) ? this.log.after(filter.since ?? 0) : [];
+    for (const event of replay) {
       if (matchesFilter(filter, event))
         entry.subscriber.write(sseFrame(event.method, JSON.stringify(event), event.seq));
     }
@@ -169,7 +193,12 @@ export class ProtocolHub implements ProtocolRunSink {
     const socketId = crypto.randomUUID();
     this.sql.run("INSERT INTO protocol_sockets (id, caller) VALUES (?, ?)", socketId, JSON.stringify(caller));
     this.state.acceptWebSocket(ws, [socketId]);
-    ws.serializeAttachment({ socketId, subscriptions: [] } satisfies SocketAttachment);
+    const attachment: SocketAttachment = {
+      socketId,
+      subscriptions: [],
+      ...(caller.readFilter ? { readFilter: caller.readFilter } : {}),
+    };
+    ws.serializeAttachment(attachment);
   }
 
   callerOf(ws: WebSocket): SocketCaller | null {
@@ -217,9 +246,8 @@ export class ProtocolHub implements ProtocolRunSink {
       );
       return;
     }
-    const replay = [...this.log.after((since as number | undefined) ?? 0)].filter((event) =>
-      matchesFilter(subscription, event),
-    );
+    const stored = this.#readerCheck()(attachment.readFilter) ? this.log.after((since as number | undefined) ?? 0) : [];
+    const replay = [...stored].filter((event) => matchesFilter(subscription, event));
     send(ws, {
       type: "success",
       id: command.id,

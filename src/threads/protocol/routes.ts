@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { guardThread, runCaller } from "../../auth/guards.ts";
+import { runCaller, threadEventsFilter } from "../../auth/guards.ts";
 import { DomainError } from "../../core/errors.ts";
 import type { AppEnv } from "../../http/app-env.ts";
 import { errorResponse, sse } from "../../http/responses.ts";
@@ -60,6 +60,9 @@ const routes = {
 
 type Ctx = Context<AppEnv>;
 
+/** The largest `threads:read` filter a WebSocket session carries; its subscriptions need the rest. */
+const MAX_SOCKET_FILTER_BYTES = 1024;
+
 /** Request headers by lowercase name (the `x-*` ones reach graphs of runs the commands start). */
 const headersOf = (c: Ctx) => Object.fromEntries(c.req.raw.headers);
 
@@ -81,10 +84,12 @@ export const protocolRoutes = createRouter()
   })
   .openapi(routes.events, async (c) => {
     const { thread_id } = c.req.valid("param");
-    // A client opens its stream before the run.start that creates the thread.
-    await guardThread(c, thread_id, "threads:read", {}, { allowMissing: true });
+    // A client opens its stream before the run.start that creates the thread; the thread's metadata
+    // must pass the reader's filter for every event it gets.
+    const readFilter = await threadEventsFilter(c, thread_id);
     const stream = await threadStub(c.env, c.get("principal").workspaceId, thread_id).protocolEvents(
       c.req.valid("json"),
+      readFilter,
     );
     return sse(c, stream, { Connection: "keep-alive", "X-Accel-Buffering": "no" });
   })
@@ -92,7 +97,13 @@ export const protocolRoutes = createRouter()
     const { thread_id } = c.req.valid("param");
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket")
       throw new DomainError("upgrade_required", "Expected a WebSocket upgrade (Upgrade: websocket)");
-    await guardThread(c, thread_id, "threads:read", {}, { allowMissing: true });
+    const readFilter = await threadEventsFilter(c, thread_id);
+    // The socket keeps the filter in its hibernation attachment (2 KiB in all).
+    if (readFilter && JSON.stringify(readFilter).length > MAX_SOCKET_FILTER_BYTES)
+      throw new DomainError(
+        "invalid",
+        "Your authorization filter for threads:read is too large to keep with a WebSocket; use the SSE transport (POST /threads/{thread_id}/stream/events)",
+      );
     const principal = c.get("principal");
     const user = c.get("user");
     const caller: SocketUpgrade = {
@@ -100,6 +111,7 @@ export const protocolRoutes = createRouter()
       workspaceId: principal.workspaceId,
       callerId: principal.keyId,
       ...(user ? { user } : {}),
+      ...(readFilter ? { readFilter } : {}),
       // Only what reaches graphs is kept with the socket: never the credentials.
       headers: configurableHeaders(headersOf(c)),
     };
