@@ -32,6 +32,19 @@ export async function findApiKey(db: Database, organizationId: string, id: strin
     .get();
 }
 
+/** Why an API key no longer authenticates (revoked, expired, gone), or null while it does. */
+export async function apiKeyLapse(db: Database, id: string, now = new Date()): Promise<string | null> {
+  const row = await db
+    .select({ revokedAt: apiKeys.revokedAt, expiresAt: apiKeys.expiresAt })
+    .from(apiKeys)
+    .where(eq(apiKeys.id, id))
+    .get();
+  if (!row) return "API key no longer exists";
+  if (row.revokedAt) return "API key has been revoked";
+  if (row.expiresAt && row.expiresAt <= now.toISOString()) return "API key has expired";
+  return null;
+}
+
 export async function insertApiKey(db: Database, row: typeof apiKeys.$inferInsert): Promise<ApiKeyRow> {
   return db.insert(apiKeys).values(row).returning().get();
 }

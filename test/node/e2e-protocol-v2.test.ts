@@ -443,4 +443,31 @@ describe("protocol v2", () => {
     spy.close();
     expect(spy.inbox.items).toEqual([]);
   });
+
+  it("closes a socket whose API key was revoked after it opened, at its next command", async () => {
+    const admin = { "X-Api-Key": server.apiKey, "Content-Type": "application/json" };
+    const created = await fetch(`${url}/api/v1/api-key`, {
+      method: "POST",
+      headers: admin,
+      body: JSON.stringify({ description: "socket key" }),
+    });
+    expect(created.status).toBe(200);
+    const key = (await created.json()) as { id: string; key: string };
+    const threadId = randomUUID();
+    const socket = await openSocket(threadId, key.key);
+    expect(await socket.send("subscription.subscribe", { channels: ["lifecycle"] })).toMatchObject({
+      type: "success",
+    });
+    const revoked = await fetch(`${url}/api/v1/api-key/${key.id}`, { method: "DELETE", headers: admin });
+    expect(revoked.status).toBe(200);
+    const closed = new Promise<number>((resolve) =>
+      socket.ws.addEventListener("close", (event) => resolve(event.code)),
+    );
+    expect(await socket.send("run.start", { assistant_id: "echo", input: {} })).toMatchObject({
+      type: "error",
+      error: "permission_denied",
+      message: "API key has been revoked; this socket is closed.",
+    });
+    expect(await closed).toBe(1008);
+  });
 });

@@ -215,8 +215,9 @@ export class ProtocolHub implements ProtocolRunSink {
   forget(ws: WebSocket): void {
     const attachment = ws.deserializeAttachment() as SocketAttachment | null;
     if (!attachment) return;
-    this.#tables();
-    this.sql.run("DELETE FROM protocol_sockets WHERE id = ?", attachment.socketId);
+    // Never creates the table: after the thread's deletion closed its sockets, storage stays empty.
+    const exists = this.sql.all("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'protocol_sockets'");
+    if (exists.length > 0) this.sql.run("DELETE FROM protocol_sockets WHERE id = ?", attachment.socketId);
   }
 
   /**

@@ -1,3 +1,5 @@
+import { database } from "../../db/client.ts";
+import { apiKeyLapse } from "../../tenancy/store.ts";
 import type { ThreadRecord } from "../thread-record.ts";
 import { type CommandContext, errorEnvelope, handleCommand } from "./commands.ts";
 import { error, type ProtocolHub, type SocketCaller, send } from "./hub.ts";
@@ -22,6 +24,16 @@ export function upgradeSocket(request: Request, hub: ProtocolHub): Response {
   const pair = new WebSocketPair();
   hub.accept(pair[1], JSON.parse(caller) as SocketCaller);
   return new Response(null, { status: 101, webSocket: pair[0] });
+}
+
+/**
+ * A socket outlives the request that opened it: every command checks that the API key it was opened
+ * with still authenticates (not revoked, not expired). Custom-auth sessions are checked once, at the
+ * upgrade, as the official servers do; the bootstrap key is the deployment's own secret.
+ */
+async function credentialLapse(env: Env, caller: SocketCaller): Promise<string | null> {
+  if (caller.user || caller.callerId === "bootstrap") return null;
+  return apiKeyLapse(database(env), caller.callerId);
 }
 
 /** Interrupt ids the thread waits on (from its record's `interrupts`: task id → interrupts). */
@@ -85,10 +97,17 @@ export async function socketCommand(
     ws.close(1008, "Unknown socket");
     return;
   }
+  const context = contextOf(caller);
+  const lapse = await credentialLapse(context.env, caller);
+  if (lapse) {
+    send(ws, error(command.id, "permission_denied", `${lapse}; this socket is closed.`));
+    ws.close(1008, "Credentials no longer valid");
+    return;
+  }
   if (command.method === "subscription.subscribe") return hub.subscribe(ws, command, caller.threadId);
   if (command.method === "subscription.unsubscribe") return hub.unsubscribe(ws, command, caller.threadId);
   try {
-    send(ws, await handleCommand(contextOf(caller), command));
+    send(ws, await handleCommand(context, command));
   } catch (cause) {
     send(ws, errorEnvelope(command.id, cause));
   }
