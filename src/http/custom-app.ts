@@ -5,25 +5,42 @@
  */
 import type { Hono, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
-import { unauthorized } from "../core/errors.ts";
+import { DomainError, unauthorized } from "../core/errors.ts";
 import type { HttpConfig } from "../deployment/config.ts";
 import type { DeploymentManifest } from "../deployment/manifest.ts";
 import type { AppEnv } from "./app-env.ts";
 
 /**
- * Mounts `userApp` on `app`. A middleware of the app that rewrites a request replaces `c.req.raw`;
- * Hono keeps the body it already read in `c.req.bodyCache`, so the platform's routes would read the
- * old body: when the request was replaced, that cache is dropped before the platform's routes run.
+ * Mounts `userApp` on `app`. The app's middleware may rewrite a request's JSON body for the platform's
+ * routes in either of two ways, and both reach them:
+ * - in place, changing the object `await c.req.json()` returned (as the official server's own test
+ *   app does): the request's JSON is parsed once and that object is what every later reader gets;
+ * - by replacing `c.req.raw` with a new Request: Hono's cache of the body already read is dropped.
  */
 export function mountCustomApp(app: Hono<AppEnv>, userApp: Hono): void {
-  const before = new WeakMap<object, Request>();
+  const seen = new WeakMap<object, { raw: Request; forget(): void }>();
   app.use("*", async (c, next) => {
-    before.set(c.req, c.req.raw);
+    // A body that is not JSON is the client's error wherever it is read, the app's middleware included.
+    const read = () =>
+      c.req.text().then((text) => {
+        try {
+          return JSON.parse(text) as unknown;
+        } catch (cause) {
+          throw new DomainError("invalid", `Request body is not valid JSON: ${(cause as Error).message}`);
+        }
+      });
+    let parsed: Promise<unknown> | undefined;
+    c.req.json = <T>() => (parsed ??= read()) as Promise<T>;
+    seen.set(c.req, { raw: c.req.raw, forget: () => (parsed = undefined) });
     return next();
   });
   app.route("/", userApp);
   app.use("*", async (c, next) => {
-    if (before.get(c.req) !== c.req.raw) c.req.bodyCache = {};
+    const before = seen.get(c.req);
+    if (before && before.raw !== c.req.raw) {
+      c.req.bodyCache = {};
+      before.forget();
+    }
     return next();
   });
 }

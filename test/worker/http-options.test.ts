@@ -79,6 +79,27 @@ describe("http.app", () => {
     expect((await request("/threads", { method: "POST", body: "{}" })).status).toBe(401);
   });
 
+  it("a body its middleware changes in place reaches the platform's route (as the official test app does)", async () => {
+    const app = new Hono();
+    app.use("/threads", async (c, next) => {
+      const body = (await c.req.json()) as { metadata?: Record<string, unknown> };
+      body.metadata = { ...body.metadata, stamped: "in place" };
+      await next();
+    });
+    const request = appFor({}, app);
+    const created = await request("/threads", {
+      method: "POST",
+      headers: KEY,
+      body: JSON.stringify({ metadata: { original: true } }),
+    });
+    expect(created.status).toBe(200);
+    expect(((await created.json()) as { metadata: unknown }).metadata).toEqual({ original: true, stamped: "in place" });
+    // A body that is not JSON is still the platform's 4xx.
+    const bad = await request("/threads", { method: "POST", headers: KEY, body: "{not json" });
+    expect(bad.status).toBeGreaterThanOrEqual(400);
+    expect(bad.status).toBeLessThan(500);
+  });
+
   it("a request it rewrites reaches the platform's route with the new body", async () => {
     const app = new Hono();
     app.use("/threads", async (c, next) => {
