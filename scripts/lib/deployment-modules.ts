@@ -9,7 +9,7 @@
  *   `@langchain/langgraph`, one `@langchain/core`, so `instanceof` checks and singletons hold.
  */
 
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { builtinModules, createRequire } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { build, type Message, type Plugin } from "esbuild";
@@ -146,6 +146,8 @@ export async function bundleDeploymentModules(options: BundleOptions): Promise<B
   for (const module of modules) {
     if (!existsSync(module.file)) throw new ModuleBundleError(`file ${module.file} does not exist`);
   }
+  // esbuild resolves the entry from the output's folder, which must exist (a fresh checkout has no dist/).
+  mkdirSync(dirname(outFile), { recursive: true });
   const entry = modules.map((m) => `export * as ${m.name} from ${JSON.stringify(m.file)};`).join("\n");
   const nodePaths = [...(options.dependencyDirs ?? []), platformRoot].map((dir) => join(dir, "node_modules"));
   let files: BundleFile[];
