@@ -174,6 +174,20 @@ function tsconfigFiles(files: string[]): string[] {
   return [...found].sort();
 }
 
+/** The package lockfiles in the graphs' folders and above them. */
+function lockfilesAbove(files: string[]): string[] {
+  const found = new Set<string>();
+  for (const file of files) {
+    for (let dir = dirname(file); ; dir = dirname(dir)) {
+      for (const name of ["package-lock.json", "pnpm-lock.yaml", "yarn.lock", "bun.lock"]) {
+        if (existsSync(join(dir, name))) found.add(join(dir, name));
+      }
+      if (dirname(dir) === dir) break;
+    }
+  }
+  return [...found].sort();
+}
+
 /** Identifies an extraction: the graphs, every local source and tsconfig they use, and the installed packages. */
 async function cacheKey(graphs: SchemaGraph[]): Promise<string> {
   const hash = createHash("sha256");
@@ -181,6 +195,8 @@ async function cacheKey(graphs: SchemaGraph[]): Promise<string> {
   const files = [
     ...(await localSources(graphs.map((g) => g.file))),
     ...tsconfigFiles(graphs.map((g) => g.file)),
+    // The packages installed for the graphs' own project (outside this repository) and for this one.
+    ...lockfilesAbove(graphs.map((g) => g.file)),
     join(PROJECT_ROOT, "package-lock.json"),
     join(PROJECT_ROOT, "scripts/schema-extractor/package.json"),
   ];
@@ -259,7 +275,23 @@ export async function extractStaticSchemas(
   // TypeScript's diagnostics explain a failure; when every graph has its schemas they are noise (the
   // augmented sources the extractor compiles often have harmless errors).
   if (failed && response.output) warn(`Static schema extraction printed:\n${response.output}`);
+  if (failed && !tsconfigAbove(graphs)) {
+    warn(
+      "No tsconfig.json above the graphs: TypeScript's defaults cannot resolve packages' exports (@langchain/langgraph...). Add a tsconfig.json with module NodeNext or moduleResolution bundler, as the official server needs too.",
+    );
+  }
   return result;
+}
+
+/** Whether a tsconfig.json sits in the graphs' folder or above it (the extractor looks there). */
+function tsconfigAbove(graphs: SchemaGraph[]): boolean {
+  let dir = dirname(graphs[0].file);
+  for (;;) {
+    if (existsSync(join(dir, "tsconfig.json"))) return true;
+    const parent = dirname(dir);
+    if (parent === dir) return false;
+    dir = parent;
+  }
 }
 
 /**

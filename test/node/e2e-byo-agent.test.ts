@@ -137,6 +137,19 @@ describe("agent-platform dev, from the project's own folder", () => {
     expect(await bundle.text()).toContain("Greeted");
   });
 
+  it("serves the schemas extracted from the project's TypeScript types", async () => {
+    const [assistant] = await client.assistants.search({ graphId: "greeter" });
+    const schemas = await client.assistants.getSchemas(assistant.assistant_id);
+    const state = schemas.state_schema as {
+      properties: Record<string, { type?: string; items?: { $ref?: string } }>;
+      definitions?: Record<string, unknown>;
+    };
+    expect(state.properties.shared_core).toMatchObject({ type: "boolean" });
+    // Messages as $ref definitions, as the official server extracts them.
+    expect(JSON.stringify(state.properties.messages)).toContain("#/definitions/");
+    expect(Object.keys(state.definitions ?? {}).length).toBeGreaterThan(0);
+  });
+
   it("reports the project's graphs, not this repository's", async () => {
     const assistants = await client.assistants.search({ limit: 100 });
     expect(assistants.map((assistant) => assistant.graph_id).sort()).toEqual(["greeter"]);
