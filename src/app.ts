@@ -52,7 +52,8 @@ export function createApp(manifest: DeploymentManifest = deployment) {
   app.use("*", corsMiddleware(http.cors));
   app.use("*", limitUrlLength);
   app.use("*", limitBodySize);
-  app.use("*", bindLoopback(app));
+  // In-process API calls serve the deployment's custom routes; without an app nothing could make one.
+  if (userApp) app.use("*", bindLoopback(app));
   if (http.disable_meta) app.use("*", async (c, next) => (isMetaPath(c.req.path) ? onNotFound(c) : next()));
   if (userApp && !customRoutesAuthenticated(http)) mountCustomApp(app, userApp);
   app.use("*", authenticate(isPublicRequest));

@@ -355,12 +355,13 @@ export async function buildDeployment(
   if (auth && authSpec) checkAuth(auth, await exportOf(loaded, authSpec, auth.exportName), authSpec.where);
   if (httpApp && appSpec) checkHttpApp(httpApp, await exportOf(loaded, appSpec, httpApp.exportName), appSpec.where);
   const env = resolveEnv(config, configDir);
+  // The slow step first: the UI bundles, the modules' bundle and the registry are written together after it.
+  const schemas = renderStaticSchemas(staticSchemas ? await extractStaticSchemas(graphs) : new Map());
   const ui = await bundleUi(config.ui ?? {}, { configDir, assetsDir, shared: config.ui_config?.shared }).catch(
     (error: unknown) => {
       throw error instanceof UiBundleError ? new BuildError(error.message) : error;
     },
   );
-  const schemas = renderStaticSchemas(staticSchemas ? await extractStaticSchemas(graphs) : new Map());
   for (const file of files) writeIfChanged(file.path, Buffer.from(file.contents));
   const changed = writeIfChanged(
     outFile,
