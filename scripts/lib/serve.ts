@@ -62,6 +62,10 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
       inspectorPort: options.inspectorPort,
     });
   } catch (error) {
+    const message = String((error as Error).message ?? error);
+    if ((error as { code?: string }).code === "ERR_ADDRESS_IN_USE" || message.includes("Address already in use")) {
+      fail(`Port ${options.port} on ${options.ip} is already in use: pass --port with another one`);
+    }
     fail(`The local Workers runtime did not start: ${(error as Error).stack ?? error}`);
   }
   // With --port 0 the system picks the port; the runtime knows which.
