@@ -162,6 +162,10 @@ function versionJson(row: AssistantVersionRow): AssistantVersion {
 /** An assistant is its current version plus when it last changed. */
 const assistantJson = (row: AssistantRow): Assistant => ({ ...versionJson(row), updated_at: row.updatedAt });
 
+/** The subgraphs of an assistant's graph (under `namespace`), with their static schemas when the build found them. */
+const subgraphsOf = async (row: AssistantRow, namespace: string | undefined, recurse: boolean) =>
+  subgraphSchemas(await assistantGraph(row), row.graphId, namespace, recurse, graphs.entry(row.graphId)?.staticSchemas);
+
 export const assistantRoutes = createRouter()
   .openapi(routes.create, async (c) => {
     const row = await createAssistant(c.env, c.get("principal").workspaceId, c.req.valid("json"), authorizerOf(c));
@@ -257,28 +261,10 @@ export const assistantRoutes = createRouter()
       c.req.valid("param").assistant_id,
       authorizerOf(c),
     );
-    return c.json(
-      await subgraphSchemas(
-        await assistantGraph(row),
-        row.graphId,
-        undefined,
-        c.req.valid("query").recurse,
-        graphs.entry(row.graphId)?.staticSchemas,
-      ),
-      200,
-    );
+    return c.json(await subgraphsOf(row, undefined, c.req.valid("query").recurse), 200);
   })
   .openapi(routes.subgraphsAt, async (c) => {
     const { assistant_id, namespace } = c.req.valid("param");
     const row = await visibleAssistant(c.env, c.get("principal").workspaceId, assistant_id, authorizerOf(c));
-    return c.json(
-      await subgraphSchemas(
-        await assistantGraph(row),
-        row.graphId,
-        namespace,
-        c.req.valid("query").recurse,
-        graphs.entry(row.graphId)?.staticSchemas,
-      ),
-      200,
-    );
+    return c.json(await subgraphsOf(row, namespace, c.req.valid("query").recurse), 200);
   });
