@@ -35,9 +35,20 @@ export function clearApiKeyCache(): void {
   cache.clear();
 }
 
+/**
+ * A credential header's one value. A header sent twice arrives joined as `k, k` (the Python SDK's
+ * generated v2 client sends both `X-API-Key` and `x-api-key`): identical repeats count once, and
+ * different ones stay joined, so they fail as a wrong key would.
+ */
+export function singleHeaderValue(value: string | undefined): string | undefined {
+  if (value === undefined || !value.includes(",")) return value;
+  const [first, ...rest] = value.split(",").map((part) => part.trim());
+  return rest.every((part) => part === first) ? first : value;
+}
+
 /** The principal of an API key (cached for CACHE_TTL_MS); throws 401/403 for a bad key or tenant. */
 async function principalForKey(c: Context<AppEnv>, key: string): Promise<Principal> {
-  const tenant = c.req.header("x-tenant-id") ?? "";
+  const tenant = singleHeaderValue(c.req.header("x-tenant-id")) ?? "";
   const keyHash = await hashApiKey(key);
   const cacheKey = `${keyHash}:${tenant}`;
   const now = Date.now();
@@ -49,20 +60,23 @@ async function principalForKey(c: Context<AppEnv>, key: string): Promise<Princip
   return principal;
 }
 
+/** The administration and tracing API: `/api/v1`, and the v2 runs routes of the SDKs' generated client. */
+const isLangSmithApiPath = (path: string) => path.startsWith("/api/v1/") || path.startsWith("/api/v2/");
+
 /**
  * Authenticates every non-public request.
  * - API keys: verified wherever one is sent (a wrong key is 401 on any path, known or not); the
  *   tenant is the key's workspace, or the one named by `X-Tenant-Id` for an organization key.
  * - With custom auth (`auth.path`), the deployment's handler authenticates the Agent Server routes
- *   instead, acting in the default workspace; the administration and tracing API (/api/v1) and
+ *   instead, acting in the default workspace; the administration and tracing API (/api/v1, /api/v2) and
  *   /metrics (organization admins only) keep API keys. A studio request (`x-auth-scheme: langsmith`)
  *   needs a valid key as well.
  */
 export function authenticate(isPublic: (path: string, method: string) => boolean) {
   return createMiddleware<AppEnv>(async (c, next) => {
     if (isPublic(c.req.path, c.req.method)) return next();
-    const key = c.req.header("x-api-key");
-    if (!customAuthEnabled || c.req.path.startsWith("/api/v1/") || c.req.path === "/metrics") {
+    const key = singleHeaderValue(c.req.header("x-api-key"));
+    if (!customAuthEnabled || isLangSmithApiPath(c.req.path) || c.req.path === "/metrics") {
       if (key) c.set("principal", await principalForKey(c, key));
       return next();
     }

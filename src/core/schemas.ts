@@ -62,8 +62,11 @@ export const Name = z.string().max(MAX_NAME_LENGTH);
 /** Free-text descriptions: at most MAX_DESCRIPTION_LENGTH characters. */
 export const Description = z.string().max(MAX_DESCRIPTION_LENGTH);
 
-/** A boolean query parameter (`true`/`false`/`1`/`0`); absent is false. */
+/**
+ * A boolean query parameter: `true`/`True`/`1` or `false`/`False`/`0` (Python's `requests` writes
+ * `True`); absent is false.
+ */
 export const BoolQuery = z
-  .enum(["true", "false", "1", "0"])
+  .enum(["true", "True", "1", "false", "False", "0"])
   .optional()
-  .transform((v) => v === "true" || v === "1");
+  .transform((v) => v === "true" || v === "True" || v === "1");

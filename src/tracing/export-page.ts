@@ -67,10 +67,11 @@ const FIRST_TOKEN_TIME = "first_token_time";
  * counts there: event times come from clients, and one odd value must not fail a whole export. The
  * instr() test skips the per-row subquery for the runs (most) without a token event.
  */
+export const FIRST_TOKEN_TIME_SQL =
+  "CASE WHEN instr(runs.events, 'new_token') > 0 THEN (SELECT json_extract(event.value, '$.time') FROM json_each(runs.events) AS event WHERE json_extract(event.value, '$.name') = 'new_token' AND json_type(event.value, '$.time') = 'text' AND json_extract(event.value, '$.time') GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*' LIMIT 1) END";
+
 function columnSql(field: string): string {
-  if (field === FIRST_TOKEN_TIME) {
-    return "CASE WHEN instr(runs.events, 'new_token') > 0 THEN (SELECT json_extract(event.value, '$.time') FROM json_each(runs.events) AS event WHERE json_extract(event.value, '$.name') = 'new_token' AND json_type(event.value, '$.time') = 'text' AND json_extract(event.value, '$.time') GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*' LIMIT 1) END";
-  }
+  if (field === FIRST_TOKEN_TIME) return FIRST_TOKEN_TIME_SQL;
   // Names reach the SQL text: only the table's own columns do.
   if (!STORED_COLUMNS.has(field)) throw new Error(`A trace shard holds no column ${field}`);
   return `runs.${field}`;

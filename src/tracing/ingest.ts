@@ -2,6 +2,7 @@ import { and, eq } from "drizzle-orm";
 import type { ErrorKind } from "../core/errors.ts";
 import type { Database } from "../db/client.ts";
 import { traceRunLocations, traceShards } from "../db/schema.ts";
+import { deriveLineage, type Lineage } from "./lineage.ts";
 import { getProject, projectIdForName } from "./projects/service.ts";
 import { describeIssues, dottedOrderProblem, type RunAttachment } from "./run-input.ts";
 import { oversizeDetail, truncateOversize } from "./run-size.ts";
@@ -67,7 +68,9 @@ export class Ingestor {
     rawPatches: unknown[],
     rawAttachments: RunAttachment[] = [],
   ): Promise<IngestResult> {
-    const posts = (await Promise.all(rawPosts.map((raw) => this.#locatePost(raw)))).filter((p) => p !== null);
+    const posts = await this.#withLineage(
+      (await Promise.all(rawPosts.map((raw) => this.#locatePost(raw)))).filter((p) => p !== null),
+    );
     const patches = (await Promise.all(rawPatches.map((raw) => this.#locatePatch(raw, posts)))).filter(
       (p) => p !== null,
     );
@@ -125,6 +128,26 @@ export class Ingestor {
     if (!projectId)
       return this.#problem("post", run.id, `session_id ${run.session_id} is not a tracing project of this workspace`);
     return { run, projectId, day: run.start_time.slice(0, 10) };
+  }
+
+  /** Posts without a dotted_order get the trace_id and dotted_order LangSmith would derive (see lineage.ts). */
+  async #withLineage(posts: Located<RunPost>[]): Promise<Located<RunPost>[]> {
+    if (posts.every((p) => p.run.dotted_order !== undefined)) return posts;
+    const derived = await deriveLineage(
+      posts.map((p) => p.run),
+      (id) => this.#storedLineage(id),
+    );
+    return posts.map((p) => {
+      const lineage = p.run.dotted_order === undefined ? derived.get(p.run.id) : undefined;
+      return lineage ? { ...p, run: { ...p.run, ...lineage } } : p;
+    });
+  }
+
+  /** A stored run's trace_id and dotted_order, from its shard. */
+  async #storedLineage(id: string): Promise<Lineage | null> {
+    const location = await locateRun(this.db, this.workspaceId, id);
+    if (!location) return null;
+    return this.shards.getByName(traceShardName(this.workspaceId, location.projectId, location.day)).lineage(id);
   }
 
   async #locatePatch(raw: unknown, posts: Located<RunPost>[]): Promise<Located<RunPatch> | null> {

@@ -53,6 +53,8 @@ export function shardQuery(query: RunsQuery, after: Cursor | undefined): Omit<Tr
   if (trace) filters.push(ShardRuns.traceFilter(trace));
   const tree = compiled("tree_filter", query.tree_filter);
   if (tree) filters.push(ShardRuns.treeFilter(tree));
+  // `query` is LangSmith's free-text search: the filter search(query) over the run's text.
+  if (query.query?.trim()) filters.push(compileFilter({ op: "search", attribute: null, text: query.query.trim() }));
   // Each filter is capped on its own; together with ids and the fixed conditions they must still
   // fit one statement's 100 bound parameters.
   const values = filters.reduce((sum, f) => sum + f.params.length, 0) + (query.id?.length ?? 0);
@@ -76,11 +78,25 @@ export function shardQuery(query: RunsQuery, after: Cursor | undefined): Omit<Tr
   };
 }
 
-/** Runs with only the selected fields (id always), or whole. */
+/**
+ * Fields every returned run carries, whatever `select` names: the ones the SDKs' `Run` models
+ * require (Python's needs name, start_time, run_type, trace_id and a dotted_order string) and the
+ * rest of LangSmith's required `RunSchema` fields.
+ */
+const ALWAYS_SELECTED = ["id", "name", "start_time", "run_type", "trace_id", "dotted_order", "status", "session_id", "app_path"];
+
+/** A run as the v1 API returns it: `dotted_order` is a string even for a run whose lineage is unknown. */
+export function wireRun(run: StoredTracedRun): Record<string, unknown> {
+  return { ...run, dotted_order: run.dotted_order ?? "", app_path: `/projects/p/${run.session_id}/r/${run.id}` };
+}
+
+/** Runs with only the selected fields (and ALWAYS_SELECTED), or whole. */
 function project(run: StoredTracedRun, select: string[] | undefined): Record<string, unknown> {
-  const full: Record<string, unknown> = { ...run, app_path: `/projects/p/${run.session_id}/r/${run.id}` };
+  const full = wireRun(run);
   if (!select?.length) return full;
-  return Object.fromEntries(["id", ...select].filter((key) => key in full).map((key) => [key, full[key]]));
+  return Object.fromEntries(
+    [...new Set([...ALWAYS_SELECTED, ...select])].filter((key) => key in full).map((key) => [key, full[key]]),
+  );
 }
 
 export async function queryRuns(

@@ -13,7 +13,7 @@ import { secured } from "../http/secured.ts";
 import { validateFilter } from "./filter/check.ts";
 import { Ingestor, type IngestResult, locateRun, type RunProblem } from "./ingest.ts";
 import { readMultipartRuns } from "./multipart.ts";
-import { decodeCursor, QueryFilterError, queryRuns } from "./query.ts";
+import { decodeCursor, QueryFilterError, queryRuns, wireRun } from "./query.ts";
 import { tracedRunLimit } from "./run-size.ts";
 import {
   AttachmentParams,
@@ -30,6 +30,7 @@ import {
   TracingInfoSchema,
   TracingRunSchema,
 } from "./schemas.ts";
+import type { StoredTracedRun } from "./shard-runs.ts";
 import { traceShardName } from "./trace-shard-do.ts";
 
 /** `/api/v1/runs`: ingestion as the `langsmith` SDKs send it, and reads of one run. */
@@ -222,12 +223,14 @@ export const tracingRunRoutes = createRouter()
       location &&
       (await c.env.TRACE_SHARD.getByName(traceShardName(workspaceId, location.projectId, location.day)).get(run_id));
     if (!text) throw notFound(`Run ${run_id} not found`);
-    const run = JSON.parse(text) as { attachments: { name: string; mime_type: string; size: number }[] };
+    const { attachments, ...run } = JSON.parse(text) as StoredTracedRun & {
+      attachments: { name: string; mime_type: string; size: number }[];
+    };
     // LangSmith lists attachments in `s3_urls` under `attachment.<name>`; here the URL is this API's
     // download route, which takes the same API key (it is not a pre-signed URL).
     const origin = new URL(c.req.url).origin;
     const s3_urls = Object.fromEntries(
-      run.attachments.map((a) => [
+      attachments.map((a) => [
         `attachment.${a.name}`,
         {
           presigned_url: `${origin}/api/v1/runs/${run_id}/attachments/${encodeURIComponent(a.name)}`,
@@ -236,7 +239,8 @@ export const tracingRunRoutes = createRouter()
         },
       ]),
     );
-    return c.json({ ...run, s3_urls }, 200);
+    // Attachments only under `s3_urls`: the Python SDK passes its own `attachments` to `Run(...)`.
+    return c.json({ ...wireRun(run), s3_urls }, 200);
   })
   .openapi(routes.attachment, async (c) => {
     const { run_id, name } = c.req.valid("param");

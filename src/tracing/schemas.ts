@@ -25,6 +25,22 @@ export const isoTime = z
   .refine((value) => !Number.isNaN(Date.parse(value)), "must be an ISO-8601 time")
   .transform((value) => new Date(value).toISOString());
 
+/**
+ * An object body in which a JSON null means "not sent": the SDKs send null for every field they
+ * leave unset (Python's `update_run` and `update_project`, the JS `listRuns`'s `start_time`), so
+ * null-valued keys are dropped before validation and an optional field reads as absent. A required
+ * field sent as null is reported as missing.
+ */
+export function nullMeansAbsent<T extends z.ZodType>(schema: T) {
+  return z.preprocess(
+    (value) =>
+      value !== null && typeof value === "object" && !Array.isArray(value)
+        ? Object.fromEntries(Object.entries(value).filter(([, field]) => field !== null))
+        : value,
+    schema,
+  );
+}
+
 /** Run ids as the SDKs send them, compared lowercase. */
 const runUuid = z
   .string()
@@ -56,13 +72,15 @@ const runFields = {
   status: z.string().nullish(),
 };
 
-export const RunPostSchema = z.object({
-  ...runFields,
-  name,
-  run_type: z.string().min(1).max(MAX_ID_LENGTH),
-  start_time: time,
-});
-export const RunPatchSchema = z.object(runFields);
+export const RunPostSchema = nullMeansAbsent(
+  z.object({
+    ...runFields,
+    name,
+    run_type: z.string().min(1).max(MAX_ID_LENGTH),
+    start_time: time,
+  }),
+);
+export const RunPatchSchema = nullMeansAbsent(z.object(runFields));
 
 export type RunPost = z.output<typeof RunPostSchema>;
 export type RunPatch = z.output<typeof RunPatchSchema>;
@@ -95,8 +113,8 @@ export type IngestResultBody = z.infer<typeof IngestResultSchema>;
 /** A traced run as stored: its own component, not the Agent Server's `Run`. */
 export const TracingRunSchema = z.record(z.string(), z.unknown()).openapi("TracingRun");
 
-export const RunsQuerySchema = z
-  .object({
+export const RunsQuerySchema = nullMeansAbsent(
+  z.object({
     session: z.array(uuid).optional().describe("Project ids; all projects of the workspace when absent"),
     id: z.array(uuid).max(50).optional().describe("At most 50 run ids"),
     trace: uuid.optional(),
@@ -127,6 +145,7 @@ export const RunsQuerySchema = z
       .nullish()
       .transform((v) => v ?? undefined)
       .describe("Matches traces holding any run that passes"),
+    query: z.string().optional().describe("Full-text search, as the filter search(query)"),
     select: z.array(z.string()).optional(),
     limit: z.number().int().min(1).default(100),
     cursor: z
@@ -134,8 +153,8 @@ export const RunsQuerySchema = z
       .nullish()
       .transform((v) => v ?? undefined),
     order: z.enum(["asc", "desc"]).default("desc"),
-  })
-  .openapi("RunsQuery");
+  }),
+).openapi("RunsQuery");
 export type RunsQuery = z.output<typeof RunsQuerySchema>;
 
 export const RunsPageSchema = z.object({

@@ -1,4 +1,5 @@
 import { type SqlStore, type SqlValue, toBytes } from "../db/sql.ts";
+import { FIRST_TOKEN_TIME_SQL } from "./export-page.ts";
 import type { CompiledFilter } from "./filter/compile.ts";
 import { ancestorIds, type ModelPrices, type Usage, usageOf } from "./run-input.ts";
 import type { RunPatch, RunPost } from "./schemas.ts";
@@ -48,6 +49,8 @@ export type StoredTracedRun = TracedRunRecord &
     parent_run_ids: string[];
     thread_id: string | null;
     execution_order: number;
+    /** The time of a streamed run's first `new_token` event, as the export computes it. */
+    first_token_time: string | null;
   };
 
 type TracedRunRow = {
@@ -81,6 +84,8 @@ type TracedRunRow = {
   is_root: number;
   execution_order: number | null;
   updated_at: string;
+  /** Only in rows read with RUN_COLUMNS. */
+  first_token_time?: string | null;
 };
 
 export type TracedRunQuery = {
@@ -99,6 +104,9 @@ export type TracedRunQuery = {
   /** The `(start_time, id)` of the last run of the previous page. */
   after?: { start_time: string; id: string };
 };
+
+/** What reads of whole runs select: the stored columns and the derived first_token_time. */
+const RUN_COLUMNS = `runs.*, ${FIRST_TOKEN_TIME_SQL} AS first_token_time`;
 
 const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
 
@@ -240,8 +248,17 @@ export class ShardRuns {
     this.sql.run("INSERT OR REPLACE INTO pending_patches (id, patch) VALUES (?, ?)", patch.id, JSON.stringify(merged));
   }
 
+  /** A run's trace_id and dotted_order, or null when the run is unknown or has no dotted_order. */
+  lineage(id: string): { trace_id: string; dotted_order: string } | null {
+    const row = this.sql.all<{ trace_id: string; dotted_order: string | null }>(
+      "SELECT trace_id, dotted_order FROM runs WHERE id = ?",
+      id,
+    )[0];
+    return row?.dotted_order ? { trace_id: row.trace_id, dotted_order: row.dotted_order } : null;
+  }
+
   get(id: string): StoredTracedRun | null {
-    const row = this.sql.all<TracedRunRow>("SELECT * FROM runs WHERE id = ?", id)[0];
+    const row = this.sql.all<TracedRunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`, id)[0];
     return row ? toStoredTracedRun(row) : null;
   }
 
@@ -276,7 +293,7 @@ export class ShardRuns {
       add(`(runs.start_time, runs.id) ${descending ? "<" : ">"} (?, ?)`, query.after.start_time, query.after.id);
     }
     const direction = descending ? "DESC" : "ASC";
-    const sql = `SELECT * FROM runs${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY runs.start_time ${direction}, runs.id ${direction} LIMIT ?`;
+    const sql = `SELECT ${RUN_COLUMNS} FROM runs${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY runs.start_time ${direction}, runs.id ${direction} LIMIT ?`;
     return this.sql.all<TracedRunRow>(sql, ...params, query.limit).map(toStoredTracedRun);
   }
 
@@ -414,7 +431,7 @@ function applyPatch(run: TracedRunRecord, patch: RunPatch): TracedRunRecord {
   return next;
 }
 
-function derive(run: TracedRunRecord, prices: ModelPrices): StoredTracedRun {
+function derive(run: TracedRunRecord, prices: ModelPrices): Omit<StoredTracedRun, "first_token_time"> {
   const metadata = (run.extra?.metadata as Json | undefined) ?? {};
   const threadKey = THREAD_KEYS.find((key) => typeof metadata[key] === "string" || typeof metadata[key] === "number");
   const usage = usageOf(run.outputs, run.extra, prices);
@@ -469,5 +486,6 @@ function toStoredTracedRun(row: TracedRunRow): StoredTracedRun {
     completion_cost: row.completion_cost,
     total_cost: row.total_cost,
     execution_order: row.execution_order ?? 1,
+    first_token_time: row.first_token_time ?? null,
   };
 }

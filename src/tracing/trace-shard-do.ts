@@ -25,6 +25,11 @@ export class TraceShardDO extends DurableObject<Env> {
     return this.#runs.attachment(runId, name);
   }
 
+  /** A run's trace_id and dotted_order, when it has one (the lineage of children posted without theirs). */
+  lineage(id: string): { trace_id: string; dotted_order: string } | null {
+    return this.#runs.lineage(id);
+  }
+
   // Reads answer JSON text: runs hold arbitrary JSON, which RPC's types cannot express, and the
   // routes send the text on without decoding it again.
 

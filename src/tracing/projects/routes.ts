@@ -59,7 +59,7 @@ const routes = {
 export const sessionRoutes = createRouter()
   .openapi(routes.create, async (c) => {
     const body = c.req.valid("json");
-    const upsert = c.req.valid("query").upsert === "true";
+    const { upsert } = c.req.valid("query");
     return c.json(await createProject(database(c.env), c.get("principal").workspaceId, body, upsert), 200);
   })
   .openapi(routes.list, async (c) => {

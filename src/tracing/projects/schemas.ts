@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_NAME_LENGTH } from "../../core/limits.ts";
-import { Description, JsonObject, Name } from "../../core/schemas.ts";
-import { isoTime } from "../schemas.ts";
+import { BoolQuery, Description, JsonObject, Name } from "../../core/schemas.ts";
+import { isoTime, nullMeansAbsent } from "../schemas.ts";
 
 /** The wire shapes of tracing projects (`/api/v1/sessions`, LangSmith's "sessions"). */
 
@@ -32,18 +32,19 @@ const editable = {
   end_time: isoTime.nullish(),
 };
 
-export const TracerSessionCreateSchema = z
-  .object({
+// A null is "not sent" (the SDKs send `name: null`, `description: null`… for what they leave unset).
+export const TracerSessionCreateSchema = nullMeansAbsent(
+  z.object({
     id: ProjectId.optional(),
     name: z.string().trim().min(1).max(MAX_NAME_LENGTH),
     start_time: isoTime.optional(),
     reference_dataset_id: z.uuid().nullish(),
     ...editable,
-  })
-  .openapi("TracerSessionCreate");
-export const TracerSessionUpdateSchema = z
-  .object({ name: z.string().trim().min(1).max(MAX_NAME_LENGTH).optional(), ...editable })
-  .openapi("TracerSessionUpdate");
+  }),
+).openapi("TracerSessionCreate");
+export const TracerSessionUpdateSchema = nullMeansAbsent(
+  z.object({ name: z.string().trim().min(1).max(MAX_NAME_LENGTH).optional(), ...editable }),
+).openapi("TracerSessionUpdate");
 
 /** A new project: its name, and optionally its id and any field an update may set. */
 export type ProjectCreate = z.output<typeof TracerSessionCreateSchema>;
@@ -60,4 +61,4 @@ export const ProjectListQuery = z.object({
   offset: z.coerce.number().int().min(0).default(0),
 });
 
-export const UpsertQuery = z.object({ upsert: z.enum(["true", "false"]).default("false") });
+export const UpsertQuery = z.object({ upsert: BoolQuery });
