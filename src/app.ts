@@ -25,6 +25,7 @@ import { threadRoutes } from "./threads/routes.ts";
 import { runRoutes } from "./threads/runs/routes.ts";
 import { sessionRoutes } from "./tracing/projects/routes.ts";
 import { tracingRunRoutes } from "./tracing/routes.ts";
+import { tracingRunV2Routes } from "./tracing/v2/routes.ts";
 import { uiRoutes } from "./ui/routes.ts";
 
 /** Paths reachable without credentials. Everything else is declared with `secured(...)`. */
@@ -75,6 +76,7 @@ export function createApp(manifest: DeploymentManifest = deployment) {
     a2aRoutes,
     sessionRoutes,
     tracingRunRoutes,
+    tracingRunV2Routes,
     bulkExportRoutes,
     ...(http.disable_ui ? [] : [uiRoutes]),
   ];

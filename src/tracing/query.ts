@@ -83,7 +83,17 @@ export function shardQuery(query: RunsQuery, after: Cursor | undefined): Omit<Tr
  * require (Python's needs name, start_time, run_type, trace_id and a dotted_order string) and the
  * rest of LangSmith's required `RunSchema` fields.
  */
-const ALWAYS_SELECTED = ["id", "name", "start_time", "run_type", "trace_id", "dotted_order", "status", "session_id", "app_path"];
+const ALWAYS_SELECTED = [
+  "id",
+  "name",
+  "start_time",
+  "run_type",
+  "trace_id",
+  "dotted_order",
+  "status",
+  "session_id",
+  "app_path",
+];
 
 /** A run as the v1 API returns it: `dotted_order` is a string even for a run whose lineage is unknown. */
 export function wireRun(run: StoredTracedRun): Record<string, unknown> {

@@ -120,11 +120,13 @@ describe("langsmith SDK tracing", () => {
     await client.awaitPendingTraceBatches();
     const [session] = await api<{ id: string }[]>(`/sessions?name=${project}`);
     const { runs } = await api<{ runs: Run[] }>("/runs/query", { session: [session.id] });
-    const run = await api<{
-      attachments: { name: string; mime_type: string; size: number }[];
-      s3_urls: Record<string, { presigned_url: string }>;
-    }>(`/runs/${runs[0].id}`);
-    expect(run.attachments).toEqual([{ name: "screenshot", mime_type: "image/png", size: png.byteLength }]);
+    const run = await api<{ s3_urls: Record<string, { presigned_url: string; mime_type: string; size: number }> }>(
+      `/runs/${runs[0].id}`,
+    );
+    // Attachments are listed only under s3_urls, as LangSmith lists them.
+    expect(run).not.toHaveProperty("attachments");
+    expect(Object.keys(run.s3_urls)).toEqual(["attachment.screenshot"]);
+    expect(run.s3_urls["attachment.screenshot"]).toMatchObject({ mime_type: "image/png", size: png.byteLength });
     const download = await fetch(run.s3_urls["attachment.screenshot"].presigned_url, {
       headers: { "X-Api-Key": server.apiKey },
     });

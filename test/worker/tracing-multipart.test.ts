@@ -160,14 +160,14 @@ describe("multipart ingestion", () => {
     expect(result.errors.find((e) => e.detail.includes("not found"))?.status).toBe(404);
 
     const stored = await json<{
-      attachments: unknown[];
       s3_urls: Record<string, { presigned_url: string; mime_type: string; size: number }>;
     }>(await call(`/api/v1/runs/${run.id}`));
-    expect(stored.attachments).toEqual([
-      { name: "notes", mime_type: "text/plain", size: 5 },
+    const listed = Object.entries(stored.s3_urls).map(([key, { mime_type, size }]) => ({ key, mime_type, size }));
+    expect(listed).toEqual([
+      { key: "attachment.notes", mime_type: "text/plain", size: 5 },
       // A declared type that is not a plain media type is not served back as one.
-      { name: "odd", mime_type: "application/octet-stream", size: 1 },
-      { name: "screenshot", mime_type: "image/png", size: image.byteLength },
+      { key: "attachment.odd", mime_type: "application/octet-stream", size: 1 },
+      { key: "attachment.screenshot", mime_type: "image/png", size: image.byteLength },
     ]);
     const url = stored.s3_urls["attachment.screenshot"].presigned_url;
     expect(url).toBe(`http://platform.test/api/v1/runs/${run.id}/attachments/screenshot`);

@@ -129,9 +129,22 @@ describe("runs query", () => {
     expect(namesOf(await query({ filter: 'search("rate")' }))).toEqual(["chat"]);
   });
 
-  it("returns only the selected fields", async () => {
-    const page = await query({ select: ["name", "status"], run_type: "llm" });
-    expect(page.runs).toEqual([{ id: expect.any(String), name: "chat", status: "error" }]);
+  it("returns the selected fields and those the SDKs' Run needs", async () => {
+    const page = await query({ select: ["name", "error"], run_type: "llm" });
+    expect(page.runs).toEqual([
+      {
+        id: expect.any(String),
+        name: "chat",
+        error: "rate limited",
+        start_time: expect.stringMatching(/^2026-11-20T08:00:00\.000/),
+        run_type: "llm",
+        trace_id: expect.any(String),
+        dotted_order: expect.stringMatching(/^20261120T080000000000Z/),
+        status: "error",
+        session_id: expect.any(String),
+        app_path: expect.stringMatching(/^\/projects\/p\//),
+      },
+    ]);
   });
 
   it("answers a bad filter, cursor or limit with 400 and a positioned detail", async () => {

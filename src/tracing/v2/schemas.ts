@@ -1,0 +1,105 @@
+import { z } from "@hono/zod-openapi";
+import { isoTime, nullMeansAbsent } from "../schemas.ts";
+
+/**
+ * The wire shapes of `/api/v2/runs` (LangSmith 0.16), as the SDKs' generated clients call them
+ * (`client.runs.query_v2()`/`queryV2()`, `retrieve_v2()`/`retrieveV2()`): upper-case `selects`
+ * and enums, `items` and `next_cursor` pages.
+ */
+
+const uuid = z.uuid().transform((id) => id.toLowerCase());
+
+/** The fields a v2 run may carry; each is returned under its lower-case name. Omitted `selects` return only `id`. */
+export const RUN_SELECT_FIELDS = [
+  "ID",
+  "NAME",
+  "RUN_TYPE",
+  "STATUS",
+  "START_TIME",
+  "END_TIME",
+  "LATENCY_SECONDS",
+  "FIRST_TOKEN_TIME",
+  "ERROR",
+  "ERROR_PREVIEW",
+  "EXTRA",
+  "METADATA",
+  "EVENTS",
+  "INPUTS",
+  "INPUTS_PREVIEW",
+  "OUTPUTS",
+  "OUTPUTS_PREVIEW",
+  "MANIFEST",
+  "PARENT_RUN_IDS",
+  "PROJECT_ID",
+  "TRACE_ID",
+  "THREAD_ID",
+  "DOTTED_ORDER",
+  "IS_ROOT",
+  "REFERENCE_EXAMPLE_ID",
+  "REFERENCE_DATASET_ID",
+  "TOTAL_TOKENS",
+  "PROMPT_TOKENS",
+  "COMPLETION_TOKENS",
+  "TOTAL_COST",
+  "PROMPT_COST",
+  "COMPLETION_COST",
+  "PROMPT_TOKEN_DETAILS",
+  "COMPLETION_TOKEN_DETAILS",
+  "PROMPT_COST_DETAILS",
+  "COMPLETION_COST_DETAILS",
+  "PRICE_MODEL_ID",
+  "TAGS",
+  "APP_PATH",
+  "ATTACHMENTS",
+  "THREAD_EVALUATION_TIME",
+  "IS_IN_DATASET",
+  "LAST_QUEUED_AT",
+  "SHARE_URL",
+  "FEEDBACK_STATS",
+] as const;
+export type RunSelectField = (typeof RUN_SELECT_FIELDS)[number];
+
+const RunSelect = z.preprocess(
+  (value) => (typeof value === "string" ? value.toUpperCase() : value),
+  z.enum(RUN_SELECT_FIELDS),
+);
+const RUN_TYPES = ["TOOL", "CHAIN", "LLM", "RETRIEVER", "EMBEDDING", "PROMPT", "PARSER"] as const;
+
+export const RunsQueryV2Schema = nullMeansAbsent(
+  z.object({
+    project_ids: z.array(uuid).optional().describe("Tracing project ids; required (no datasets on this server)"),
+    reference_dataset_id: z.string().optional().describe("Not supported here: this server keeps no datasets"),
+    ids: z.array(uuid).max(50).optional(),
+    trace_id: uuid.optional(),
+    run_type: z.preprocess((v) => (typeof v === "string" ? v.toUpperCase() : v), z.enum(RUN_TYPES)).optional(),
+    is_root: z.boolean().optional(),
+    has_error: z.boolean().optional(),
+    min_start_time: isoTime.optional().describe("Lower bound of start_time; defaults to one day ago"),
+    max_start_time: isoTime.optional().describe("Upper bound of start_time; defaults to now"),
+    reference_examples: z.array(uuid).max(40).optional(),
+    filter: z.string().optional(),
+    trace_filter: z.string().optional(),
+    tree_filter: z.string().optional(),
+    selects: z.array(RunSelect).optional(),
+    page_size: z.number().int().min(1).max(1000).default(100).describe("At most 100 runs are served per page"),
+    cursor: z.string().optional(),
+  }),
+).openapi("RunsQueryV2");
+export type RunsQueryV2 = z.output<typeof RunsQueryV2Schema>;
+
+/** A v2 run: the selected fields only. */
+export const RunV2Schema = z.record(z.string(), z.unknown()).openapi("RunV2");
+export const RunsPageV2Schema = z
+  .object({ items: z.array(RunV2Schema), next_cursor: z.string().nullable() })
+  .openapi("RunsPageV2");
+
+export const RunV2Params = z.object({ run_id: uuid });
+/** Repeated `selects=ID&selects=NAME` arrive as an array, a single one as a string. */
+export const RunV2Query = z.object({
+  project_id: uuid,
+  selects: z
+    .union([RunSelect, z.array(RunSelect)])
+    .optional()
+    .transform((v) => (v === undefined ? undefined : Array.isArray(v) ? v : [v])),
+  start_time: isoTime.optional().describe("The run's start_time; accepted, not needed here"),
+});
