@@ -287,8 +287,12 @@ describe("the generated v2 client", () => {
 
   it("serves POST /api/v2/runs/query with selects, the start_time window and next_cursor", async () => {
     const session = await newProject();
+    const example = crypto.randomUUID();
     const made = ["2026-11-20T09:00:00Z", "2026-11-20T09:00:01Z", "2026-11-20T09:00:02Z"].map((start, i) =>
-      pythonCreateRun(`v2-${i}`, start, session.name, { run_type: i === 2 ? "llm" : "chain" }),
+      pythonCreateRun(`v2-${i}`, start, session.name, {
+        run_type: i === 2 ? "llm" : "chain",
+        reference_example_id: i === 1 ? example : null,
+      }),
     );
     expect((await post("/api/v1/runs/batch", { post: made })).status).toBe(202);
     const window = { min_start_time: "2026-11-20T00:00:00Z", max_start_time: "2026-11-21T00:00:00Z" };
@@ -316,6 +320,12 @@ describe("the generated v2 client", () => {
       }),
     );
     expect(llm.items).toEqual([{ project_id: session.id, trace_id: made[2].id, is_root: true }]);
+    const ofExample = await json<V2Page>(
+      await v2("/api/v2/runs/query", {
+        json: { project_ids: [session.id], ...window, reference_examples: [example], filter: 'eq(run_type, "chain")' },
+      }),
+    );
+    expect(ofExample.items).toEqual([{ id: made[1].id }]);
     // Without a window, the last day only.
     expect(await json<V2Page>(await v2("/api/v2/runs/query", { json: { project_ids: [session.id] } }))).toEqual({
       items: [],
