@@ -3,7 +3,7 @@
 // `listRuns` body, and the generated v2 client's repeated API key header.
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, json } from "./helpers.ts";
+import { BOOTSTRAP_KEY, call, json } from "./helpers.ts";
 
 type Run = Record<string, unknown> & {
   id: string;
@@ -16,11 +16,13 @@ type Run = Record<string, unknown> & {
 type Page = { runs: Run[]; cursors: { next: string | null } };
 
 let key: string;
+let workspaceId: string;
 
 beforeAll(async () => {
   const workspace = await json<{ id: string }>(
     await call("/api/v1/workspaces", { method: "POST", json: { display_name: "SDK compatibility tests" } }),
   );
+  workspaceId = workspace.id;
   key = (
     await json<{ key: string }>(await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }))
   ).key;
@@ -276,6 +278,14 @@ describe("the generated v2 client", () => {
     expect(headers.get("x-api-key")).toBe(`${key}, ${key}`);
     expect((await v2("/api/v1/sessions")).status).toBe(200);
     expect((await v2("/api/v1/sessions", { keys: [key, "lgp_someone_else"] })).status).toBe(401);
+    // An organization key's workspace header, repeated the same way.
+    const tenant = new Headers({ "X-Api-Key": BOOTSTRAP_KEY });
+    tenant.append("X-Tenant-Id", workspaceId);
+    tenant.append("x-tenant-id", workspaceId);
+    const scoped = await exports.default.fetch(
+      new Request("http://platform.test/api/v1/sessions", { headers: tenant }),
+    );
+    expect(scoped.status).toBe(200);
   });
 
   it("reports LangSmith API level 0.16 in /api/v1/info, in the semver form the SDKs parse", async () => {
