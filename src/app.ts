@@ -23,8 +23,10 @@ import { tenancyRoutes } from "./tenancy/routes.ts";
 import { protocolRoutes } from "./threads/protocol/routes.ts";
 import { threadRoutes } from "./threads/routes.ts";
 import { runRoutes } from "./threads/runs/routes.ts";
+import { feedbackRoutes } from "./tracing/feedback/routes.ts";
 import { sessionRoutes } from "./tracing/projects/routes.ts";
 import { tracingRunRoutes } from "./tracing/routes.ts";
+import { runStatsRoutes } from "./tracing/stats-routes.ts";
 import { uiRoutes } from "./ui/routes.ts";
 
 /** Paths reachable without credentials. Everything else is declared with `secured(...)`. */
@@ -74,7 +76,9 @@ export function createApp(manifest: DeploymentManifest = deployment) {
     mcpRoutes,
     a2aRoutes,
     sessionRoutes,
+    runStatsRoutes,
     tracingRunRoutes,
+    feedbackRoutes,
     bulkExportRoutes,
     ...(http.disable_ui ? [] : [uiRoutes]),
   ];

@@ -10,6 +10,8 @@ import { errorResponse, publicRoute } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
+import { ingestFeedback } from "./feedback/ingest.ts";
+import { FeedbackService } from "./feedback/service.ts";
 import { validateFilter } from "./filter/check.ts";
 import { Ingestor, type IngestResult, locateRun, type RunProblem } from "./ingest.ts";
 import { readMultipartRuns } from "./multipart.ts";
@@ -189,11 +191,17 @@ export const tracingRunRoutes = createRouter()
     ),
   )
   .openapi(routes.multipart, async (c) => {
-    const { posts, patches, attachments, problems } = await readMultipartRuns(c.req.raw, maxBodyBytes(c.env));
+    const { posts, patches, attachments, feedback, problems } = await readMultipartRuns(c.req.raw, maxBodyBytes(c.env));
     const result = await ingestor(c).ingest(posts, patches, attachments);
-    const errors = [...problems, ...result.errors];
-    if (result.accepted === 0 && errors.length > 0) throw refusedBatch(errors);
-    return c.json(accepted(result.accepted, errors), 202);
+    // After the runs, so feedback on a run of the same request finds it.
+    const feedbackResult = await ingestFeedback(
+      new FeedbackService(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId),
+      feedback,
+    );
+    const errors = [...problems, ...result.errors, ...feedbackResult.errors];
+    const stored = result.accepted + feedbackResult.accepted;
+    if (stored === 0 && errors.length > 0) throw refusedBatch(errors);
+    return c.json(accepted(stored, errors), 202);
   })
   .openapi(routes.query, async (c) => {
     const query = c.req.valid("json");
