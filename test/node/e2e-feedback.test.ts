@@ -49,7 +49,7 @@ describe("langsmith SDK feedback and run stats", () => {
       score: 0,
       value: "wrong",
       sessionId: session.id,
-      startTime: first.start_time,
+      startTime: second.start_time,
     });
     expect(await client.readFeedback(liked.id)).toMatchObject({
       id: liked.id,

@@ -234,3 +234,93 @@ describe("POST /api/v1/runs/stats", () => {
     expect(stats).toMatchObject({ run_count: 0, latency_p50: null });
   });
 });
+
+describe("feedback as the Python SDK sends it", () => {
+  it("accepts create_feedback's body (model_dump without nulls) and reads back what its Feedback model needs", async () => {
+    const id = crypto.randomUUID();
+    const now = new Date().toISOString();
+    const response = await post("/api/v1/feedback", {
+      id,
+      created_at: now,
+      modified_at: now,
+      run_id: runs.other.id,
+      trace_id: runs.other.id,
+      key: "py-score",
+      score: true,
+      feedback_source: { type: "api", metadata: { __run: { run_id: runs.fast.id } } },
+      extend_trace_retention: false,
+    });
+    expect(response.status).toBe(200);
+    const read = await json<Feedback>(await call(`/api/v1/feedback/${id}`, { key }));
+    expect(read).toMatchObject({
+      id,
+      run_id: runs.other.id,
+      trace_id: runs.other.id,
+      key: "py-score",
+      score: 1,
+      feedback_source: { type: "api", metadata: { __run: { run_id: runs.fast.id } } },
+    });
+    for (const field of ["created_at", "modified_at", "value", "comment", "correction", "session_id"])
+      expect(read).toHaveProperty(field);
+    // list_feedback: run, limit and offset, key and source as repeated parameters.
+    const listed = await json<Feedback[]>(
+      await call(`/api/v1/feedback?run=${runs.other.id}&limit=100&offset=0&key=py-score&source=api`, { key }),
+    );
+    expect(listed.map((f) => f.id)).toEqual([id]);
+  });
+
+  it("stores a multipart feedback.<id> part holding the full FeedbackCreate dump with its nulls", async () => {
+    const id = crypto.randomUUID();
+    const body = JSON.stringify({
+      id,
+      created_at: new Date().toISOString(),
+      modified_at: new Date().toISOString(),
+      run_id: runs.fast.id,
+      trace_id: runs.fast.id,
+      key: "py-multipart",
+      score: 0.5,
+      value: null,
+      comment: null,
+      correction: null,
+      feedback_source: { type: "api", metadata: {}, user_id: null },
+      session_id: null,
+      start_time: null,
+      comparative_experiment_id: null,
+      feedback_group_id: null,
+      extra: null,
+      feedback_config: null,
+      error: null,
+    });
+    const boundary = "----LangSmithFormBoundary1234";
+    const multipart = [
+      `--${boundary}`,
+      `Content-Disposition: form-data; name="feedback.${id}"`,
+      "Content-Type: application/json",
+      `Content-Length: ${body.length}`,
+      "",
+      body,
+      `--${boundary}--`,
+      "",
+    ].join("\r\n");
+    const response = await call("/api/v1/runs/multipart", {
+      method: "POST",
+      key,
+      body: multipart,
+      headers: { "Content-Type": `multipart/form-data; boundary=${boundary}` },
+    });
+    expect(response.status).toBe(202);
+    expect(await json(response)).toEqual({ accepted: 1, errors: [] });
+    const run = await json<Run>(await call(`/api/v1/runs/${runs.fast.id}`, { key }));
+    expect(run.feedback_stats?.["py-multipart"]).toMatchObject({ n: 1, avg: 0.5 });
+  });
+
+  it("answers get_run_stats' body (None values left out)", async () => {
+    const response = await post("/api/v1/runs/stats", {
+      session: [projectId],
+      is_root: true,
+      filter: 'eq(name, "fast")',
+    });
+    expect(response.status).toBe(200);
+    expect(await json(response)).toMatchObject({ run_count: 1, latency_p50: 1 });
+  });
+});
