@@ -160,6 +160,18 @@ describe("feedback", () => {
     expect(both).toHaveLength(5);
   });
 
+  it("counts feedback sent before its run once the run is posted", async () => {
+    const late = sdkRun("late", "2026-11-22T08:00:00.000Z");
+    const id = crypto.randomUUID();
+    expect((await post("/api/v1/feedback", { id, run_id: late.id, key: "early-bird", score: 1 })).status).toBe(200);
+    expect((await post("/api/v1/runs/batch", { post: [late] })).status).toBe(202);
+    const run = await json<Run>(await call(`/api/v1/runs/${late.id}`, { key }));
+    expect(run.feedback_stats).toMatchObject({ "early-bird": { n: 1, avg: 1 } });
+    expect((await query({ filter: 'eq(feedback_key, "early-bird")' })).map((r) => r.name)).toEqual(["late"]);
+    expect((await json<Feedback>(await call(`/api/v1/feedback/${id}`, { key }))).session_id).toBe(projectId);
+    expect((await call(`/api/v1/feedback/${id}`, { method: "DELETE", key })).status).toBe(200);
+  });
+
   it("shows feedback_stats on read and query, and filters runs by feedback_key/feedback_score", async () => {
     await post("/api/v1/feedback", { run_id: runs.fast.id, key: "thumbs", score: 1 });
     await post("/api/v1/feedback", { run_id: runs.fast.id, key: "thumbs", score: 0 });
@@ -176,7 +188,7 @@ describe("feedback", () => {
     const scored = await query({ filter: "gt(feedback_score, 0.3)" });
     expect(scored.map((r) => r.name).sort()).toEqual(["fast", "slow"]);
     const none = await query({ filter: 'not(eq(feedback_key, "thumbs"))' });
-    expect(none.map((r) => r.name)).toEqual(["other"]);
+    expect(none.map((r) => r.name)).toEqual(["late", "other"]);
     const traced = await query({ trace_filter: 'and(eq(feedback_key, "thumbs"), eq(feedback_score, 1))' });
     expect(traced.map((r) => r.name)).toEqual(["fast"]);
     expect((await post("/api/v1/runs/query", { filter: 'eq(feedback_score, "high")' })).status).toBe(400);
@@ -185,7 +197,11 @@ describe("feedback", () => {
 
 describe("POST /api/v1/runs/stats", () => {
   it("answers LangSmith's stats over the runs a query matches", async () => {
-    const response = await post("/api/v1/runs/stats", { session: [projectId], start_time: "2026-11-20T00:00:00Z" });
+    const response = await post("/api/v1/runs/stats", {
+      session: [projectId],
+      start_time: "2026-11-20T00:00:00Z",
+      end_time: "2026-11-21T23:59:59Z",
+    });
     expect(response.status).toBe(200);
     const stats = await json<Record<string, unknown>>(response);
     expect(stats).toMatchObject({

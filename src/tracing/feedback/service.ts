@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, type SQL, sql } from "drizzle-orm";
 import { invalid, notFound } from "../../core/errors.ts";
 import type { Database } from "../../db/client.ts";
 import { type TraceFeedbackRow, traceFeedback } from "../../db/schema.ts";
@@ -12,8 +12,12 @@ import type { Feedback, FeedbackCreate, FeedbackListOptions, FeedbackUpdate } fr
  * Feedback on traced runs, per workspace. D1 holds each feedback whole (reads, lists, pages); the
  * shard of its run holds a copy of what filters and `feedback_stats` need (shard-feedback.ts), so
  * those stay subqueries beside the runs. A feedback whose run is not stored yet and that names no
- * `session_id` + `start_time` waits in D1 unlocated; it joins its shard when it is next read or updated.
+ * `session_id` + `start_time` waits in D1 unlocated, and joins its run's shard when the run is posted
+ * (`placeWaiting`, called by ingestion) or when the feedback is next read or updated.
  */
+
+/** Run ids per D1 statement (D1 binds at most 100 values). */
+const RUN_IDS_PER_STATEMENT = 90;
 
 function toFeedback(row: TraceFeedbackRow): Feedback {
   return {
@@ -136,6 +140,27 @@ export class FeedbackService {
     if (!placed) throw notFound(`Feedback ${id} not found`);
     await this.#shard(placed)?.putFeedback([shardCopy(placed)]);
     return placed;
+  }
+
+  /**
+   * Places the waiting feedback of runs just posted into their shards. One D1 read per 90 runs,
+   * answered from the (workspace_id, run_id) index; feedback rarely waits, so there is rarely more.
+   */
+  async placeWaiting(runIds: string[]): Promise<void> {
+    for (let i = 0; i < runIds.length; i += RUN_IDS_PER_STATEMENT) {
+      const waiting = await this.db
+        .select({ id: traceFeedback.id })
+        .from(traceFeedback)
+        .where(
+          and(
+            eq(traceFeedback.workspaceId, this.workspaceId),
+            inArray(traceFeedback.runId, runIds.slice(i, i + RUN_IDS_PER_STATEMENT)),
+            isNull(traceFeedback.day),
+          ),
+        )
+        .all();
+      for (const { id } of waiting) await this.#settled(id);
+    }
   }
 
   async get(id: string): Promise<Feedback> {
