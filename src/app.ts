@@ -23,8 +23,10 @@ import { tenancyRoutes } from "./tenancy/routes.ts";
 import { protocolRoutes } from "./threads/protocol/routes.ts";
 import { threadRoutes } from "./threads/routes.ts";
 import { runRoutes } from "./threads/runs/routes.ts";
+import { feedbackRoutes } from "./tracing/feedback/routes.ts";
 import { sessionRoutes } from "./tracing/projects/routes.ts";
 import { tracingRunRoutes } from "./tracing/routes.ts";
+import { runStatsRoutes } from "./tracing/stats-routes.ts";
 import { tracingRunV2Routes } from "./tracing/v2/routes.ts";
 import { uiRoutes } from "./ui/routes.ts";
 
@@ -75,8 +77,10 @@ export function createApp(manifest: DeploymentManifest = deployment) {
     mcpRoutes,
     a2aRoutes,
     sessionRoutes,
+    runStatsRoutes,
     tracingRunRoutes,
     tracingRunV2Routes,
+    feedbackRoutes,
     bulkExportRoutes,
     ...(http.disable_ui ? [] : [uiRoutes]),
   ];

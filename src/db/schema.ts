@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type { CronPayload } from "../crons/schemas.ts";
 
 /**
@@ -248,6 +248,41 @@ export const traceShards = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.projectId, t.day] })],
 );
+
+/**
+ * Feedback on traced runs (`/api/v1/feedback`), the record the API reads, lists and pages. Its run's
+ * shard holds a copy of (id, run_id, key, score, value) for filters and `feedback_stats`; `project_id`
+ * and `day` name that shard, null while the run is not located.
+ */
+export const traceFeedback = sqliteTable(
+  "trace_feedback",
+  {
+    id: text("id").notNull(),
+    workspaceId: text("workspace_id").notNull(),
+    runId: text("run_id"),
+    traceId: text("trace_id"),
+    projectId: text("project_id"),
+    day: text("day"),
+    key: text("key").notNull(),
+    score: real("score"),
+    value: text("value", { mode: "json" }).$type<unknown>(),
+    comment: text("comment"),
+    correction: text("correction", { mode: "json" }).$type<unknown>(),
+    feedbackSource: text("feedback_source", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    feedbackGroupId: text("feedback_group_id"),
+    comparativeExperimentId: text("comparative_experiment_id"),
+    createdAt: text("created_at").notNull(),
+    modifiedAt: text("modified_at").notNull(),
+  },
+  (t) => [
+    // Ids are chosen by clients: one workspace's id never collides with, or reveals, another's.
+    primaryKey({ columns: [t.workspaceId, t.id] }),
+    index("trace_feedback_run_idx").on(t.workspaceId, t.runId),
+    index("trace_feedback_created_idx").on(t.workspaceId, t.createdAt),
+  ],
+);
+
+export type TraceFeedbackRow = typeof traceFeedback.$inferSelect;
 
 /** Bulk-export destinations (S3-compatible buckets); credentials only as AES-GCM ciphertext. */
 export const exportDestinations = sqliteTable(

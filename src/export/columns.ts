@@ -98,11 +98,10 @@ export const EXPORT_FIELDS: readonly string[] = Object.keys(KINDS);
 
 /**
  * Columns the shard does not hand over: the writer fills the tenant in (session_id comes from the
- * shard, though the writer also knows it); feedback and tiers are not tracked yet, so they are null.
+ * shard, though the writer also knows it); tiers are not tracked yet, so they are null.
  */
 const NOT_FROM_SHARD: Partial<Record<ExportField, "writer" | "untracked">> = {
   tenant_id: "writer",
-  feedback_stats: "untracked",
   trace_tier: "untracked",
 };
 

@@ -63,7 +63,8 @@ const STORED_COLUMNS = new Set(
 const FIRST_TOKEN_TIME = "first_token_time";
 
 /**
- * The SQL of a column: the stored column of its name, except `first_token_time`. Only ISO text
+ * The SQL of a column: the stored column of its name, except the derived `first_token_time` and
+ * `feedback_stats` (from the shard's feedback table). For `first_token_time` only ISO text
  * counts there: event times come from clients, and one odd value must not fail a whole export. The
  * instr() test skips the per-row subquery for the runs (most) without a token event.
  */
@@ -72,9 +73,18 @@ export const FIRST_TOKEN_TIME_SQL =
 
 function columnSql(field: string): string {
   if (field === FIRST_TOKEN_TIME) return FIRST_TOKEN_TIME_SQL;
+  if (field === FEEDBACK_STATS) return feedbackStatsSql();
   // Names reach the SQL text: only the table's own columns do.
   if (!STORED_COLUMNS.has(field)) throw new Error(`A trace shard holds no column ${field}`);
   return `runs.${field}`;
+}
+
+/** A derived column: per feedback key, the count and average score of the run's feedback, as JSON text. */
+const FEEDBACK_STATS = "feedback_stats";
+
+/** `feedback_stats` as JSON text (`{"<key>": {"n": …, "avg": …}}`), null for a run without feedback. */
+export function feedbackStatsSql(): string {
+  return "(SELECT json_group_object(key, json_object('n', n, 'avg', average)) FROM (SELECT feedback.key AS key, count(*) AS n, avg(feedback.score) AS average FROM feedback WHERE feedback.run_id = runs.id GROUP BY feedback.key) HAVING count(*) > 0)";
 }
 
 /** The aggregate that hands column `c` of a page over in its shape. */

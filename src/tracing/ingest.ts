@@ -20,7 +20,8 @@ import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
 /** Why one run was refused: `not_found` for a patch of an unknown run, `too_large` for a run over the size limit, `invalid` for an invalid run. */
 export type RunProblem = {
   run_id: string | null;
-  operation: "post" | "patch";
+  /** `feedback` for a multipart `feedback.<id>` part (its id is then the feedback's). */
+  operation: "post" | "patch" | "feedback";
   kind: Extract<ErrorKind, "not_found" | "too_large" | "invalid">;
   detail: string;
 };

@@ -21,6 +21,8 @@ export type MultipartRuns = {
   posts: Record<string, unknown>[];
   patches: Record<string, unknown>[];
   attachments: RunAttachment[];
+  /** `feedback.<id>` parts: JSON objects, each with its part's id unless it names its own. */
+  feedback: Record<string, unknown>[];
   problems: RunProblem[];
 };
 
@@ -100,7 +102,8 @@ export async function readMultipartRuns(request: Request, maxBytes: number): Pro
   const fields: { event: "post" | "patch"; id: string; field: string; value: unknown }[] = [];
   const problems: RunProblem[] = [];
   const attachments: RunAttachment[] = [];
-  const refuse = (operation: "post" | "patch", runId: string | null, detail: string) =>
+  const feedback: Record<string, unknown>[] = [];
+  const refuse = (operation: RunProblem["operation"], runId: string | null, detail: string) =>
     problems.push({ operation, run_id: runId, kind: "invalid", detail });
 
   for (const { name, contentType, bytes } of parts) {
@@ -126,8 +129,17 @@ export async function readMultipartRuns(request: Request, maxBytes: number): Pro
       continue;
     }
     if (event === "feedback") {
-      // Not stored: said so per run instead of silently dropping the data.
-      refuse("post", id ?? null, `part ${name}: feedback is not supported by this server; the run itself was stored`);
+      let body: unknown;
+      try {
+        body = JSON.parse(decoder.decode(bytes));
+      } catch {
+        body = undefined;
+      }
+      if (!id || field !== undefined || !body || typeof body !== "object" || Array.isArray(body)) {
+        refuse("feedback", id ?? null, `part ${name}: a feedback part is feedback.<id> holding a JSON object`);
+        continue;
+      }
+      feedback.push({ id, ...(body as Record<string, unknown>) });
       continue;
     }
     if (
@@ -178,5 +190,5 @@ export async function readMultipartRuns(request: Request, maxBytes: number): Pro
   }
   const consistent = (event: "post" | "patch") =>
     [...runs[event].entries()].filter(([id, run]) => String(run.id) === id).map(([, run]) => run);
-  return { posts: consistent("post"), patches: consistent("patch"), attachments, problems };
+  return { posts: consistent("post"), patches: consistent("patch"), attachments, feedback, problems };
 }

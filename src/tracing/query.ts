@@ -5,6 +5,7 @@ import { parseFilter } from "./filter/check.ts";
 import { type CompiledFilter, compileFilter } from "./filter/compile.ts";
 import { FilterError } from "./filter/parse.ts";
 import { locateRun } from "./ingest.ts";
+import { mergeRunStats, type RunStats, type ShardRunStats } from "./run-stats.ts";
 import type { RunsPage, RunsQuery } from "./schemas.ts";
 import { ShardRuns, type StoredTracedRun, type TracedRunQuery } from "./shard-runs.ts";
 import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
@@ -109,21 +110,21 @@ function project(run: StoredTracedRun, select: string[] | undefined): Record<str
   );
 }
 
-export async function queryRuns(
+/**
+ * The shards (project × day) that can hold runs of `query`, newest day first: narrowed by project,
+ * by the located run for id/trace/parent_run, by day, and by the cursor's day.
+ */
+export async function matchingShards(
   db: Database,
-  shards: DurableObjectNamespace<TraceShardDO>,
   workspaceId: string,
-  query: RunsQuery,
-): Promise<RunsPage> {
-  const after = query.cursor ? (decodeCursor(query.cursor) ?? undefined) : undefined;
-  const conditions = shardQuery(query, after);
-
-  // Narrow the shards: by project, by the located runs for id/trace/parent_run, and by day.
+  query: Pick<RunsQuery, "session" | "trace" | "parent_run" | "id" | "start_time" | "end_time" | "order">,
+  after: Cursor | undefined,
+): Promise<{ projectId: string; day: string }[]> {
   let projects = query.session;
   const anchor = query.trace ?? query.parent_run ?? (query.id?.length === 1 ? query.id[0] : undefined);
   if (anchor) {
     const location = await locateRun(db, workspaceId, anchor);
-    if (!location) return { runs: [], cursors: { next: null, prev: null } };
+    if (!location) return [];
     projects = projects ? projects.filter((p) => p === location.projectId) : [location.projectId];
   }
   const where: SQL[] = [eq(traceShards.workspaceId, workspaceId)];
@@ -136,12 +137,24 @@ export async function queryRuns(
         ? lte(traceShards.day, after.start_time.slice(0, 10))
         : gte(traceShards.day, after.start_time.slice(0, 10)),
     );
-  const rows = await db
+  return db
     .select()
     .from(traceShards)
     .where(and(...where))
     .orderBy(desc(traceShards.day))
     .all();
+}
+
+export async function queryRuns(
+  db: Database,
+  shards: DurableObjectNamespace<TraceShardDO>,
+  workspaceId: string,
+  query: RunsQuery,
+): Promise<RunsPage> {
+  const after = query.cursor ? (decodeCursor(query.cursor) ?? undefined) : undefined;
+  const conditions = shardQuery(query, after);
+
+  const rows = await matchingShards(db, workspaceId, query, after);
 
   const days = new Map<string, string[]>();
   for (const row of query.order === "desc" ? rows : rows.reverse())
@@ -171,4 +184,32 @@ export async function queryRuns(
   const last = page.at(-1);
   const next = found.length > query.limit && last ? encodeCursor({ start_time: last.start_time, id: last.id }) : null;
   return { runs: page.map((run) => project(run, query.select)), cursors: { next, prev: null } };
+}
+
+const STATS_SHARDS_AT_ONCE = 32;
+
+/**
+ * `POST /runs/stats`: the filters of `/runs/query` (its limit, cursor, select and order do not
+ * apply), summed over every matching shard.
+ */
+export async function runStats(
+  db: Database,
+  shards: DurableObjectNamespace<TraceShardDO>,
+  workspaceId: string,
+  query: RunsQuery,
+): Promise<RunStats> {
+  const { after: _after, order: _order, ...conditions } = shardQuery(query, undefined);
+  const rows = await matchingShards(db, workspaceId, query, undefined);
+  const parts: ShardRunStats[] = [];
+  // A bounded number of shard calls in flight at once.
+  for (let i = 0; i < rows.length; i += STATS_SHARDS_AT_ONCE) {
+    parts.push(
+      ...(await Promise.all(
+        rows
+          .slice(i, i + STATS_SHARDS_AT_ONCE)
+          .map((row) => shards.getByName(traceShardName(workspaceId, row.projectId, row.day)).stats(conditions)),
+      )),
+    );
+  }
+  return mergeRunStats(parts);
 }

@@ -10,6 +10,8 @@ import { errorResponse, publicRoute } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
+import { ingestFeedback } from "./feedback/ingest.ts";
+import { FeedbackService } from "./feedback/service.ts";
 import { validateFilter } from "./filter/check.ts";
 import { Ingestor, type IngestResult, locateRun, type RunProblem } from "./ingest.ts";
 import { readMultipartRuns } from "./multipart.ts";
@@ -127,6 +129,16 @@ const ingestor = (c: Context<AppEnv>) =>
     maxRunBytes: tracedRunLimit(c.env),
   });
 
+/** Feedback sent before its run counts in the run's feedback_stats and filters once the run is posted. */
+async function placeWaitingFeedback(c: Context<AppEnv>, posts: unknown[]): Promise<void> {
+  const ids = posts.flatMap((post) => {
+    const id = (post as { id?: unknown } | null)?.id;
+    return typeof id === "string" ? [id.toLowerCase()] : [];
+  });
+  if (ids.length)
+    await new FeedbackService(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId).placeWaiting(ids);
+}
+
 /** A batch none of whose runs was stored: too large when every run was, else invalid; the detail lists each. */
 function refusedBatch(errors: RunProblem[]): DomainError {
   const kind = errors.every((e) => e.kind === "too_large") ? "too_large" : "invalid";
@@ -156,7 +168,10 @@ function singleRun(result: IngestResult): IngestResultBody {
 
 export const tracingRunRoutes = createRouter()
   .openapi(routes.create, async (c) => {
-    return c.json(singleRun(await ingestor(c).ingest([c.req.valid("json")], [])), 202);
+    const body = c.req.valid("json");
+    const result = singleRun(await ingestor(c).ingest([body], []));
+    await placeWaitingFeedback(c, [body]);
+    return c.json(result, 202);
   })
   .openapi(routes.update, async (c) => {
     const { run_id } = c.req.valid("param");
@@ -169,6 +184,7 @@ export const tracingRunRoutes = createRouter()
     const { post, patch } = c.req.valid("json");
     const result = await ingestor(c).ingest(post, patch);
     if (result.accepted === 0 && result.errors.length > 0) throw refusedBatch(result.errors);
+    await placeWaitingFeedback(c, post);
     return c.json(accepted(result.accepted, result.errors), 202);
   })
   .openapi(routes.info, (c) =>
@@ -190,11 +206,18 @@ export const tracingRunRoutes = createRouter()
     ),
   )
   .openapi(routes.multipart, async (c) => {
-    const { posts, patches, attachments, problems } = await readMultipartRuns(c.req.raw, maxBodyBytes(c.env));
+    const { posts, patches, attachments, feedback, problems } = await readMultipartRuns(c.req.raw, maxBodyBytes(c.env));
     const result = await ingestor(c).ingest(posts, patches, attachments);
-    const errors = [...problems, ...result.errors];
-    if (result.accepted === 0 && errors.length > 0) throw refusedBatch(errors);
-    return c.json(accepted(result.accepted, errors), 202);
+    await placeWaitingFeedback(c, posts);
+    // After the runs, so feedback on a run of the same request finds it.
+    const feedbackResult = await ingestFeedback(
+      new FeedbackService(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId),
+      feedback,
+    );
+    const errors = [...problems, ...result.errors, ...feedbackResult.errors];
+    const stored = result.accepted + feedbackResult.accepted;
+    if (stored === 0 && errors.length > 0) throw refusedBatch(errors);
+    return c.json(accepted(stored, errors), 202);
   })
   .openapi(routes.query, async (c) => {
     const query = c.req.valid("json");

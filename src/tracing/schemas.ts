@@ -100,7 +100,7 @@ export const AttachmentParams = z.object({ run_id: uuid, name: z.string().min(1)
 /** A refused run of an ingest request, with the status its refusal would have as a whole response. */
 export const IngestProblemSchema = z.object({
   run_id: z.string().nullable(),
-  operation: z.enum(["post", "patch"]),
+  operation: z.enum(["post", "patch", "feedback"]),
   status: z.number(),
   detail: z.string(),
 });
@@ -188,3 +188,35 @@ export const TracingInfoSchema = z
     instance_flags: z.record(z.string(), z.boolean()),
   })
   .openapi("TracingInfo");
+
+const nullableNumber = z.number().nullable();
+/** LangSmith's `RunStats` (`POST /runs/stats`); latencies in seconds. */
+export const RunStatsSchema = z
+  .object({
+    run_count: z.number(),
+    latency_p50: nullableNumber,
+    latency_p99: nullableNumber,
+    latency_avg: nullableNumber,
+    first_token_p50: nullableNumber,
+    first_token_p99: nullableNumber,
+    total_tokens: z.number(),
+    prompt_tokens: z.number(),
+    completion_tokens: z.number(),
+    median_tokens: nullableNumber,
+    prompt_tokens_p50: nullableNumber,
+    completion_tokens_p50: nullableNumber,
+    tokens_p99: nullableNumber,
+    prompt_tokens_p99: nullableNumber,
+    completion_tokens_p99: nullableNumber,
+    last_run_start_time: z.string().nullable(),
+    feedback_stats: z.record(z.string(), z.object({ n: z.number(), avg: nullableNumber })),
+    run_facets: z.array(z.unknown()),
+    error_rate: nullableNumber,
+    streaming_rate: nullableNumber,
+    total_cost: nullableNumber,
+    prompt_cost: nullableNumber,
+    completion_cost: nullableNumber,
+    cost_p50: nullableNumber,
+    cost_p99: nullableNumber,
+  })
+  .openapi("RunStats");

@@ -3,6 +3,7 @@ import { FIRST_TOKEN_TIME_SQL } from "./export-page.ts";
 import type { CompiledFilter } from "./filter/compile.ts";
 import { ancestorIds, type ModelPrices, type Usage, usageOf } from "./run-input.ts";
 import type { RunPatch, RunPost } from "./schemas.ts";
+import { createFeedbackTable } from "./shard-feedback.ts";
 import {
   ATTACHMENTS_TABLE,
   flattenForFilters,
@@ -126,6 +127,7 @@ export class ShardRuns {
     for (const index of RUNS_INDEXES) sql.run(index);
     sql.run(PENDING_PATCHES_TABLE);
     sql.run(ATTACHMENTS_TABLE);
+    createFeedbackTable(sql);
   }
 
   /** Stores (or replaces) a run's attachment. Attachments may arrive before their run. */
@@ -264,6 +266,15 @@ export class ShardRuns {
 
   /** One page of runs ordered by (start_time, id), newest first unless `order` is "asc". */
   query(query: TracedRunQuery): StoredTracedRun[] {
+    const { where, params } = this.conditions(query);
+    const descending = query.order !== "asc";
+    const direction = descending ? "DESC" : "ASC";
+    const sql = `SELECT ${RUN_COLUMNS} FROM runs${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY runs.start_time ${direction}, runs.id ${direction} LIMIT ?`;
+    return this.sql.all<TracedRunRow>(sql, ...params, query.limit).map(toStoredTracedRun);
+  }
+
+  /** The WHERE conditions of a query (without its limit), shared by pages and stats. */
+  conditions(query: Omit<TracedRunQuery, "limit">): { where: string[]; params: (string | number | null)[] } {
     const where: string[] = [];
     const params: (string | number | null)[] = [];
     const add = (sql: string, ...values: (string | number | null)[]) => {
@@ -292,9 +303,7 @@ export class ShardRuns {
     if (query.after) {
       add(`(runs.start_time, runs.id) ${descending ? "<" : ">"} (?, ?)`, query.after.start_time, query.after.id);
     }
-    const direction = descending ? "DESC" : "ASC";
-    const sql = `SELECT ${RUN_COLUMNS} FROM runs${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY runs.start_time ${direction}, runs.id ${direction} LIMIT ?`;
-    return this.sql.all<TracedRunRow>(sql, ...params, query.limit).map(toStoredTracedRun);
+    return { where, params };
   }
 
   /** A condition selecting runs whose trace's root matches `filter` (`trace_filter`). */

@@ -2,7 +2,9 @@ import { DurableObject } from "cloudflare:workers";
 import { durableObjectSql } from "../db/sql.ts";
 import { type ExportPage, type ExportPageQuery, readExportPage } from "./export-page.ts";
 import { parseModelPrices, type RunAttachment } from "./run-input.ts";
+import { type ShardRunStats, shardRunStats } from "./run-stats.ts";
 import type { RunPatch, RunPost } from "./schemas.ts";
+import { deleteFeedback, feedbackStatsOf, putFeedback, type ShardFeedback } from "./shard-feedback.ts";
 import { ShardRuns, type TracedRunQuery } from "./shard-runs.ts";
 
 /**
@@ -36,7 +38,23 @@ export class TraceShardDO extends DurableObject<Env> {
   /** The run as JSON (`StoredTracedRun`), or null. */
   get(id: string): string | null {
     const run = this.#runs.get(id);
-    return run && JSON.stringify({ ...run, attachments: this.#runs.attachmentsOf(id) });
+    const feedback_stats = feedbackStatsOf(this.#sql, [id]).get(id) ?? null;
+    return run && JSON.stringify({ ...run, feedback_stats, attachments: this.#runs.attachmentsOf(id) });
+  }
+
+  /** Stores (or replaces) the shard's copy of feedback on its runs. */
+  putFeedback(rows: ShardFeedback[]): void {
+    putFeedback(this.#sql, rows);
+  }
+
+  deleteFeedback(id: string): void {
+    deleteFeedback(this.#sql, id);
+  }
+
+  /** Sums and value lists of the runs a query matches (its limit and cursor are ignored). */
+  stats(query: Omit<TracedRunQuery, "limit" | "after">): ShardRunStats {
+    const { where, params } = this.#runs.conditions(query);
+    return shardRunStats(this.#sql, where, params);
   }
 
   /** One page of export rows, column by column (a few strings and byte arrays cross the RPC). */
@@ -46,7 +64,12 @@ export class TraceShardDO extends DurableObject<Env> {
 
   /** One page of runs as a JSON array of `StoredTracedRun`. */
   query(query: TracedRunQuery): string {
-    return JSON.stringify(this.#runs.query(query));
+    const runs = this.#runs.query(query);
+    const stats = feedbackStatsOf(
+      this.#sql,
+      runs.map((run) => run.id),
+    );
+    return JSON.stringify(runs.map((run) => ({ ...run, feedback_stats: stats.get(run.id) ?? null })));
   }
 }
 

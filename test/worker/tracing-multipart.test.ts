@@ -86,27 +86,35 @@ describe("multipart ingestion", () => {
     }
   });
 
-  it("stores the good runs and reports bad parts, feedback and unknown fields", async () => {
+  it("stores the good runs and feedback and reports bad parts and unknown fields", async () => {
     const good = sdkRun("mp-good", "2026-11-20T11:00:00.000Z");
+    const feedbackId = crypto.randomUUID();
     const bad = { ...sdkRun("mp-bad", "2026-11-20T11:00:00.000Z"), dotted_order: "nonsense" };
     const response = await send(
       form([
         [`post.${good.id}`, good],
         [`post.${bad.id}`, bad],
         [`post.${good.id}.secret`, 1],
-        [`feedback.${good.id}`, { key: "x" }],
+        [`feedback.${feedbackId}`, { run_id: good.id, trace_id: good.id, key: "x", score: 1 }],
+        [`feedback.${crypto.randomUUID()}`, { key: "x" }],
         [`post.${crypto.randomUUID()}.inputs`, {}],
       ]),
     );
     expect(response.status).toBe(202);
     const result = await json<{ accepted: number; errors: { run_id: string; detail: string }[] }>(response);
-    expect(result.accepted).toBe(1);
+    expect(result.accepted).toBe(2);
     const details = result.errors.map((e) => e.detail).join("\n");
     expect(details).toMatch(/is not post.<id>/);
-    expect(details).toMatch(/feedback is not supported/);
+    expect(details).toMatch(/Feedback needs a run_id or a session_id/);
     expect(details).toMatch(/has no post\./);
     expect(details).toMatch(/dotted_order segment 1/);
-    expect((await call(`/api/v1/runs/${good.id}`)).status).toBe(200);
+    const run = await json<{ feedback_stats: unknown }>(await call(`/api/v1/runs/${good.id}`));
+    expect(run.feedback_stats).toEqual({ x: { n: 1, avg: 1, stdev: 0, values: {} } });
+    expect(await json(await call(`/api/v1/feedback/${feedbackId}`))).toMatchObject({
+      run_id: good.id,
+      key: "x",
+      score: 1,
+    });
   });
 
   it("lists a run with a field over MAX_TRACED_RUN_BYTES in errors with 413 and stores the others", async () => {

@@ -27,6 +27,8 @@ export const ATTRIBUTES = {
   input_value: "string",
   output_key: "string",
   output_value: "string",
+  feedback_key: "string",
+  feedback_score: "number",
   start_time: "time",
   end_time: "time",
   latency: "number",

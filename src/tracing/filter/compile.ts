@@ -36,6 +36,8 @@ const COLUMN_ATTRIBUTES = new Set<Attribute>([
   "is_root",
 ]);
 
+const FEEDBACK = "feedback";
+
 /** Key/value attributes and the JSON map column each one searches. */
 const KEY_VALUE: Partial<Record<Attribute, { column: string; part: "key" | "value" }>> = {
   metadata_key: { column: "metadata", part: "key" },
@@ -44,6 +46,9 @@ const KEY_VALUE: Partial<Record<Attribute, { column: string; part: "key" | "valu
   input_value: { column: "input_kv", part: "value" },
   output_key: { column: "output_kv", part: "key" },
   output_value: { column: "output_kv", part: "value" },
+  // Not a column: the shard's feedback table (see ../shard-feedback.ts), one row per feedback.
+  feedback_key: { column: FEEDBACK, part: "key" },
+  feedback_score: { column: FEEDBACK, part: "value" },
 };
 
 /** What `search(text)` without an attribute looks through. */
@@ -86,6 +91,13 @@ class Compiler {
    * eq(metadata_value, "b"))`) must match the same entry, so they compile into one EXISTS.
    */
   keyValue(column: string, key: Leaf | null, value: Leaf | null): string {
+    if (column === FEEDBACK) {
+      // A key and a score condition in one and() must hold of the same feedback.
+      const conditions = ["kv.run_id = runs.id"];
+      if (key) conditions.push(this.compare("kv.key", key));
+      if (value) conditions.push(this.compare("kv.score", value));
+      return `EXISTS (SELECT 1 FROM feedback AS kv WHERE ${conditions.join(" AND ")})`;
+    }
     const conditions: string[] = [];
     if (key) conditions.push(this.compare("kv.key", key));
     if (value) {
@@ -139,6 +151,8 @@ class Compiler {
   target(attribute: Attribute): string {
     if (COLUMN_ATTRIBUTES.has(attribute)) return `runs.${attribute}`;
     const keyValue = KEY_VALUE[attribute];
+    if (keyValue?.column === FEEDBACK)
+      return `(SELECT group_concat(kv.${keyValue.part === "key" ? "key" : "score"}, ' ') FROM feedback AS kv WHERE kv.run_id = runs.id)`;
     // search(metadata_key, "x") and friends look at the whole map's text.
     if (keyValue) return `runs.${keyValue.column}`;
     throw new Error(`no column for ${attribute}`);

@@ -1,0 +1,217 @@
+import { and, desc, eq, inArray, isNull, type SQL, sql } from "drizzle-orm";
+import { invalid, notFound } from "../../core/errors.ts";
+import type { Database } from "../../db/client.ts";
+import { type TraceFeedbackRow, traceFeedback } from "../../db/schema.ts";
+import { locateRun } from "../ingest.ts";
+import { getProject } from "../projects/service.ts";
+import type { ShardFeedback } from "../shard-feedback.ts";
+import { type TraceShardDO, traceShardName } from "../trace-shard-do.ts";
+import type { Feedback, FeedbackCreate, FeedbackListOptions, FeedbackUpdate } from "./schemas.ts";
+
+/**
+ * Feedback on traced runs, per workspace. D1 holds each feedback whole (reads, lists, pages); the
+ * shard of its run holds a copy of what filters and `feedback_stats` need (shard-feedback.ts), so
+ * those stay subqueries beside the runs. A feedback whose run is not stored yet and that names no
+ * `session_id` + `start_time` waits in D1 unlocated, and joins its run's shard when the run is posted
+ * (`placeWaiting`, called by ingestion) or when the feedback is next read or updated.
+ */
+
+/** Run ids per D1 statement (D1 binds at most 100 values). */
+const RUN_IDS_PER_STATEMENT = 90;
+
+function toFeedback(row: TraceFeedbackRow): Feedback {
+  return {
+    id: row.id,
+    run_id: row.runId,
+    trace_id: row.traceId,
+    session_id: row.projectId,
+    key: row.key,
+    score: row.score,
+    value: row.value ?? null,
+    comment: row.comment,
+    correction: row.correction ?? null,
+    feedback_source: row.feedbackSource,
+    feedback_group_id: row.feedbackGroupId,
+    comparative_experiment_id: row.comparativeExperimentId,
+    created_at: row.createdAt,
+    modified_at: row.modifiedAt,
+  };
+}
+
+const shardCopy = (row: TraceFeedbackRow): ShardFeedback => ({
+  id: row.id,
+  run_id: row.runId ?? "",
+  key: row.key,
+  score: row.score,
+  value: row.value === null || row.value === undefined ? null : JSON.stringify(row.value),
+});
+
+export class FeedbackService {
+  constructor(
+    private readonly db: Database,
+    private readonly shards: DurableObjectNamespace<TraceShardDO>,
+    private readonly workspaceId: string,
+  ) {}
+
+  #shard(row: { projectId: string | null; day: string | null }) {
+    return row.projectId && row.day
+      ? this.shards.getByName(traceShardName(this.workspaceId, row.projectId, row.day))
+      : null;
+  }
+
+  /** Where the feedback's run lives: the run's index entry, else the project and start time it names. */
+  async #locate(input: {
+    run_id?: string | null;
+    session_id?: string | null;
+    start_time?: string | null;
+  }): Promise<{ projectId: string | null; day: string | null }> {
+    if (input.run_id) {
+      const location = await locateRun(this.db, this.workspaceId, input.run_id);
+      if (location) return location;
+    }
+    if (!input.session_id) return { projectId: null, day: null };
+    // Another workspace's project is not found here.
+    await getProject(this.db, this.workspaceId, input.session_id);
+    return {
+      projectId: input.session_id,
+      day: input.run_id && input.start_time ? input.start_time.slice(0, 10) : null,
+    };
+  }
+
+  /**
+   * Creates a feedback, or replaces the one of this workspace with the same id: the SDKs retry
+   * requests and resend multipart batches, so a repeat must not fail.
+   */
+  async create(input: FeedbackCreate): Promise<Feedback> {
+    if (!input.run_id && !input.session_id) throw invalid("Feedback needs a run_id or a session_id");
+    const id = input.id ?? crypto.randomUUID();
+    const location = await this.#locate(input);
+    const now = new Date().toISOString();
+    const values = {
+      runId: input.run_id ?? null,
+      traceId: input.trace_id ?? null,
+      projectId: location.projectId,
+      day: location.day,
+      key: input.key,
+      score: input.score ?? null,
+      value: input.value ?? null,
+      comment: input.comment ?? null,
+      correction: input.correction ?? null,
+      feedbackSource: input.feedback_source ?? { type: "api", metadata: {} },
+      feedbackGroupId: input.feedback_group_id ?? null,
+      comparativeExperimentId: input.comparative_experiment_id ?? null,
+      modifiedAt: now,
+    };
+    const previous = await this.#row(id);
+    const row = await this.db
+      .insert(traceFeedback)
+      .values({ id, workspaceId: this.workspaceId, createdAt: now, ...values })
+      .onConflictDoUpdate({ target: [traceFeedback.workspaceId, traceFeedback.id], set: values })
+      .returning()
+      .get();
+    // A replaced feedback may have named another run: its old copy goes.
+    if (previous?.runId && (previous.runId !== row.runId || previous.day !== row.day))
+      await this.#shard(previous)?.deleteFeedback(id);
+    if (row.runId) await this.#shard(row)?.putFeedback([shardCopy(row)]);
+    return toFeedback(row);
+  }
+
+  async #row(id: string): Promise<TraceFeedbackRow | undefined> {
+    return this.db
+      .select()
+      .from(traceFeedback)
+      .where(and(eq(traceFeedback.workspaceId, this.workspaceId), eq(traceFeedback.id, id)))
+      .get();
+  }
+
+  /** The feedback's row, placed in its run's shard if the run has arrived since. */
+  async #settled(id: string): Promise<TraceFeedbackRow> {
+    const row = await this.#row(id);
+    if (!row) throw notFound(`Feedback ${id} not found`);
+    if (!row.runId || row.day) return row;
+    const location = await locateRun(this.db, this.workspaceId, row.runId);
+    if (!location) return row;
+    const placed = await this.db
+      .update(traceFeedback)
+      .set(location)
+      .where(and(eq(traceFeedback.workspaceId, this.workspaceId), eq(traceFeedback.id, id)))
+      .returning()
+      .get();
+    if (!placed) throw notFound(`Feedback ${id} not found`);
+    await this.#shard(placed)?.putFeedback([shardCopy(placed)]);
+    return placed;
+  }
+
+  /**
+   * Places the waiting feedback of runs just posted into their shards. One D1 read per 90 runs,
+   * answered from the (workspace_id, run_id) index; feedback rarely waits, so there is rarely more.
+   */
+  async placeWaiting(runIds: string[]): Promise<void> {
+    for (let i = 0; i < runIds.length; i += RUN_IDS_PER_STATEMENT) {
+      const waiting = await this.db
+        .select({ id: traceFeedback.id })
+        .from(traceFeedback)
+        .where(
+          and(
+            eq(traceFeedback.workspaceId, this.workspaceId),
+            inArray(traceFeedback.runId, runIds.slice(i, i + RUN_IDS_PER_STATEMENT)),
+            isNull(traceFeedback.day),
+          ),
+        )
+        .all();
+      for (const { id } of waiting) await this.#settled(id);
+    }
+  }
+
+  async get(id: string): Promise<Feedback> {
+    return toFeedback(await this.#settled(id));
+  }
+
+  /** Sets the fields the update names; null and absent fields stay as they are. */
+  async update(id: string, update: FeedbackUpdate): Promise<Feedback> {
+    await this.#settled(id);
+    const set: Partial<TraceFeedbackRow> = { modifiedAt: new Date().toISOString() };
+    if (update.score !== undefined && update.score !== null) set.score = update.score;
+    if (update.value !== undefined && update.value !== null) set.value = update.value;
+    if (update.comment !== undefined && update.comment !== null) set.comment = update.comment;
+    if (update.correction !== undefined && update.correction !== null) set.correction = update.correction;
+    const row = await this.db
+      .update(traceFeedback)
+      .set(set)
+      .where(and(eq(traceFeedback.workspaceId, this.workspaceId), eq(traceFeedback.id, id)))
+      .returning()
+      .get();
+    if (!row) throw notFound(`Feedback ${id} not found`);
+    if (row.runId) await this.#shard(row)?.putFeedback([shardCopy(row)]);
+    return toFeedback(row);
+  }
+
+  async delete(id: string): Promise<void> {
+    const row = await this.db
+      .delete(traceFeedback)
+      .where(and(eq(traceFeedback.workspaceId, this.workspaceId), eq(traceFeedback.id, id)))
+      .returning()
+      .get();
+    if (!row) throw notFound(`Feedback ${id} not found`);
+    await this.#shard(row)?.deleteFeedback(id);
+  }
+
+  /** Newest first, filtered by runs, keys, source types and projects; offset paging. */
+  async list(options: FeedbackListOptions): Promise<Feedback[]> {
+    const where: SQL[] = [eq(traceFeedback.workspaceId, this.workspaceId)];
+    if (options.run) where.push(inArray(traceFeedback.runId, options.run));
+    if (options.key) where.push(inArray(traceFeedback.key, options.key));
+    if (options.session) where.push(inArray(traceFeedback.projectId, options.session));
+    if (options.source)
+      where.push(inArray(sql<string>`json_extract(${traceFeedback.feedbackSource}, '$.type')`, options.source));
+    const rows = await this.db
+      .select()
+      .from(traceFeedback)
+      .where(and(...where))
+      .orderBy(desc(traceFeedback.createdAt), desc(traceFeedback.id))
+      .limit(options.limit)
+      .offset(options.offset)
+      .all();
+    return rows.map(toFeedback);
+  }
+}

@@ -1,0 +1,38 @@
+import { createRoute } from "@hono/zod-openapi";
+import { badRequest } from "../core/errors.ts";
+import { database } from "../db/client.ts";
+import { errorResponse } from "../http/responses.ts";
+import { createRouter } from "../http/router.ts";
+import { jsonBody, jsonContent } from "../http/schemas.ts";
+import { secured } from "../http/secured.ts";
+import { QueryFilterError, runStats } from "./query.ts";
+import { RunStatsSchema, RunsQuerySchema } from "./schemas.ts";
+
+/** `POST /api/v1/runs/stats` (`get_run_stats` / `getRunStats`): aggregates over the runs a query matches. */
+
+const stats = secured(
+  createRoute({
+    tags: ["Tracing runs"],
+    method: "post",
+    path: "/api/v1/runs/stats",
+    summary:
+      "Stats of the runs matching a `/runs/query` body: counts, latency and first-token percentiles, tokens, costs",
+    request: { body: jsonBody(RunsQuerySchema) },
+    responses: {
+      200: jsonContent(RunStatsSchema, "The stats"),
+      400: errorResponse("A filter that does not parse"),
+    },
+  }),
+);
+
+export const runStatsRoutes = createRouter().openapi(stats, async (c) => {
+  try {
+    return c.json(
+      await runStats(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId, c.req.valid("json")),
+      200,
+    );
+  } catch (error) {
+    if (error instanceof QueryFilterError) throw badRequest(error.message);
+    throw error;
+  }
+});
