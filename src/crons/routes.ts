@@ -8,7 +8,8 @@ import type { AppEnv } from "../http/app-env.ts";
 import { page } from "../http/pagination.ts";
 import { createRouter } from "../http/router.ts";
 import { jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
-import { securedRoutes } from "../http/secured.ts";
+import { securedRoute, securedRoutes } from "../http/secured.ts";
+import { requirePlan } from "../tenancy/plans.ts";
 import { ThreadIdParam } from "../threads/schemas.ts";
 import {
   type CronCount,
@@ -35,16 +36,19 @@ import {
 const tags = ["Crons"];
 const errors = { ...notFoundError };
 const route = securedRoutes(tags);
+/** Creating a cron needs a plan with crons (403 otherwise); reading, changing and deleting do not. */
+const gatedRoute = <R extends Parameters<typeof securedRoute>[0]>(config: R) =>
+  securedRoute({ tags, ...config }, requirePlan("crons"));
 
 const routes = {
-  createForThread: route({
+  createForThread: gatedRoute({
     method: "post",
     path: "/threads/{thread_id}/runs/crons",
     summary: "Create a cron that runs on this thread",
     request: { params: ThreadIdParam, body: jsonBody(CronCreateSchema) },
     responses: { 200: jsonContent(CronSchema, "The cron"), ...errors },
   }),
-  create: route({
+  create: gatedRoute({
     method: "post",
     path: "/runs/crons",
     summary: "Create a cron that starts a stateless run each time",

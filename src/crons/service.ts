@@ -4,6 +4,7 @@ import { database } from "../db/client.ts";
 import type { CronRow } from "../db/schema.ts";
 import type { AuthUser } from "../deployment/custom-auth.ts";
 import { log } from "../observability/log.ts";
+import { planAllows, workspacePlans } from "../tenancy/plans.ts";
 import { threadStub } from "../threads/client.ts";
 import { planRun, startRun } from "../threads/runs/service.ts";
 import { nextRunDate, scheduleProblem, timezoneProblem } from "./schedule.ts";
@@ -194,13 +195,20 @@ const BATCH = 100;
  * EARLY_TRIGGER_TOLERANCE_MS after it), once. A due cron is claimed first (its next run moved past
  * the occurrence, compare-and-set), so overlapping or retried ticks never start the same occurrence
  * twice, nor the next one ahead of its time. Missed occurrences (downtime) are not replayed: one run,
- * then the schedule continues from now.
+ * then the schedule continues from now. The cron of an organization whose plan no longer has crons
+ * stays as it is but starts nothing: its occurrences pass unrun until the plan allows crons again.
  */
 export async function fireDueCrons(env: Env, tickTime: Date): Promise<number> {
   const db = database(env);
   const horizon = new Date(tickTime.getTime() + EARLY_TRIGGER_TOLERANCE_MS).toISOString();
   let started = 0;
-  for (const cron of await dueCrons(db, horizon, BATCH)) {
+  const due = await dueCrons(db, horizon, BATCH);
+  const planOf = await workspacePlans(
+    db,
+    env,
+    due.map((cron) => cron.workspaceId),
+  );
+  for (const cron of due) {
     const at = new Date().toISOString();
     const occurrence = cron.nextRunDate!;
     if (cron.endTime && occurrence > cron.endTime) {
@@ -209,6 +217,8 @@ export async function fireDueCrons(env: Env, tickTime: Date): Promise<number> {
     }
     const from = new Date(Math.max(Date.parse(occurrence), tickTime.getTime()));
     if (!(await claimCron(db, cron.cronId, occurrence, nextRunDate(cron.schedule, cron.timezone, from), at))) continue;
+    // Claimed all the same, so the occurrence passes instead of staying due (and crowding the batch).
+    if (!planAllows(planOf(cron.workspaceId), "crons")) continue;
     const problem = await startCronRun(env, cron);
     if (problem) {
       log.warn("cron disabled", { cron_id: cron.cronId, reason: problem });

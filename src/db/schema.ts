@@ -9,10 +9,12 @@ import type { CronPayload } from "../crons/schemas.ts";
 
 const createdAt = () => text("created_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`);
 
+/** `plan` null: the deployment's `DEFAULT_PLAN` applies (see tenancy/plans.ts). */
 export const organizations = sqliteTable("organizations", {
   id: text("id").primaryKey(),
   displayName: text("display_name").notNull(),
   createdAt: createdAt(),
+  plan: text("plan", { enum: ["developer", "plus", "enterprise"] }),
 });
 
 /** A workspace is a tenant: every later resource (threads, projects, exports) belongs to one. */

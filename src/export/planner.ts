@@ -3,6 +3,7 @@ import { isDomainError } from "../core/errors.ts";
 import { type Database, database } from "../db/client.ts";
 import { type BulkExportRow, bulkExportRuns, bulkExports, traceShards } from "../db/schema.ts";
 import { log } from "../observability/log.ts";
+import { type PlanEnv, planAllows, workspacePlans } from "../tenancy/plans.ts";
 import type { FormatVersion } from "./columns.ts";
 import { type destinationTarget, getDestination } from "./destinations.ts";
 import { finishExportIfDone, partitionFolder } from "./manifest.ts";
@@ -43,12 +44,13 @@ const MAX_SPAWNS_PER_TICK = 48;
 
 type PlannerEnv = Parameters<typeof destinationTarget>[1] &
   Pick<Env, "DB" | "QUEUE"> &
-  Partial<Pick<Env, "EXPORT_MAX_CONCURRENT_PER_WORKSPACE">>;
+  Partial<Pick<Env, "EXPORT_MAX_CONCURRENT_PER_WORKSPACE">> &
+  PlanEnv;
 
 export async function exportTick(env: PlannerEnv, now: Date, fetcher?: typeof fetch): Promise<void> {
   const db = database(env);
   await timeOutExports(db, now);
-  await spawnScheduledWindows(db, now);
+  await spawnScheduledWindows(db, env, now);
   await startCreatedExports(db, env, now);
   await requeueStalledRuns(db, env, now);
   const running = await db
@@ -124,11 +126,19 @@ async function timeOutExports(db: Database, now: Date): Promise<void> {
 /**
  * Scheduled exports spawn contiguous windows `[w, w + interval)` from their start_time, each once
  * `now` is past the window's end plus the spawn delay. A cancelled schedule is no longer
- * IntervalScheduled, so it spawns nothing more; what it already spawned carries on.
+ * IntervalScheduled, so it spawns nothing more; what it already spawned carries on. A schedule whose
+ * organization's plan no longer has bulk export pauses: its windows wait, unspawned, and are caught
+ * up (48 per tick) once the plan allows bulk export again.
  */
-async function spawnScheduledWindows(db: Database, now: Date): Promise<void> {
+async function spawnScheduledWindows(db: Database, env: PlanEnv, now: Date): Promise<void> {
   const schedules = await db.select().from(bulkExports).where(eq(bulkExports.status, "IntervalScheduled")).all();
+  const planOf = await workspacePlans(
+    db,
+    env,
+    schedules.map((schedule) => schedule.workspaceId),
+  );
   for (const schedule of schedules) {
+    if (!planAllows(planOf(schedule.workspaceId), "bulk_export")) continue;
     const interval = (schedule.intervalHours ?? 0) * HOUR_MS;
     if (interval <= 0 || !schedule.nextWindowStart) continue;
     let windowStart = Date.parse(schedule.nextWindowStart);

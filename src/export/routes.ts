@@ -4,6 +4,7 @@ import { errorResponse } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
+import { requirePlan } from "../tenancy/plans.ts";
 import { createDestination, getDestination, listDestinations, updateDestinationCredentials } from "./destinations.ts";
 import {
   BulkExportCreateSchema,
@@ -32,6 +33,9 @@ import {
 /** `/api/v1/bulk-exports`: destinations, exports and their runs, as LangSmith's bulk-export API has them. */
 
 const route = <R extends Parameters<typeof createRoute>[0]>(config: R) => secured(createRoute(config));
+/** Creating a destination or an export needs a plan with bulk export (403 otherwise); the rest stays open. */
+const gatedRoute = <R extends Parameters<typeof createRoute>[0]>(config: R) =>
+  secured(createRoute(config), requirePlan("bulk_export"));
 
 const badRequest = {
   400: errorResponse("The destination failed its write check, or the filter does not parse"),
@@ -44,7 +48,7 @@ const noEncryptionKey = {
 const tags = { destinations: ["Bulk export destinations"], exports: ["Bulk exports"] };
 
 const routes = {
-  createDestination: route({
+  createDestination: gatedRoute({
     tags: tags.destinations,
     method: "post",
     path: "/api/v1/bulk-exports/destinations",
@@ -80,7 +84,7 @@ const routes = {
       ...noEncryptionKey,
     },
   }),
-  createExport: route({
+  createExport: gatedRoute({
     tags: tags.exports,
     method: "post",
     path: "/api/v1/bulk-exports",

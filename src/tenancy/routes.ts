@@ -10,16 +10,44 @@ import {
   ApiKeyCreateSchema,
   ApiKeySchema,
   apiKeyJson,
+  OrganizationSchema,
+  OrganizationUpdateSchema,
+  organizationJson,
   WorkspaceCreateSchema,
   WorkspaceSchema,
   workspaceJson,
 } from "./schemas.ts";
-import { createApiKey, createWorkspace, listApiKeys, listWorkspaces, revokeApiKey } from "./service.ts";
+import {
+  createApiKey,
+  createWorkspace,
+  getOrganization,
+  listApiKeys,
+  listWorkspaces,
+  revokeApiKey,
+  updateOrganizationPlan,
+} from "./service.ts";
 
 /** Administration: organization-admin keys only. */
 const route = securedRoutes(["Administration"], requireOrganizationAdmin);
+/** Reading the organization is open to every key of it, so a member can see why a plan-gated route refuses. */
+const memberRoute = securedRoutes(["Administration"]);
 
 const routes = {
+  getOrganization: memberRoute({
+    method: "get",
+    path: "/api/v1/orgs/current",
+    summary: "The caller's organization and its plan",
+    responses: { 200: jsonContent(OrganizationSchema, "The organization"), ...notFoundError },
+  }),
+  updateOrganization: route({
+    method: "patch",
+    path: "/api/v1/orgs/current",
+    summary: "Set the organization's plan (organization admins only)",
+    description:
+      "Crons and bulk export need `plus` or `enterprise`. Lowering the plan keeps existing crons and exports: crons stop firing and scheduled exports stop spawning until the plan allows them again; exports already created finish.",
+    request: { body: jsonBody(OrganizationUpdateSchema) },
+    responses: { 200: jsonContent(OrganizationSchema, "The organization"), ...notFoundError },
+  }),
   createWorkspace: route({
     method: "post",
     path: "/api/v1/workspaces",
@@ -58,6 +86,19 @@ const routes = {
 };
 
 export const tenancyRoutes = createRouter()
+  .openapi(routes.getOrganization, async (c) => {
+    const { row, plan } = await getOrganization(database(c.env), c.env, c.get("principal").organizationId);
+    return c.json(organizationJson(row, plan), 200);
+  })
+  .openapi(routes.updateOrganization, async (c) => {
+    const { row, plan } = await updateOrganizationPlan(
+      database(c.env),
+      c.env,
+      c.get("principal").organizationId,
+      c.req.valid("json").plan,
+    );
+    return c.json(organizationJson(row, plan), 200);
+  })
   .openapi(routes.createWorkspace, async (c) => {
     const row = await createWorkspace(
       database(c.env),

@@ -1,5 +1,27 @@
 import { z } from "@hono/zod-openapi";
-import type { ApiKeyRow, WorkspaceRow } from "../db/schema.ts";
+import type { ApiKeyRow, OrganizationRow, WorkspaceRow } from "../db/schema.ts";
+import { PLANS, type Plan } from "./plans.ts";
+
+export const OrganizationSchema = z
+  .object({
+    id: z.uuid(),
+    display_name: z.string(),
+    created_at: z.string(),
+    plan: z.enum(PLANS).describe("The plan in force: crons and bulk export need `plus` or `enterprise`"),
+    plan_is_default: z
+      .boolean()
+      .describe("true when the organization has no plan of its own and the deployment's DEFAULT_PLAN applies"),
+  })
+  .openapi("Organization");
+
+export const OrganizationUpdateSchema = z
+  .object({
+    plan: z
+      .enum(PLANS)
+      .nullable()
+      .describe("The organization's plan; null returns it to the deployment's DEFAULT_PLAN"),
+  })
+  .openapi("OrganizationUpdate");
 
 export const WorkspaceSchema = z
   .object({
@@ -50,9 +72,18 @@ export const ApiKeyCreateSchema = z
   })
   .openapi("ApiKeyCreate");
 
+export type Organization = z.infer<typeof OrganizationSchema>;
 export type Workspace = z.infer<typeof WorkspaceSchema>;
 export type ApiKey = z.infer<typeof ApiKeySchema>;
 export type ApiKeyCreate = z.output<typeof ApiKeyCreateSchema>;
+
+export const organizationJson = (row: OrganizationRow, plan: Plan): Organization => ({
+  id: row.id,
+  display_name: row.displayName,
+  created_at: row.createdAt,
+  plan,
+  plan_is_default: row.plan === null,
+});
 
 export const workspaceJson = (row: WorkspaceRow): Workspace => ({
   id: row.id,

@@ -1,16 +1,19 @@
 import { invalid, notFound } from "../core/errors.ts";
 import type { Database } from "../db/client.ts";
-import type { ApiKeyRow, WorkspaceRow } from "../db/schema.ts";
+import type { ApiKeyRow, OrganizationRow, WorkspaceRow } from "../db/schema.ts";
 import { generateApiKey, hashApiKey, shortKey } from "./keys.ts";
+import { effectivePlan, type Plan, type PlanEnv } from "./plans.ts";
 import type { ApiKeyCreate } from "./schemas.ts";
 import {
   findApiKey,
+  findOrganization,
   findWorkspace,
   insertApiKey,
   insertWorkspace,
   listApiKeys,
   listWorkspaces,
   markApiKeyRevoked,
+  setOrganizationPlan,
 } from "./store.ts";
 
 /** Administration of an organization's workspaces and API keys, free of HTTP. */
@@ -58,4 +61,27 @@ export async function revokeApiKey(db: Database, organizationId: string, id: str
   if (!existing) throw notFound(`API key ${id} not found`);
   const row = existing.revokedAt ? existing : await markApiKeyRevoked(db, id, new Date().toISOString());
   return row ?? existing;
+}
+
+/** The caller's organization and the plan in force for it (its own, or the deployment's default). */
+export async function getOrganization(
+  db: Database,
+  env: PlanEnv,
+  id: string,
+): Promise<{ row: OrganizationRow; plan: Plan }> {
+  const row = await findOrganization(db, id);
+  if (!row) throw notFound(`Organization ${id} not found`);
+  return { row, plan: effectivePlan(env, row.plan) };
+}
+
+/** Sets the organization's plan; null hands it back to the deployment's DEFAULT_PLAN. */
+export async function updateOrganizationPlan(
+  db: Database,
+  env: PlanEnv,
+  id: string,
+  plan: Plan | null,
+): Promise<{ row: OrganizationRow; plan: Plan }> {
+  const row = await setOrganizationPlan(db, id, plan);
+  if (!row) throw notFound(`Organization ${id} not found`);
+  return { row, plan: effectivePlan(env, row.plan) };
 }

@@ -1,6 +1,13 @@
 import { and, asc, desc, eq } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
-import { type ApiKeyRow, apiKeys, organizations, type WorkspaceRow, workspaces } from "../db/schema.ts";
+import {
+  type ApiKeyRow,
+  apiKeys,
+  type OrganizationRow,
+  organizations,
+  type WorkspaceRow,
+  workspaces,
+} from "../db/schema.ts";
 
 /** The organization and workspace that the bootstrap key administers. Fixed so every deploy agrees. */
 export const DEFAULT_ORGANIZATION_ID = "00000000-0000-4000-8000-000000000001";
@@ -18,6 +25,18 @@ export async function ensureDefaultTenancy(db: Database): Promise<void> {
       .values({ id: DEFAULT_WORKSPACE_ID, organizationId: DEFAULT_ORGANIZATION_ID, displayName: "Default workspace" })
       .onConflictDoNothing(),
   ]);
+}
+
+export async function findOrganization(db: Database, id: string): Promise<OrganizationRow | undefined> {
+  return db.select().from(organizations).where(eq(organizations.id, id)).get();
+}
+
+export async function setOrganizationPlan(
+  db: Database,
+  id: string,
+  plan: OrganizationRow["plan"],
+): Promise<OrganizationRow | undefined> {
+  return db.update(organizations).set({ plan }).where(eq(organizations.id, id)).returning().get();
 }
 
 export async function findApiKeyByHash(db: Database, keyHash: string): Promise<ApiKeyRow | undefined> {
