@@ -7,9 +7,14 @@ import type { DestinationConfig } from "./schemas.ts";
 import { FINISHED } from "./service.ts";
 
 /**
- * The commit marker of an export: `manifest.json` under the export's folder, written after the
- * last partition. Readers that see it know the listed files are complete and final.
+ * The commit marker of an export: `_manifest.json` under the export's folder, written after the
+ * last partition. Readers that see it know the listed files are complete and final. The leading `_`
+ * is the `_SUCCESS` convention: pyarrow datasets, polars, Spark and Hive skip files whose name starts
+ * with `_` or `.`, so a directory reader pointed at the folder sees only Parquet.
  */
+
+/** The manifest's name inside the export folder. */
+export const MANIFEST_NAME = "_manifest.json";
 
 type ManifestEnv = Pick<
   Env,
@@ -92,7 +97,7 @@ export async function finishExportIfDone(
   const { config, bucket } = await destinationTarget(db, env, exported.workspaceId, exported.destinationId, fetcher);
   const manifest = manifestOf(exported, runs, now);
   await bucket.putObject(
-    `${exportFolder(config, exportId)}/manifest.json`,
+    `${exportFolder(config, exportId)}/${MANIFEST_NAME}`,
     JSON.stringify(manifest, null, 2),
     "application/json",
   );

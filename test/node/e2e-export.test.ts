@@ -10,6 +10,7 @@ import { type FaultProxy, startFaultProxy } from "../../scripts/lib/s3-peer/faul
 import { type S3Peer, startS3Peer } from "../../scripts/lib/s3-peer/index.ts";
 import { scratchDir } from "../../scripts/lib/scratch.ts";
 import { startTestServer } from "./helpers.ts";
+import { datasetFiles, readHiveDataset } from "./hive-dataset.ts";
 
 let server: Awaited<ReturnType<typeof startTestServer>>;
 let peer: S3Peer;
@@ -251,7 +252,7 @@ describe("one-off exports", () => {
     expect(sample).toEqual({ q: "q0", session_id: projectId, is_root: true });
 
     const manifest = JSON.parse(
-      new TextDecoder().decode((await peer.client().getObject(`exports/export_id=${created.id}/manifest.json`))!),
+      new TextDecoder().decode((await peer.client().getObject(`exports/export_id=${created.id}/_manifest.json`))!),
     );
     expect(manifest).toMatchObject({
       export_id: created.id,
@@ -264,6 +265,24 @@ describe("one-off exports", () => {
       name: "start_time",
       type: "timestamp[ns]",
     });
+
+    // A directory reader pointed at the export folder (pyarrow.dataset, polars with hive partitioning)
+    // opens every file whose name does not start with `_` or `.`: all of them are Parquet.
+    const files = datasetFiles(folder);
+    expect(files).toHaveLength(3);
+    for (const file of files)
+      expect(file).toMatch(
+        /^tenant_id=[^/]+\/session_id=[^/]+\/runs\/year=2026\/month=11\/day=1[789]\/part-[^/]+\.parquet$/,
+      );
+    const dataset = await readHiveDataset(folder);
+    expect(dataset).toHaveLength(100);
+    const byDay: Record<string, number> = {};
+    for (const row of dataset)
+      byDay[`${row.year}-${row.month}-${row.day}`] = (byDay[`${row.year}-${row.month}-${row.day}`] ?? 0) + 1;
+    expect(byDay).toEqual({ "2026-11-17": 30, "2026-11-18": 50, "2026-11-19": 20 });
+    expect(new Set(dataset.map((row) => row.session_id))).toEqual(new Set([projectId]));
+    const first = dataset.find((row) => row.day === "18" && JSON.parse(String(row.inputs)).question === "q0");
+    expect(first).toMatchObject({ is_root: true, run_type: "llm", tags: '["model","prod"]' });
   }, 120_000);
 
   it("honours filter and export_fields, with the v2_beta schema", async () => {

@@ -100,9 +100,15 @@ describe("exports through an R2 binding", () => {
     }
     expect(counts).toEqual([1, 2]);
     const manifest = JSON.parse(
-      await (await env.EXPORT_TEST_BUCKET.get(`${root}/export_id=${exported.id}/manifest.json`))!.text(),
+      await (await env.EXPORT_TEST_BUCKET.get(`${root}/export_id=${exported.id}/_manifest.json`))!.text(),
     );
     expect(manifest).toMatchObject({ total_rows: 3, format_version: "v2_beta" });
+    // Directory readers (pyarrow, polars, Spark) skip names starting with `_` or `.`: what they open is Parquet only.
+    const names = (await env.EXPORT_TEST_BUCKET.list({ prefix: `${root}/export_id=${exported.id}/` })).objects.map(
+      (o) => o.key.slice(o.key.lastIndexOf("/") + 1),
+    );
+    expect(names).toContain("_manifest.json");
+    expect(names.filter((name) => !/^[_.]/.test(name)).every((name) => name.endsWith(".parquet"))).toBe(true);
   });
 
   describe("the writer, driven message by message", () => {
