@@ -7,11 +7,12 @@ import {
 import { badRequest, DomainError, tooLarge } from "../core/errors.ts";
 import type { RunProblem } from "./ingest.ts";
 import type { RunAttachment } from "./run-input.ts";
+import { unzstd } from "./zstd.ts";
 
 /**
  * `POST /runs/multipart` as the `langsmith` SDKs write it: parts `post.<id>` and
  * `patch.<id>` hold a run without its large fields, `post.<id>.<field>` one field each
- * (inputs, outputs, events, extra, error, serialized). The body may be gzip-compressed whole.
+ * (inputs, outputs, events, extra, error, serialized). The body may be gzip- or zstd-compressed whole.
  */
 
 /** Fields the SDK sends as separate parts; any other field name in a part is refused. */
@@ -68,13 +69,18 @@ async function partsOf(request: Request, maxBytes: number): Promise<Part[]> {
   const boundary = getMultipartBoundary(contentType);
   if (!boundary) throw badRequest("The multipart Content-Type has no boundary parameter");
   const encoding = (request.headers.get("content-encoding") ?? "identity").toLowerCase();
-  if (encoding !== "identity" && encoding !== "gzip")
+  if (encoding !== "identity" && encoding !== "gzip" && encoding !== "zstd")
     throw new DomainError(
       "unsupported_media_type",
-      `Content-Encoding ${encoding} is not supported; send gzip or no encoding`,
+      `Content-Encoding ${encoding} is not supported; send gzip, zstd or no encoding`,
     );
   if (!request.body) return [];
-  const body = encoding === "gzip" ? inflated(request.body, maxBytes) : request.body;
+  const body =
+    encoding === "gzip"
+      ? inflated(request.body, maxBytes)
+      : encoding === "zstd"
+        ? await unzstd(request.body, maxBytes)
+        : request.body;
   const parts: Part[] = [];
   try {
     for await (const part of parseMultipartStream(body, {

@@ -60,10 +60,12 @@ const routes = {
     method: "post",
     path: "/api/v1/runs/multipart",
     summary:
-      "Create and update runs as multipart/form-data (post.<id>, patch.<id>, <event>.<id>.<field>); gzip bodies accepted",
+      "Create and update runs as multipart/form-data (post.<id>, patch.<id>, <event>.<id>.<field>); gzip and zstd bodies accepted",
     responses: {
       202: jsonContent(IngestResultSchema, "Stored (see errors)"),
-      400: errorResponse("A multipart Content-Type without a boundary, or a body that is not readable multipart"),
+      400: errorResponse(
+        "A multipart Content-Type without a boundary, a body that is not readable multipart, or not valid zstd",
+      ),
       413: errorResponse("Body, or decompressed body, too large"),
       415: errorResponse("Not multipart/form-data, or an unsupported Content-Encoding"),
       422: errorResponse("Every run of the request was refused (each problem is listed in `detail`)"),
@@ -200,7 +202,7 @@ export const tracingRunRoutes = createRouter()
           scale_up_nthreads_limit: 16,
           scale_down_nempty_trigger: 4,
         },
-        instance_flags: { gzip_body_enabled: true, zstd_compression_enabled: false },
+        instance_flags: { gzip_body_enabled: true, zstd_compression_enabled: true },
       },
       200,
     ),

@@ -5,7 +5,7 @@ import { LangChainTracer } from "@langchain/core/tracers/tracer_langchain";
 import { Client as AgentClient } from "@langchain/langgraph-sdk";
 import { Client } from "langsmith";
 import { traceable } from "langsmith/traceable";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
 import { graph as agentGraph } from "../../graphs/agent.ts";
 import { startTestServer } from "./helpers.ts";
 
@@ -44,6 +44,12 @@ async function api<T>(path: string, body?: unknown): Promise<T> {
 describe("langsmith SDK tracing", () => {
   it("traces nested traceable functions with multipart batches", async () => {
     const project = `sdk-${crypto.randomUUID()}`;
+    // The server advertises both codecs: the JS SDK gzips (it reads gzip_body_enabled only), Python zstd.
+    const info = await api<{ instance_flags: Record<string, boolean> }>("/info");
+    expect(info.instance_flags).toMatchObject({ gzip_body_enabled: true, zstd_compression_enabled: true });
+    // Its default path (info, then batched gzip multipart) must work without a single warning.
+    const warnings = vi.spyOn(console, "warn");
+    onTestFinished(() => warnings.mockRestore());
     const client = new Client({ apiUrl: `${server.url}/api/v1`, apiKey: server.apiKey, autoBatchTracing: true });
     const double = traceable(async (x: number) => x * 2, {
       name: "double",
@@ -69,6 +75,7 @@ describe("langsmith SDK tracing", () => {
     );
     expect(await pipeline(3)).toEqual({ result: 13 });
     await client.awaitPendingTraceBatches();
+    expect(warnings.mock.calls).toEqual([]);
 
     const [session] = await api<{ id: string }[]>(`/sessions?name=${project}`);
     expect(session).toBeDefined();
