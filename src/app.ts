@@ -23,6 +23,8 @@ import { tenancyRoutes } from "./tenancy/routes.ts";
 import { protocolRoutes } from "./threads/protocol/routes.ts";
 import { threadRoutes } from "./threads/routes.ts";
 import { runRoutes } from "./threads/runs/routes.ts";
+import { attachmentDownloadRoutes } from "./tracing/attachment-routes.ts";
+import { SIGNED_ATTACHMENT_PATH } from "./tracing/attachment-urls.ts";
 import { feedbackRoutes } from "./tracing/feedback/routes.ts";
 import { sessionRoutes } from "./tracing/projects/routes.ts";
 import { tracingRunRoutes } from "./tracing/routes.ts";
@@ -32,11 +34,14 @@ import { uiRoutes } from "./ui/routes.ts";
 
 /** Paths reachable without credentials. Everything else is declared with `secured(...)`. */
 export const PUBLIC_PATHS = ["/ok", "/info", "/api/v1/info", "/docs", "/openapi.json"] as const;
-/** A request that needs no credentials: the public paths, and reads of the UI bundles (the browser loads them by URL). */
+/**
+ * A request that needs no credentials: the public paths, reads of the UI bundles (the browser loads
+ * them by URL), and pre-signed attachment downloads (their signature is checked by the route).
+ */
 export const isPublicRequest = (path: string, method: string) =>
   (PUBLIC_PATHS as readonly string[]).includes(path) ||
   path.startsWith("/docs/") ||
-  ((method === "GET" || method === "HEAD") && UI_ASSET_PATH.test(path));
+  ((method === "GET" || method === "HEAD") && (UI_ASSET_PATH.test(path) || SIGNED_ATTACHMENT_PATH.test(path)));
 /** `/ui/{graph_id}/{file}`: a bundled UI asset (the browser loads it by URL, with no credentials). */
 const UI_ASSET_PATH = /^\/ui\/[^/]+\/[^/]+$/;
 
@@ -81,6 +86,7 @@ export function createApp(manifest: DeploymentManifest = deployment) {
     tracingRunRoutes,
     tracingRunV2Routes,
     feedbackRoutes,
+    attachmentDownloadRoutes,
     bulkExportRoutes,
     ...(http.disable_ui ? [] : [uiRoutes]),
   ];
@@ -99,7 +105,7 @@ export function createApp(manifest: DeploymentManifest = deployment) {
       version: manifest.versions.platform,
       description:
         "LangGraph Platform-compatible Agent Server, tracing API and trace bulk export on Cloudflare Workers. " +
-        "Every route except /ok, /info, /docs, /openapi.json and GET /ui/{graph_id}/{file} needs an X-Api-Key header.",
+        "Every route except /ok, /info, /docs, /openapi.json, GET /ui/{graph_id}/{file} and the pre-signed GET /api/v1/attachments/{workspace_id}/{run_id}/{name} needs an X-Api-Key header.",
     },
   });
   mountDocs(app);

@@ -4,6 +4,8 @@ interface Env {
   BOOTSTRAP_API_KEY?: string;
   /** Encrypts bulk-export destination credentials at rest (any random string of 16+ characters). */
   EXPORT_ENCRYPTION_KEY?: string;
+  /** Signs the pre-signed attachment URLs of traced runs (16+ characters); unset: EXPORT_ENCRYPTION_KEY signs them. */
+  ATTACHMENT_URL_SECRET?: string;
   /** The deployment's default bucket credentials, used by destinations created without credentials. */
   EXPORT_DEFAULT_ACCESS_KEY_ID?: string;
   EXPORT_DEFAULT_SECRET_ACCESS_KEY?: string;

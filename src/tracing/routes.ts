@@ -10,6 +10,7 @@ import { errorResponse, publicRoute } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
+import { attachmentDownload, attachmentS3Urls } from "./attachment-urls.ts";
 import { ingestFeedback } from "./feedback/ingest.ts";
 import { FeedbackService } from "./feedback/service.ts";
 import { validateFilter } from "./filter/check.ts";
@@ -251,38 +252,13 @@ export const tracingRunRoutes = createRouter()
     const { attachments, ...run } = JSON.parse(text) as StoredTracedRun & {
       attachments: { name: string; mime_type: string; size: number }[];
     };
-    // LangSmith lists attachments in `s3_urls` under `attachment.<name>`; here the URL is this API's
-    // download route, which takes the same API key (it is not a pre-signed URL).
+    // LangSmith lists attachments in `s3_urls` under `attachment.<name>`, as pre-signed URLs.
     const origin = new URL(c.req.url).origin;
-    const s3_urls = Object.fromEntries(
-      attachments.map((a) => [
-        `attachment.${a.name}`,
-        {
-          presigned_url: `${origin}/api/v1/runs/${run_id}/attachments/${encodeURIComponent(a.name)}`,
-          mime_type: a.mime_type,
-          size: a.size,
-        },
-      ]),
-    );
+    const s3_urls = await attachmentS3Urls(c.env, origin, workspaceId, run_id, attachments);
     // Attachments only under `s3_urls`: the Python SDK passes its own `attachments` to `Run(...)`.
     return c.json({ ...wireRun(run), s3_urls }, 200);
   })
   .openapi(routes.attachment, async (c) => {
     const { run_id, name } = c.req.valid("param");
-    const workspaceId = c.get("principal").workspaceId;
-    const location = await locateRun(database(c.env), workspaceId, run_id);
-    const found =
-      location &&
-      (await c.env.TRACE_SHARD.getByName(traceShardName(workspaceId, location.projectId, location.day)).attachment(
-        run_id,
-        name,
-      ));
-    if (!found) throw notFound(`Attachment ${name} of run ${run_id} not found`);
-    // Client-supplied bytes: a download, never rendered or sniffed as something else.
-    return c.body(found.data as Uint8Array<ArrayBuffer>, 200, {
-      "Content-Type": found.mime_type,
-      "Content-Length": String(found.data.byteLength),
-      "Content-Disposition": `attachment; filename*=UTF-8''${encodeURIComponent(name)}`,
-      "X-Content-Type-Options": "nosniff",
-    }) as never;
+    return (await attachmentDownload(c, c.get("principal").workspaceId, run_id, name)) as never;
   });

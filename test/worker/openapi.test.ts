@@ -3,6 +3,7 @@ import { type Schema, Validator } from "@cfworker/json-schema";
 import { describe, expect, it } from "vitest";
 import type { ZodType } from "zod";
 import { createApp, isPublicRequest, PUBLIC_PATHS } from "../../src/app.ts";
+import { SIGNED_ATTACHMENT_PATH } from "../../src/tracing/attachment-urls.ts";
 import { call, json } from "./helpers.ts";
 
 interface Content {
@@ -63,7 +64,8 @@ describe("OpenAPI document", () => {
           expect(operation.security).toBeUndefined();
         } else if (isPublicRequest(concrete, method.toUpperCase())) {
           // A public route with path parameters (a UI bundle's file): random ids are simply not found.
-          expect(response.status, `${method} ${path}`).toBe(404);
+          // A pre-signed attachment download without its signature is refused first.
+          expect(response.status, `${method} ${path}`).toBe(SIGNED_ATTACHMENT_PATH.test(concrete) ? 403 : 404);
           expect(operation.security).toBeUndefined();
         } else {
           expect(response.status, `${method} ${path}`).toBe(401);

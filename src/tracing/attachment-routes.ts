@@ -1,0 +1,42 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { errorResponse, publicRoute } from "../http/responses.ts";
+import { createRouter } from "../http/router.ts";
+import { notFoundError } from "../http/schemas.ts";
+import { attachmentDownload, checkAttachmentSignature } from "./attachment-urls.ts";
+
+/** `GET /api/v1/attachments/...`: the pre-signed attachment URLs of `s3_urls`, served without an API key. */
+
+/** Any 8-4-4-4-12 hex id, as ingestion takes run ids (the signature is what guards the URL). */
+const uuid = z
+  .string()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID")
+  .transform((id) => id.toLowerCase());
+
+const routes = {
+  signed: publicRoute(
+    createRoute({
+      tags: ["Tracing runs"],
+      method: "get",
+      path: "/api/v1/attachments/{workspace_id}/{run_id}/{name}",
+      summary: "Download a run's attachment through its pre-signed URL (from the run's s3_urls), without an API key",
+      request: {
+        params: z.object({ workspace_id: uuid, run_id: uuid, name: z.string().min(1) }),
+        query: z.object({
+          expires: z.string().optional().describe("Unix seconds after which the URL is refused"),
+          signature: z.string().optional().describe("HMAC-SHA256 of the workspace, run, name and expiry"),
+        }),
+      },
+      responses: {
+        200: { description: "The attachment's bytes, with its MIME type" },
+        403: errorResponse("No signature, a signature that does not match this attachment, or an expired URL"),
+        ...notFoundError,
+      },
+    }),
+  ),
+};
+
+export const attachmentDownloadRoutes = createRouter().openapi(routes.signed, async (c) => {
+  const { workspace_id, run_id, name } = c.req.valid("param");
+  await checkAttachmentSignature(c.env, { workspaceId: workspace_id, runId: run_id, name }, c.req.valid("query"));
+  return (await attachmentDownload(c, workspace_id, run_id, name)) as never;
+});
