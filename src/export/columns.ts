@@ -38,7 +38,7 @@ export type ExportRow = {
   status: string;
   start_time: string;
   end_time: string | null;
-  first_token_time: string | null; // ISO-8601 UTC text, e.g. 2026-11-20T10:00:00.123Z
+  first_token_time: string | null; // ISO-8601 UTC text, e.g. 2026-11-20T10:00:00.123456Z
   inputs: string | null;
   outputs: string | null;
   error: string | null;
@@ -448,7 +448,22 @@ export function storedTimeMillis(text: string): number | undefined {
   return millis;
 }
 
-/** Times come as ISO text: the shard's stored `toISOString()` times, or clients' event times in any ISO form. */
+/**
+ * Microseconds since the epoch of a time in the shards' stored form (2026-11-20T10:00:00.123456Z, see
+ * tracing/times.ts), or undefined for any other text.
+ */
+export function storedTimeMicros(text: string): number | undefined {
+  if (text.length !== 27 || text[26] !== "Z") return undefined;
+  const extra = digits(text, 23, 26);
+  if (!(extra >= 0)) return undefined;
+  const millis = storedTimeMillis(`${text.slice(0, 23)}Z`);
+  return millis === undefined ? undefined : millis * 1000 + extra;
+}
+
+/**
+ * Times come as ISO text: the shard's stored microsecond times, `toISOString()` times of rows stored
+ * before microseconds were kept, or clients' event times in any ISO form.
+ */
 function timestampColumn(
   column: ExportColumn,
   field: string,
@@ -461,6 +476,11 @@ function timestampColumn(
   const perMillisecond = nanosecond ? 1_000_000n : 1_000n;
   stringsOf(column, field, rows).forEach((text, i) => {
     if (text === null) return validity.setNull(i);
+    const micros = storedTimeMicros(text);
+    if (micros !== undefined) {
+      values[i] = nanosecond ? BigInt(micros) * 1000n : BigInt(micros);
+      return;
+    }
     const millis = storedTimeMillis(text);
     if (millis !== undefined) {
       values[i] = BigInt(millis) * perMillisecond;

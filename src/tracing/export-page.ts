@@ -1,6 +1,7 @@
 import type { SqlStore, SqlValue } from "../db/sql.ts";
 import type { CompiledFilter } from "./filter/compile.ts";
 import { RUN_PAYLOAD_BYTES, RUN_TEXT_BYTES, RUNS_TABLE } from "./shard-schema.ts";
+import { toStoredTime } from "./times.ts";
 
 /**
  * A shard's runs as bulk export reads them: pages in (start_time, id) order, column by column, each
@@ -10,7 +11,7 @@ import { RUN_PAYLOAD_BYTES, RUN_TEXT_BYTES, RUNS_TABLE } from "./shard-schema.ts
  */
 
 /**
- * How a column is handed over: stored `toISOString()` times and JSON payloads as `text` (the writer
+ * How a column is handed over: stored microsecond times (times.ts) and JSON payloads as `text` (the writer
  * reads ISO text faster than SQLite's date functions), booleans and counts as `integer`, costs as
  * `real`, tags and parent_run_ids (stored JSON arrays) as `list`; `null` for a column the shard does
  * not track.
@@ -120,9 +121,11 @@ export function readExportPage(sql: SqlStore, query: ExportPageQuery): ExportPag
   const fields = Object.keys(query.columns);
   // The cursor's time is the lower bound the index seeks to (see ShardRuns.query): without it every
   // page would scan the day from its start, and an export of a day would be quadratic in its runs.
-  const lower = query.after && query.after.start_time > query.start ? query.after.start_time : query.start;
+  // Bounds in the stored (microsecond) form, so they compare with stored times as text.
+  const start = toStoredTime(query.start) ?? query.start;
+  const lower = query.after && query.after.start_time > start ? query.after.start_time : start;
   const where = ["runs.start_time >= ?", "runs.start_time < ?"];
-  const params: SqlValue[] = [lower, query.end];
+  const params: SqlValue[] = [lower, toStoredTime(query.end) ?? query.end];
   if (query.filter) {
     where.push(`(${query.filter.sql})`);
     params.push(...query.filter.params);

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../core/limits.ts";
 import { JsonData, JsonDataObject } from "../core/schemas.ts";
+import { toStoredTime } from "./times.ts";
 
 /**
  * The wire shapes of traced runs (`/api/v1/runs` and `/api/v1/info`): runs as the `langsmith` SDKs
@@ -8,18 +9,26 @@ import { JsonData, JsonDataObject } from "../core/schemas.ts";
  * tracing routes take and answer.
  */
 
-/** ISO-8601 text (the JS SDK sends 6 fractional digits) or epoch milliseconds (the JS SDK's `end_time`). */
+/**
+ * ISO-8601 text (the SDKs send 6 fractional digits) or epoch milliseconds (the JS SDK's `end_time`),
+ * stored with its microseconds (see times.ts).
+ */
 const time = z.union([z.string(), z.number()]).transform((value, ctx) => {
-  const date =
-    typeof value === "number" ? new Date(value) : new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value}Z`);
-  if (Number.isNaN(date.getTime())) {
+  const stored = toStoredTime(value);
+  if (stored === undefined) {
     ctx.addIssue({ code: "custom", message: `not an ISO-8601 time or epoch milliseconds: ${JSON.stringify(value)}` });
     return z.NEVER;
   }
-  return date.toISOString();
+  return stored;
 });
 
-/** An ISO-8601 time in a query or project body, normalised to `toISOString()` (how the shards store times). */
+/** A bound on run times in a query, in the stored form (microseconds) so it compares with stored times as text. */
+export const runTimeBound = z
+  .string()
+  .refine((value) => toStoredTime(value) !== undefined, "must be an ISO-8601 time")
+  .transform((value) => toStoredTime(value) as string);
+
+/** An ISO-8601 time in a project or export body, normalised to `toISOString()` (run times: see times.ts). */
 export const isoTime = z
   .string()
   .refine((value) => !Number.isNaN(Date.parse(value)), "must be an ISO-8601 time")
@@ -129,8 +138,8 @@ export const RunsQuerySchema = nullMeansAbsent(
       .nullish()
       .transform((v) => v ?? undefined)
       .describe("true: only failed runs; false: only runs without error"),
-    start_time: isoTime.optional().describe("Runs that started at or after this time"),
-    end_time: isoTime.optional().describe("Runs that started at or before this time"),
+    start_time: runTimeBound.optional().describe("Runs that started at or after this time"),
+    end_time: runTimeBound.optional().describe("Runs that started at or before this time"),
     filter: z
       .string()
       .nullish()

@@ -11,6 +11,7 @@ import {
   RUNS_INDEXES,
   RUNS_TABLE,
 } from "./shard-schema.ts";
+import { secondsBetween, storedForm, toStoredTime } from "./times.ts";
 
 /**
  * The runs of one trace shard (workspace × project × UTC day): idempotent posts and patches in any
@@ -288,9 +289,9 @@ export class ShardRuns {
     if (query.is_root !== undefined) add("runs.is_root = ?", query.is_root ? 1 : 0);
     if (query.error !== undefined) add(query.error ? "runs.error IS NOT NULL" : "runs.error IS NULL");
     const descending = query.order !== "asc";
-    // Stored times are `toISOString()` text; bounds must have the same form to compare as text.
-    let start = query.start_time ? new Date(query.start_time).toISOString() : undefined;
-    let end = query.end_time ? new Date(query.end_time).toISOString() : undefined;
+    // Stored times are microsecond text (times.ts); bounds must have the same form to compare as text.
+    let start = query.start_time ? toStoredTime(query.start_time) : undefined;
+    let end = query.end_time ? toStoredTime(query.end_time) : undefined;
     // The cursor's time is the bound the index seeks to: SQLite seeks to the first plain bound and
     // only filters by the row value, so a page deep into a day would otherwise rescan the day.
     if (query.after && descending)
@@ -444,7 +445,7 @@ function derive(run: TracedRunRecord, prices: ModelPrices): Omit<StoredTracedRun
   const metadata = (run.extra?.metadata as Json | undefined) ?? {};
   const threadKey = THREAD_KEYS.find((key) => typeof metadata[key] === "string" || typeof metadata[key] === "number");
   const usage = usageOf(run.outputs, run.extra, prices);
-  const latency = run.end_time ? Math.max(0, (Date.parse(run.end_time) - Date.parse(run.start_time)) / 1000) : null;
+  const latency = run.end_time ? secondsBetween(run.start_time, run.end_time) : null;
   return {
     ...run,
     status: run.status ?? (run.error ? "error" : run.end_time ? "success" : "pending"),
@@ -469,8 +470,8 @@ function toRecord(row: TracedRunRow): TracedRunRecord {
     // Derived statuses are recomputed on the next write; only a client-set status is kept as given.
     status: row.status === (row.error ? "error" : row.end_time ? "success" : "pending") ? null : row.status,
     error: row.error,
-    start_time: row.start_time,
-    end_time: row.end_time,
+    start_time: storedForm(row.start_time),
+    end_time: row.end_time === null ? null : storedForm(row.end_time),
     inputs: parse<Json>(row.inputs),
     outputs: parse<Json>(row.outputs),
     extra: parse<Json>(row.extra),

@@ -91,7 +91,7 @@ describe("shard feedback", () => {
       first_token_p50: 0.25,
       feedback_stats: { thumbs: { n: 4, avg: 0.5 }, label: { n: 2, avg: null } },
       total_cost: null,
-      last_run_start_time: "2026-11-20T10:00:05.000Z",
+      last_run_start_time: "2026-11-20T10:00:05.000000Z",
     });
     expect(mergeRunStats([])).toMatchObject({ run_count: 0, latency_p50: null, error_rate: null });
     expect(quantile([1, 2, 3, 4], 0.99)).toBeCloseTo(3.97);

@@ -67,7 +67,7 @@ function rowsOf(page: ExportPage): Record<string, unknown>[] {
 }
 
 describe("run input validation", () => {
-  it("normalises ISO strings and epoch milliseconds to ISO times", () => {
+  it("normalises ISO strings and epoch milliseconds to ISO times with microseconds", () => {
     const run = RunPostSchema.parse({
       id: randomUUID(),
       name: "a",
@@ -75,15 +75,24 @@ describe("run input validation", () => {
       start_time: "2026-11-20T10:00:00.123456Z",
       end_time: Date.UTC(2026, 10, 20, 10, 0, 2),
     });
-    expect(run.start_time).toBe("2026-11-20T10:00:00.123Z");
-    expect(run.end_time).toBe("2026-11-20T10:00:02.000Z");
+    // Microseconds are kept (Date would cut them to milliseconds).
+    expect(run.start_time).toBe("2026-11-20T10:00:00.123456Z");
+    expect(run.end_time).toBe("2026-11-20T10:00:02.000000Z");
     const naive = RunPostSchema.parse({
       id: randomUUID(),
       name: "a",
       run_type: "llm",
       start_time: "2026-11-20T10:00:00.5",
     });
-    expect(naive.start_time).toBe("2026-11-20T10:00:00.500Z");
+    expect(naive.start_time).toBe("2026-11-20T10:00:00.500000Z");
+    // An offset is converted to UTC; digits past the microsecond are dropped.
+    const offset = RunPostSchema.parse({
+      id: randomUUID(),
+      name: "a",
+      run_type: "llm",
+      start_time: "2026-11-20T12:00:00.1234567+02:00",
+    });
+    expect(offset.start_time).toBe("2026-11-20T10:00:00.123456Z");
   });
 
   it("names the field of a bad run", () => {
@@ -219,7 +228,7 @@ describe("ShardRuns", () => {
     expect([all.rows, all.more, all.last]).toEqual([
       5,
       false,
-      { start_time: "2026-11-20T10:00:04.000Z", id: runs[4].id },
+      { start_time: "2026-11-20T10:00:04.000000Z", id: runs[4].id },
     ]);
     const three = store.exportPage({ ...query, limit: 3, maxBytes: 1e9 });
     expect([three.rows, three.more, rowsOf(three).map((r) => r.id)]).toEqual([
@@ -259,7 +268,7 @@ describe("ShardRuns", () => {
       [],
       SESSION,
     );
-    const after = { start_time: "2026-11-20T10:00:00.000Z", id: "0" };
+    const after = { start_time: "2026-11-20T10:00:00.000000Z", id: "0" };
     for (const fields of [
       ["id", "extra"],
       ["id", "inputs", "outputs", "extra"],
@@ -342,8 +351,8 @@ describe("ShardRuns", () => {
         name: "plain",
         error: null,
         is_root: 1,
-        start_time: "2026-11-20T10:00:01.001Z",
-        end_time: "2026-11-20T10:00:01.501Z",
+        start_time: "2026-11-20T10:00:01.001000Z",
+        end_time: "2026-11-20T10:00:01.501000Z",
         tags: "[]",
         total_tokens: 7,
         total_cost: 0.1 + 0.2,
@@ -354,7 +363,7 @@ describe("ShardRuns", () => {
         name: "naïve ☃ 😀",
         error: "",
         is_root: 1,
-        start_time: "2026-11-20T10:00:02.250Z",
+        start_time: "2026-11-20T10:00:02.250000Z",
         end_time: null,
         tags: '["a","b"]',
         total_tokens: null,
@@ -569,7 +578,7 @@ describe("ShardRuns", () => {
           order: "asc",
           start_time: "2026-11-20T10:00:03Z",
           limit: 10,
-          after: { start_time: "2026-11-20T10:00:00.000Z", id: sorted[0] },
+          after: { start_time: "2026-11-20T10:00:00.000000Z", id: sorted[0] },
         })
         .map((run) => run.id),
     ).toEqual(sorted.slice(9));
@@ -579,7 +588,7 @@ describe("ShardRuns", () => {
           order: "desc",
           end_time: "2026-11-20T10:00:00Z",
           limit: 10,
-          after: { start_time: "2026-11-20T10:00:03.000Z", id: sorted[11] },
+          after: { start_time: "2026-11-20T10:00:03.000000Z", id: sorted[11] },
         })
         .map((run) => run.id),
     ).toEqual(sorted.slice(0, 3).reverse());

@@ -19,7 +19,7 @@ describe("trace filter language: parsing", () => {
     expect(parseFilter('gte(start_time, "2026-11-21T00:00:00Z")')).toEqual({
       op: "gte",
       attribute: "start_time",
-      value: "2026-11-21T00:00:00.000Z",
+      value: "2026-11-21T00:00:00.000000Z",
     });
     expect(parseFilter("lt(total_tokens, 1000)")).toEqual({ op: "lt", attribute: "total_tokens", value: 1000 });
     expect(parseFilter('gt(latency, "5s")')).toEqual({ op: "gt", attribute: "latency", value: 5 });

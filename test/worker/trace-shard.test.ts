@@ -100,7 +100,9 @@ describe("TraceShardDO", () => {
       expect(page.rows).toBe(1);
       const column = page.columns.error as { strings: string };
       expect(JSON.parse(column.strings)).toEqual([error]);
-      expect(page.columns.start_time).toEqual({ strings: JSON.stringify([`2026-11-19T10:00:0${seen.length}.000Z`]) });
+      expect(page.columns.start_time).toEqual({
+        strings: JSON.stringify([`2026-11-19T10:00:0${seen.length}.000000Z`]),
+      });
       expect(page.columns.tags).toEqual({ values: '[["t"]]' });
       expect(JSON.parse((page.columns.total_cost as { values: string }).values)).toEqual([0.1 + 0.2]);
       seen.push(...(JSON.parse((page.columns.id as { strings: string }).strings) as string[]));

@@ -72,7 +72,7 @@ describe("tracing ingestion", () => {
       status: "success",
       latency: 2.5,
       outputs: { answer: 1 },
-      end_time: "2026-11-20T10:00:02.500Z",
+      end_time: "2026-11-20T10:00:02.500000Z",
     });
   });
 

@@ -1,6 +1,7 @@
 import { exceedsDepth } from "../../core/json-depth.ts";
 import { MAX_METADATA_DEPTH } from "../../core/limits.ts";
 import { isPathKey } from "../../db/json-path.ts";
+import { toStoredTime } from "../times.ts";
 import { FilterError, parse, type Syntax } from "./parse.ts";
 
 /**
@@ -95,7 +96,11 @@ function value(node: Syntax, attr: Attribute, comparison: string): Scalar {
       );
     }
     case "time":
-      if (typeof raw === "string" && !Number.isNaN(Date.parse(raw))) return new Date(raw).toISOString();
+      if (typeof raw === "string") {
+        // The stored form (microseconds, times.ts), so a time compares with stored times as text.
+        const stored = toStoredTime(raw);
+        if (stored !== undefined) return stored;
+      }
       throw new FilterError(node.position, `an ISO-8601 time for ${attr}`, describe(node));
     case "boolean":
       if (typeof raw === "boolean") return raw;

@@ -6,8 +6,8 @@ import { FilterError } from "./parse.ts";
  * Compiles a checked filter into a SQLite WHERE clause over the trace shard's `runs` table
  * (see ../shard-schema.ts). Values are always bound, never spliced into the text.
  *
- * Times compare as text: the shard stores every time as `Date#toISOString()`, the same form the
- * checker normalises filter times to, so text order is time order.
+ * Times compare as text: the shard stores every time in one microsecond form (../times.ts), the
+ * same form the checker normalises filter times to, so text order is time order.
  */
 
 export type CompiledFilter = { sql: string; params: (string | number | null)[] };

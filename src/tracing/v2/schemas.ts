@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { isoTime, nullMeansAbsent } from "../schemas.ts";
+import { isoTime, nullMeansAbsent, runTimeBound } from "../schemas.ts";
 
 /**
  * The wire shapes of `/api/v2/runs` (LangSmith 0.16), as the SDKs' generated clients call them
@@ -74,8 +74,8 @@ export const RunsQueryV2Schema = nullMeansAbsent(
     run_type: z.preprocess((v) => (typeof v === "string" ? v.toUpperCase() : v), z.enum(RUN_TYPES)).optional(),
     is_root: z.boolean().optional(),
     has_error: z.boolean().optional(),
-    min_start_time: isoTime.optional().describe("Lower bound of start_time; defaults to one day ago"),
-    max_start_time: isoTime.optional().describe("Upper bound of start_time; defaults to now"),
+    min_start_time: runTimeBound.optional().describe("Lower bound of start_time; defaults to one day ago"),
+    max_start_time: runTimeBound.optional().describe("Upper bound of start_time; defaults to now"),
     reference_examples: z.array(uuid).max(40).optional(),
     filter: z.string().optional(),
     trace_filter: z.string().optional(),
