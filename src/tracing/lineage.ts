@@ -12,12 +12,18 @@ export type Lineage = { trace_id: string; dotted_order: string };
 const ISO = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?Z$/;
 
 /** One dotted_order segment: the UTC start time as `%Y%m%dT%H%M%S%fZ` (6 fractional digits), then the id. */
-export function dottedOrderSegment(startTime: string, id: string): string {
-  const match = ISO.exec(startTime) ?? ISO.exec(new Date(startTime).toISOString());
-  if (!match) throw new Error(`not an ISO time: ${startTime}`);
+export function dottedOrderSegment(startTime: string, id: string): string | null {
+  const millis = Date.parse(startTime);
+  const match = ISO.exec(startTime) ?? (Number.isNaN(millis) ? null : ISO.exec(new Date(millis).toISOString()));
+  if (!match) return null;
   const [, year, month, day, hour, minute, second, fraction = ""] = match;
   return `${year}${month}${day}T${hour}${minute}${second}${fraction.padEnd(6, "0").slice(0, 6)}Z${id}`;
 }
+
+/** Derived dotted orders are at most this many levels deep (deeper children are left underived). */
+const MAX_DERIVED_DEPTH = 32;
+const MAX_OUTSIDE_PARENTS = 100;
+const PARENT_LOOKUPS_AT_ONCE = 10;
 
 /**
  * The lineage of each run of `runs` that has no dotted_order and whose lineage can be derived, by id.
@@ -33,7 +39,15 @@ export async function deriveLineage(
   const outside = [
     ...new Set(missing.map((run) => run.parent_run_id).filter((id): id is string => !!id && !byId.has(id))),
   ];
-  const found = new Map(await Promise.all(outside.map(async (id) => [id, await stored(id)] as const)));
+  // Parents outside the batch are looked up a few at a time, and only so many: one request cannot fan
+  // out into thousands of lookups. The others count as unknown.
+  const found = new Map<string, Lineage | null>();
+  const lookups = outside.slice(0, MAX_OUTSIDE_PARENTS);
+  for (let at = 0; at < lookups.length; at += PARENT_LOOKUPS_AT_ONCE) {
+    const chunk = lookups.slice(at, at + PARENT_LOOKUPS_AT_ONCE);
+    for (const [id, lineage] of await Promise.all(chunk.map(async (id) => [id, await stored(id)] as const)))
+      found.set(id, lineage);
+  }
 
   const resolved = new Map<string, Lineage | null>();
   const visiting = new Set<string>();
@@ -42,6 +56,8 @@ export async function deriveLineage(
     const run = byId.get(id);
     if (!run) return found.get(id) ?? null;
     if (visiting.has(id)) return null; // a parent cycle within the batch
+    // A chain deeper than this within one request is not derived: dotted orders grow with depth.
+    if (visiting.size >= MAX_DERIVED_DEPTH) return null;
     visiting.add(id);
     const lineage = ownLineage(run);
     visiting.delete(id);
@@ -52,10 +68,13 @@ export async function deriveLineage(
     if (run.dotted_order !== undefined)
       return { trace_id: run.trace_id ?? run.dotted_order.slice(22, 58), dotted_order: run.dotted_order };
     const segment = dottedOrderSegment(run.start_time, run.id);
+    if (segment === null) return null;
     if (!run.parent_run_id)
       return run.trace_id === undefined || run.trace_id === run.id ? { trace_id: run.id, dotted_order: segment } : null;
     const parent = lineageOf(run.parent_run_id);
     if (!parent || (run.trace_id !== undefined && run.trace_id !== parent.trace_id)) return null;
+    // Dotted orders grow with depth: a child deeper than the limit is left underived (bounded memory).
+    if (parent.dotted_order.split(".").length >= MAX_DERIVED_DEPTH) return null;
     return { trace_id: parent.trace_id, dotted_order: `${parent.dotted_order}.${segment}` };
   };
 

@@ -15,10 +15,20 @@ export function epochMicros(text: string): number | undefined {
   const match = ISO.exec(text.trim());
   if (!match) return undefined;
   const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number);
-  const millis = Date.UTC(year, month - 1, day, hour, minute, second);
-  // Date.UTC rolls 2026-02-30 over to March: refuse what does not come back unchanged.
-  const check = new Date(millis);
-  if (check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59)
+  // setUTCFullYear, not Date.UTC, which reads years 0–99 as 1900–1999.
+  const check = new Date(0);
+  check.setUTCFullYear(year, month - 1, day);
+  check.setUTCHours(hour, minute, second, 0);
+  const millis = check.getTime();
+  // A date that does not exist (2026-02-30) rolls over: refuse what does not come back unchanged.
+  if (
+    check.getUTCFullYear() !== year ||
+    check.getUTCMonth() !== month - 1 ||
+    check.getUTCDate() !== day ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59
+  )
     return undefined;
   const offsetMinutes =
     match[9] === undefined ? 0 : (match[9] === "-" ? -1 : 1) * (Number(match[10]) * 60 + Number(match[11] ?? 0));
@@ -40,13 +50,25 @@ export function formatMicros(micros: number): string {
  * keeps millisecond precision. Undefined when it is not a time.
  */
 export function toStoredTime(value: string | number): string | undefined {
-  if (typeof value === "number") return Number.isFinite(value) ? formatMicros(Math.round(value * 1000)) : undefined;
+  return storable(typeof value === "number" ? Math.round(value * 1000) : textMicros(value));
+}
+
+function textMicros(value: string): number | undefined {
   const micros = epochMicros(value);
-  if (micros !== undefined) return formatMicros(micros);
+  if (micros !== undefined) return micros;
   // ISO text that names no real time (2026-02-30) is refused rather than rolled over as Date would.
   if (ISO.test(value.trim())) return undefined;
   const millis = Date.parse(value);
-  return Number.isNaN(millis) ? undefined : formatMicros(millis * 1000);
+  return Number.isNaN(millis) ? undefined : millis * 1000;
+}
+
+/** Years 0000–9999 only: the stored form has four year digits (and `dotted_order` is built from it). */
+const YEAR_ZERO_MICROS = -62_167_219_200_000 * 1000; // 0000-01-01T00:00:00Z
+const MAX_MICROS = (Date.UTC(9999, 11, 31, 23, 59, 59, 999) + 1) * 1000 - 1;
+
+function storable(micros: number | undefined): string | undefined {
+  if (micros === undefined || !Number.isFinite(micros)) return undefined;
+  return micros < YEAR_ZERO_MICROS || micros > MAX_MICROS ? undefined : formatMicros(micros);
 }
 
 /** Seconds from `start` to `end` (stored or any ISO form), to the microsecond; never negative. */

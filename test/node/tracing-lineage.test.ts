@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { deriveLineage, dottedOrderSegment, type Lineage } from "../../src/tracing/lineage.ts";
 import { type RunPost, RunPostSchema } from "../../src/tracing/schemas.ts";
+import { toStoredTime } from "../../src/tracing/times.ts";
 
 const run = (start: string, fields: Record<string, unknown> = {}): RunPost =>
   RunPostSchema.parse({ id: randomUUID(), name: "r", run_type: "chain", start_time: start, ...fields });
@@ -65,5 +66,35 @@ describe("deriveLineage", () => {
     const root = run("2026-11-20T10:00:00Z");
     const wrong = run("2026-11-20T10:00:01Z", { parent_run_id: root.id, trace_id: randomUUID() });
     expect((await deriveLineage([root, wrong], none)).has(wrong.id)).toBe(false);
+  });
+});
+
+describe("limits of derivation and of times (review findings)", () => {
+  it("derives a chain at most 32 runs deep within one request, and looks up at most 100 outside parents", async () => {
+    const chain: RunPost[] = [run("2026-11-20T10:00:00Z")];
+    for (let i = 1; i < 40; i++) chain.push(run("2026-11-20T10:00:01Z", { parent_run_id: chain[i - 1].id }));
+    const derived = await deriveLineage(chain, async () => null);
+    expect(derived.get(chain[31].id)?.dotted_order.split(".")).toHaveLength(32);
+    expect(derived.has(chain[39].id)).toBe(false);
+
+    let lookups = 0;
+    const orphans = Array.from({ length: 150 }, () => run("2026-11-20T10:00:00Z", { parent_run_id: randomUUID() }));
+    await deriveLineage(orphans, async () => {
+      lookups++;
+      return null;
+    });
+    expect(lookups).toBe(100);
+  });
+
+  it("refuses times outside years 0000–9999 instead of failing, and keeps years 0000–0099", () => {
+    expect(toStoredTime(1e20)).toBeUndefined();
+    expect(toStoredTime(-1e17)).toBeUndefined();
+    expect(toStoredTime("9999-12-31T23:59:59-23:59")).toBeUndefined();
+    expect(toStoredTime("0050-01-01T00:00:00Z")).toBe("0050-01-01T00:00:00.000000Z");
+    expect(toStoredTime("0000-01-01T00:00:00Z")).toBe("0000-01-01T00:00:00.000000Z");
+    expect(RunPostSchema.safeParse({ id: randomUUID(), name: "r", run_type: "chain", start_time: 1e20 }).success).toBe(
+      false,
+    );
+    expect(dottedOrderSegment("not a time", randomUUID())).toBeNull();
   });
 });

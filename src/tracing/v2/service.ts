@@ -12,7 +12,8 @@ import type { RunSelectField, RunsQueryV2 } from "./schemas.ts";
  */
 
 /** A run as the v1 API returns it whole. */
-export type V1Run = StoredTracedRun & { app_path: string };
+/** A run as the v1 reads answer it (the shard adds its feedback's stats). */
+export type V1Run = StoredTracedRun & { app_path: string; feedback_stats?: unknown };
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Runs served per page, whatever `page_size` asks: the SDKs follow `next_cursor`. */
@@ -72,7 +73,7 @@ const FIELDS: Record<RunSelectField, (run: V1Run, attachments: Record<string, st
   IS_IN_DATASET: () => false,
   LAST_QUEUED_AT: () => null,
   SHARE_URL: () => null,
-  FEEDBACK_STATS: () => null,
+  FEEDBACK_STATS: (run) => run.feedback_stats ?? null,
 };
 
 /** The selected fields of a run under their lower-case names; `id` only when nothing is selected. */
