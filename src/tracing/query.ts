@@ -1,4 +1,5 @@
 import { and, desc, eq, gte, inArray, lte, type SQL } from "drizzle-orm";
+import { DomainError } from "../core/errors.ts";
 import type { Database } from "../db/client.ts";
 import { traceShards } from "../db/schema.ts";
 import { parseFilter } from "./filter/check.ts";
@@ -188,6 +189,9 @@ export async function queryRuns(
 
 const STATS_SHARDS_AT_ONCE = 32;
 
+/** Shards (project-days) one stats request reads: each is a call, and a request has a bounded number. */
+const MAX_STATS_SHARDS = 500;
+
 /**
  * `POST /runs/stats`: the filters of `/runs/query` (its limit, cursor, select and order do not
  * apply), summed over every matching shard.
@@ -200,6 +204,12 @@ export async function runStats(
 ): Promise<RunStats> {
   const { after: _after, order: _order, ...conditions } = shardQuery(query, undefined);
   const rows = await matchingShards(db, workspaceId, query, undefined);
+  if (rows.length > MAX_STATS_SHARDS) {
+    throw new DomainError(
+      "invalid",
+      `These filters cover ${rows.length} project-days of runs; run stats read at most ${MAX_STATS_SHARDS}: narrow them with session, start_time or end_time`,
+    );
+  }
   const parts: ShardRunStats[] = [];
   // A bounded number of shard calls in flight at once.
   for (let i = 0; i < rows.length; i += STATS_SHARDS_AT_ONCE) {

@@ -33,13 +33,19 @@ export type ShardRunStats = {
  * The sums and value lists of the runs matching `where`, in one pass of SQLite over them. First-token
  * latencies come from julianday() differences, exact to about 0.1 ms, so they are rounded to milliseconds.
  */
+/** Runs per shard whose values feed the percentiles (sums and counts cover every run). */
+export const STATS_SAMPLE_SIZE = 20_000;
+
 export function shardRunStats(sql: SqlStore, where: string[], params: (string | number | null)[]): ShardRunStats {
   const clause = where.length ? ` WHERE ${where.join(" AND ")}` : "";
   const firstToken = FIRST_TOKEN_TIME_SQL;
   const [row] = sql.all<Record<string, string | number | null>>(
     `WITH matched AS (SELECT runs.id, runs.start_time, runs.error, runs.latency, runs.total_tokens, runs.prompt_tokens,
         runs.completion_tokens, runs.total_cost, runs.prompt_cost, runs.completion_cost, ${firstToken} AS first_token_time
-      FROM runs${clause})
+      FROM runs${clause}),
+    -- The value lists behind percentiles: at most STATS_SAMPLE_SIZE runs, sampled at random beyond that,
+    -- so the lists stay within SQLite's string size on any shard.
+    sampled AS (SELECT * FROM matched ORDER BY random() LIMIT ${STATS_SAMPLE_SIZE})
     SELECT count(*) AS run_count,
       coalesce(sum(error IS NOT NULL), 0) AS error_count,
       coalesce(sum(julianday(first_token_time) IS NOT NULL), 0) AS streaming_count,
@@ -48,12 +54,12 @@ export function shardRunStats(sql: SqlStore, where: string[], params: (string | 
       coalesce(sum(completion_tokens), 0) AS completion_tokens,
       sum(total_cost) AS total_cost, sum(prompt_cost) AS prompt_cost, sum(completion_cost) AS completion_cost,
       max(start_time) AS last_run_start_time,
-      json_group_array(latency) FILTER (WHERE latency IS NOT NULL) AS latencies,
-      json_group_array(round((julianday(first_token_time) - julianday(start_time)) * 86400.0, 3)) FILTER (WHERE julianday(first_token_time) IS NOT NULL) AS first_token_latencies,
-      json_group_array(total_cost) FILTER (WHERE total_cost IS NOT NULL) AS costs,
-      json_group_array(total_tokens) FILTER (WHERE total_tokens IS NOT NULL) AS tokens,
-      json_group_array(prompt_tokens) FILTER (WHERE prompt_tokens IS NOT NULL) AS prompt_token_values,
-      json_group_array(completion_tokens) FILTER (WHERE completion_tokens IS NOT NULL) AS completion_token_values,
+      (SELECT json_group_array(latency) FROM sampled WHERE latency IS NOT NULL) AS latencies,
+      (SELECT json_group_array(round((julianday(first_token_time) - julianday(start_time)) * 86400.0, 3)) FROM sampled WHERE julianday(first_token_time) IS NOT NULL) AS first_token_latencies,
+      (SELECT json_group_array(total_cost) FROM sampled WHERE total_cost IS NOT NULL) AS costs,
+      (SELECT json_group_array(total_tokens) FROM sampled WHERE total_tokens IS NOT NULL) AS tokens,
+      (SELECT json_group_array(prompt_tokens) FROM sampled WHERE prompt_tokens IS NOT NULL) AS prompt_token_values,
+      (SELECT json_group_array(completion_tokens) FROM sampled WHERE completion_tokens IS NOT NULL) AS completion_token_values,
       (SELECT json_group_object(key, json_object('n', n, 'sum', total, 'scored', scored)) FROM (
         SELECT feedback.key AS key, count(*) AS n, coalesce(sum(feedback.score), 0) AS total, count(feedback.score) AS scored
         FROM feedback WHERE feedback.run_id IN (SELECT id FROM matched) GROUP BY feedback.key)) AS feedback

@@ -6,7 +6,7 @@ import { shardColumns } from "../../src/export/columns.ts";
 import { readExportPage } from "../../src/tracing/export-page.ts";
 import { parseFilter } from "../../src/tracing/filter/check.ts";
 import { compileFilter } from "../../src/tracing/filter/compile.ts";
-import { mergeRunStats, quantile, shardRunStats } from "../../src/tracing/run-stats.ts";
+import { mergeRunStats, quantile, STATS_SAMPLE_SIZE, shardRunStats } from "../../src/tracing/run-stats.ts";
 import { RunPostSchema } from "../../src/tracing/schemas.ts";
 import { deleteFeedback, feedbackStatsOf, putFeedback } from "../../src/tracing/shard-feedback.ts";
 import { ShardRuns } from "../../src/tracing/shard-runs.ts";
@@ -95,5 +95,18 @@ describe("shard feedback", () => {
     });
     expect(mergeRunStats([])).toMatchObject({ run_count: 0, latency_p50: null, error_rate: null });
     expect(quantile([1, 2, 3, 4], 0.99)).toBeCloseTo(3.97);
+  });
+
+  it("counts every run but samples at most STATS_SAMPLE_SIZE values per shard for percentiles", () => {
+    const sql = nodeSql();
+    const runs = new ShardRuns(sql);
+    const many = Array.from({ length: STATS_SAMPLE_SIZE + 50 }, (_, i) =>
+      run(`r${i}`, "2026-11-20T10:00:00.000Z", "2026-11-20T10:00:01.000Z"),
+    );
+    for (let i = 0; i < many.length; i += 1000) runs.ingest(many.slice(i, i + 1000), [], SESSION);
+    const stats = shardRunStats(sql, [], []);
+    expect(stats.run_count).toBe(STATS_SAMPLE_SIZE + 50);
+    expect(stats.latencies).toHaveLength(STATS_SAMPLE_SIZE);
+    expect(mergeRunStats([stats]).latency_p50).toBe(1);
   });
 });
