@@ -2,8 +2,9 @@
 // lint (Biome), runs the Workers tests inside workerd and the Node tests (build step + end to end against
 // wrangler dev), then prints one line per suite and a final `N passed, M failed` line that CI reads.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { CHROMIUM_MISSING, findChromium, SCREENSHOT_DIR } from "./lib/chromium.ts";
 import { BuildError, buildDeployment, PROJECT_ROOT } from "./lib/deployment.ts";
 import { offlineEnv, runWrangler } from "./lib/wrangler.ts";
 
@@ -74,7 +75,7 @@ await timed("typecheck (tsc --noEmit)", async () => {
   let passed = 0;
   let failed = 0;
   const tsc = join(PROJECT_ROOT, "node_modules/typescript/bin/tsc");
-  for (const project of ["tsconfig.json", "tsconfig.node.json", "test/worker/tsconfig.json"]) {
+  for (const project of ["tsconfig.json", "tsconfig.node.json", "test/worker/tsconfig.json", "console/tsconfig.json"]) {
     const code = await run(process.execPath, [tsc, "--noEmit", "-p", project]);
     console.log(`tsc -p ${project}: ${code === 0 ? "ok" : "errors"}`);
     if (code === 0) passed++;
@@ -95,6 +96,19 @@ await timed("workers (vitest in workerd)", () => vitest("vitest.config.ts", "wor
 await timed("node (build step + end to end on npm start's runtime)", () =>
   vitest("vitest.node.config.ts", "node.json"),
 );
+
+// The console's flows in a real browser, when the system has Chromium (.ci/run installs it).
+if (findChromium()) {
+  await timed("browser (console flows in Chromium)", async () => {
+    rmSync(SCREENSHOT_DIR, { recursive: true, force: true });
+    const outcome = await vitest("vitest.browser.config.ts", "browser.json");
+    const shots = existsSync(SCREENSHOT_DIR) ? readdirSync(SCREENSHOT_DIR).sort() : [];
+    if (shots.length) console.log(`\nScreenshots (${SCREENSHOT_DIR}):\n${shots.map((s) => `  ${s}`).join("\n")}`);
+    return outcome;
+  });
+} else {
+  console.log(`\n${CHROMIUM_MISSING}`);
+}
 
 console.log("\n=== summary ===");
 for (const r of results) console.log(`${r.name}: ${r.passed} passed, ${r.failed} failed (${r.seconds.toFixed(1)} s)`);

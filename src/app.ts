@@ -3,6 +3,7 @@ import { requestId } from "hono/request-id";
 import { a2aRoutes } from "./a2a/routes.ts";
 import { assistantRoutes } from "./assistants/routes.ts";
 import { authenticate } from "./auth/api-key-auth.ts";
+import { CONSOLE_PATH, mountConsole } from "./console/routes.ts";
 import { cronRoutes } from "./crons/routes.ts";
 import { deployment } from "./deployment/index.ts";
 import type { DeploymentManifest } from "./deployment/manifest.ts";
@@ -36,12 +37,14 @@ import { uiRoutes } from "./ui/routes.ts";
 export const PUBLIC_PATHS = ["/ok", "/info", "/api/v1/info", "/docs", "/openapi.json"] as const;
 /**
  * A request that needs no credentials: the public paths, reads of the UI bundles (the browser loads
- * them by URL), and pre-signed attachment downloads (their signature is checked by the route).
+ * them by URL), pre-signed attachment downloads (their signature is checked by the route), and the
+ * console's pages (it sends the user's credentials with each API call).
  */
 export const isPublicRequest = (path: string, method: string) =>
   (PUBLIC_PATHS as readonly string[]).includes(path) ||
   path.startsWith("/docs/") ||
-  ((method === "GET" || method === "HEAD") && (UI_ASSET_PATH.test(path) || SIGNED_ATTACHMENT_PATH.test(path)));
+  ((method === "GET" || method === "HEAD") &&
+    (UI_ASSET_PATH.test(path) || SIGNED_ATTACHMENT_PATH.test(path) || CONSOLE_PATH.test(path)));
 /** `/ui/{graph_id}/{file}`: a bundled UI asset (the browser loads it by URL, with no credentials). */
 const UI_ASSET_PATH = /^\/ui\/[^/]+\/[^/]+$/;
 
@@ -105,10 +108,11 @@ export function createApp(manifest: DeploymentManifest = deployment) {
       version: manifest.versions.platform,
       description:
         "LangGraph Platform-compatible Agent Server, tracing API and trace bulk export on Cloudflare Workers. " +
-        "Every route except /ok, /info, /docs, /openapi.json, GET /ui/{graph_id}/{file} and the pre-signed GET /api/v1/attachments/{workspace_id}/{run_id}/{name} needs an X-Api-Key header.",
+        "Every route except /ok, /info, /docs, /openapi.json, the console (GET /console/...), GET /ui/{graph_id}/{file} and the pre-signed GET /api/v1/attachments/{workspace_id}/{run_id}/{name} needs an X-Api-Key header.",
     },
   });
   mountDocs(app);
+  mountConsole(app);
 
   app.notFound(onNotFound);
   app.onError(onError);

@@ -11,6 +11,7 @@ import { parseEnv } from "node:util";
 import { type LanggraphConfig, LanggraphConfigSchema, parseGraphSpec } from "../../src/deployment/config.ts";
 import { describeValue, graphExportKind, isHonoApp } from "../../src/deployment/graph-kind.ts";
 import { registerSdkLogger } from "../../src/observability/sdk-logger.ts";
+import { bundleConsole } from "./console-bundle.ts";
 import { type BundleFile, bundleDeploymentModules, ModuleBundleError } from "./deployment-modules.ts";
 import { extractStaticSchemas, renderStaticSchemas } from "./static-schemas.ts";
 import { bundleUi, type UiBundle, UiBundleError } from "./ui-bundle.ts";
@@ -367,6 +368,9 @@ export async function buildDeployment(
     outFile,
     renderRegistry(outFile, configPath, graphs, config, env, auth, httpApp, ui, schemas),
   );
-  if (stageAssets) await stageDocsAssets(assetsDir);
+  if (stageAssets) {
+    await stageDocsAssets(assetsDir);
+    await bundleConsole(assetsDir);
+  }
   return { graphs: graphs.map((g) => g.id), env, changed };
 }

@@ -1,0 +1,8 @@
+import type { ComponentType } from "react";
+import { AssistantsPage } from "./pages/Assistants.tsx";
+
+/**
+ * Every page of the console: its path pattern under /console (wouter syntax) and its component.
+ * The first is where `/console/` lands.
+ */
+export const PAGES: { path: string; component: ComponentType }[] = [{ path: "/assistants", component: AssistantsPage }];

@@ -1,0 +1,76 @@
+/**
+ * The web console (console/src) bundled for the browser into the Worker's static assets:
+ * `<assetsDir>/console/index.html` plus content-hashed `assets/app-<hash>.{js,css}`. Everything the
+ * console needs ships in that bundle, so it works with no network at run time.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const ENTRY = fileURLToPath(new URL("../../console/src/main.tsx", import.meta.url));
+
+/** Writes only when the content differs, so an unchanged build does not make wrangler dev reload. */
+function writeIfChanged(file: string, content: string | Uint8Array): void {
+  const bytes = typeof content === "string" ? Buffer.from(content) : Buffer.from(content);
+  if (existsSync(file) && readFileSync(file).equals(bytes)) return;
+  writeFileSync(file, bytes);
+}
+
+export interface ConsoleBundle {
+  /** File names under `/console/assets/`. */
+  files: string[];
+  /** Bytes of JavaScript before compression. */
+  scriptBytes: number;
+}
+
+/** The page every console path serves: the SPA's shell, loading the hashed bundle. */
+function indexHtml(script: string, style: string | undefined): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <meta name="color-scheme" content="light dark">
+  <title>Agent Platform console</title>
+  ${style ? `<link rel="stylesheet" href="/console/assets/${style}">` : ""}
+  <script type="module" src="/console/assets/${script}"></script>
+</head>
+<body>
+  <div id="root"></div>
+  <noscript>The console needs JavaScript.</noscript>
+</body>
+</html>
+`;
+}
+
+export async function bundleConsole(assetsDir: string): Promise<ConsoleBundle> {
+  const result = await build({
+    entryPoints: { app: ENTRY },
+    bundle: true,
+    minify: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    jsx: "automatic",
+    write: false,
+    outdir: "/console-out",
+    entryNames: "[name]-[hash]",
+    legalComments: "none",
+    logLevel: "silent",
+    define: { "process.env.NODE_ENV": '"production"' },
+  });
+  const outDir = join(assetsDir, "console/assets");
+  mkdirSync(outDir, { recursive: true });
+  const files = result.outputFiles.map((file) => ({ name: basename(file.path), contents: file.contents }));
+  // Old hashed bundles go: index.html only ever points at this build's.
+  for (const name of readdirSync(outDir)) {
+    if (!files.some((file) => file.name === name)) rmSync(join(outDir, name));
+  }
+  for (const file of files) writeIfChanged(join(outDir, file.name), file.contents);
+  const script = files.find((file) => file.name.endsWith(".js"));
+  if (!script) throw new Error("The console bundle produced no JavaScript");
+  const style = files.find((file) => file.name.endsWith(".css"))?.name;
+  writeIfChanged(join(assetsDir, "console/index.html"), indexHtml(script.name, style));
+  return { files: files.map((file) => file.name), scriptBytes: script.contents.byteLength };
+}

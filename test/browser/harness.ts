@@ -1,0 +1,57 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { findChromium, SCREENSHOT_DIR } from "../../scripts/lib/chromium.ts";
+import { startTestServer, type TestServer } from "../node/helpers.ts";
+
+export interface ConsoleHarness {
+  server: TestServer;
+  browser: Browser;
+  /** Opens a fresh tab (its own session storage) on a console path, e.g. "/console/". */
+  open(path?: string, options?: { viewport?: { width: number; height: number } }): Promise<Page>;
+  /** Signs in through the form with the server's development key (or the given credentials). */
+  signIn(page: Page, credentials?: { apiKey?: string; bearerToken?: string }): Promise<void>;
+  /** Saves a full-page screenshot as `<name>.png` and prints its path. */
+  screenshot(page: Page, name: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** `npm start`'s server on fresh state, and the system Chromium, headless. */
+export async function startConsoleHarness(options: { server?: TestServer } = {}): Promise<ConsoleHarness> {
+  const executablePath = findChromium();
+  if (!executablePath) throw new Error("Chromium is not installed (apt-get install chromium)");
+  const server = options.server ?? (await startTestServer());
+  const browser = await chromium.launch({ executablePath, args: ["--no-sandbox", "--disable-gpu"] });
+  const contexts: BrowserContext[] = [];
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  return {
+    server,
+    browser,
+    async open(path = "/console/", { viewport = { width: 1280, height: 860 } } = {}) {
+      const context = await browser.newContext({ viewport, colorScheme: "light" });
+      contexts.push(context);
+      const page = await context.newPage();
+      // A page error is a console bug: fail loudly instead of letting a later assertion time out.
+      page.on("pageerror", (error) => console.error(`page error: ${error.message}`));
+      await page.goto(`${server.url}${path}`);
+      return page;
+    },
+    async signIn(page, credentials = { apiKey: server.apiKey }) {
+      if (credentials.apiKey) await page.getByLabel("API key").fill(credentials.apiKey);
+      if (credentials.bearerToken) await page.getByLabel(/Bearer token/).fill(credentials.bearerToken);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("navigation", { name: "Sections" }).waitFor();
+    },
+    async screenshot(page, name) {
+      const file = join(SCREENSHOT_DIR, `${name}.png`);
+      await page.screenshot({ path: file, fullPage: true });
+      console.log(`screenshot: ${file}`);
+      return file;
+    },
+    async close() {
+      for (const context of contexts) await context.close().catch(() => {});
+      await browser.close();
+      if (!options.server) await server.stop();
+    },
+  };
+}
