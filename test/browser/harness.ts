@@ -4,8 +4,14 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 import { findChromium, SCREENSHOT_DIR } from "../../scripts/lib/chromium.ts";
 import { startTestServer, type TestServer } from "../node/helpers.ts";
 
+/** The deployment the browser opens: its URL and a key the tests call its API with. */
+export interface ConsoleTarget {
+  url: string;
+  apiKey: string;
+}
+
 export interface ConsoleHarness {
-  server: TestServer;
+  server: ConsoleTarget;
   browser: Browser;
   /** Opens a fresh tab (its own session storage) on a console path, e.g. "/console/". */
   open(path?: string, options?: { viewport?: { width: number; height: number } }): Promise<Page>;
@@ -16,11 +22,15 @@ export interface ConsoleHarness {
   close(): Promise<void>;
 }
 
-/** `npm start`'s server on fresh state, and the system Chromium, headless. */
-export async function startConsoleHarness(options: { server?: TestServer } = {}): Promise<ConsoleHarness> {
+/**
+ * The system Chromium, headless, on `npm start`'s server with fresh state, or on `target` (another
+ * deployment the test started and stops itself).
+ */
+export async function startConsoleHarness(options: { target?: ConsoleTarget } = {}): Promise<ConsoleHarness> {
   const executablePath = findChromium();
   if (!executablePath) throw new Error("Chromium is not installed (apt-get install chromium)");
-  const server = options.server ?? (await startTestServer());
+  const started: TestServer | undefined = options.target ? undefined : await startTestServer();
+  const server: ConsoleTarget = options.target ?? started!;
   const browser = await chromium.launch({ executablePath, args: ["--no-sandbox", "--disable-gpu"] });
   const contexts: BrowserContext[] = [];
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
@@ -51,7 +61,7 @@ export async function startConsoleHarness(options: { server?: TestServer } = {})
     async close() {
       for (const context of contexts) await context.close().catch(() => {});
       await browser.close();
-      if (!options.server) await server.stop();
+      await started?.stop();
     },
   };
 }
