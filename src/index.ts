@@ -9,6 +9,7 @@ import { applyDeploymentEnv } from "./deployment/index.ts";
 import { EXPORT_RUN_MESSAGE, type ExportRunMessage, handleExportRun } from "./export/partition-writer.ts";
 import { exportTick } from "./export/planner.ts";
 import { sweepExpiredItems } from "./store/store.ts";
+import { placeWaitingFeedback } from "./tracing/feedback/service.ts";
 
 // Wrangler bundles LangGraph's web build, which never registers AsyncLocalStorage; without this,
 // interrupt(), getStore() and getWriter() fail with "Called interrupt() outside the context of a graph".
@@ -26,6 +27,7 @@ export const tickJobs: Record<string, TickJob> = {
   "store-ttl-sweep": async (env) => void (await sweepExpiredItems(database(env))),
   crons: async (env, at) => void (await fireDueCrons(env, at)),
   "bulk-export": (env, at) => exportTick(env, at),
+  "feedback-placement": async (env, at) => void (await placeWaitingFeedback(database(env), env.TRACE_SHARD, at)),
 };
 /** Handlers of the work queue, by message kind. */
 export const queueHandlers: Record<string, WorkHandler> = {

@@ -281,6 +281,10 @@ export const traceFeedback = sqliteTable(
     primaryKey({ columns: [t.workspaceId, t.id] }),
     index("trace_feedback_run_idx").on(t.workspaceId, t.runId),
     index("trace_feedback_created_idx").on(t.workspaceId, t.createdAt),
+    // Feedback waiting for its run (no shard yet): what ingestion and the minute sweep look for.
+    index("trace_feedback_waiting_idx")
+      .on(t.workspaceId, t.createdAt)
+      .where(sql`${t.day} IS NULL AND ${t.runId} IS NOT NULL`),
   ],
 );
 

@@ -1,5 +1,8 @@
 // /api/v1/feedback, feedback_stats and feedback filters on runs, and POST /api/v1/runs/stats, in workspaces of their own.
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { database } from "../../src/db/client.ts";
+import { placeWaitingFeedback } from "../../src/tracing/feedback/service.ts";
 import { call, json } from "./helpers.ts";
 
 type Feedback = { id: string; run_id: string | null; key: string; score: number | null } & Record<string, unknown>;
@@ -170,6 +173,40 @@ describe("feedback", () => {
     expect((await query({ filter: 'eq(feedback_key, "early-bird")' })).map((r) => r.name)).toEqual(["late"]);
     expect((await json<Feedback>(await call(`/api/v1/feedback/${id}`, { key }))).session_id).toBe(projectId);
     expect((await call(`/api/v1/feedback/${id}`, { method: "DELETE", key })).status).toBe(200);
+  });
+
+  it("places feedback another isolate stored while ingestion here trusted that none waited, on the minute sweep", async () => {
+    // An ingest finds no feedback waiting in this workspace and trusts that for a few seconds.
+    // A project of its own, so the other tests' run lists stay as they are.
+    const warmUp = sdkRun("warm-up", "2026-11-22T07:00:00.000Z", { session_name: "fb-sweep" });
+    expect((await post("/api/v1/runs/batch", { post: [warmUp] })).status).toBe(202);
+    const sweepProject = (await json<{ session_id: string }>(await call(`/api/v1/runs/${warmUp.id}`, { key })))
+      .session_id;
+    const swept = async () => {
+      const response = await post("/api/v1/runs/query", {
+        session: [sweepProject],
+        filter: 'eq(feedback_key, "swept-key")',
+      });
+      return (await json<{ runs: Run[] }>(response)).runs.map((r) => r.name);
+    };
+    const late = sdkRun("swept", "2026-11-22T09:00:00.000Z", { session_name: "fb-sweep" });
+    const workspaces = await json<{ id: string; display_name: string }[]>(await call("/api/v1/workspaces"));
+    const workspaceId = workspaces.find((w) => w.display_name === "Feedback tests")!.id;
+    const now = new Date().toISOString();
+    // What another isolate's POST /feedback writes for a run not stored yet.
+    await env.DB.prepare(
+      "INSERT INTO trace_feedback (id, workspace_id, run_id, key, score, created_at, modified_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    )
+      .bind(crypto.randomUUID(), workspaceId, late.id, "swept-key", 1, now, now)
+      .run();
+    expect((await post("/api/v1/runs/batch", { post: [late] })).status).toBe(202);
+    expect(await swept()).toEqual([]);
+
+    const examined = await placeWaitingFeedback(database(env), env.TRACE_SHARD);
+    expect(examined).toBeGreaterThanOrEqual(1);
+    expect(await swept()).toEqual(["swept"]);
+    // Placed feedback is not looked at again (other tests' feedback for runs never posted still waits).
+    expect(await placeWaitingFeedback(database(env), env.TRACE_SHARD)).toBe(examined - 1);
   });
 
   it("shows feedback_stats on read and query, and filters runs by feedback_key/feedback_score", async () => {

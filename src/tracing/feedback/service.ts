@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
 import { invalid, notFound } from "../../core/errors.ts";
 import type { Database } from "../../db/client.ts";
 import { type TraceFeedbackRow, traceFeedback } from "../../db/schema.ts";
@@ -18,6 +18,22 @@ import type { Feedback, FeedbackCreate, FeedbackListOptions, FeedbackUpdate } fr
 
 /** Run ids per D1 statement (D1 binds at most 100 values). */
 const RUN_IDS_PER_STATEMENT = 90;
+
+/**
+ * Workspaces this isolate found with no feedback waiting, and when. Ingestion trusts that for
+ * NONE_WAITING_TTL_MS instead of reading D1 on every batch (feedback rarely arrives before its run).
+ * Feedback created here clears the entry at once; feedback created in another isolate inside the
+ * window is placed by the minute sweep (`placeWaitingFeedback`), or when it is next read.
+ */
+const noneWaitingSince = new Map<string, number>();
+const NONE_WAITING_TTL_MS = 10_000;
+const NONE_WAITING_MAX_ENTRIES = 10_000;
+
+/** How far back the minute sweep looks for waiting feedback, and how many it places per tick. */
+const SWEEP_WINDOW_MS = 24 * 60 * 60 * 1000;
+const SWEEP_BATCH = 100;
+
+const waitingFeedback = () => and(isNull(traceFeedback.day), isNotNull(traceFeedback.runId));
 
 function toFeedback(row: TraceFeedbackRow): Feedback {
   return {
@@ -113,6 +129,7 @@ export class FeedbackService {
     if (previous?.runId && (previous.runId !== row.runId || previous.day !== row.day))
       await this.#shard(previous)?.deleteFeedback(id);
     if (row.runId) await this.#shard(row)?.putFeedback([shardCopy(row)]);
+    if (row.runId && !row.day) noneWaitingSince.delete(this.workspaceId);
     return toFeedback(row);
   }
 
@@ -143,10 +160,23 @@ export class FeedbackService {
   }
 
   /**
-   * Places the waiting feedback of runs just posted into their shards. One D1 read per 90 runs,
-   * answered from the (workspace_id, run_id) index; feedback rarely waits, so there is rarely more.
+   * Places the waiting feedback of runs just posted into their shards. Usually no D1 read at all (see
+   * noneWaitingSince); else one read of the waiting index, then one per 90 runs.
    */
   async placeWaiting(runIds: string[]): Promise<void> {
+    const checkedAt = noneWaitingSince.get(this.workspaceId);
+    if (checkedAt !== undefined && Date.now() - checkedAt < NONE_WAITING_TTL_MS) return;
+    const any = await this.db
+      .select({ id: traceFeedback.id })
+      .from(traceFeedback)
+      .where(and(eq(traceFeedback.workspaceId, this.workspaceId), waitingFeedback()))
+      .limit(1)
+      .get();
+    if (!any) {
+      if (noneWaitingSince.size >= NONE_WAITING_MAX_ENTRIES) noneWaitingSince.clear();
+      noneWaitingSince.set(this.workspaceId, Date.now());
+      return;
+    }
     for (let i = 0; i < runIds.length; i += RUN_IDS_PER_STATEMENT) {
       const waiting = await this.db
         .select({ id: traceFeedback.id })
@@ -183,6 +213,7 @@ export class FeedbackService {
       .get();
     if (!row) throw notFound(`Feedback ${id} not found`);
     if (row.runId) await this.#shard(row)?.putFeedback([shardCopy(row)]);
+    if (row.runId && !row.day) noneWaitingSince.delete(this.workspaceId);
     return toFeedback(row);
   }
 
@@ -214,4 +245,28 @@ export class FeedbackService {
       .all();
     return rows.map(toFeedback);
   }
+}
+
+/**
+ * The minute sweep: places feedback whose run has arrived since, whichever isolate took the run, so
+ * filters and feedback_stats see it within a minute even when no one reads the feedback. Looks at
+ * feedback of the last day, at most SWEEP_BATCH per tick; returns how many it looked at.
+ */
+export async function placeWaitingFeedback(
+  db: Database,
+  shards: DurableObjectNamespace<TraceShardDO>,
+  now = new Date(),
+): Promise<number> {
+  const since = new Date(now.getTime() - SWEEP_WINDOW_MS).toISOString();
+  const waiting = await db
+    .select({ id: traceFeedback.id, workspaceId: traceFeedback.workspaceId })
+    .from(traceFeedback)
+    .where(and(waitingFeedback(), gt(traceFeedback.createdAt, since)))
+    .limit(SWEEP_BATCH)
+    .all();
+  for (const { id, workspaceId } of waiting) {
+    // Deleted since the read: nothing to place.
+    await new FeedbackService(db, shards, workspaceId).get(id).catch(() => null);
+  }
+  return waiting.length;
 }

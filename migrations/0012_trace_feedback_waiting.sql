@@ -1,0 +1,1 @@
+CREATE INDEX `trace_feedback_waiting_idx` ON `trace_feedback` (`workspace_id`,`created_at`) WHERE "trace_feedback"."day" IS NULL AND "trace_feedback"."run_id" IS NOT NULL;
