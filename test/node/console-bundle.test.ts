@@ -1,0 +1,30 @@
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { bundleConsole } from "../../scripts/lib/console-bundle.ts";
+import { scratchDir } from "../../scripts/lib/scratch.ts";
+
+describe("build step: the console bundle", () => {
+  it("writes a shell page that loads this build's hashed bundle, and stays under its size budget", async () => {
+    const assets = scratchDir("console-assets");
+    const bundle = await bundleConsole(assets);
+    const html = readFileSync(join(assets, "console/index.html"), "utf8");
+    const script = bundle.files.find((name) => name.endsWith(".js"))!;
+    expect(html).toContain(`src="/console/assets/${script}"`);
+    expect(script).toMatch(/^app-[A-Z0-9]+\.js$/);
+    // The issue's budget: a first load well under 500 KB of compressed JavaScript.
+    const compressed = gzipSync(readFileSync(join(assets, "console/assets", script))).byteLength;
+    expect(compressed).toBeLessThan(250_000);
+    // Nothing is fetched from another origin at run time.
+    expect(html).not.toMatch(/https?:\/\//);
+  });
+
+  it("a rebuild removes bundles that are no longer referenced", async () => {
+    const assets = scratchDir("console-assets");
+    await bundleConsole(assets);
+    writeFileSync(join(assets, "console/assets/app-OLDHASH.js"), "stale");
+    await bundleConsole(assets);
+    expect(readdirSync(join(assets, "console/assets"))).not.toContain("app-OLDHASH.js");
+  });
+});
