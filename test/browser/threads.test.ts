@@ -59,6 +59,7 @@ describe("flow 7: fork a thread from its history", () => {
     expect(await row.textContent()).toContain("steps");
     expect(await row.locator("[data-status]").getAttribute("data-status")).toBe("idle");
     expect(await page.getByRole("alert").count()).toBe(0);
+    await harness.screenshot(page, "7a-threads-search");
     await page.getByRole("link", { name: threadId }).click();
 
     // State: the values as a tree, nothing next.
@@ -181,8 +182,12 @@ describe("flow 7: fork a thread from its history", () => {
       "step3",
       "review",
     ]);
-    await field.fill(JSON.stringify({ items: ["step1", "step2", "step3", "review"], answer: "edited as step3" }));
+    await field.fill(
+      JSON.stringify({ items: ["step1", "step2", "step3", "review"], answer: "edited as step3" }, null, 2),
+    );
+    expect(await alert.count()).toBe(0);
     await asNode.selectOption("step3");
+    await harness.screenshot(page, "7d-thread-edit-state");
     await form.getByRole("button", { name: "Update state" }).click();
     await expect.poll(() => page.getByRole("status").textContent()).toContain("State updated: new checkpoint");
     expect(stateWrites.length).toBe(1);
@@ -194,7 +199,6 @@ describe("flow 7: fork a thread from its history", () => {
     await expect.poll(() => field.inputValue()).toContain("edited as step3");
     await page.getByRole("tab", { name: "State", exact: true }).click();
     await expect.poll(() => page.locator(".state-facts").textContent()).toContain("review");
-    await harness.screenshot(page, "7d-thread-edit-state");
   });
 
   it("lists the thread's runs with their status, duration and a link to each trace", async () => {

@@ -26,7 +26,7 @@ export function EditStateTab({
   if (loading && !data) return <Loading />;
   if (!data) return null;
   return (
-    <section className="card">
+    <section className="card thread-edit">
       <h2>Edit the current state</h2>
       {saved ? (
         <p role="status" className="ok-note">

@@ -68,7 +68,10 @@ export function StateUpdateForm({
         Values (JSON)
         <textarea
           value={text}
-          onChange={(event) => setText(event.target.value)}
+          onChange={(event) => {
+            setText(event.target.value);
+            setInputError(undefined);
+          }}
           rows={Math.min(18, Math.max(5, text.split("\n").length + 1))}
           spellCheck={false}
           aria-invalid={inputError ? true : undefined}

@@ -1,5 +1,5 @@
 import type { Thread, ThreadStatus } from "@langchain/langgraph-sdk";
-import { type FormEvent, useState } from "react";
+import { type FormEvent, useEffect, useState } from "react";
 import { Link, useSearchParams } from "wouter";
 import { langGraphClient } from "../../api.ts";
 import { Empty, ErrorBox, Loading } from "../../components/ErrorBox.tsx";
@@ -29,6 +29,11 @@ export function ThreadsPage() {
   const [draftMetadata, setDraftMetadata] = useState(metadataText);
   const [draftStatus, setDraftStatus] = useState(status);
   const [inputError, setInputError] = useState<string>();
+  // Back and Forward change the URL's search: the form follows it.
+  useEffect(() => {
+    setDraftMetadata(metadataText);
+    setDraftStatus(status);
+  }, [metadataText, status]);
 
   // The URL only ever holds a metadata filter that parsed; an edited URL that doesn't is shown as an error.
   const parsedMetadata = metadataText ? parseJsonObject(metadataText, "Metadata") : { value: undefined };
