@@ -175,7 +175,7 @@ function Conversation({ assistant, schemas }: { assistant: Assistant; schemas: G
       ) : null}
 
       {stream.isLoading ? (
-        <div className="row">
+        <div className="row chat-stop">
           <button type="button" className="danger" onClick={cancel} disabled={cancelling}>
             Stop
           </button>

@@ -3,8 +3,9 @@ import { type FormEvent, useId, useState } from "react";
 import { parseJsonOrString } from "./util.ts";
 
 /**
- * A run stopped at `interrupt()` (or a breakpoint): what it asks, and a form that resumes it with
- * `Command(resume=…)`; the answer is read as JSON, or taken as a plain string when it isn't JSON.
+ * A run stopped at `interrupt()`: what it asks, and a form that resumes it with `Command(resume=…)`;
+ * the answer is read as JSON, or taken as a plain string when it isn't JSON. A thread stopped with
+ * nodes still to run and nothing asked (a breakpoint, a cancelled run) gets a plain Continue.
  */
 export function InterruptPanel({
   interrupts,
@@ -24,7 +25,7 @@ export function InterruptPanel({
   }
   return (
     <section className="card chat-interrupt" aria-label="Interrupt">
-      <h2>{asking.length > 0 ? "Waiting for your answer" : "Paused at a breakpoint"}</h2>
+      <h2>{asking.length > 0 ? "Waiting for your answer" : "Paused before the graph finished"}</h2>
       {asking.map((item, index) => (
         <figure key={item.id ?? index} aria-label="Interrupt value">
           <pre>{JSON.stringify(item.value, null, 2)}</pre>

@@ -1,7 +1,7 @@
 import type { Client, Run } from "@langchain/langgraph-sdk";
 import { useEffect } from "react";
 import { Link } from "wouter";
-import { ErrorBox } from "../../components/ErrorBox.tsx";
+import { ErrorBox, Loading } from "../../components/ErrorBox.tsx";
 import { StatusBadge } from "../../components/StatusBadge.tsx";
 import { elapsed, formatDuration, formatTime } from "../../format.ts";
 import { useInterval, useLoad } from "../../hooks.ts";
@@ -23,6 +23,7 @@ export function ThreadRuns({ client, threadId, refresh }: { client: Client; thre
     <section aria-label="Runs of this thread">
       <h2>Runs</h2>
       <ErrorBox error={readableError(error)} />
+      {!data && !error ? <Loading /> : null}
       {data && data.length === 0 ? <p className="muted">No runs yet.</p> : null}
       {data && data.length > 0 ? (
         <div className="table-wrap">
