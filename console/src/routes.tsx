@@ -1,7 +1,18 @@
-import type { ComponentType } from "react";
+import { type ComponentType, lazy, Suspense } from "react";
+import { Loading } from "./components/ErrorBox.tsx";
 import { AssistantsPage } from "./pages/Assistants.tsx";
-import { ChatPage } from "./pages/chat/ChatPage.tsx";
 import { ChatPickerPage } from "./pages/chat/ChatPicker.tsx";
+
+// The chat page carries the SDK's streaming hook (and @langchain/core with it): loaded when opened.
+const LazyChatPage = lazy(() => import("./pages/chat/ChatPage.tsx").then((module) => ({ default: module.ChatPage })));
+
+function ChatPage() {
+  return (
+    <Suspense fallback={<Loading />}>
+      <LazyChatPage />
+    </Suspense>
+  );
+}
 
 /**
  * Every page of the console: its path pattern under /console (wouter syntax) and its component.
