@@ -13,6 +13,7 @@ let harness: ConsoleHarness;
 const PROJECT = `console-e2e-${randomUUID().slice(0, 8)}`;
 /** Filler runs so the runs table has a second page (it shows 50 a page). */
 const FILLERS = 52;
+const ATTACHMENT_TEXT = "notes the retriever kept";
 
 type ApiRun = {
   id: string;
@@ -121,7 +122,14 @@ async function ingestProject(): Promise<string> {
     parent: first,
     usage: { input_tokens: 30, output_tokens: 12, total_tokens: 42, input_cost: 0.0003, output_cost: 0.0006 },
   });
-  add({ name: "lookup", run_type: "tool", offsetMs: 1400, durationMs: 300, parent: first, error: "lookup failed" });
+  const lookup = add({
+    name: "lookup",
+    run_type: "tool",
+    offsetMs: 1400,
+    durationMs: 300,
+    parent: first,
+    error: "lookup failed",
+  });
   const second = add({ name: "pipeline", run_type: "chain", offsetMs: 5000, durationMs: 2500, error: "boom" });
   add({
     name: "chat",
@@ -132,10 +140,23 @@ async function ingestProject(): Promise<string> {
     usage: { input_tokens: 50, output_tokens: 20, total_tokens: 70, input_cost: 0.0005, output_cost: 0.001 },
   });
   add({ name: "retrieve", run_type: "retriever", offsetMs: 9000, durationMs: 400 });
+  // The retriever run goes as the SDKs send attachments: multipart, with an attachment part.
+  const retrieve = post.pop()!;
   for (let i = 0; i < FILLERS; i++)
     add({ name: `step-${i}`, run_type: "chain", offsetMs: 20_000 + i * 1000, durationMs: 50 + i * 10 });
   const result = await ok<{ accepted: number; errors: unknown[] }>("POST", "/api/v1/runs/batch", { post });
   expect(result.errors).toEqual([]);
+  const form = new FormData();
+  form.append(`post.${retrieve.id}`, new Blob([JSON.stringify(retrieve)], { type: "application/json" }));
+  form.append(`attachment.${retrieve.id}.notes`, new Blob([ATTACHMENT_TEXT], { type: "text/plain" }));
+  const encoded = new Response(form);
+  const multipart = await fetch(`${harness.server.url}/api/v1/runs/multipart`, {
+    method: "POST",
+    headers: { "X-Api-Key": harness.server.apiKey, "Content-Type": encoded.headers.get("content-type")! },
+    body: await encoded.arrayBuffer(),
+  });
+  expect(multipart.status).toBe(202);
+  await ok("POST", "/api/v1/feedback", { run_id: lookup.id, key: "correctness", score: 0, comment: "wrong tool" });
   const [project] = await ok<{ id: string }[]>("GET", `/api/v1/sessions?name=${PROJECT}`);
   return project.id;
 }
@@ -381,6 +402,23 @@ describe("flow 5: filter runs", () => {
     await expect.poll(() => detail.getByRole("heading", { level: 2 }).textContent()).toBe("lookup");
     expect(await detail.locator(".run-error").textContent()).toBe("lookup failed");
     await expect.poll(() => page.getByRole("table", { name: "Trace tree" }).locator("tbody tr").count()).toBe(3);
+    // Its feedback, as the API lists it.
+    const feedback = detail.getByRole("table", { name: "Feedback" });
+    await expect.poll(() => feedback.locator("tbody tr").count()).toBe(1);
+    expect(await feedback.locator("tbody tr").textContent()).toMatch(/correctness\s*0.*wrong tool/);
+
+    // A run's attachment downloads through its pre-signed link.
+    await filterBox.waitFor({ state: "detached" });
+    await page.goBack();
+    await filterBox.fill('eq(name, "retrieve")');
+    await apply.click();
+    await expect.poll(() => bodyRows.count()).toBe(1);
+    await bodyRows.first().getByRole("link", { name: "retrieve" }).click();
+    const link = detail.getByRole("list", { name: "Attachments" }).getByRole("link", { name: "notes" });
+    const href = (await link.getAttribute("href"))!;
+    expect(href).toContain("/api/v1/attachments/");
+    expect(await (await fetch(href)).text()).toBe(ATTACHMENT_TEXT);
+    expect(await detail.getByRole("list", { name: "Attachments" }).textContent()).toContain("text/plain");
 
     const phone = await signedIn(`/console/traces/projects/${projectId}?filter=${encodeURIComponent("eq(nope, 1)")}`, {
       width: 390,

@@ -107,7 +107,7 @@ function ProjectStatsRow({ row: { project, stats, error } }: { row: ProjectRow }
   if (error || !stats) {
     return (
       <tr data-project={project.name}>
-        <td>{name}</td>
+        <td className="project-name">{name}</td>
         <td colSpan={7}>
           <ErrorBox error={error} title="Stats" />
         </td>
@@ -117,7 +117,7 @@ function ProjectStatsRow({ row: { project, stats, error } }: { row: ProjectRow }
   const seconds = (value: number | null) => (value === null ? "—" : formatDuration(value * 1000));
   return (
     <tr data-project={project.name}>
-      <td>{name}</td>
+      <td className="project-name">{name}</td>
       <td className="num" data-stat="run_count" data-value={stats.run_count}>
         {formatNumber(stats.run_count)}
       </td>
@@ -141,7 +141,7 @@ function ProjectStatsRow({ row: { project, stats, error } }: { row: ProjectRow }
       <td className="num" data-stat="total_cost" data-value={stats.total_cost ?? ""}>
         {formatCost(stats.total_cost)}
       </td>
-      <td>{formatTime(stats.last_run_start_time)}</td>
+      <td className="nowrap">{formatTime(stats.last_run_start_time)}</td>
     </tr>
   );
 }
