@@ -108,7 +108,7 @@ function GraphTab({ assistantId }: { assistantId: string }) {
   );
   return (
     <section aria-label="Graph">
-      <div className="row">
+      <div className="row graph-toolbar">
         <label className="checkbox">
           <span>
             <input type="checkbox" checked={xray} onChange={(event) => setXray(event.target.checked)} /> Expand

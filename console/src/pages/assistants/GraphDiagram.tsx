@@ -126,14 +126,37 @@ export function GraphDiagram({ graph, subgraphs, title }: { graph: GraphJson; su
   );
 }
 
-/** What the diagram's marks mean. */
+/** What the diagram's marks mean, drawn with the diagram's own marks. */
 export function GraphLegend() {
   return (
     <p className="graph-legend muted">
-      <span>— edge</span>
-      <span>- - conditional edge</span>
-      <span>▭▭ subgraph</span>
-      <span className="graph-legend-interrupt">interrupt point</span>
+      <span>
+        <svg width="28" height="10" aria-hidden="true" className="graph-edge">
+          <path d="M0,5 L28,5" />
+        </svg>{" "}
+        edge
+      </span>
+      <span>
+        <svg width="28" height="10" aria-hidden="true" className="graph-edge graph-edge-conditional">
+          <path d="M0,5 L28,5" strokeDasharray="5 4" />
+        </svg>{" "}
+        conditional edge
+      </span>
+      <span>
+        <svg width="24" height="16" aria-hidden="true" className="graph-node graph-node-subgraph">
+          <rect x="1" y="1" width="22" height="14" rx="3" />
+          <rect className="graph-subgraph-inner" x="3.5" y="3.5" width="17" height="9" rx="2" />
+        </svg>{" "}
+        subgraph
+      </span>
+      <span>
+        <svg width="16" height="16" aria-hidden="true" className="graph-interrupt">
+          <circle cx="8" cy="8" r="7" />
+          <rect x="4.8" y="4.5" width="2.2" height="7" />
+          <rect x="9" y="4.5" width="2.2" height="7" />
+        </svg>{" "}
+        interrupt point
+      </span>
     </p>
   );
 }
