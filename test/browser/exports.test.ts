@@ -119,6 +119,13 @@ describe("flow 6: bulk export to the R2 binding", () => {
     await expect.poll(() => row.locator("[data-status]").getAttribute("data-status")).toBe("Completed");
     expect(await row.locator('[data-label="rows"]').textContent()).toBe("12");
     expect(await row.locator('[data-label="runs"]').textContent()).toBe("2 / 2");
+
+    // On a phone the page reflows: the numbers stay readable without scrolling sideways.
+    const phone = await harness.open(`/console/exports/${exportId}`, { viewport: { width: 390, height: 844 } });
+    await harness.signIn(phone);
+    await expect.poll(() => phone.locator('[data-stat="rows"] .value').textContent()).toBe("12");
+    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await harness.screenshot(phone, "6-export-completed-phone");
   }, 150_000);
 
   it("cancels an export that has not run yet", async () => {
