@@ -124,7 +124,7 @@ describe("flow 6: bulk export to the R2 binding", () => {
     const phone = await harness.open(`/console/exports/${exportId}`, { viewport: { width: 390, height: 844 } });
     await harness.signIn(phone);
     await expect.poll(() => phone.locator('[data-stat="rows"] .value').textContent()).toBe("12");
-    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await phone.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
     await harness.screenshot(phone, "6-export-completed-phone");
   }, 150_000);
 
