@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { build, type Metafile } from "esbuild";
 
 const ENTRY = fileURLToPath(new URL("../../console/src/main.tsx", import.meta.url));
 
@@ -20,12 +20,12 @@ function writeIfChanged(file: string, content: string | Uint8Array): void {
 export interface ConsoleBundle {
   /** File names under `/console/assets/`. */
   files: string[];
-  /** Bytes of the entry's JavaScript before compression (lazily loaded chunks not counted). */
-  scriptBytes: number;
+  /** The entry script and the chunks it imports statically: what a first load fetches. */
+  firstLoad: string[];
 }
 
 /** The page every console path serves: the SPA's shell, loading the hashed bundle. */
-function indexHtml(script: string, style: string | undefined): string {
+function indexHtml(script: string, preload: string[], style: string | undefined): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -34,6 +34,7 @@ function indexHtml(script: string, style: string | undefined): string {
   <meta name="color-scheme" content="light dark">
   <title>Agent Platform console</title>
   ${style ? `<link rel="stylesheet" href="/console/assets/${style}">` : ""}
+  ${preload.map((chunk) => `<link rel="modulepreload" href="/console/assets/${chunk}">`).join("\n  ")}
   <script type="module" src="/console/assets/${script}"></script>
 </head>
 <body>
@@ -63,6 +64,7 @@ export async function bundleConsole(assetsDir: string): Promise<ConsoleBundle> {
     legalComments: "none",
     logLevel: "silent",
     define: { "process.env.NODE_ENV": '"production"' },
+    metafile: true,
   });
   const outDir = join(assetsDir, "console/assets");
   mkdirSync(outDir, { recursive: true });
@@ -75,6 +77,26 @@ export async function bundleConsole(assetsDir: string): Promise<ConsoleBundle> {
   const script = files.find((file) => file.name.startsWith("app-") && file.name.endsWith(".js"));
   if (!script) throw new Error("The console bundle produced no JavaScript");
   const style = files.find((file) => file.name.endsWith(".css"))?.name;
-  writeIfChanged(join(assetsDir, "console/index.html"), indexHtml(script.name, style));
-  return { files: files.map((file) => file.name), scriptBytes: script.contents.byteLength };
+  const preload = staticImports(result.metafile.outputs, script.name);
+  writeIfChanged(join(assetsDir, "console/index.html"), indexHtml(script.name, preload, style));
+  return { files: files.map((file) => file.name), firstLoad: [script.name, ...preload] };
+}
+
+/**
+ * The chunks a file imports statically, transitively, by file name (dynamic imports load later, on
+ * demand). The metafile names outputs by paths relative to the working directory.
+ */
+function staticImports(outputs: Metafile["outputs"], entry: string): string[] {
+  const byName = new Map(Object.entries(outputs).map(([path, output]) => [basename(path), output]));
+  const seen = new Set<string>();
+  const visit = (name: string) => {
+    for (const imported of byName.get(name)?.imports ?? []) {
+      const chunk = basename(imported.path);
+      if (imported.kind !== "import-statement" || seen.has(chunk)) continue;
+      seen.add(chunk);
+      visit(chunk);
+    }
+  };
+  visit(entry);
+  return [...seen];
 }

@@ -81,7 +81,7 @@ async function verify(session: Session): Promise<void> {
   if (session.apiKey) {
     // The tracing API always takes the key.
     try {
-      await api("/sessions", { query: { limit: 1 }, headers });
+      await api("/api/v1/sessions", { query: { limit: 1 }, headers });
     } catch (error) {
       if (error instanceof ApiError && (error.status === 401 || error.status === 403)) throw error;
     }

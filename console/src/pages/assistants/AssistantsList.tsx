@@ -1,10 +1,10 @@
 import type { Assistant } from "@langchain/langgraph-sdk";
 import { Link } from "wouter";
-import { langGraphClient } from "../api.ts";
-import { Empty, ErrorBox, Loading } from "../components/ErrorBox.tsx";
-import { PageHeader } from "../components/Layout.tsx";
-import { formatTime, shortId } from "../format.ts";
-import { useLoad } from "../hooks.ts";
+import { langGraphClient } from "../../api.ts";
+import { Empty, ErrorBox, Loading } from "../../components/ErrorBox.tsx";
+import { PageHeader } from "../../components/Layout.tsx";
+import { formatTime, shortId } from "../../format.ts";
+import { useLoad } from "../../hooks.ts";
 
 /** Every assistant of the workspace, newest first. */
 export function AssistantsPage() {

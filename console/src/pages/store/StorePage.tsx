@@ -1,0 +1,253 @@
+import type { Item } from "@langchain/langgraph-sdk";
+import { type FormEvent, useState } from "react";
+import { langGraphClient } from "../../api.ts";
+import { Empty, ErrorBox, Loading } from "../../components/ErrorBox.tsx";
+import { JsonTree } from "../../components/JsonTree.tsx";
+import { PageHeader } from "../../components/Layout.tsx";
+import { formatTime } from "../../format.ts";
+import { useLoad } from "../../hooks.ts";
+
+const PAGE_SIZE = 20;
+const NAMESPACE_LIMIT = 1000;
+
+/** Namespace labels may not contain a period (LangGraph's rule), so a period joins them for display and input. */
+const joinNamespace = (namespace: string[]) => namespace.join(".");
+const splitNamespace = (text: string) =>
+  text
+    .split(".")
+    .map((part) => part.trim())
+    .filter(Boolean);
+
+interface TreeNode {
+  label: string;
+  path: string[];
+  children: TreeNode[];
+}
+
+/** The namespaces as a tree of their labels: ["a","b"] and ["a","c"] share "a". */
+function namespaceTree(namespaces: string[][]): TreeNode[] {
+  const root: TreeNode = { label: "", path: [], children: [] };
+  for (const namespace of namespaces) {
+    let node = root;
+    for (const label of namespace) {
+      let child = node.children.find((c) => c.label === label);
+      if (!child) {
+        child = { label, path: [...node.path, label], children: [] };
+        node.children.push(child);
+      }
+      node = child;
+    }
+  }
+  const sort = (nodes: TreeNode[]) => {
+    nodes.sort((a, b) => a.label.localeCompare(b.label));
+    for (const node of nodes) sort(node.children);
+  };
+  sort(root.children);
+  return root.children;
+}
+
+/** The store: namespaces as a tree, the items under the chosen one (paged), put and delete. */
+export function StorePage() {
+  const [prefix, setPrefix] = useState<string[]>([]);
+  const [offset, setOffset] = useState(0);
+  const [error, setError] = useState<unknown>();
+  const namespaces = useLoad(
+    (signal) => langGraphClient().store.listNamespaces({ limit: NAMESPACE_LIMIT, signal }),
+    [],
+  );
+  const items = useLoad(
+    () => langGraphClient().store.searchItems(prefix, { limit: PAGE_SIZE + 1, offset }),
+    [joinNamespace(prefix), offset],
+  );
+  const page = items.data?.items.slice(0, PAGE_SIZE) ?? [];
+  const hasMore = (items.data?.items.length ?? 0) > PAGE_SIZE;
+
+  function choose(path: string[]) {
+    setPrefix(path);
+    setOffset(0);
+  }
+  function changed() {
+    namespaces.reload();
+    items.reload();
+  }
+  async function remove(item: Item) {
+    setError(undefined);
+    try {
+      await langGraphClient().store.deleteItem(item.namespace, item.key);
+      changed();
+    } catch (reason) {
+      setError(reason);
+    }
+  }
+
+  return (
+    <>
+      <PageHeader title="Store" />
+      <div className="store-layout">
+        <nav className="card store-namespaces" aria-label="Namespaces">
+          <h3>Namespaces</h3>
+          <ErrorBox error={namespaces.error} />
+          {namespaces.loading && !namespaces.data ? <Loading /> : null}
+          <button type="button" className={`link ${prefix.length === 0 ? "active" : ""}`} onClick={() => choose([])}>
+            (all)
+          </button>
+          {namespaces.data && namespaces.data.namespaces.length === 0 ? <Empty>No namespaces.</Empty> : null}
+          {namespaces.data ? (
+            <NamespaceList nodes={namespaceTree(namespaces.data.namespaces)} selected={prefix} onSelect={choose} />
+          ) : null}
+        </nav>
+        <section className="store-items" aria-label="Items">
+          <PutItemForm prefix={prefix} onPut={changed} />
+          <h2>
+            Items under <span className="mono">{prefix.length ? joinNamespace(prefix) : "(all)"}</span>
+          </h2>
+          <ErrorBox error={items.error ?? error} />
+          {items.loading && !items.data ? <Loading /> : null}
+          {items.data && page.length === 0 ? <Empty>No items.</Empty> : null}
+          {page.map((item) => (
+            <article
+              key={`${joinNamespace(item.namespace)}/${item.key}`}
+              className="card store-item"
+              aria-label={`Item ${joinNamespace(item.namespace)} ${item.key}`}
+            >
+              <div className="row store-item-head">
+                <strong className="mono">{item.key}</strong>
+                <span className="muted mono">{joinNamespace(item.namespace)}</span>
+                <span className="muted">
+                  updated {formatTime((item as Item & { updated_at?: string }).updated_at ?? item.updatedAt)}
+                </span>
+                <button
+                  type="button"
+                  className="danger"
+                  aria-label={`Delete item ${item.key}`}
+                  onClick={() => remove(item)}
+                >
+                  Delete
+                </button>
+              </div>
+              <JsonTree value={item.value} />
+            </article>
+          ))}
+          <div className="pager">
+            <button
+              type="button"
+              className="secondary"
+              disabled={offset === 0}
+              onClick={() => setOffset(Math.max(0, offset - PAGE_SIZE))}
+            >
+              Previous
+            </button>
+            <span className="muted">{page.length ? `${offset + 1}–${offset + page.length}` : "—"}</span>
+            <button
+              type="button"
+              className="secondary"
+              disabled={!hasMore}
+              onClick={() => setOffset(offset + PAGE_SIZE)}
+            >
+              Next
+            </button>
+          </div>
+        </section>
+      </div>
+    </>
+  );
+}
+
+function NamespaceList({
+  nodes,
+  selected,
+  onSelect,
+}: {
+  nodes: TreeNode[];
+  selected: string[];
+  onSelect: (path: string[]) => void;
+}) {
+  return (
+    <ul className="namespace-tree">
+      {nodes.map((node) => {
+        const current = joinNamespace(node.path) === joinNamespace(selected);
+        return (
+          <li key={node.label}>
+            <button
+              type="button"
+              className={`link ${current ? "active" : ""}`}
+              aria-current={current ? "true" : undefined}
+              onClick={() => onSelect(node.path)}
+            >
+              {node.label}
+            </button>
+            {node.children.length ? (
+              <NamespaceList nodes={node.children} selected={selected} onSelect={onSelect} />
+            ) : null}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
+function PutItemForm({ prefix, onPut }: { prefix: string[]; onPut: () => void }) {
+  const [namespace, setNamespace] = useState("");
+  const [key, setKey] = useState("");
+  const [value, setValue] = useState("{}");
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    setError(undefined);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch (reason) {
+      setError(new Error(`Value is not JSON: ${(reason as Error).message}`));
+      return;
+    }
+    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
+      setError(new Error("Value must be a JSON object"));
+      return;
+    }
+    setBusy(true);
+    try {
+      const target = namespace.trim() ? splitNamespace(namespace) : prefix;
+      await langGraphClient().store.putItem(target, key, parsed as Record<string, unknown>);
+      setKey("");
+      onPut();
+    } catch (reason) {
+      setError(reason);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form className="card" aria-label="Put item" onSubmit={submit}>
+      <h3>Put an item</h3>
+      <div className="form-grid">
+        <label>
+          Namespace (labels joined by “.”)
+          <input
+            className="mono"
+            value={namespace}
+            onChange={(e) => setNamespace(e.target.value)}
+            placeholder={prefix.length ? joinNamespace(prefix) : "users.alice"}
+          />
+        </label>
+        <label>
+          Key
+          <input className="mono" required value={key} onChange={(e) => setKey(e.target.value)} />
+        </label>
+      </div>
+      <label>
+        Value (JSON object)
+        <textarea value={value} onChange={(e) => setValue(e.target.value)} rows={3} />
+      </label>
+      <ErrorBox error={error} />
+      <div className="row">
+        <button type="submit" disabled={busy}>
+          Put item
+        </button>
+      </div>
+    </form>
+  );
+}
