@@ -63,7 +63,7 @@ function sdkClient(ctx: BenchContext, fetchImplementation?: typeof fetch): Clien
 }
 
 /** Distinct SDK batches prepared for `ingest-server` (BENCH_INGEST_BATCHES overrides). */
-const SERVER_BATCHES = Number(process.env.BENCH_INGEST_BATCHES ?? 600);
+const SERVER_BATCHES = Number(process.env.BENCH_INGEST_BATCHES ?? 1000);
 
 type CapturedBatch = { headers: Headers; body: ArrayBuffer };
 
