@@ -45,12 +45,29 @@ export function describeErrorBody(status: number, body: unknown): string {
   return `HTTP ${status}`;
 }
 
+/**
+ * The SDK's client throws `HTTP 404: {"detail": …}`; turn that into an ApiError with the server's
+ * `detail`, so ErrorBox shows what the API said rather than raw JSON.
+ */
+export function readableError(error: unknown): unknown {
+  if (!(error instanceof Error) || error instanceof ApiError) return error;
+  const { status, text } = error as Error & { status?: unknown; text?: unknown };
+  if (typeof status !== "number" || typeof text !== "string") return error;
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: the text is the message
+  }
+  return new ApiError(status, describeErrorBody(status, body), body);
+}
+
 export interface ApiOptions {
   method?: string;
   query?: Query;
   body?: unknown;
   signal?: AbortSignal;
-  /** Also return the response headers (pagination totals). */
+  /** Extra request headers (sign-in checks credentials before keeping them). */
   headers?: Record<string, string>;
 }
 

@@ -3,6 +3,7 @@ import { useSyncExternalStore } from "react";
 import { createRoot } from "react-dom/client";
 import { Redirect, Route, Router, Switch } from "wouter";
 import { Layout } from "./components/Layout.tsx";
+import { PageBoundary } from "./components/PageBoundary.tsx";
 import { SignIn } from "./pages/SignIn.tsx";
 import { PAGES } from "./routes.tsx";
 import { getSession, subscribeSession } from "./session.ts";
@@ -15,7 +16,9 @@ function App() {
     <Layout key={session.tenantId ?? ""}>
       <Switch>
         {PAGES.map((page) => (
-          <Route key={page.path} path={page.path} component={page.component} />
+          <Route key={page.path} path={page.path}>
+            <PageBoundary page={page.component} />
+          </Route>
         ))}
         <Route path="/">
           <Redirect to={PAGES[0].path} replace />

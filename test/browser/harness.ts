@@ -33,6 +33,7 @@ export async function startConsoleHarness(options: { target?: ConsoleTarget } = 
   const server: ConsoleTarget = options.target ?? started!;
   const browser = await chromium.launch({ executablePath, args: ["--no-sandbox", "--disable-gpu"] });
   const contexts: BrowserContext[] = [];
+  const problems: string[] = [];
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   return {
     server,
@@ -41,8 +42,17 @@ export async function startConsoleHarness(options: { target?: ConsoleTarget } = 
       const context = await browser.newContext({ viewport, colorScheme: "light" });
       contexts.push(context);
       const page = await context.newPage();
-      // A page error is a console bug: fail loudly instead of letting a later assertion time out.
-      page.on("pageerror", (error) => console.error(`page error: ${error.message}`));
+      // An uncaught page error, or anything the Content-Security-Policy blocked, is a console bug:
+      // printed at once, and it fails the file when the harness closes.
+      page.on("pageerror", (error) => {
+        problems.push(`page error on ${page.url()}: ${error.message}`);
+        console.error(`page error: ${error.message}`);
+      });
+      page.on("console", (message) => {
+        if (message.type() === "error" && /Content Security Policy/i.test(message.text())) {
+          problems.push(`blocked by the CSP on ${page.url()}: ${message.text()}`);
+        }
+      });
       await page.goto(`${server.url}${path}`);
       return page;
     },
@@ -62,6 +72,7 @@ export async function startConsoleHarness(options: { target?: ConsoleTarget } = 
       for (const context of contexts) await context.close().catch(() => {});
       await browser.close();
       await started?.stop();
+      if (problems.length) throw new Error(`The console failed in the browser:\n${problems.join("\n")}`);
     },
   };
 }

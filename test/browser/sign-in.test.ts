@@ -40,10 +40,27 @@ describe("flow 1: sign in", () => {
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
   });
 
+  it("never puts an id from its own URL into an API path unless it is a well-formed id", async () => {
+    const page = await harness.open();
+    await harness.signIn(page);
+    const requested: string[] = [];
+    page.on("request", (request) => requested.push(new URL(request.url()).pathname));
+    // A crafted link would otherwise make the signed-in tab call another API path with the key.
+    await page.goto(`${harness.server.url}/console/chat/agent?thread=${encodeURIComponent("../../runs?x=")}`);
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("Not a valid thread id");
+    await page.goto(`${harness.server.url}/console/threads/..%2F..%2Fruns`);
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("Not a valid id");
+    expect(requested.filter((path) => path === "/runs" || path.includes(".."))).toEqual([]);
+  });
+
   it("serves the console with a strict content security policy and deep links to its pages", async () => {
     const response = await fetch(`${harness.server.url}/console/threads`);
     expect(response.status).toBe(200);
-    expect(response.headers.get("content-security-policy")).toContain("script-src 'self'");
+    const policy = response.headers.get("content-security-policy") ?? "";
+    for (const directive of ["script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"]) {
+      expect(policy).toContain(directive);
+    }
+    expect(policy).not.toContain("unsafe-inline");
     expect(response.headers.get("x-frame-options")).toBe("DENY");
     const html = await response.text();
     const script = /src="(\/console\/assets\/app-[^"]+\.js)"/.exec(html)?.[1];

@@ -44,7 +44,7 @@ describe("workspaces: the console shows one workspace's data at a time", () => {
     await table.getByText("second-team-assistant").waitFor();
     expect(await table.textContent()).not.toContain("default-team-assistant");
     expect(await page.content()).not.toContain(workspaceKey);
-    // A workspace key cannot pick another workspace, so it is offered none.
+    // Only organization admins may list workspaces (and pick one): this key is offered no picker.
     expect(await page.getByLabel("Workspace").count()).toBe(0);
   });
 

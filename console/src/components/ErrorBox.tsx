@@ -1,8 +1,9 @@
-import { ApiError } from "../api.ts";
+import { ApiError, readableError } from "../api.ts";
 
-/** An error as a person reads it: the API's `detail`, with its status. */
-export function ErrorBox({ error, title }: { error: unknown; title?: string }) {
-  if (!error) return null;
+/** An error as a person reads it: the API's `detail`, with its status (the SDK's errors too). */
+export function ErrorBox({ error: raw, title }: { error: unknown; title?: string }) {
+  if (!raw) return null;
+  const error = readableError(raw);
   const status = error instanceof ApiError ? error.status : undefined;
   const message = error instanceof Error ? error.message : String(error);
   return (

@@ -53,8 +53,9 @@ export function Layout({ children }: { children: ReactNode }) {
 }
 
 /**
- * The workspaces an organization key may act in (X-Tenant-Id). A workspace-scoped key, or a bearer
- * token without a key, sees no picker: it acts where it is.
+ * The workspaces an organization key may act in (X-Tenant-Id), from `GET /api/v1/workspaces`, which
+ * answers organization admins only. Any other key, or a bearer token without a key, sees no picker
+ * and acts in its own (or its organization's default) workspace.
  */
 function WorkspacePicker() {
   const session = getSession();

@@ -2,16 +2,17 @@ import type { Assistant, GraphSchema, Message } from "@langchain/langgraph-sdk";
 import { useStream } from "@langchain/langgraph-sdk/react";
 import { type FormEvent, type KeyboardEvent, useMemo, useState } from "react";
 import { Link, useLocation, useParams, useSearch } from "wouter";
-import { langGraphClient } from "../../api.ts";
+import { langGraphClient, readableError } from "../../api.ts";
 import { ErrorBox, Loading } from "../../components/ErrorBox.tsx";
 import { JsonTree } from "../../components/JsonTree.tsx";
 import { PageHeader } from "../../components/Layout.tsx";
 import { shortId } from "../../format.ts";
 import { useLoad } from "../../hooks.ts";
+import { isSafeId } from "../../ids.ts";
 import { InterruptPanel } from "./InterruptPanel.tsx";
 import { Messages } from "./Messages.tsx";
 import { ThreadRuns } from "./ThreadRuns.tsx";
-import { hasMessages, readableError, runLabel } from "./util.ts";
+import { hasMessages, runLabel } from "./util.ts";
 
 /**
  * `/chat/:assistantId[?thread=<id>]`: talk to an assistant on a new thread or an existing one; the
@@ -48,7 +49,9 @@ interface RunRef {
 function Conversation({ assistant, schemas }: { assistant: Assistant; schemas: GraphSchema }) {
   const client = useMemo(() => langGraphClient(), []);
   const [, navigate] = useLocation();
-  const threadId = new URLSearchParams(useSearch()).get("thread");
+  const requestedThread = new URLSearchParams(useSearch()).get("thread");
+  // The SDK puts the thread id in its paths as is: only a well-formed id is followed.
+  const threadId = requestedThread && isSafeId(requestedThread) ? requestedThread : null;
   const messageGraph = hasMessages(schemas);
   const [run, setRun] = useState<RunRef>();
   const [actionError, setActionError] = useState<unknown>();
@@ -153,6 +156,9 @@ function Conversation({ assistant, schemas }: { assistant: Assistant; schemas: G
         ) : null}
       </div>
 
+      {requestedThread && !threadId ? (
+        <ErrorBox error={new Error(`Not a valid thread id: ${JSON.stringify(requestedThread)}`)} />
+      ) : null}
       {stream.isThreadLoading ? <Loading what="Loading thread" /> : null}
       {messageGraph ? (
         <Messages messages={messages} streaming={stream.isLoading} />

@@ -1,11 +1,10 @@
 import type { Assistant } from "@langchain/langgraph-sdk";
 import { Link } from "wouter";
-import { langGraphClient } from "../../api.ts";
+import { langGraphClient, readableError } from "../../api.ts";
 import { Empty, ErrorBox, Loading } from "../../components/ErrorBox.tsx";
 import { PageHeader } from "../../components/Layout.tsx";
 import { formatTime } from "../../format.ts";
 import { useLoad } from "../../hooks.ts";
-import { readableError } from "./util.ts";
 
 /** `/chat`: pick the assistant to talk to. */
 export function ChatPickerPage() {

@@ -1,11 +1,12 @@
 import type { Client, Run } from "@langchain/langgraph-sdk";
 import { useEffect } from "react";
 import { Link } from "wouter";
+import { readableError } from "../../api.ts";
 import { ErrorBox, Loading } from "../../components/ErrorBox.tsx";
 import { StatusBadge } from "../../components/StatusBadge.tsx";
 import { elapsed, formatDuration, formatTime } from "../../format.ts";
 import { useInterval, useLoad } from "../../hooks.ts";
-import { readableError, runLabel } from "./util.ts";
+import { runLabel } from "./util.ts";
 
 const ACTIVE = new Set(["pending", "running"]);
 
@@ -18,7 +19,7 @@ export function ThreadRuns({ client, threadId, refresh }: { client: Client; thre
   // biome-ignore lint/correctness/useExhaustiveDependencies: `refresh` changes when a run starts or ends.
   useEffect(() => reload(), [refresh, reload]);
   // A run still going (here or elsewhere) is polled until it settles.
-  useInterval(reload, 1500, data?.some((run) => ACTIVE.has(run.status)) ?? false);
+  useInterval(reload, 1500, !error && (data?.some((run) => ACTIVE.has(run.status)) ?? false));
   return (
     <section aria-label="Runs of this thread">
       <h2>Runs</h2>

@@ -1,5 +1,4 @@
 import type { Message } from "@langchain/langgraph-sdk";
-import { ApiError, describeErrorBody } from "../../api.ts";
 
 /** A value typed in a form: JSON when it parses, else the text as a plain string. */
 export function parseJsonOrString(text: string): unknown {
@@ -8,23 +7,6 @@ export function parseJsonOrString(text: string): unknown {
   } catch {
     return text;
   }
-}
-
-/**
- * The SDK's client throws `HTTP 404: {"detail": …}`; turn that into an ApiError with the server's
- * `detail`, so ErrorBox shows what the API said rather than raw JSON.
- */
-export function readableError(error: unknown): unknown {
-  if (!(error instanceof Error) || error instanceof ApiError) return error;
-  const { status, text } = error as Error & { status?: unknown; text?: unknown };
-  if (typeof status !== "number" || typeof text !== "string") return error;
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // not JSON: the text is the message
-  }
-  return new ApiError(status, describeErrorBody(status, body), body);
 }
 
 /** The text of a message's content (a string, or text parts among images). */

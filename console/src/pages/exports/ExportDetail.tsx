@@ -38,7 +38,9 @@ export function ExportDetailPage() {
   );
   const data = loaded.data;
   const active = data ? !FINISHED.has(data.exported.status) : false;
-  useInterval(loaded.reload, 2000, active && !loaded.loading);
+  // A scheduled export never finishes: its spawned exports are looked at every 30 s, not every 2 s.
+  const scheduled = data?.exported.status === "IntervalScheduled";
+  useInterval(loaded.reload, scheduled ? 30_000 : 2000, active && !loaded.loading && !loaded.error);
 
   async function cancel() {
     setCancelError(undefined);

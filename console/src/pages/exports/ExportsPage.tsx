@@ -45,7 +45,7 @@ export function ExportsPage() {
   const running = exports.data?.some(
     (row) => !FINISHED.has(row.export.status) && row.export.status !== "IntervalScheduled",
   );
-  useInterval(exports.reload, 2000, Boolean(running) && !exports.loading);
+  useInterval(exports.reload, 2000, Boolean(running) && !exports.loading && !exports.error);
 
   const destinationName = new Map(destinations.data?.map((d) => [d.id, d.display_name]));
   const projectName = new Map(projects.data?.map((p) => [p.id, p.name]));

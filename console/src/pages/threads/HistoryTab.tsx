@@ -19,7 +19,7 @@ const PAGE = 50;
 export function newCheckpointId(result: Pick<Config, "configurable"> | { checkpoint?: { checkpoint_id?: string } }) {
   if ("checkpoint" in result && result.checkpoint?.checkpoint_id) return result.checkpoint.checkpoint_id;
   const configurable = "configurable" in result ? result.configurable : undefined;
-  return typeof configurable?.checkpoint_id === "string" ? configurable.checkpoint_id : "(unknown)";
+  return typeof configurable?.checkpoint_id === "string" ? configurable.checkpoint_id : undefined;
 }
 
 interface ForkResult {
@@ -62,7 +62,9 @@ export function HistoryTab({
     const checkpointId = newCheckpointId(result);
     let started: Run | undefined;
     let runError: unknown;
-    if (run && assistantId) {
+    if (run && assistantId && !checkpointId) {
+      runError = new Error("The server did not say which checkpoint the fork created, so no run was started");
+    } else if (run && assistantId) {
       // Runs from the new branch: no input, the checkpoint's own next nodes go on.
       try {
         started = await client.runs.create(threadId, assistantId, { input: null, checkpointId });
@@ -70,7 +72,7 @@ export function HistoryTab({
         runError = reason;
       }
     }
-    setForked({ from, checkpointId, run: started, runError });
+    setForked({ from, checkpointId: checkpointId ?? "(not reported)", run: started, runError });
     setForking(undefined);
     onChange();
   };

@@ -13,7 +13,7 @@ export function RunsTab({ threadId, version }: { threadId: string; version: numb
     (signal) => langGraphClient().runs.list(threadId, { limit: 100, signal }),
     [threadId, version],
   );
-  useInterval(reload, 2000, Boolean(data?.some((run) => ACTIVE.has(run.status))));
+  useInterval(reload, 2000, !error && Boolean(data?.some((run) => ACTIVE.has(run.status))));
   if (error) return <ErrorBox error={error} />;
   if (loading && !data) return <Loading />;
   if (!data) return null;
