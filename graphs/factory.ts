@@ -1,5 +1,6 @@
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { type LangGraphRunnableConfig, MessagesAnnotation, StateGraph } from "@langchain/langgraph";
+import { messageText } from "./lib/message-text.ts";
 
 /**
  * A graph factory: the platform calls it with the run's config (and with the thread's config for
@@ -11,7 +12,7 @@ export function graph(config: LangGraphRunnableConfig) {
   return new StateGraph(MessagesAnnotation)
     .addNode(nodeName, (state: typeof MessagesAnnotation.State) => {
       const lastHuman = state.messages.findLast((message) => HumanMessage.isInstance(message));
-      return { messages: [new AIMessage({ content: lastHuman?.content ?? "" })] };
+      return { messages: [new AIMessage({ content: messageText(lastHuman) })] };
     })
     .addEdge("__start__", nodeName)
     .addEdge(nodeName, "__end__")

@@ -1,5 +1,6 @@
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { type LangGraphRunnableConfig, MessagesAnnotation, StateGraph } from "@langchain/langgraph";
+import { messageText } from "./lib/message-text.ts";
 
 /**
  * Long-term memory through the platform's store: every human message is saved under
@@ -12,7 +13,7 @@ async function remember(state: typeof MessagesAnnotation.State, config: LangGrap
   const userId = typeof config.configurable?.user_id === "string" ? config.configurable.user_id : "default";
   const namespace = ["memories", userId];
   const last = state.messages.findLast((message) => HumanMessage.isInstance(message));
-  if (last) await store.put(namespace, crypto.randomUUID(), { text: String(last.content) });
+  if (last) await store.put(namespace, crypto.randomUUID(), { text: messageText(last) });
   const memories = await store.search(namespace, { limit: 1000 });
   return { messages: [new AIMessage(`I have ${memories.length} memories for you.`)] };
 }

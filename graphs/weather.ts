@@ -6,6 +6,7 @@ import {
   type UIMessage,
   uiMessageReducer,
 } from "@langchain/langgraph-sdk/react-ui/server";
+import { messageText } from "./lib/message-text.ts";
 import type components from "./ui/weather.tsx";
 
 const CONDITIONS = ["sunny", "cloudy", "rainy", "windy", "snowy"];
@@ -33,7 +34,7 @@ const WeatherState = Annotation.Root({
 export const graph = new StateGraph(WeatherState)
   .addNode("forecast", (state: typeof WeatherState.State, config: LangGraphRunnableConfig) => {
     const lastHuman = state.messages.findLast((message) => HumanMessage.isInstance(message));
-    const city = (typeof lastHuman?.content === "string" ? lastHuman.content.trim() : "") || "Paris";
+    const city = messageText(lastHuman).trim() || "Paris";
     const { temperature, conditions } = forecast(city);
     const message = new AIMessage({
       id: crypto.randomUUID(),

@@ -3,27 +3,37 @@ import { BaseChatModel, type BaseChatModelCallOptions } from "@langchain/core/la
 import { AIMessage, AIMessageChunk, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { ChatGenerationChunk, type ChatResult } from "@langchain/core/outputs";
 import type { StructuredToolInterface } from "@langchain/core/tools";
+import { messageText } from "./message-text.ts";
 
 export interface ScriptedChatModelFields {
   /** Name of the tool to call on a user's turn. */
   toolName: string;
+  /** The tool call's arguments for the user's text (default `{query: text}`). */
+  toolArgs?: (text: string) => Record<string, unknown>;
+  /** The reply streamed once the tool has answered (default `Here is what I found: <result>`). */
+  reply?: (toolResult: string) => string;
   /** Milliseconds between streamed tokens. */
   tokenDelayMs?: number;
 }
 
 /**
  * A deterministic chat model with no network: on a user's turn it calls `toolName` with the user's
- * text as `query`; once the tool has answered it streams a reply quoting the tool result, word by word.
+ * text as `query` (or `toolArgs(text)`); once the tool has answered it streams a reply quoting the tool
+ * result, word by word. The user's text is read from string or content-block messages alike.
  * It lets the example agent show tool calls and token streaming without a real LLM.
  */
 export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, AIMessageChunk> {
   readonly toolName: string;
   readonly tokenDelayMs: number;
+  readonly toolArgs: (text: string) => Record<string, unknown>;
+  readonly reply: (toolResult: string) => string;
 
   constructor(fields: ScriptedChatModelFields) {
     super({});
     this.toolName = fields.toolName;
     this.tokenDelayMs = fields.tokenDelayMs ?? 0;
+    this.toolArgs = fields.toolArgs ?? ((text) => ({ query: text }));
+    this.reply = fields.reply ?? ((result) => `Here is what I found: ${result}`);
   }
 
   _llmType(): string {
@@ -43,7 +53,7 @@ export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, A
     const id = `run-${crypto.randomUUID()}`;
     const last = messages.at(-1);
     if (last && ToolMessage.isInstance(last)) {
-      const words = `Here is what I found: ${String(last.content)}`.split(/(?<= )/);
+      const words = this.reply(messageText(last)).split(/(?<= )/);
       for (const word of words) {
         if (options.signal?.aborted) return;
         if (this.tokenDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.tokenDelayMs));
@@ -54,7 +64,7 @@ export class ScriptedChatModel extends BaseChatModel<BaseChatModelCallOptions, A
       return;
     }
     const lastHuman = messages.findLast((message) => HumanMessage.isInstance(message));
-    const args = { query: lastHuman ? String(lastHuman.content) : "" };
+    const args = this.toolArgs(messageText(lastHuman));
     const chunk = new ChatGenerationChunk({
       text: "",
       message: new AIMessageChunk({

@@ -173,6 +173,53 @@ describe("flow 3: answer an interrupt of steps", () => {
     await expect.poll(() => page.getByRole("table", { name: "Runs" }).locator("tbody tr").count()).toBe(2);
   });
 
+  it("answers the approval example's Agent Inbox request with its buttons: edit, then the edited email is sent", async () => {
+    const page = await openChat("approval");
+    await page.getByRole("textbox", { name: "Message" }).fill("Lunch at noon?");
+    await page.getByRole("button", { name: "Send" }).click();
+    const panel = page.getByRole("region", { name: "Interrupt" });
+    await panel.waitFor({ timeout: 30_000 });
+    expect(await panel.textContent()).toContain("wants to send an email to team@example.com");
+    const buttons = panel.getByRole("group", { name: "Answer the request" }).getByRole("button");
+    expect(await buttons.allTextContents()).toEqual(["Accept", "Edit…", "Respond…", "Ignore"]);
+
+    // Edit fills in the answer with the drafted call, to change before resuming.
+    await panel.getByRole("button", { name: "Edit…" }).click();
+    const draft = JSON.parse(await panel.getByLabel(/Resume value/).inputValue());
+    expect(draft).toEqual([
+      {
+        type: "edit",
+        args: {
+          action: "send_email",
+          args: { to: "team@example.com", subject: "Lunch at noon?", body: "Lunch at noon?" },
+        },
+      },
+    ]);
+    draft[0].args.args.to = "chef@example.com";
+    await panel.getByLabel(/Resume value/).fill(JSON.stringify(draft));
+    await panel.getByRole("button", { name: "Resume" }).click();
+    await panel.waitFor({ state: "detached", timeout: 30_000 });
+    await waitUntilIdle(page);
+    const sent = 'I sent the email to chef@example.com with the subject "Lunch at noon?".';
+    await expect.poll(() => page.getByTestId("ai-text").last().textContent()).toBe(sent);
+    const state = await apiGet<{ values: { messages: { type: string; content: unknown }[] } }>(
+      `/threads/${threadOf(page)}/state`,
+    );
+    expect(state.values.messages.at(-1)?.content).toBe(sent);
+  });
+
+  it("accepts the approval example's request with one click", async () => {
+    const page = await openChat("approval");
+    await page.getByRole("textbox", { name: "Message" }).fill("Ship it");
+    await page.getByRole("button", { name: "Send" }).click();
+    const panel = page.getByRole("region", { name: "Interrupt" });
+    await panel.getByRole("button", { name: "Accept" }).click();
+    await panel.waitFor({ state: "detached", timeout: 30_000 });
+    await expect
+      .poll(() => page.getByTestId("ai-text").last().textContent())
+      .toBe('I sent the email to team@example.com with the subject "Ship it".');
+  });
+
   it("takes a resume value that is not JSON as a plain string", async () => {
     const page = await openChat("steps");
     await page.getByLabel("Input (JSON object)").fill('{"ask_human": true}');

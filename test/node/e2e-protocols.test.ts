@@ -195,6 +195,7 @@ describe("MCP with the official @modelcontextprotocol/sdk client", () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
       "agent",
+      "approval",
       "echo",
       "factory",
       "memory",

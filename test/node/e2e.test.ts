@@ -18,7 +18,16 @@ describe("the local server, end to end", () => {
   it("answers /ok and /info without a key", async () => {
     expect(await (await get("/ok")).json()).toEqual({ ok: true });
     const info = (await (await get("/info")).json()) as { metadata: { graphs: string[] } };
-    expect(info.metadata.graphs).toEqual(["echo", "steps", "agent", "nested", "memory", "factory", "weather"]);
+    expect(info.metadata.graphs).toEqual([
+      "echo",
+      "steps",
+      "agent",
+      "nested",
+      "memory",
+      "factory",
+      "approval",
+      "weather",
+    ]);
   });
 
   it("the official SDK reaches the server with the documented dev key, and is refused without it", async () => {
@@ -170,7 +179,16 @@ describe("client.assistants against the local server", () => {
       sortBy: "name",
       sortOrder: "asc",
     });
-    expect(system.map((a) => a.name)).toEqual(["agent", "echo", "factory", "memory", "nested", "steps", "weather"]);
+    expect(system.map((a) => a.name)).toEqual([
+      "agent",
+      "approval",
+      "echo",
+      "factory",
+      "memory",
+      "nested",
+      "steps",
+      "weather",
+    ]);
     const made = await sdk.assistants.create({
       graphId: "nested",
       name: "Dry",

@@ -29,7 +29,16 @@ describe("system assistants", () => {
     const found = await json<Assistant[]>(
       await post("/assistants/search", { metadata: { created_by: "system" }, sort_by: "name", sort_order: "asc" }),
     );
-    expect(found.map((a) => a.name)).toEqual(["agent", "echo", "factory", "memory", "nested", "steps", "weather"]);
+    expect(found.map((a) => a.name)).toEqual([
+      "agent",
+      "approval",
+      "echo",
+      "factory",
+      "memory",
+      "nested",
+      "steps",
+      "weather",
+    ]);
     // The official server's id for graph "agent": UUIDv5 in the URL namespace.
     expect(systemAssistantId("agent")).toBe("fe096781-5601-53d2-b2f6-0d3403f7e9ca");
     for (const assistant of found) {
@@ -303,6 +312,7 @@ describe("tenancy", () => {
     const theirs = await json<Assistant[]>(await post("/assistants/search", { limit: 100 }, key));
     expect(theirs.map((a) => a.name).sort()).toEqual([
       "agent",
+      "approval",
       "echo",
       "factory",
       "memory",

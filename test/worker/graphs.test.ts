@@ -6,7 +6,7 @@ import { graphs } from "../../src/deployment/index.ts";
 
 describe("deployed example graphs", () => {
   it("registers the graphs of langgraph.json", () => {
-    expect(graphs.ids()).toEqual(["echo", "steps", "agent", "nested", "memory", "factory", "weather"]);
+    expect(graphs.ids()).toEqual(["echo", "steps", "agent", "nested", "memory", "factory", "approval", "weather"]);
     expect(graphs.entry("agent")?.description).toContain("tool-calling agent");
   });
 

@@ -20,7 +20,16 @@ describe("system endpoints", () => {
     expect(info.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(info.langgraph_js_version).toBe("1.4.17");
     expect(info.flags).toMatchObject({ assistants: expect.any(Boolean), crons: expect.any(Boolean) });
-    expect(info.metadata.graphs).toEqual(["echo", "steps", "agent", "nested", "memory", "factory", "weather"]);
+    expect(info.metadata.graphs).toEqual([
+      "echo",
+      "steps",
+      "agent",
+      "nested",
+      "memory",
+      "factory",
+      "approval",
+      "weather",
+    ]);
   });
 
   it("sends a request id on every response", async () => {

@@ -20,7 +20,8 @@ const State = Annotation.Root({
 export const graph = new StateGraph(State)
   .addNode("greet", (state: typeof State.State, config: LangGraphRunnableConfig) => {
     const last = state.messages.at(-1);
-    const name = typeof last?.content === "string" ? last.content : "stranger";
+    // `.text` reads string content and chat UIs' content blocks alike.
+    const name = last?.text || "stranger";
     logger.info("greeting", { name });
     const message = new AIMessage({
       id: crypto.randomUUID(),
