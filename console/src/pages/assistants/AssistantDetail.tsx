@@ -5,6 +5,7 @@ import { langGraphClient } from "../../api.ts";
 import { Empty, ErrorBox, Loading } from "../../components/ErrorBox.tsx";
 import { JsonTree } from "../../components/JsonTree.tsx";
 import { PageHeader } from "../../components/Layout.tsx";
+import { Stat } from "../../components/Stat.tsx";
 import { formatTime } from "../../format.ts";
 import { useLoad } from "../../hooks.ts";
 import { GraphDiagram, GraphLegend } from "./GraphDiagram.tsx";
@@ -62,15 +63,6 @@ export function AssistantDetailPage() {
         </>
       ) : null}
     </>
-  );
-}
-
-function Stat({ label, value }: { label: string; value: string }) {
-  return (
-    <div className="stat">
-      <div className="value">{value}</div>
-      <div className="label">{label}</div>
-    </div>
   );
 }
 

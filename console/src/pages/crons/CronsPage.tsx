@@ -6,6 +6,7 @@ import { Empty, ErrorBox, Loading } from "../../components/ErrorBox.tsx";
 import { PageHeader } from "../../components/Layout.tsx";
 import { formatTime, shortId } from "../../format.ts";
 import { useLoad } from "../../hooks.ts";
+import { parseJsonObject } from "../../json-input.ts";
 
 const DEFAULT_INPUT = '{"messages": [{"role": "user", "content": "hello"}]}';
 
@@ -112,19 +113,19 @@ function CronForm({
   async function submit(event: FormEvent) {
     event.preventDefault();
     setError(undefined);
-    let parsed: Record<string, unknown> | undefined;
-    try {
-      parsed = input.trim() ? (JSON.parse(input) as Record<string, unknown>) : undefined;
-    } catch (reason) {
-      setError(new Error(`Input is not JSON: ${(reason as Error).message}`));
+    // The API takes a cron's input as an object; an empty field sends none.
+    const parsed = input.trim() ? parseJsonObject(input, "Input") : { value: undefined };
+    if ("error" in parsed) {
+      setError(new Error(parsed.error));
       return;
     }
     setBusy(true);
     const client = langGraphClient();
     const assistantId = assistant || assistants[0]?.assistant_id;
     try {
-      if (thread.trim()) await client.crons.createForThread(thread.trim(), assistantId, { schedule, input: parsed });
-      else await client.crons.create(assistantId, { schedule, input: parsed });
+      if (thread.trim())
+        await client.crons.createForThread(thread.trim(), assistantId, { schedule, input: parsed.value });
+      else await client.crons.create(assistantId, { schedule, input: parsed.value });
       onCreated();
     } catch (reason) {
       setError(reason);

@@ -3,6 +3,7 @@ import { Link, useParams } from "wouter";
 import { api } from "../../api.ts";
 import { Empty, ErrorBox, Loading } from "../../components/ErrorBox.tsx";
 import { PageHeader } from "../../components/Layout.tsx";
+import { Stat } from "../../components/Stat.tsx";
 import { StatusBadge } from "../../components/StatusBadge.tsx";
 import { formatBytes, formatNumber, formatTime, shortId } from "../../format.ts";
 import { useInterval, useLoad } from "../../hooks.ts";
@@ -170,14 +171,5 @@ export function ExportDetailPage() {
         </>
       ) : null}
     </>
-  );
-}
-
-function Stat({ label, value, name }: { label: string; value: string; name: string }) {
-  return (
-    <div className="stat" data-stat={name}>
-      <div className="value">{value}</div>
-      <div className="label">{label}</div>
-    </div>
   );
 }
