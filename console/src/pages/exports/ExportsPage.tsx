@@ -22,6 +22,10 @@ import {
 /** Progress is read from each export's runs; the newest exports only, so the page stays one round of requests. */
 const PROGRESS_OF_NEWEST = 25;
 
+/** An export's progress, or why it could not be read (undefined both: not read, e.g. a scheduled export). */
+type ProgressResult = { progress?: Progress; error?: unknown };
+type ExportRow = ProgressResult & { export: BulkExport };
+
 /** Bulk exports: destinations, exports with their progress, and the forms to create both. */
 export function ExportsPage() {
   const [, navigate] = useLocation();
@@ -32,18 +36,22 @@ export function ExportsPage() {
   const exports = useLoad(async (signal) => {
     const list = await api<BulkExport[]>("/api/v1/bulk-exports", { signal });
     const progress = await Promise.all(
-      list
-        .slice(0, PROGRESS_OF_NEWEST)
-        .map((e) =>
-          e.status === "IntervalScheduled"
-            ? Promise.resolve(undefined)
-            : api<ExportRun[]>(`/api/v1/bulk-exports/${e.id}/runs`, { signal }).then(progressOf),
-        ),
+      list.slice(0, PROGRESS_OF_NEWEST).map(async (e): Promise<ProgressResult> => {
+        if (e.status === "IntervalScheduled") return {};
+        try {
+          return { progress: progressOf(await api<ExportRun[]>(`/api/v1/bulk-exports/${e.id}/runs`, { signal })) };
+        } catch (reason) {
+          // One export's runs failing shows in its row and leaves the others.
+          if (signal.aborted) throw reason;
+          return { error: reason };
+        }
+      }),
     );
-    return list.map((e, i) => ({ export: e, progress: progress[i] }));
+    return list.map((e, i): ExportRow => ({ export: e, ...progress[i] }));
   }, []);
+  // A row whose progress failed is not polled again: its error stays on screen until a reload.
   const running = exports.data?.some(
-    (row) => !FINISHED.has(row.export.status) && row.export.status !== "IntervalScheduled",
+    (row) => !row.error && !FINISHED.has(row.export.status) && row.export.status !== "IntervalScheduled",
   );
   useInterval(exports.reload, 2000, Boolean(running) && !exports.loading && !exports.error);
 
@@ -98,7 +106,7 @@ export function ExportsPage() {
               </tr>
             </thead>
             <tbody>
-              {exports.data.map(({ export: e, progress }) => (
+              {exports.data.map(({ export: e, progress, error }) => (
                 <tr key={e.id} data-export-id={e.id}>
                   <td className="mono">
                     <Link href={`/exports/${e.id}`}>{shortId(e.id)}</Link>
@@ -108,7 +116,7 @@ export function ExportsPage() {
                   </td>
                   <td>{projectName.get(e.session_id) ?? shortId(e.session_id)}</td>
                   <td>{windowOf(e)}</td>
-                  <ProgressCells progress={progress} />
+                  <ProgressCells progress={progress} error={error} />
                   <td>{destinationName.get(e.bulk_export_destination_id) ?? shortId(e.bulk_export_destination_id)}</td>
                   <td>{formatTime(e.created_at)}</td>
                 </tr>
@@ -164,7 +172,13 @@ export function windowOf(e: BulkExport): string {
   return `${start} → ${formatTime(e.end_time)}`;
 }
 
-function ProgressCells({ progress }: { progress: Progress | undefined }) {
+function ProgressCells({ progress, error }: ProgressResult) {
+  if (error)
+    return (
+      <td colSpan={4}>
+        <ErrorBox error={error} title="Progress" />
+      </td>
+    );
   if (!progress)
     return (
       <>
