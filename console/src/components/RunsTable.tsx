@@ -4,7 +4,7 @@ import { Link } from "wouter";
 import { langGraphClient } from "../api.ts";
 import { elapsed, formatDuration, formatTime, shortId } from "../format.ts";
 import { useInterval, useLoad } from "../hooks.ts";
-import { Empty, ErrorBox, Loading } from "./ErrorBox.tsx";
+import { DataTable } from "./DataTable.tsx";
 import { StatusBadge } from "./StatusBadge.tsx";
 
 /** Statuses of a run that has not settled yet (its duration is still growing). */
@@ -26,48 +26,39 @@ export function RunsTable({
   limit?: number;
   refresh?: unknown;
 }) {
-  const { data, error, reload } = useLoad(
+  const { data, error, loading, reload } = useLoad(
     (signal) => (client ?? langGraphClient()).runs.list(threadId, { limit, signal }),
     [client, threadId, limit],
   );
   // biome-ignore lint/correctness/useExhaustiveDependencies: `refresh` changes when a run starts or ends.
   useEffect(() => reload(), [refresh, reload]);
   useInterval(reload, 1500, !error && (data?.some((run) => ACTIVE.has(run.status)) ?? false));
-  if (error) return <ErrorBox error={error} />;
-  if (!data) return <Loading />;
-  if (data.length === 0) return <Empty>No runs on this thread yet.</Empty>;
   return (
-    <div className="table-wrap">
-      <table className="table" aria-label="Runs">
-        <thead>
-          <tr>
-            <th>Run</th>
-            <th>Status</th>
-            <th>Started</th>
-            <th>Duration</th>
-            <th>Trace</th>
-          </tr>
-        </thead>
-        <tbody>
-          {data.map((run) => (
-            <tr key={run.run_id} data-run-id={run.run_id}>
-              <td className="mono" title={run.run_id}>
-                {shortId(run.run_id)}
-              </td>
-              <td>
-                <StatusBadge status={run.status} />
-              </td>
-              <td>{formatTime(run.created_at)}</td>
-              <td>{ACTIVE.has(run.status) ? "…" : formatDuration(elapsed(run.created_at, run.updated_at))}</td>
-              <td>
-                <Link href={`/traces/agent-runs/${run.run_id}`} aria-label={`Trace of run ${run.run_id}`}>
-                  trace
-                </Link>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      label="Runs"
+      columns={["Run", "Status", "Started", "Duration", "Trace"]}
+      rows={data}
+      loading={loading}
+      error={error}
+      empty="No runs on this thread yet."
+    >
+      {(run) => (
+        <tr key={run.run_id} data-run-id={run.run_id}>
+          <td className="mono" title={run.run_id}>
+            {shortId(run.run_id)}
+          </td>
+          <td>
+            <StatusBadge status={run.status} />
+          </td>
+          <td>{formatTime(run.created_at)}</td>
+          <td>{ACTIVE.has(run.status) ? "…" : formatDuration(elapsed(run.created_at, run.updated_at))}</td>
+          <td>
+            <Link href={`/traces/agent-runs/${run.run_id}`} aria-label={`Trace of run ${run.run_id}`}>
+              trace
+            </Link>
+          </td>
+        </tr>
+      )}
+    </DataTable>
   );
 }

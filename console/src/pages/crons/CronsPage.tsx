@@ -2,7 +2,8 @@ import type { Cron } from "@langchain/langgraph-sdk";
 import { type FormEvent, useState } from "react";
 import { Link } from "wouter";
 import { langGraphClient } from "../../api.ts";
-import { Empty, ErrorBox, Loading } from "../../components/ErrorBox.tsx";
+import { DataTable } from "../../components/DataTable.tsx";
+import { ErrorBox } from "../../components/ErrorBox.tsx";
 import { PageHeader } from "../../components/Layout.tsx";
 import { formatTime, shortId } from "../../format.ts";
 import { useLoad } from "../../hooks.ts";
@@ -38,60 +39,46 @@ export function CronsPage() {
       <PageHeader title="Crons" />
       <CronForm assistants={assistants.data ?? []} onCreated={crons.reload} />
       <h2>Scheduled</h2>
-      <ErrorBox error={crons.error ?? assistants.error ?? error} />
-      {crons.loading && !crons.data ? <Loading /> : null}
-      {crons.data && crons.data.length === 0 ? <Empty>No crons.</Empty> : null}
-      {crons.data && crons.data.length > 0 ? (
-        <div className="table-wrap">
-          <table className="table" aria-label="Crons">
-            <thead>
-              <tr>
-                <th>Schedule</th>
-                <th>Assistant</th>
-                <th>Thread</th>
-                <th>Next run</th>
-                <th>Enabled</th>
-                <th>Input</th>
-                <th>Id</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {crons.data.map((cron) => (
-                <tr key={cron.cron_id} data-cron-id={cron.cron_id}>
-                  <td className="mono">{cron.schedule}</td>
-                  <td>
-                    <Link href={`/assistants/${cron.assistant_id}`}>
-                      {names.get(cron.assistant_id) ?? shortId(cron.assistant_id)}
-                    </Link>
-                  </td>
-                  <td className="mono">
-                    {cron.thread_id ? (
-                      <Link href={`/threads/${cron.thread_id}`}>{shortId(cron.thread_id)}</Link>
-                    ) : (
-                      "new each run"
-                    )}
-                  </td>
-                  <td data-label="next-run">{formatTime(cron.next_run_date)}</td>
-                  <td>{cron.enabled ? "yes" : "no"}</td>
-                  <td className="mono cron-input">{JSON.stringify(cron.payload?.input ?? null)}</td>
-                  <td className="mono">{shortId(cron.cron_id)}</td>
-                  <td>
-                    <button
-                      type="button"
-                      className="danger"
-                      onClick={() => remove(cron)}
-                      aria-label={`Delete cron ${cron.cron_id}`}
-                    >
-                      Delete
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <DataTable
+        label="Crons"
+        columns={["Schedule", "Assistant", "Thread", "Next run", "Enabled", "Input", "Id", ""]}
+        rows={crons.data}
+        loading={crons.loading}
+        error={crons.error ?? assistants.error ?? error}
+        empty="No crons."
+      >
+        {(cron) => (
+          <tr key={cron.cron_id} data-cron-id={cron.cron_id}>
+            <td className="mono">{cron.schedule}</td>
+            <td>
+              <Link href={`/assistants/${cron.assistant_id}`}>
+                {names.get(cron.assistant_id) ?? shortId(cron.assistant_id)}
+              </Link>
+            </td>
+            <td className="mono">
+              {cron.thread_id ? (
+                <Link href={`/threads/${cron.thread_id}`}>{shortId(cron.thread_id)}</Link>
+              ) : (
+                "new each run"
+              )}
+            </td>
+            <td data-label="next-run">{formatTime(cron.next_run_date)}</td>
+            <td>{cron.enabled ? "yes" : "no"}</td>
+            <td className="mono cron-input">{JSON.stringify(cron.payload?.input ?? null)}</td>
+            <td className="mono">{shortId(cron.cron_id)}</td>
+            <td>
+              <button
+                type="button"
+                className="danger"
+                onClick={() => remove(cron)}
+                aria-label={`Delete cron ${cron.cron_id}`}
+              >
+                Delete
+              </button>
+            </td>
+          </tr>
+        )}
+      </DataTable>
     </>
   );
 }

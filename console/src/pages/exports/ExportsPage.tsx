@@ -1,7 +1,8 @@
 import { useState } from "react";
 import { Link, useLocation } from "wouter";
 import { api } from "../../api.ts";
-import { Empty, ErrorBox, Loading } from "../../components/ErrorBox.tsx";
+import { DataTable } from "../../components/DataTable.tsx";
+import { ErrorBox } from "../../components/ErrorBox.tsx";
 import { PageHeader } from "../../components/Layout.tsx";
 import { StatusBadge } from "../../components/StatusBadge.tsx";
 import { formatBytes, formatNumber, formatTime, shortId } from "../../format.ts";
@@ -85,83 +86,67 @@ export function ExportsPage() {
       ) : null}
 
       <h2>Exports</h2>
-      <ErrorBox error={exports.error} />
-      {exports.loading && !exports.data ? <Loading /> : null}
-      {exports.data && exports.data.length === 0 ? <Empty>No exports yet.</Empty> : null}
-      {exports.data && exports.data.length > 0 ? (
-        <div className="table-wrap">
-          <table className="table" aria-label="Exports">
-            <thead>
-              <tr>
-                <th>Export</th>
-                <th>Status</th>
-                <th>Project</th>
-                <th>Window</th>
-                <th>Runs done</th>
-                <th>Rows</th>
-                <th>Files</th>
-                <th>Bytes</th>
-                <th>Destination</th>
-                <th>Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {exports.data.map(({ export: e, progress, error }) => (
-                <tr key={e.id} data-export-id={e.id}>
-                  <td className="mono">
-                    <Link href={`/exports/${e.id}`}>{shortId(e.id)}</Link>
-                  </td>
-                  <td>
-                    <StatusBadge status={e.status} />
-                  </td>
-                  <td>{projectName.get(e.session_id) ?? shortId(e.session_id)}</td>
-                  <td>{windowOf(e)}</td>
-                  <ProgressCells progress={progress} error={error} />
-                  <td>{destinationName.get(e.bulk_export_destination_id) ?? shortId(e.bulk_export_destination_id)}</td>
-                  <td>{formatTime(e.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <DataTable
+        label="Exports"
+        columns={[
+          "Export",
+          "Status",
+          "Project",
+          "Window",
+          "Runs done",
+          "Rows",
+          "Files",
+          "Bytes",
+          "Destination",
+          "Created",
+        ]}
+        rows={exports.data}
+        loading={exports.loading}
+        error={exports.error}
+        empty="No exports yet."
+      >
+        {({ export: e, progress, error }) => (
+          <tr key={e.id} data-export-id={e.id}>
+            <td className="mono">
+              <Link href={`/exports/${e.id}`}>{shortId(e.id)}</Link>
+            </td>
+            <td>
+              <StatusBadge status={e.status} />
+            </td>
+            <td>{projectName.get(e.session_id) ?? shortId(e.session_id)}</td>
+            <td>{windowOf(e)}</td>
+            <ProgressCells progress={progress} error={error} />
+            <td>{destinationName.get(e.bulk_export_destination_id) ?? shortId(e.bulk_export_destination_id)}</td>
+            <td>{formatTime(e.created_at)}</td>
+          </tr>
+        )}
+      </DataTable>
 
       <h2>Destinations</h2>
-      <ErrorBox error={destinations.error ?? projects.error} />
-      {destinations.data && destinations.data.length === 0 ? <Empty>No destinations yet.</Empty> : null}
-      {destinations.data && destinations.data.length > 0 ? (
-        <div className="table-wrap">
-          <table className="table" aria-label="Destinations">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Writes to</th>
-                <th>Credentials</th>
-                <th>Id</th>
-                <th>Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {destinations.data.map((d) => (
-                <tr key={d.id}>
-                  <td>{d.display_name}</td>
-                  <td className="mono">{destinationWhere(d.config)}</td>
-                  {/* Only the names of the stored fields: the API never returns their values. */}
-                  <td>
-                    {d.credentials_keys.length
-                      ? `${d.credentials_keys.join(", ")} (stored, hidden)`
-                      : d.config.r2_binding
-                        ? "none (binding)"
-                        : "deployment default"}
-                  </td>
-                  <td className="mono">{shortId(d.id)}</td>
-                  <td>{formatTime(d.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <DataTable
+        label="Destinations"
+        columns={["Name", "Writes to", "Credentials", "Id", "Created"]}
+        rows={destinations.data}
+        error={destinations.error ?? projects.error}
+        empty="No destinations yet."
+      >
+        {(d) => (
+          <tr key={d.id}>
+            <td>{d.display_name}</td>
+            <td className="mono">{destinationWhere(d.config)}</td>
+            {/* Only the names of the stored fields: the API never returns their values. */}
+            <td>
+              {d.credentials_keys.length
+                ? `${d.credentials_keys.join(", ")} (stored, hidden)`
+                : d.config.r2_binding
+                  ? "none (binding)"
+                  : "deployment default"}
+            </td>
+            <td className="mono">{shortId(d.id)}</td>
+            <td>{formatTime(d.created_at)}</td>
+          </tr>
+        )}
+      </DataTable>
     </>
   );
 }
