@@ -54,6 +54,10 @@ export function formatCost(value: number | string | null | undefined): string {
   return `$${n < 0.01 && n > 0 ? n.toFixed(6) : n.toFixed(4)}`;
 }
 
+/**
+ * A short form of an id. Time-ordered ids (runs, checkpoints: UUIDv6/v7) start with the clock, so
+ * their heads repeat across a thread and the tail is what tells two apart; random ids are fine either way.
+ */
 export function shortId(id: string | null | undefined): string {
-  return id ? id.slice(0, 8) : "—";
+  return id ? `…${id.slice(-8)}` : "—";
 }

@@ -96,7 +96,7 @@ describe("flow 2: chat with agent", () => {
     );
 
     // The thread and the run's trace are one click away.
-    expect(await page.getByRole("link", { name: threadId.slice(0, 8) }).getAttribute("href")).toBe(
+    expect(await page.getByRole("link", { name: `…${threadId.slice(-8)}` }).getAttribute("href")).toBe(
       `/console/threads/${threadId}`,
     );
     const runs = await apiGet<{ run_id: string; status: string }[]>(`/threads/${threadId}/runs`);

@@ -143,6 +143,24 @@ describe("flow 6: bulk export to the R2 binding", () => {
     expect((await api<{ status: string }>("GET", `/api/v1/bulk-exports/${created.id}`)).status).toBe("Cancelled");
   });
 
+  it("shows a failing progress request in that export's row and the other rows' progress", async () => {
+    const list = await api<{ id: string; status: string }[]>("GET", "/api/v1/bulk-exports");
+    const [failing, ...others] = list.filter((e) => e.status !== "IntervalScheduled");
+    expect(others.length).toBeGreaterThan(0);
+    const page = await harness.open("/console/exports");
+    await page.route(`**/api/v1/bulk-exports/${failing.id}/runs*`, (route) =>
+      route.fulfill({ status: 500, contentType: "application/json", body: JSON.stringify({ detail: "runs broke" }) }),
+    );
+    await harness.signIn(page);
+    const row = page.locator(`tr[data-export-id="${failing.id}"]`);
+    await expect.poll(() => row.getByRole("alert").textContent()).toContain("runs broke");
+    for (const other of others) {
+      const cells = page.locator(`tr[data-export-id="${other.id}"] [data-label="runs"]`);
+      await expect.poll(() => cells.textContent()).toMatch(/^\d+ \/ \d+$/);
+    }
+    expect(await page.getByRole("alert").count()).toBe(1);
+  });
+
   it("creates an S3 destination with a secret key and never shows the secret", async () => {
     const page = await openExports();
     await page.getByRole("button", { name: "New destination" }).click();

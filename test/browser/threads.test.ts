@@ -117,7 +117,7 @@ describe("flow 7: fork a thread from its history", () => {
     await expect.poll(async () => (await timeline(page))[0]).toBe("Step 2: update");
     const top = page.getByRole("list", { name: "Checkpoints" }).locator(":scope > li").first();
     expect(await top.getAttribute("data-checkpoint-id")).toBe(forkedId);
-    expect(await top.textContent()).toContain(`branches from …${step1Checkpoint.checkpoint.checkpoint_id!.slice(-12)}`);
+    expect(await top.textContent()).toContain(`branches from …${step1Checkpoint.checkpoint.checkpoint_id!.slice(-8)}`);
     expect(await top.getByRole("list", { name: "Changes" }).textContent()).toContain("answer added");
     await harness.screenshot(page, "7-fork-thread-history");
   });
@@ -206,7 +206,7 @@ describe("flow 7: fork a thread from its history", () => {
     await harness.signIn(page);
     const table = page.getByRole("table", { name: "Runs" });
     await expect.poll(() => table.locator("tbody tr").count()).toBe(2);
-    const first = table.locator("tbody tr").filter({ hasText: runId });
+    const first = table.locator(`tr[data-run-id="${runId}"]`);
     expect(await first.locator("[data-status]").getAttribute("data-status")).toBe("success");
     expect(await first.textContent()).toMatch(/\d+(\.\d+)? m?s/);
     const link = first.getByRole("link", { name: /Trace of run/ });

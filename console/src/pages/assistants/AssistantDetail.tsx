@@ -2,9 +2,11 @@ import type { AssistantGraph, AssistantVersion, GraphSchema } from "@langchain/l
 import { useState } from "react";
 import { Link, useParams } from "wouter";
 import { langGraphClient } from "../../api.ts";
-import { Empty, ErrorBox, Loading } from "../../components/ErrorBox.tsx";
+import { DataTable } from "../../components/DataTable.tsx";
+import { ErrorBox, Loading } from "../../components/ErrorBox.tsx";
 import { JsonTree } from "../../components/JsonTree.tsx";
 import { PageHeader } from "../../components/Layout.tsx";
+import { Stat } from "../../components/Stat.tsx";
 import { formatTime } from "../../format.ts";
 import { useLoad } from "../../hooks.ts";
 import { GraphDiagram, GraphLegend } from "./GraphDiagram.tsx";
@@ -62,15 +64,6 @@ export function AssistantDetailPage() {
         </>
       ) : null}
     </>
-  );
-}
-
-function Stat({ label, value }: { label: string; value: string }) {
-  return (
-    <div className="stat">
-      <div className="value">{value}</div>
-      <div className="label">{label}</div>
-    </div>
   );
 }
 
@@ -179,50 +172,37 @@ function VersionsTab({
     }
   }
   return (
-    <>
-      <ErrorBox error={versions.error ?? error} />
-      {versions.loading && !versions.data ? <Loading /> : null}
-      {versions.data && versions.data.length === 0 ? <Empty>No versions.</Empty> : null}
-      {versions.data && versions.data.length > 0 ? (
-        <div className="table-wrap">
-          <table className="table" aria-label="Versions">
-            <thead>
-              <tr>
-                <th>Version</th>
-                <th>Name</th>
-                <th>Created</th>
-                <th>Config</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {versions.data.map((version) => (
-                <tr key={version.version} className={version.version === current ? "selected" : undefined}>
-                  <td>
-                    {version.version}
-                    {version.version === current ? <span className="badge badge-ok"> latest</span> : null}
-                  </td>
-                  <td>{version.name}</td>
-                  <td>{formatTime(version.created_at)}</td>
-                  <td>
-                    <JsonTree
-                      value={{ config: version.config, context: version.context, metadata: version.metadata }}
-                      openDepth={0}
-                    />
-                  </td>
-                  <td>
-                    {version.version === current ? null : (
-                      <button type="button" className="secondary" disabled={busy} onClick={() => makeLatest(version)}>
-                        Make version {version.version} latest
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
-    </>
+    <DataTable
+      label="Versions"
+      columns={["Version", "Name", "Created", "Config", ""]}
+      rows={versions.data}
+      loading={versions.loading}
+      error={versions.error ?? error}
+      empty="No versions."
+    >
+      {(version) => (
+        <tr key={version.version} className={version.version === current ? "selected" : undefined}>
+          <td>
+            {version.version}
+            {version.version === current ? <span className="badge badge-ok"> latest</span> : null}
+          </td>
+          <td>{version.name}</td>
+          <td>{formatTime(version.created_at)}</td>
+          <td>
+            <JsonTree
+              value={{ config: version.config, context: version.context, metadata: version.metadata }}
+              openDepth={0}
+            />
+          </td>
+          <td>
+            {version.version === current ? null : (
+              <button type="button" className="secondary" disabled={busy} onClick={() => makeLatest(version)}>
+                Make version {version.version} latest
+              </button>
+            )}
+          </td>
+        </tr>
+      )}
+    </DataTable>
   );
 }

@@ -6,13 +6,14 @@ import { langGraphClient, readableError } from "../../api.ts";
 import { ErrorBox, Loading } from "../../components/ErrorBox.tsx";
 import { JsonTree } from "../../components/JsonTree.tsx";
 import { PageHeader } from "../../components/Layout.tsx";
+import { RunsTable } from "../../components/RunsTable.tsx";
 import { shortId } from "../../format.ts";
 import { useLoad } from "../../hooks.ts";
 import { isSafeId } from "../../ids.ts";
+import { parseJsonObject } from "../../json-input.ts";
 import { InterruptPanel } from "./InterruptPanel.tsx";
 import { Messages } from "./Messages.tsx";
-import { ThreadRuns } from "./ThreadRuns.tsx";
-import { hasMessages, runLabel } from "./util.ts";
+import { hasMessages } from "./util.ts";
 
 /**
  * `/chat/:assistantId[?thread=<id>]`: talk to an assistant on a new thread or an existing one; the
@@ -144,7 +145,7 @@ function Conversation({ assistant, schemas }: { assistant: Assistant; schemas: G
           <span>
             run{" "}
             <span className="mono" title={run.run_id}>
-              {runLabel(run.run_id)}
+              {shortId(run.run_id)}
             </span>{" "}
             · <Link href={`/traces/agent-runs/${run.run_id}`}>trace</Link>
           </span>
@@ -197,7 +198,12 @@ function Conversation({ assistant, schemas }: { assistant: Assistant; schemas: G
         <JsonInputForm disabled={stream.isLoading} onRun={start} />
       )}
 
-      {threadId ? <ThreadRuns client={client} threadId={threadId} refresh={runsRefresh} /> : null}
+      {threadId ? (
+        <section aria-label="Runs of this thread">
+          <h2>Runs</h2>
+          <RunsTable client={client} threadId={threadId} limit={20} refresh={runsRefresh} />
+        </section>
+      ) : null}
     </>
   );
 }
@@ -233,19 +239,13 @@ function JsonInputForm({ disabled, onRun }: { disabled: boolean; onRun: (input: 
   const [error, setError] = useState<string>();
   function run(event: FormEvent) {
     event.preventDefault();
-    let input: unknown;
-    try {
-      input = JSON.parse(text);
-    } catch (reason) {
-      setError(`Input is not JSON: ${(reason as Error).message}`);
-      return;
-    }
-    if (!input || typeof input !== "object" || Array.isArray(input)) {
-      setError("Input must be a JSON object");
+    const parsed = parseJsonObject(text, "Input");
+    if ("error" in parsed) {
+      setError(parsed.error);
       return;
     }
     setError(undefined);
-    onRun(input as Record<string, unknown>);
+    onRun(parsed.value);
   }
   return (
     <form className="chat-input" onSubmit={run} aria-label="Run with input">

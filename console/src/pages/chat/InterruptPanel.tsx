@@ -1,6 +1,6 @@
 import type { Interrupt } from "@langchain/langgraph-sdk";
 import { type FormEvent, useId, useState } from "react";
-import { parseJsonOrString } from "./util.ts";
+import { parseJsonOrString } from "../../json-input.ts";
 
 /** Agent Inbox's request for a person (`HumanInterrupt`), as graphs interrupt with it: a list of one. */
 interface HumanInterrupt {

@@ -1,14 +1,5 @@
 import type { Message } from "@langchain/langgraph-sdk";
 
-/** A value typed in a form: JSON when it parses, else the text as a plain string. */
-export function parseJsonOrString(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
 /** The text of a message's content (a string, or text parts among images). */
 export function messageText(message: Message): string {
   const { content } = message;
@@ -23,9 +14,4 @@ export function hasMessages(schemas: { input_schema?: unknown; state_schema?: un
     if (properties && "messages" in properties) return true;
   }
   return false;
-}
-
-/** Run ids are time-ordered (their heads repeat within a thread): a run is told apart by its tail. */
-export function runLabel(runId: string): string {
-  return `…${runId.slice(-8)}`;
 }

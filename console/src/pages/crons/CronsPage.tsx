@@ -2,10 +2,12 @@ import type { Cron } from "@langchain/langgraph-sdk";
 import { type FormEvent, useState } from "react";
 import { Link } from "wouter";
 import { langGraphClient } from "../../api.ts";
-import { Empty, ErrorBox, Loading } from "../../components/ErrorBox.tsx";
+import { DataTable } from "../../components/DataTable.tsx";
+import { ErrorBox } from "../../components/ErrorBox.tsx";
 import { PageHeader } from "../../components/Layout.tsx";
 import { formatTime, shortId } from "../../format.ts";
 import { useLoad } from "../../hooks.ts";
+import { parseJsonObject } from "../../json-input.ts";
 
 const DEFAULT_INPUT = '{"messages": [{"role": "user", "content": "hello"}]}';
 
@@ -37,60 +39,46 @@ export function CronsPage() {
       <PageHeader title="Crons" />
       <CronForm assistants={assistants.data ?? []} onCreated={crons.reload} />
       <h2>Scheduled</h2>
-      <ErrorBox error={crons.error ?? assistants.error ?? error} />
-      {crons.loading && !crons.data ? <Loading /> : null}
-      {crons.data && crons.data.length === 0 ? <Empty>No crons.</Empty> : null}
-      {crons.data && crons.data.length > 0 ? (
-        <div className="table-wrap">
-          <table className="table" aria-label="Crons">
-            <thead>
-              <tr>
-                <th>Schedule</th>
-                <th>Assistant</th>
-                <th>Thread</th>
-                <th>Next run</th>
-                <th>Enabled</th>
-                <th>Input</th>
-                <th>Id</th>
-                <th />
-              </tr>
-            </thead>
-            <tbody>
-              {crons.data.map((cron) => (
-                <tr key={cron.cron_id} data-cron-id={cron.cron_id}>
-                  <td className="mono">{cron.schedule}</td>
-                  <td>
-                    <Link href={`/assistants/${cron.assistant_id}`}>
-                      {names.get(cron.assistant_id) ?? shortId(cron.assistant_id)}
-                    </Link>
-                  </td>
-                  <td className="mono">
-                    {cron.thread_id ? (
-                      <Link href={`/threads/${cron.thread_id}`}>{shortId(cron.thread_id)}</Link>
-                    ) : (
-                      "new each run"
-                    )}
-                  </td>
-                  <td data-label="next-run">{formatTime(cron.next_run_date)}</td>
-                  <td>{cron.enabled ? "yes" : "no"}</td>
-                  <td className="mono cron-input">{JSON.stringify(cron.payload?.input ?? null)}</td>
-                  <td className="mono">{shortId(cron.cron_id)}</td>
-                  <td>
-                    <button
-                      type="button"
-                      className="danger"
-                      onClick={() => remove(cron)}
-                      aria-label={`Delete cron ${cron.cron_id}`}
-                    >
-                      Delete
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <DataTable
+        label="Crons"
+        columns={["Schedule", "Assistant", "Thread", "Next run", "Enabled", "Input", "Id", ""]}
+        rows={crons.data}
+        loading={crons.loading}
+        error={crons.error ?? assistants.error ?? error}
+        empty="No crons."
+      >
+        {(cron) => (
+          <tr key={cron.cron_id} data-cron-id={cron.cron_id}>
+            <td className="mono">{cron.schedule}</td>
+            <td>
+              <Link href={`/assistants/${cron.assistant_id}`}>
+                {names.get(cron.assistant_id) ?? shortId(cron.assistant_id)}
+              </Link>
+            </td>
+            <td className="mono">
+              {cron.thread_id ? (
+                <Link href={`/threads/${cron.thread_id}`}>{shortId(cron.thread_id)}</Link>
+              ) : (
+                "new each run"
+              )}
+            </td>
+            <td data-label="next-run">{formatTime(cron.next_run_date)}</td>
+            <td>{cron.enabled ? "yes" : "no"}</td>
+            <td className="mono cron-input">{JSON.stringify(cron.payload?.input ?? null)}</td>
+            <td className="mono">{shortId(cron.cron_id)}</td>
+            <td>
+              <button
+                type="button"
+                className="danger"
+                onClick={() => remove(cron)}
+                aria-label={`Delete cron ${cron.cron_id}`}
+              >
+                Delete
+              </button>
+            </td>
+          </tr>
+        )}
+      </DataTable>
     </>
   );
 }
@@ -112,19 +100,19 @@ function CronForm({
   async function submit(event: FormEvent) {
     event.preventDefault();
     setError(undefined);
-    let parsed: Record<string, unknown> | undefined;
-    try {
-      parsed = input.trim() ? (JSON.parse(input) as Record<string, unknown>) : undefined;
-    } catch (reason) {
-      setError(new Error(`Input is not JSON: ${(reason as Error).message}`));
+    // The API takes a cron's input as an object; an empty field sends none.
+    const parsed = input.trim() ? parseJsonObject(input, "Input") : { value: undefined };
+    if ("error" in parsed) {
+      setError(new Error(parsed.error));
       return;
     }
     setBusy(true);
     const client = langGraphClient();
     const assistantId = assistant || assistants[0]?.assistant_id;
     try {
-      if (thread.trim()) await client.crons.createForThread(thread.trim(), assistantId, { schedule, input: parsed });
-      else await client.crons.create(assistantId, { schedule, input: parsed });
+      if (thread.trim())
+        await client.crons.createForThread(thread.trim(), assistantId, { schedule, input: parsed.value });
+      else await client.crons.create(assistantId, { schedule, input: parsed.value });
       onCreated();
     } catch (reason) {
       setError(reason);

@@ -1,8 +1,10 @@
 import { useState } from "react";
 import { Link, useParams } from "wouter";
 import { api } from "../../api.ts";
-import { Empty, ErrorBox, Loading } from "../../components/ErrorBox.tsx";
+import { DataTable } from "../../components/DataTable.tsx";
+import { ErrorBox, Loading } from "../../components/ErrorBox.tsx";
 import { PageHeader } from "../../components/Layout.tsx";
+import { Stat } from "../../components/Stat.tsx";
 import { StatusBadge } from "../../components/StatusBadge.tsx";
 import { formatBytes, formatNumber, formatTime, shortId } from "../../format.ts";
 import { useInterval, useLoad } from "../../hooks.ts";
@@ -125,59 +127,35 @@ export function ExportDetailPage() {
             </section>
           </div>
           <h2>Export runs</h2>
-          {data.runs.length === 0 ? (
-            <Empty>{active ? "Not planned yet: the scheduler picks the export up within a minute." : "No runs."}</Empty>
-          ) : (
-            <div className="table-wrap">
-              <table className="table" aria-label="Export runs">
-                <thead>
-                  <tr>
-                    <th>Day</th>
-                    <th>Status</th>
-                    <th>Rows</th>
-                    <th>Files</th>
-                    <th>Bytes</th>
-                    <th>Retries</th>
-                    <th>Errors</th>
-                    <th>Finished</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.runs.map((run) => (
-                    <tr key={run.id}>
-                      <td>{run.start_time.slice(0, 10)}</td>
-                      <td>
-                        <StatusBadge status={run.status} />
-                      </td>
-                      <td>{formatNumber(run.rows_written)}</td>
-                      <td title={run.exported_files.join("\n")}>{run.exported_files.length}</td>
-                      <td>{formatBytes(run.metadata?.result?.bytes_written)}</td>
-                      <td>{run.retry_number}</td>
-                      <td>
-                        {Object.entries(run.errors).map(([attempt, message]) => (
-                          <div key={attempt} className="run-error">
-                            <span className="muted">{attempt}:</span> {message}
-                          </div>
-                        ))}
-                      </td>
-                      <td>{formatTime(run.finished_at)}</td>
-                    </tr>
+          <DataTable
+            label="Export runs"
+            columns={["Day", "Status", "Rows", "Files", "Bytes", "Retries", "Errors", "Finished"]}
+            rows={data.runs}
+            empty={active ? "Not planned yet: the scheduler picks the export up within a minute." : "No runs."}
+          >
+            {(run) => (
+              <tr key={run.id}>
+                <td>{run.start_time.slice(0, 10)}</td>
+                <td>
+                  <StatusBadge status={run.status} />
+                </td>
+                <td>{formatNumber(run.rows_written)}</td>
+                <td title={run.exported_files.join("\n")}>{run.exported_files.length}</td>
+                <td>{formatBytes(run.metadata?.result?.bytes_written)}</td>
+                <td>{run.retry_number}</td>
+                <td>
+                  {Object.entries(run.errors).map(([attempt, message]) => (
+                    <div key={attempt} className="run-error">
+                      <span className="muted">{attempt}:</span> {message}
+                    </div>
                   ))}
-                </tbody>
-              </table>
-            </div>
-          )}
+                </td>
+                <td>{formatTime(run.finished_at)}</td>
+              </tr>
+            )}
+          </DataTable>
         </>
       ) : null}
     </>
-  );
-}
-
-function Stat({ label, value, name }: { label: string; value: string; name: string }) {
-  return (
-    <div className="stat" data-stat={name}>
-      <div className="value">{value}</div>
-      <div className="label">{label}</div>
-    </div>
   );
 }

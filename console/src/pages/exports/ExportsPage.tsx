@@ -1,7 +1,8 @@
 import { useState } from "react";
 import { Link, useLocation } from "wouter";
 import { api } from "../../api.ts";
-import { Empty, ErrorBox, Loading } from "../../components/ErrorBox.tsx";
+import { DataTable } from "../../components/DataTable.tsx";
+import { ErrorBox } from "../../components/ErrorBox.tsx";
 import { PageHeader } from "../../components/Layout.tsx";
 import { StatusBadge } from "../../components/StatusBadge.tsx";
 import { formatBytes, formatNumber, formatTime, shortId } from "../../format.ts";
@@ -22,6 +23,10 @@ import {
 /** Progress is read from each export's runs; the newest exports only, so the page stays one round of requests. */
 const PROGRESS_OF_NEWEST = 25;
 
+/** An export's progress, or why it could not be read (undefined both: not read, e.g. a scheduled export). */
+type ProgressResult = { progress?: Progress; error?: unknown };
+type ExportRow = ProgressResult & { export: BulkExport };
+
 /** Bulk exports: destinations, exports with their progress, and the forms to create both. */
 export function ExportsPage() {
   const [, navigate] = useLocation();
@@ -32,18 +37,22 @@ export function ExportsPage() {
   const exports = useLoad(async (signal) => {
     const list = await api<BulkExport[]>("/api/v1/bulk-exports", { signal });
     const progress = await Promise.all(
-      list
-        .slice(0, PROGRESS_OF_NEWEST)
-        .map((e) =>
-          e.status === "IntervalScheduled"
-            ? Promise.resolve(undefined)
-            : api<ExportRun[]>(`/api/v1/bulk-exports/${e.id}/runs`, { signal }).then(progressOf),
-        ),
+      list.slice(0, PROGRESS_OF_NEWEST).map(async (e): Promise<ProgressResult> => {
+        if (e.status === "IntervalScheduled") return {};
+        try {
+          return { progress: progressOf(await api<ExportRun[]>(`/api/v1/bulk-exports/${e.id}/runs`, { signal })) };
+        } catch (reason) {
+          // One export's runs failing shows in its row and leaves the others.
+          if (signal.aborted) throw reason;
+          return { error: reason };
+        }
+      }),
     );
-    return list.map((e, i) => ({ export: e, progress: progress[i] }));
+    return list.map((e, i): ExportRow => ({ export: e, ...progress[i] }));
   }, []);
+  // A row whose progress failed is not polled again: its error stays on screen until a reload.
   const running = exports.data?.some(
-    (row) => !FINISHED.has(row.export.status) && row.export.status !== "IntervalScheduled",
+    (row) => !row.error && !FINISHED.has(row.export.status) && row.export.status !== "IntervalScheduled",
   );
   useInterval(exports.reload, 2000, Boolean(running) && !exports.loading && !exports.error);
 
@@ -77,83 +86,67 @@ export function ExportsPage() {
       ) : null}
 
       <h2>Exports</h2>
-      <ErrorBox error={exports.error} />
-      {exports.loading && !exports.data ? <Loading /> : null}
-      {exports.data && exports.data.length === 0 ? <Empty>No exports yet.</Empty> : null}
-      {exports.data && exports.data.length > 0 ? (
-        <div className="table-wrap">
-          <table className="table" aria-label="Exports">
-            <thead>
-              <tr>
-                <th>Export</th>
-                <th>Status</th>
-                <th>Project</th>
-                <th>Window</th>
-                <th>Runs done</th>
-                <th>Rows</th>
-                <th>Files</th>
-                <th>Bytes</th>
-                <th>Destination</th>
-                <th>Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {exports.data.map(({ export: e, progress }) => (
-                <tr key={e.id} data-export-id={e.id}>
-                  <td className="mono">
-                    <Link href={`/exports/${e.id}`}>{shortId(e.id)}</Link>
-                  </td>
-                  <td>
-                    <StatusBadge status={e.status} />
-                  </td>
-                  <td>{projectName.get(e.session_id) ?? shortId(e.session_id)}</td>
-                  <td>{windowOf(e)}</td>
-                  <ProgressCells progress={progress} />
-                  <td>{destinationName.get(e.bulk_export_destination_id) ?? shortId(e.bulk_export_destination_id)}</td>
-                  <td>{formatTime(e.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <DataTable
+        label="Exports"
+        columns={[
+          "Export",
+          "Status",
+          "Project",
+          "Window",
+          "Runs done",
+          "Rows",
+          "Files",
+          "Bytes",
+          "Destination",
+          "Created",
+        ]}
+        rows={exports.data}
+        loading={exports.loading}
+        error={exports.error}
+        empty="No exports yet."
+      >
+        {({ export: e, progress, error }) => (
+          <tr key={e.id} data-export-id={e.id}>
+            <td className="mono">
+              <Link href={`/exports/${e.id}`}>{shortId(e.id)}</Link>
+            </td>
+            <td>
+              <StatusBadge status={e.status} />
+            </td>
+            <td>{projectName.get(e.session_id) ?? shortId(e.session_id)}</td>
+            <td>{windowOf(e)}</td>
+            <ProgressCells progress={progress} error={error} />
+            <td>{destinationName.get(e.bulk_export_destination_id) ?? shortId(e.bulk_export_destination_id)}</td>
+            <td>{formatTime(e.created_at)}</td>
+          </tr>
+        )}
+      </DataTable>
 
       <h2>Destinations</h2>
-      <ErrorBox error={destinations.error ?? projects.error} />
-      {destinations.data && destinations.data.length === 0 ? <Empty>No destinations yet.</Empty> : null}
-      {destinations.data && destinations.data.length > 0 ? (
-        <div className="table-wrap">
-          <table className="table" aria-label="Destinations">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Writes to</th>
-                <th>Credentials</th>
-                <th>Id</th>
-                <th>Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {destinations.data.map((d) => (
-                <tr key={d.id}>
-                  <td>{d.display_name}</td>
-                  <td className="mono">{destinationWhere(d.config)}</td>
-                  {/* Only the names of the stored fields: the API never returns their values. */}
-                  <td>
-                    {d.credentials_keys.length
-                      ? `${d.credentials_keys.join(", ")} (stored, hidden)`
-                      : d.config.r2_binding
-                        ? "none (binding)"
-                        : "deployment default"}
-                  </td>
-                  <td className="mono">{shortId(d.id)}</td>
-                  <td>{formatTime(d.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
+      <DataTable
+        label="Destinations"
+        columns={["Name", "Writes to", "Credentials", "Id", "Created"]}
+        rows={destinations.data}
+        error={destinations.error ?? projects.error}
+        empty="No destinations yet."
+      >
+        {(d) => (
+          <tr key={d.id}>
+            <td>{d.display_name}</td>
+            <td className="mono">{destinationWhere(d.config)}</td>
+            {/* Only the names of the stored fields: the API never returns their values. */}
+            <td>
+              {d.credentials_keys.length
+                ? `${d.credentials_keys.join(", ")} (stored, hidden)`
+                : d.config.r2_binding
+                  ? "none (binding)"
+                  : "deployment default"}
+            </td>
+            <td className="mono">{shortId(d.id)}</td>
+            <td>{formatTime(d.created_at)}</td>
+          </tr>
+        )}
+      </DataTable>
     </>
   );
 }
@@ -164,7 +157,13 @@ export function windowOf(e: BulkExport): string {
   return `${start} → ${formatTime(e.end_time)}`;
 }
 
-function ProgressCells({ progress }: { progress: Progress | undefined }) {
+function ProgressCells({ progress, error }: ProgressResult) {
+  if (error)
+    return (
+      <td colSpan={4}>
+        <ErrorBox error={error} title="Progress" />
+      </td>
+    );
   if (!progress)
     return (
       <>

@@ -6,6 +6,7 @@ import { JsonTree } from "../../components/JsonTree.tsx";
 import { PageHeader } from "../../components/Layout.tsx";
 import { formatTime } from "../../format.ts";
 import { useLoad } from "../../hooks.ts";
+import { parseJsonObject } from "../../json-input.ts";
 
 const PAGE_SIZE = 20;
 const NAMESPACE_LIMIT = 1000;
@@ -196,21 +197,15 @@ function PutItemForm({ prefix, onPut }: { prefix: string[]; onPut: () => void })
   async function submit(event: FormEvent) {
     event.preventDefault();
     setError(undefined);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(value);
-    } catch (reason) {
-      setError(new Error(`Value is not JSON: ${(reason as Error).message}`));
-      return;
-    }
-    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
-      setError(new Error("Value must be a JSON object"));
+    const parsed = parseJsonObject(value, "Value");
+    if ("error" in parsed) {
+      setError(new Error(parsed.error));
       return;
     }
     setBusy(true);
     try {
       const target = namespace.trim() ? splitNamespace(namespace) : prefix;
-      await langGraphClient().store.putItem(target, key, parsed as Record<string, unknown>);
+      await langGraphClient().store.putItem(target, key, parsed.value);
       setKey("");
       onPut();
     } catch (reason) {

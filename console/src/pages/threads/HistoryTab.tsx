@@ -5,10 +5,10 @@ import { langGraphClient } from "../../api.ts";
 import { Empty, ErrorBox, Loading } from "../../components/ErrorBox.tsx";
 import { JsonTree } from "../../components/JsonTree.tsx";
 import { StatusBadge } from "../../components/StatusBadge.tsx";
-import { formatTime } from "../../format.ts";
+import { formatTime, shortId } from "../../format.ts";
 import { useLoad } from "../../hooks.ts";
 import { StateUpdateForm } from "./StateUpdateForm.tsx";
-import { checkpointNode, diffValues, idTail } from "./values.ts";
+import { checkpointNode, diffValues } from "./values.ts";
 
 const PAGE = 50;
 
@@ -95,7 +95,7 @@ export function HistoryTab({
       {forked ? (
         <div className="card fork-result" role="status">
           Forked from step {String(forked.from.metadata?.step ?? "?")} (
-          <code>{idTail(forked.from.checkpoint.checkpoint_id)}</code>): new checkpoint{" "}
+          <code>{shortId(forked.from.checkpoint.checkpoint_id)}</code>): new checkpoint{" "}
           <code data-testid="fork-checkpoint">{forked.checkpointId}</code>
           {forked.run ? (
             <>
@@ -130,7 +130,7 @@ export function HistoryTab({
                 {interrupted ? <span className="badge badge-warn">interrupted</span> : null}
                 <span className="muted">{formatTime(state.created_at)}</span>
                 <code className="muted" title={id}>
-                  {idTail(id)}
+                  {shortId(id)}
                 </code>
                 <button
                   type="button"
@@ -143,7 +143,7 @@ export function HistoryTab({
               </div>
               {branches ? (
                 <div className="muted small">
-                  ↳ branches from <code>{idTail(parentId)}</code> (step {String(parent.metadata?.step ?? "?")})
+                  ↳ branches from <code>{shortId(parentId)}</code> (step {String(parent.metadata?.step ?? "?")})
                 </div>
               ) : null}
               {state.next.length > 0 ? <div className="muted small">next: {state.next.join(", ")}</div> : null}

@@ -1,6 +1,7 @@
 import { type FormEvent, useId, useState } from "react";
 import { ErrorBox } from "../../components/ErrorBox.tsx";
-import { changedKeys, type JsonObject, parseJsonObject } from "./values.ts";
+import { type JsonObject, parseJsonObject } from "../../json-input.ts";
+import { changedKeys } from "./values.ts";
 
 export interface StateUpdate {
   values: JsonObject;

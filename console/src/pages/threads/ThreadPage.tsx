@@ -3,12 +3,13 @@ import { Link, useParams, useSearchParams } from "wouter";
 import { langGraphClient } from "../../api.ts";
 import { ErrorBox, Loading } from "../../components/ErrorBox.tsx";
 import { PageHeader } from "../../components/Layout.tsx";
+import { RunsTable } from "../../components/RunsTable.tsx";
+import { Stat } from "../../components/Stat.tsx";
 import { StatusBadge } from "../../components/StatusBadge.tsx";
 import { formatTime, shortId } from "../../format.ts";
 import { useLoad } from "../../hooks.ts";
 import { EditStateTab } from "./EditStateTab.tsx";
 import { HistoryTab } from "./HistoryTab.tsx";
-import { RunsTab } from "./RunsTab.tsx";
 import { StateTab } from "./StateTab.tsx";
 import { graphNodeNames } from "./values.ts";
 
@@ -55,36 +56,23 @@ export function ThreadPage() {
       {thread.loading && !thread.data ? <Loading /> : null}
       {thread.data ? (
         <div className="stats thread-summary">
-          <div className="stat">
-            <div className="label">Status</div>
-            <div className="value">
-              <StatusBadge status={thread.data.status} />
-            </div>
-          </div>
-          <div className="stat">
-            <div className="label">Graph</div>
-            <div className="value">{graphId ?? "—"}</div>
-          </div>
-          <div className="stat">
-            <div className="label">Assistant</div>
-            <div className="value mono">
-              {typeof metadata.assistant_id === "string" ? (
+          <Stat label="Status" value={<StatusBadge status={thread.data.status} />} />
+          <Stat label="Graph" value={graphId ?? "—"} />
+          <Stat
+            label="Assistant"
+            valueClassName="mono"
+            value={
+              typeof metadata.assistant_id === "string" ? (
                 <Link href={`/assistants/${metadata.assistant_id}`} title={metadata.assistant_id}>
                   {shortId(metadata.assistant_id)}
                 </Link>
               ) : (
                 "—"
-              )}
-            </div>
-          </div>
-          <div className="stat">
-            <div className="label">Created</div>
-            <div className="value small">{formatTime(thread.data.created_at)}</div>
-          </div>
-          <div className="stat">
-            <div className="label">Updated</div>
-            <div className="value small">{formatTime(thread.data.updated_at)}</div>
-          </div>
+              )
+            }
+          />
+          <Stat label="Created" valueClassName="small" value={formatTime(thread.data.created_at)} />
+          <Stat label="Updated" valueClassName="small" value={formatTime(thread.data.updated_at)} />
         </div>
       ) : null}
       <div className="tabs" role="tablist" aria-label="Thread views">
@@ -119,7 +107,7 @@ export function ThreadPage() {
         {tab === "edit" ? (
           <EditStateTab threadId={threadId} nodes={nodes} version={version} onChange={changed} />
         ) : null}
-        {tab === "runs" ? <RunsTab threadId={threadId} version={version} /> : null}
+        {tab === "runs" ? <RunsTable threadId={threadId} refresh={version} /> : null}
       </div>
     </>
   );

@@ -7,7 +7,7 @@ import { PageHeader } from "../../components/Layout.tsx";
 import { StatusBadge } from "../../components/StatusBadge.tsx";
 import { formatTime, shortId } from "../../format.ts";
 import { useLoad } from "../../hooks.ts";
-import { type JsonObject, parseJsonObject } from "./values.ts";
+import { type JsonObject, parseJsonObject } from "../../json-input.ts";
 
 type ThreadSortBy = "created_at" | "updated_at";
 const PAGE_SIZE = 20;

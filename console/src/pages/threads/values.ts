@@ -1,31 +1,8 @@
 import type { ThreadState } from "@langchain/langgraph-sdk";
+import { isPlainObject, type JsonObject } from "../../json-input.ts";
 
 /** What a checkpoint's values look like: usually an object of channels, but a graph may keep any JSON. */
 export type Values = ThreadState["values"];
-
-export type JsonObject = Record<string, unknown>;
-
-export function isPlainObject(value: unknown): value is JsonObject {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
-/**
- * Parses what a person typed where a JSON object is expected. The error says what is wrong in
- * words, so a form can show it next to the field and send nothing.
- */
-export function parseJsonObject(text: string, what: string): { value: JsonObject } | { error: string } {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    return { error: `${what} is not valid JSON: ${(error as Error).message}` };
-  }
-  if (!isPlainObject(parsed)) {
-    const kind = parsed === null ? "null" : Array.isArray(parsed) ? "an array" : `a ${typeof parsed}`;
-    return { error: `${what} must be a JSON object ({"key": value}), not ${kind}` };
-  }
-  return { value: parsed };
-}
 
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -137,12 +114,4 @@ export function checkpointNode(state: ThreadState, parent: ThreadState | undefin
 /** Node names of a graph a person may update state "as" (not the virtual start and end). */
 export function graphNodeNames(nodes: { id: string | number }[] | undefined): string[] {
   return (nodes ?? []).map((node) => String(node.id)).filter((id) => id !== "__start__" && id !== "__end__");
-}
-
-/**
- * A short form of a time-ordered id (checkpoint, run): its first characters are the clock and
- * repeat across a thread, so the random tail is what tells two apart.
- */
-export function idTail(id: string | null | undefined): string {
-  return id ? `…${id.slice(-12)}` : "—";
 }
