@@ -53,41 +53,41 @@ export function InterruptPanel({
       ))}
       {request ? (
         <fieldset className="row chat-actions" aria-label="Answer the request">
-          {request.config.allow_accept ? (
-            <button type="button" disabled={busy} onClick={() => onResume([{ type: "accept", args: null }])}>
-              Accept
-            </button>
-          ) : null}
-          {request.config.allow_edit ? (
-            <button
-              type="button"
-              className="secondary"
-              disabled={busy}
-              onClick={() => setText(answer({ type: "edit", args: request.action_request }))}
-            >
-              Edit…
-            </button>
-          ) : null}
-          {request.config.allow_respond ? (
-            <button
-              type="button"
-              className="secondary"
-              disabled={busy}
-              onClick={() => setText(answer({ type: "response", args: "" }))}
-            >
-              Respond…
-            </button>
-          ) : null}
-          {request.config.allow_ignore ? (
-            <button
-              type="button"
-              className="secondary"
-              disabled={busy}
-              onClick={() => onResume([{ type: "ignore", args: null }])}
-            >
-              Ignore
-            </button>
-          ) : null}
+          {[
+            // Accept and ignore resume at once; edit and respond fill in the answer to complete first.
+            {
+              allowed: request.config.allow_accept,
+              label: "Accept",
+              act: () => onResume([{ type: "accept", args: null }]),
+            },
+            {
+              allowed: request.config.allow_edit,
+              label: "Edit…",
+              act: () => setText(answer({ type: "edit", args: request.action_request })),
+            },
+            {
+              allowed: request.config.allow_respond,
+              label: "Respond…",
+              act: () => setText(answer({ type: "response", args: "" })),
+            },
+            {
+              allowed: request.config.allow_ignore,
+              label: "Ignore",
+              act: () => onResume([{ type: "ignore", args: null }]),
+            },
+          ]
+            .filter((choice) => choice.allowed)
+            .map((choice, index) => (
+              <button
+                key={choice.label}
+                type="button"
+                className={index === 0 ? undefined : "secondary"}
+                disabled={busy}
+                onClick={choice.act}
+              >
+                {choice.label}
+              </button>
+            ))}
         </fieldset>
       ) : null}
       <form onSubmit={submit} className="chat-resume">
