@@ -3,19 +3,13 @@
  * `<assetsDir>/console/index.html` plus content-hashed `assets/app-<hash>.{js,css}`. Everything the
  * console needs ships in that bundle, so it works with no network at run time.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Metafile } from "esbuild";
+import { writeIfChanged } from "./files.ts";
 
 const ENTRY = fileURLToPath(new URL("../../console/src/main.tsx", import.meta.url));
-
-/** Writes only when the content differs, so an unchanged build does not make wrangler dev reload. */
-function writeIfChanged(file: string, content: string | Uint8Array): void {
-  const bytes = typeof content === "string" ? Buffer.from(content) : Buffer.from(content);
-  if (existsSync(file) && readFileSync(file).equals(bytes)) return;
-  writeFileSync(file, bytes);
-}
 
 export interface ConsoleBundle {
   /** File names under `/console/assets/`. */

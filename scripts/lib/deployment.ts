@@ -13,6 +13,7 @@ import { describeValue, graphExportKind, isHonoApp } from "../../src/deployment/
 import { registerSdkLogger } from "../../src/observability/sdk-logger.ts";
 import { bundleConsole } from "./console-bundle.ts";
 import { type BundleFile, bundleDeploymentModules, ModuleBundleError } from "./deployment-modules.ts";
+import { writeIfChanged } from "./files.ts";
 import { extractStaticSchemas, renderStaticSchemas } from "./static-schemas.ts";
 import { bundleUi, type UiBundle, UiBundleError } from "./ui-bundle.ts";
 
@@ -270,13 +271,6 @@ function packageVersions(): { platform: string; langgraph_js: string } {
   const read = (file: string) =>
     (JSON.parse(readFileSync(join(PROJECT_ROOT, file), "utf8")) as { version: string }).version;
   return { platform: read("package.json"), langgraph_js: read("node_modules/@langchain/langgraph/package.json") };
-}
-
-function writeIfChanged(file: string, content: string | Buffer): boolean {
-  if (existsSync(file) && readFileSync(file).equals(Buffer.from(content))) return false;
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, content);
-  return true;
 }
 
 /** Copies Swagger UI's assets so /docs renders with no external network. */

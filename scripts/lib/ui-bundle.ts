@@ -11,9 +11,10 @@
  *   shares the host's single React.
  */
 
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { build, type Plugin } from "esbuild";
+import { writeIfChanged } from "./files.ts";
 
 /** Packages every UI bundle takes from the host page (with their subpaths, e.g. react/jsx-runtime). */
 export const HOST_SHARED_PACKAGES = ["react", "react-dom", "@langchain/langgraph-sdk"] as const;
@@ -107,12 +108,6 @@ async function bundleOne(
     if (output.path.endsWith(".js") || output.path.endsWith(".css")) files.set(basename(output.path), output.contents);
   }
   return files;
-}
-
-function writeIfChanged(file: string, content: Uint8Array): void {
-  if (existsSync(file) && readFileSync(file).equals(content)) return;
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, content);
 }
 
 /**
