@@ -12,15 +12,50 @@ import {
 } from "../core/schemas.ts";
 import { MAX_FILTER_CONDITIONS } from "../db/json-filter.ts";
 
+/**
+ * A count LangGraph loops on: below 1 (or not an integer) `max_concurrency` starts no task and the
+ * run never ends, and `recursion_limit` fails every run.
+ */
+function atLeastOne(field: string) {
+  const error = `config.${field} must be an integer ≥ 1`;
+  return z.number({ error }).int({ error }).min(1, { error });
+}
+
+/** `config.<field>`, which LangGraph reads as a string (or null: unset). */
+const configString = (field: string) => z.string({ error: `config.${field} must be a string` }).max(MAX_ID_LENGTH);
+
+/**
+ * The fields of a run config that reach LangGraph (run-manager.ts passes no others), each with what
+ * LangGraph needs of it. Checked where a config enters (runs, crons, assistants) and again when a
+ * run starts, for configs stored before these checks.
+ */
+export const RunnableConfigFields = z.object({
+  tags: z.array(Name, { error: "config.tags must be a list of strings" }).optional(),
+  recursion_limit: atLeastOne("recursion_limit").optional(),
+  max_concurrency: atLeastOne("max_concurrency").optional(),
+  configurable: z
+    .object(
+      {
+        checkpoint_id: configString("configurable.checkpoint_id").nullish(),
+        checkpoint_ns: configString("configurable.checkpoint_ns").optional(),
+        checkpoint_map: z
+          .record(z.string(), z.unknown(), { error: "config.configurable.checkpoint_map must be an object" })
+          .nullish(),
+      },
+      { error: "config.configurable must be an object" },
+    )
+    .loose()
+    .optional(),
+});
+
 /** A run config (of an assistant or a run): its extra keys are kept as given, so the whole object is depth-checked. */
-export const ConfigSchema = z
-  .object({
-    tags: z.array(Name).optional(),
-    recursion_limit: z.number().int().positive().optional(),
-    configurable: JsonObject.optional(),
-  })
-  .loose()
-  .superRefine(nestedAtMost(MAX_METADATA_DEPTH));
+export const ConfigSchema = RunnableConfigFields.loose().superRefine(nestedAtMost(MAX_METADATA_DEPTH));
+
+/** What is wrong with a stored run config, in the words of the 422 a request would get; null when nothing. */
+export function runConfigProblem(config: unknown): string | null {
+  const parsed = RunnableConfigFields.safeParse(config);
+  return parsed.success ? null : (parsed.error.issues[0]?.message ?? "config is not valid");
+}
 
 export const AssistantSchema = z
   .object({

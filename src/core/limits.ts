@@ -61,3 +61,18 @@ export function maxBodyBytes(env: { MAX_BODY_BYTES?: string | number }): number 
   const configured = Number(env.MAX_BODY_BYTES);
   return Number.isFinite(configured) && configured > 0 ? configured : DEFAULT_MAX_BODY_BYTES;
 }
+
+/**
+ * A run's wall-clock limit unless the `BG_JOB_TIMEOUT_SECS` var sets another (LangGraph Platform's
+ * background-run timeout, same name and default). A run over it is aborted and ends as `timeout`:
+ * a graph that never finishes would keep its thread busy, and every run queued behind it waiting,
+ * for ever (a Durable Object's wall time is unlimited while it has work).
+ */
+export const DEFAULT_RUN_TIMEOUT_SECONDS = 3600;
+
+/** The configured `BG_JOB_TIMEOUT_SECS` in milliseconds (a positive number of seconds), or one hour. */
+export function runTimeoutMs(env: { BG_JOB_TIMEOUT_SECS?: string | number }): number {
+  const configured = Number(env.BG_JOB_TIMEOUT_SECS);
+  const seconds = Number.isFinite(configured) && configured > 0 ? configured : DEFAULT_RUN_TIMEOUT_SECONDS;
+  return Math.round(seconds * 1000);
+}

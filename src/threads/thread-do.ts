@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { AuthFilter } from "../core/auth-filter.ts";
+import { runTimeoutMs } from "../core/limits.ts";
 import { database } from "../db/client.ts";
 import { durableObjectSql } from "../db/sql.ts";
 import { D1Store } from "../store/graph-store.ts";
@@ -362,6 +363,7 @@ export class ThreadDO extends DurableObject<Env> {
       scheduleAlarm: () => this.#thread.planAlarm(),
       bindGraph: (graphId, config) => this.#checkpoints.bind(graphId, config, this.#records.read()?.workspaceId),
       protocolSink: this.#protocol,
+      runTimeoutMs: () => runTimeoutMs(this.env),
       traceSink: () => {
         const record = this.#records.read();
         return record ? agentTraceSink(this.env, record) : null;

@@ -70,6 +70,9 @@ class FakeHost implements RunHost {
     this.deletions += 1;
   }
   async scheduleAlarm() {}
+  runTimeoutMs() {
+    return 3_600_000;
+  }
   async bindGraph(graphId: string): Promise<LoadedGraph | undefined> {
     if (graphId !== "gated") return undefined;
     const gates = this.gates;
@@ -125,6 +128,7 @@ const run = (text: string, overrides: Partial<CreateRunInput> = {}): CreateRunIn
   userId: null,
   authUser: null,
   stateless: false,
+  timeoutMs: 3_600_000,
   ...overrides,
 });
 
@@ -308,5 +312,109 @@ describe("RunManager through its RunHost", () => {
     await runs.join(input.runId);
     await vi.waitFor(() => expect(host.traced.length).toBeGreaterThan(0));
     expect(host.traced.some((traced) => traced.parent_run_id === null && traced.outputs !== null)).toBe(true);
+  });
+});
+
+describe("a run's wall-clock limit and the config it runs with", () => {
+  const failure = (joined: { ok: boolean; value?: string }) =>
+    (JSON.parse(joined.value ?? "null") as { __error__: { error: string; message: string } }).__error__;
+
+  it("stops a run over its limit: it ends `timeout`, readers and waiters learn it, the queued run runs", async () => {
+    const { host, runs } = setup();
+    // The node waits on a gate that ignores the abort: only the deadline can end this run.
+    host.gates.hold("stuck");
+    const stuck = run("stuck", { timeoutMs: 50 });
+    const { stream } = await created(runs, stuck, {});
+    const read = events(stream!);
+    const queued = run("queued");
+    await created(runs, queued);
+    expect(runs.nextWakeup()).toBeLessThanOrEqual(Date.now() + 50);
+
+    const joined = await runs.join(stuck.runId);
+    const error = {
+      error: "TimeoutError",
+      message: `Run ${stuck.runId} exceeded the wall-clock limit of 0.05 s (BG_JOB_TIMEOUT_SECS) and was stopped`,
+    };
+    expect(failure(joined)).toEqual(error);
+    expect(runs.get(stuck.runId)).toMatchObject({ ok: true, value: { status: "timeout" } });
+    expect((await read).at(-1)).toEqual(["error", error]);
+
+    expect((await runs.join(queued.runId)).ok).toBe(true);
+    expect(runs.get(queued.runId)).toMatchObject({ ok: true, value: { status: "success" } });
+    expect(host.thread).toMatchObject({ status: "idle", error: null });
+    // The stopped graph writes nothing once its node returns.
+    host.gates.release("stuck");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(host.thread?.values).toEqual({ text: "queued", seen: ["QUEUED"] });
+    expect(runs.get(stuck.runId)).toMatchObject({ ok: true, value: { status: "timeout" } });
+  });
+
+  it("leaves the thread in error when the timed-out run was the last one", async () => {
+    const { host, runs } = setup();
+    host.gates.hold("alone");
+    const input = run("alone", { timeoutMs: 20 });
+    await created(runs, input);
+    expect(failure(await runs.join(input.runId)).error).toBe("TimeoutError");
+    expect(host.thread).toMatchObject({ status: "error", error: expect.stringContaining("wall-clock limit") });
+    host.gates.releaseAll();
+  });
+
+  /** A run that a restart cut off while running, with `deadline` stored; then a new instance. */
+  async function cutOff(deadline: number) {
+    const { host, runs } = setup();
+    const input = run("resumed", { afterSeconds: 3600 });
+    await created(runs, input);
+    host.sql.run(
+      "UPDATE runs SET status = 'running', attempt = 1, not_before = 0, deadline = ? WHERE run_id = ?",
+      deadline,
+      input.runId,
+    );
+    const restarted = new RunManager(host, host.sql);
+    restarted.onAlarm();
+    return { host, runs: restarted, input };
+  }
+
+  it("ends a run resumed after a restart past its stored deadline as `timeout`, without running it", async () => {
+    const { host, runs, input } = await cutOff(Date.now() - 1);
+    expect(failure(await runs.join(input.runId)).error).toBe("TimeoutError");
+    expect(runs.get(input.runId)).toMatchObject({ ok: true, value: { status: "timeout" } });
+    expect(host.gates.started).toEqual([]);
+    expect(host.thread?.status).toBe("error");
+  });
+
+  it("keeps a resumed run's deadline: it is not reset by the restart", async () => {
+    const deadline = Date.now() + 60_000;
+    const { runs, input } = await cutOff(deadline);
+    expect((await runs.join(input.runId)).ok).toBe(true);
+    expect(runs.get(input.runId)).toMatchObject({ ok: true, value: { status: "success" } });
+    expect(runs.table.get(input.runId)?.deadline).toBe(deadline);
+  });
+
+  it("fails a run whose stored config LangGraph cannot run with, and the next run runs", async () => {
+    const { host, runs } = setup();
+    // An assistant's config stored before configs were checked: max_concurrency 0 starts no task.
+    const bad = run("bad", { assistant: { config: { max_concurrency: 0 }, context: {}, metadata: {} } });
+    await created(runs, bad);
+    expect(failure(await runs.join(bad.runId))).toEqual({
+      error: "InvalidConfig",
+      message: `Run ${bad.runId} cannot start: config.max_concurrency must be an integer ≥ 1`,
+    });
+    expect(runs.get(bad.runId)).toMatchObject({ ok: true, value: { status: "error" } });
+    expect(host.gates.started).toEqual([]);
+    expect(host.thread?.status).toBe("error");
+
+    const good = run("good", { kwargs: kwargs("good", { config: { max_concurrency: 1 } }) });
+    await created(runs, good);
+    expect((await runs.join(good.runId)).ok).toBe(true);
+    expect(host.thread).toMatchObject({ status: "idle", values: { text: "good", seen: ["GOOD"] } });
+  });
+
+  it("passes LangGraph only the config fields the API defines", async () => {
+    const { host, runs } = setup();
+    // camelCase keys are LangGraph's own: `maxConcurrency: 0` would hang the run if it reached it.
+    const input = run("plain", { kwargs: kwargs("plain", { config: { maxConcurrency: 0, recursionLimit: 0 } }) });
+    await created(runs, input);
+    expect((await runs.join(input.runId)).ok).toBe(true);
+    expect(host.thread?.status).toBe("idle");
   });
 });

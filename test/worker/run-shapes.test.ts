@@ -265,6 +265,8 @@ describe("run inputs and states larger than a storage row", () => {
         result: null,
         error: null,
         authUser: null,
+        timeoutMs: null,
+        deadline: null,
       };
       store.insert(run);
       expect(store.get("r1")!.kwargs.input).toEqual(input);
@@ -324,6 +326,7 @@ describe("run inputs and states larger than a storage row", () => {
       userId: null,
       authUser: null,
       stateless: false,
+      timeoutMs: 3_600_000,
     };
     // Straight to the thread: the test Worker's body limit is 64 KiB.
     const created = await threadStub(threadId).createRunWait(input);

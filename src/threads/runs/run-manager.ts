@@ -1,3 +1,4 @@
+import { runConfigProblem } from "../../assistants/schemas.ts";
 import { clientConfigurable, isServerConfigurableKey } from "../../assistants/server-config.ts";
 import { yieldToUrgentWork } from "../../core/yield.ts";
 import type { SqlStore } from "../../db/sql.ts";
@@ -19,6 +20,8 @@ import { deliverWebhook } from "./webhook.ts";
 const MAX_ATTEMPTS = 3;
 /** While work is in flight the alarm fires this often, keeping the DO alive and catching crashes. */
 export const HEARTBEAT_MS = 30_000;
+/** setTimeout fires at once past 2^31 - 1 ms: a later deadline is looked at again after this long. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export const THREAD_BUSY =
   "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.";
@@ -51,6 +54,8 @@ export interface RunHost {
   traceSink(): TraceSink | null;
   /** Where protocol v2 runs (`kwargs.protocol_stream`) report their start, events and end. */
   protocolSink?: ProtocolRunSink;
+  /** The deployment's run wall-clock limit, ms: for runs stored before each run kept its own. */
+  runTimeoutMs(): number;
 }
 
 /** How a protocol v2 run ended, for its terminal lifecycle event. */
@@ -78,6 +83,11 @@ interface Execution {
   controller: AbortController;
   cancel?: CancelAction;
   done?: Promise<void>;
+  /** When the run times out (ms since epoch), and the timer that stops it then. */
+  deadline?: number;
+  timer?: ReturnType<typeof setTimeout>;
+  /** Set when the deadline aborted the run: how it ends. */
+  timedOut?: { error: string; message: string };
 }
 
 type Settled = Result<string>;
@@ -85,6 +95,7 @@ type Settled = Result<string>;
 type RunOutcome =
   | { kind: "success" }
   | { kind: "error"; error: { error: string; message: string } }
+  | { kind: "timeout"; error: { error: string; message: string } }
   | { kind: "cancelled"; action: CancelAction };
 const now = () => new Date().toISOString();
 
@@ -178,6 +189,8 @@ export class RunManager {
       result: null,
       error: null,
       authUser: input.authUser,
+      timeoutMs: input.timeoutMs,
+      deadline: null,
     };
     // The user the run acts for, and the checkpoint it forks from, ride in the config it stores.
     run.kwargs.config = {
@@ -233,6 +246,7 @@ export class RunManager {
     execution.done = this.#execute(next, execution)
       .catch((error) => this.#failAtOnce(next.run_id, error))
       .finally(() => {
+        clearTimeout(execution.timer);
         this.#executing = null;
         this.kick();
       });
@@ -240,7 +254,12 @@ export class RunManager {
 
   /** When the alarm must fire next for runs (heartbeat while busy, or a delayed run), or null. */
   nextWakeup(): number | null {
-    if (this.#executing || this.#pendingWebhooks > 0) return Date.now() + HEARTBEAT_MS;
+    const heartbeat = Date.now() + HEARTBEAT_MS;
+    const execution = this.#executing;
+    // The alarm also enforces the deadline, should the timer be lost.
+    if (execution?.deadline !== undefined && !execution.controller.signal.aborted)
+      return Math.min(heartbeat, execution.deadline);
+    if (execution || this.#pendingWebhooks > 0) return heartbeat;
     const active = this.table.active();
     if (active.some((run) => run.status === "running")) return Date.now();
     return this.table.nextNotBefore();
@@ -248,8 +267,23 @@ export class RunManager {
 
   /** Alarm: pick up runs a restart left behind, and start what is due. */
   onAlarm(): void {
+    if (this.#executing) this.#enforceDeadline(this.#executing);
     this.recover();
     this.kick();
+  }
+
+  /** Stops the executing run once its deadline has passed; until then, looks again at the deadline. */
+  #enforceDeadline(execution: Execution): void {
+    clearTimeout(execution.timer);
+    if (execution.deadline === undefined || execution.controller.signal.aborted) return;
+    const remaining = execution.deadline - Date.now();
+    if (remaining > 0) {
+      execution.timer = setTimeout(() => this.#enforceDeadline(execution), Math.min(remaining, MAX_TIMER_MS));
+      return;
+    }
+    const run = this.table.get(execution.runId);
+    execution.timedOut = timeoutError(execution.runId, run?.timeoutMs ?? this.host.runTimeoutMs());
+    execution.controller.abort(new Error(execution.timedOut.message));
   }
 
   /**
@@ -270,6 +304,10 @@ export class RunManager {
     run.attempt += 1;
     run.status = "running";
     run.startedAt ??= now();
+    // The wall-clock limit counts from the first start and is stored: a run resumed after a restart
+    // keeps its deadline, and one resumed past it times out instead of running (or hanging) again.
+    const limitMs = run.timeoutMs ?? this.host.runTimeoutMs();
+    run.deadline ??= Date.now() + limitMs;
     run.updated_at = now();
     this.table.update(run);
     this.streams.open(run.run_id, run.kwargs.resumable);
@@ -279,6 +317,13 @@ export class RunManager {
     const protocol = run.kwargs.protocol_stream ? this.host.protocolSink : undefined;
     protocol?.runStarted(run);
 
+    if (Date.now() >= run.deadline) {
+      const error = timeoutError(run.run_id, limitMs);
+      publish("error", error);
+      return this.#settle(run, { kind: "timeout", error });
+    }
+    execution.deadline = run.deadline;
+    this.#enforceDeadline(execution);
     if (run.attempt > MAX_ATTEMPTS) {
       return this.#settle(run, {
         kind: "error",
@@ -290,6 +335,14 @@ export class RunManager {
     }
     // The metadata event is out; the rest waits for a turn of the event loop, so that other requests
     // (other runs' first events) are not queued behind this run's execution.
+    // A config stored before it was checked on the way in (an assistant's, a cron's, the thread's)
+    // may hold what LangGraph cannot run with (max_concurrency 0 never ends): the run fails instead.
+    const problem = runConfigProblem(run.kwargs.config);
+    if (problem) {
+      const error = { error: "InvalidConfig", message: `Run ${run.run_id} cannot start: ${problem}` };
+      publish("error", error);
+      return this.#settle(run, { kind: "error", error });
+    }
     await yieldToUrgentWork(execution.controller.signal);
     const config = this.#graphConfig(run);
     const graph = await this.host.bindGraph(run.graphId, config);
@@ -310,7 +363,7 @@ export class RunManager {
       : null;
     let outcome: RunOutcome = { kind: "success" };
     try {
-      await executeRun({
+      const graphRun = executeRun({
         graph,
         input: resumed ? null : run.kwargs.input,
         command: resumed ? null : run.kwargs.command,
@@ -326,8 +379,14 @@ export class RunManager {
         callbacks: tracer ? [tracer] : undefined,
         protocol: protocol && ((event) => protocol.event(run.run_id, event)),
       });
+      // LangGraph stops at the abort (cancel, deadline); a graph that would not must not keep the
+      // run (and the runs queued behind it) from ending.
+      await Promise.race([graphRun, rejectOnAbort(execution.controller.signal)]);
     } catch (error) {
-      if (execution.controller.signal.aborted) {
+      if (execution.timedOut) {
+        outcome = { kind: "timeout", error: execution.timedOut };
+        publish("error", outcome.error);
+      } else if (execution.controller.signal.aborted) {
         outcome = { kind: "cancelled", action: execution.cancel ?? "interrupt" };
       } else {
         outcome = { kind: "error", error: errorPayload(error) };
@@ -343,7 +402,7 @@ export class RunManager {
         const unfinished =
           outcome.kind === "cancelled"
             ? "Cancelled"
-            : outcome.kind === "error"
+            : outcome.kind === "error" || outcome.kind === "timeout"
               ? outcome.error.message
               : "Run ended before this step finished";
         this.#background(sink.record(tracer.takeRuns(unfinished)), "agent run trace");
@@ -382,14 +441,17 @@ export class RunManager {
     );
   }
 
-  /** The LangGraph config a run executes with. */
+  /**
+   * The LangGraph config a run executes with. Of the run's config only the fields the API defines
+   * (checked by RunnableConfigFields) go in: any other key would reach LangGraph unchecked, and its
+   * own keys (`maxConcurrency`, `signal`, `store`, `callbacks`...) take objects JSON cannot carry.
+   */
   #graphConfig(run: AgentRun): Record<string, unknown> & { configurable: Record<string, unknown> } {
     const {
       configurable = {},
       recursion_limit,
       max_concurrency,
       tags,
-      ...rest
     } = run.kwargs.config as Record<string, unknown> & {
       configurable?: Record<string, unknown>;
       recursion_limit?: number;
@@ -415,7 +477,6 @@ export class RunManager {
         }
       : {};
     return {
-      ...rest,
       ...(recursion_limit !== undefined ? { recursionLimit: recursion_limit } : {}),
       ...(max_concurrency !== undefined ? { maxConcurrency: max_concurrency } : {}),
       ...(tags ? { tags } : {}),
@@ -448,11 +509,12 @@ export class RunManager {
 
     const at = now();
     if (outcome.kind !== "cancelled" || outcome.action !== "rollback") {
-      run.status = outcome.kind === "success" ? "success" : outcome.kind === "error" ? "error" : "interrupted";
-      run.error = outcome.kind === "error" ? outcome.error.message : null;
+      run.status = outcome.kind === "cancelled" ? "interrupted" : outcome.kind;
+      const failure = outcome.kind === "error" || outcome.kind === "timeout" ? outcome.error : null;
+      run.error = failure?.message ?? null;
       run.result = JSON.stringify(
-        outcome.kind === "error"
-          ? { __error__: outcome.error }
+        failure
+          ? { __error__: failure }
           : state
             ? {
                 ...(state.values as Record<string, unknown>),
@@ -473,7 +535,8 @@ export class RunManager {
       thread.stateUpdatedAt = at;
     }
     thread.status = this.#threadStatusAfter(outcome.kind, state?.next.length ?? 0);
-    thread.error = outcome.kind === "error" ? outcome.error.message : null;
+    // A run stopped at its deadline leaves the thread in error, as a run that threw does.
+    thread.error = outcome.kind === "error" || outcome.kind === "timeout" ? outcome.error.message : null;
     thread.updatedAt = at;
     // The record is written synchronously here; waiters and readers learn the end before the index.
     const saved = this.host.saveThread(thread, { deferIndex: true });
@@ -483,8 +546,8 @@ export class RunManager {
         outcome.kind === "cancelled"
           ? { status: "interrupted", pendingInterrupts: false }
           : {
-              status: outcome.kind,
-              error: outcome.kind === "error" ? outcome.error.message : undefined,
+              status: outcome.kind === "timeout" ? "error" : outcome.kind,
+              error: outcome.kind === "error" || outcome.kind === "timeout" ? outcome.error.message : undefined,
               pendingInterrupts: Boolean(state?.interrupts.length),
             },
       );
@@ -501,9 +564,9 @@ export class RunManager {
     if (thread.temporary && !this.table.hasActive()) await this.host.deleteThread();
   }
 
-  #threadStatusAfter(kind: "success" | "error" | "cancelled", pendingNodes: number): ThreadStatus {
+  #threadStatusAfter(kind: RunOutcome["kind"], pendingNodes: number): ThreadStatus {
     if (this.table.hasActive()) return "busy";
-    if (kind === "error") return "error";
+    if (kind === "error" || kind === "timeout") return "error";
     if (kind === "success" && pendingNodes > 0) return "interrupted";
     return "idle";
   }
@@ -665,6 +728,22 @@ export class RunManager {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** How a run over its wall-clock limit ends (its `__error__`, its stream's `error` event). */
+function timeoutError(runId: string, limitMs: number): { error: string; message: string } {
+  return {
+    error: "TimeoutError",
+    message: `Run ${runId} exceeded the wall-clock limit of ${limitMs / 1000} s (BG_JOB_TIMEOUT_SECS) and was stopped`,
+  };
+}
+
+/** Rejects once `signal` aborts (with its reason); never settles otherwise. */
+function rejectOnAbort(signal: AbortSignal): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
 }
 
 /** Keys that pick the checkpoint a run forks from: the run's own, never the thread's. */

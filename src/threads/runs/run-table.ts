@@ -15,6 +15,10 @@ export interface AgentRun extends RunJson {
   error: string | null;
   /** The custom-auth user (JSON); never part of the API's view of the run. */
   authUser: Record<string, unknown> | null;
+  /** The wall-clock limit it was created with, ms (null: created before there was one). */
+  timeoutMs: number | null;
+  /** When it times out, ms since epoch: set at its first start and kept across restarts. */
+  deadline: number | null;
 }
 
 interface AgentRunRow {
@@ -35,6 +39,8 @@ interface AgentRunRow {
   result: string | null;
   error: string | null;
   auth_user: string | null;
+  timeout_ms: number | null;
+  deadline: number | null;
   [column: string]: string | number | null;
 }
 
@@ -56,7 +62,9 @@ const SCHEMA = [
     ended_at TEXT,
     result TEXT,
     error TEXT,
-    auth_user TEXT
+    auth_user TEXT,
+    timeout_ms INTEGER,
+    deadline INTEGER
   )`,
   "CREATE INDEX IF NOT EXISTS runs_status_idx ON runs (status, not_before, created_at)",
   "CREATE INDEX IF NOT EXISTS runs_created_idx ON runs (created_at)",
@@ -71,6 +79,9 @@ const SCHEMA = [
   // kwargs, results and events too long for a row.
   CHUNKS_SCHEMA,
 ];
+
+/** Columns added since the table was first made: threads created before them get them on first use. */
+const ADDED_COLUMNS = ["timeout_ms INTEGER", "deadline INTEGER"];
 
 const ACTIVE: RunStatus[] = ["pending", "running"];
 
@@ -103,6 +114,13 @@ export class RunTable {
   #ensure(): void {
     if (this.#ready) return;
     for (const statement of SCHEMA) this.sql.run(statement);
+    const [table] = this.sql.all<{ sql: string }>(
+      "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'runs'",
+    );
+    for (const column of ADDED_COLUMNS) {
+      const name = column.split(" ")[0];
+      if (table && !new RegExp(`\\b${name}\\b`).test(table.sql)) this.sql.run(`ALTER TABLE runs ADD COLUMN ${column}`);
+    }
     this.#ready = true;
     this.#absent = false;
   }
@@ -121,8 +139,8 @@ export class RunTable {
   #insert(run: AgentRun): void {
     this.sql.run(
       `INSERT INTO runs (run_id, thread_id, assistant_id, graph_id, created_at, updated_at, status, metadata, kwargs,
-         multitask_strategy, attempt, not_before, started_at, ended_at, result, error, auth_user)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         multitask_strategy, attempt, not_before, started_at, ended_at, result, error, auth_user, timeout_ms, deadline)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       run.run_id,
       run.thread_id,
       run.assistant_id,
@@ -140,14 +158,16 @@ export class RunTable {
       run.result === null ? null : this.#texts.store(run.run_id, "result", run.result),
       run.error,
       run.authUser ? JSON.stringify(run.authUser) : null,
+      run.timeoutMs,
+      run.deadline,
     );
   }
 
   update(run: AgentRun): void {
     this.sql.transaction(() =>
       this.sql.run(
-        `UPDATE runs SET status = ?, updated_at = ?, attempt = ?, started_at = ?, ended_at = ?, result = ?, error = ?
-         WHERE run_id = ?`,
+        `UPDATE runs SET status = ?, updated_at = ?, attempt = ?, started_at = ?, ended_at = ?, result = ?, error = ?,
+         deadline = ? WHERE run_id = ?`,
         run.status,
         run.updated_at,
         run.attempt,
@@ -155,6 +175,7 @@ export class RunTable {
         run.endedAt,
         run.result === null ? null : this.#texts.store(run.run_id, "result", run.result),
         run.error,
+        run.deadline,
         run.run_id,
       ),
     );
@@ -299,5 +320,7 @@ function fromRow(row: AgentRunRow): AgentRun {
     result: row.result,
     error: row.error,
     authUser: row.auth_user ? JSON.parse(row.auth_user) : null,
+    timeoutMs: row.timeout_ms ?? null,
+    deadline: row.deadline ?? null,
   };
 }

@@ -2,7 +2,7 @@ import { v7 as uuidv7 } from "uuid";
 import { assistantNotFound, resolveAssistant } from "../../assistants/resolve.ts";
 import { invalid, notFound, tooLarge } from "../../core/errors.ts";
 import { exceedsDepth } from "../../core/json-depth.ts";
-import { MAX_GRAPH_DATA_DEPTH, maxBodyBytes } from "../../core/limits.ts";
+import { MAX_GRAPH_DATA_DEPTH, maxBodyBytes, runTimeoutMs } from "../../core/limits.ts";
 import { urgently } from "../../core/yield.ts";
 import { database } from "../../db/client.ts";
 import type { AuthUser } from "../../deployment/custom-auth.ts";
@@ -149,6 +149,7 @@ export async function planRun(env: Env, request: RunRequest): Promise<RunPlan> {
     userId: (config.configurable?.user_id as string | undefined) ?? caller.callerId,
     authUser: caller.user ?? null,
     stateless,
+    timeoutMs: runTimeoutMs(env),
   };
   return { ok: true, input };
 }

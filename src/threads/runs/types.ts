@@ -46,4 +46,6 @@ export interface CreateRunInput {
   authUser: Record<string, unknown> | null;
   /** A temporary thread for a stateless run (its id is the run id). */
   stateless: boolean;
+  /** The run's wall-clock limit (`BG_JOB_TIMEOUT_SECS` when it was created), from its first start. */
+  timeoutMs: number;
 }
