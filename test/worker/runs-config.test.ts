@@ -260,3 +260,31 @@ describe("the wall-clock limit of a run (BG_JOB_TIMEOUT_SECS)", () => {
     expect(stored).toBe(deadline);
   });
 });
+
+describe("threads whose run table predates the wall-clock limit", () => {
+  it("get its columns on first use, and their runs run under the limit", async () => {
+    const threadId = await newThread();
+    const stub = env.THREAD.get(env.THREAD.idFromName(`${DEFAULT_WORKSPACE_ID}:${threadId}`));
+    // The run table as threads made it before timeout_ms and deadline.
+    await runInDurableObject(stub, (instance: ThreadDO, state) => {
+      state.storage.sql.exec(`CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, assistant_id TEXT NOT NULL, graph_id TEXT NOT NULL,
+        created_at TEXT NOT NULL, updated_at TEXT NOT NULL, status TEXT NOT NULL, metadata TEXT NOT NULL,
+        kwargs TEXT NOT NULL, multitask_strategy TEXT NOT NULL, attempt INTEGER NOT NULL DEFAULT 0,
+        not_before INTEGER NOT NULL, started_at TEXT, ended_at TEXT, result TEXT, error TEXT, auth_user TEXT)`);
+      instance.reloadFromStorage();
+    });
+    const waited = await callWith({ BG_JOB_TIMEOUT_SECS: "0.3" }, `/threads/${threadId}/runs/wait`, {
+      assistant_id: "steps",
+      input: { delay_ms: 3_600_000 },
+    });
+    expect((await json<{ __error__: { error: string } }>(waited)).__error__.error).toBe("TimeoutError");
+    const [row] = await runInDurableObject(stub, (_instance: ThreadDO, state) =>
+      state.storage.sql
+        .exec<{ timeout_ms: number; deadline: number }>("SELECT timeout_ms, deadline FROM runs")
+        .toArray(),
+    );
+    expect(row.timeout_ms).toBe(300);
+    expect(row.deadline).toBeGreaterThan(0);
+  });
+});
