@@ -308,6 +308,9 @@ export class RunManager {
     // keeps its deadline, and one resumed past it times out instead of running (or hanging) again.
     const limitMs = run.timeoutMs ?? this.host.runTimeoutMs();
     run.deadline ??= Date.now() + limitMs;
+    const pastDeadline = Date.now() >= run.deadline;
+    // Known before the heartbeat alarm is planned, which then fires by the deadline at the latest.
+    if (!pastDeadline) execution.deadline = run.deadline;
     run.updated_at = now();
     this.table.update(run);
     this.streams.open(run.run_id, run.kwargs.resumable);
@@ -317,12 +320,11 @@ export class RunManager {
     const protocol = run.kwargs.protocol_stream ? this.host.protocolSink : undefined;
     protocol?.runStarted(run);
 
-    if (Date.now() >= run.deadline) {
+    if (pastDeadline) {
       const error = timeoutError(run.run_id, limitMs);
       publish("error", error);
       return this.#settle(run, { kind: "timeout", error });
     }
-    execution.deadline = run.deadline;
     this.#enforceDeadline(execution);
     if (run.attempt > MAX_ATTEMPTS) {
       return this.#settle(run, {
@@ -333,8 +335,6 @@ export class RunManager {
         },
       });
     }
-    // The metadata event is out; the rest waits for a turn of the event loop, so that other requests
-    // (other runs' first events) are not queued behind this run's execution.
     // A config stored before it was checked on the way in (an assistant's, a cron's, the thread's)
     // may hold what LangGraph cannot run with (max_concurrency 0 never ends): the run fails instead.
     const problem = runConfigProblem(run.kwargs.config);
@@ -343,6 +343,8 @@ export class RunManager {
       publish("error", error);
       return this.#settle(run, { kind: "error", error });
     }
+    // The metadata event is out; the rest waits for a turn of the event loop, so that other requests
+    // (other runs' first events) are not queued behind this run's execution.
     await yieldToUrgentWork(execution.controller.signal);
     const config = this.#graphConfig(run);
     const graph = await this.host.bindGraph(run.graphId, config);
