@@ -54,7 +54,10 @@ export const ConfigSchema = RunnableConfigFields.loose().superRefine(nestedAtMos
 /** What is wrong with a stored run config, in the words of the 422 a request would get; null when nothing. */
 export function runConfigProblem(config: unknown): string | null {
   const parsed = RunnableConfigFields.safeParse(config);
-  return parsed.success ? null : (parsed.error.issues[0]?.message ?? "config is not valid");
+  if (parsed.success) return null;
+  const [issue] = parsed.error.issues;
+  // The field-level messages name their field; others (a tag too long) get its path.
+  return issue.message.startsWith("config.") ? issue.message : `config.${issue.path.join(".")}: ${issue.message}`;
 }
 
 export const AssistantSchema = z

@@ -3,6 +3,7 @@
 // streams and deletion can be driven one step at a time.
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { describe, expect, it, vi } from "vitest";
+import { runConfigProblem } from "../../src/assistants/schemas.ts";
 import type { LoadedGraph } from "../../src/deployment/graphs.ts";
 import { SqliteCheckpointSaver } from "../../src/threads/checkpointer.ts";
 import { type RunHost, RunManager, THREAD_BUSY, threadDeletedError } from "../../src/threads/runs/run-manager.ts";
@@ -407,6 +408,15 @@ describe("a run's wall-clock limit and the config it runs with", () => {
     await created(runs, good);
     expect((await runs.join(good.runId)).ok).toBe(true);
     expect(host.thread).toMatchObject({ status: "idle", values: { text: "good", seen: ["GOOD"] } });
+  });
+
+  it("names the field of a stored config's problem", () => {
+    expect(runConfigProblem({ max_concurrency: 1, recursion_limit: 3, tags: [], configurable: {} })).toBeNull();
+    expect(runConfigProblem({ recursion_limit: -1 })).toBe("config.recursion_limit must be an integer ≥ 1");
+    expect(runConfigProblem({ configurable: { checkpoint_ns: 3 } })).toBe(
+      "config.configurable.checkpoint_ns must be a string",
+    );
+    expect(runConfigProblem({ tags: ["x".repeat(2000)] })).toMatch(/^config\.tags\.0: /);
   });
 
   it("passes LangGraph only the config fields the API defines", async () => {
