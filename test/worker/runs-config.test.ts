@@ -3,6 +3,7 @@
 // before; and every run has a wall-clock limit (BG_JOB_TIMEOUT_SECS), past which it ends `timeout`.
 import {
   createExecutionContext,
+  createScheduledController,
   env,
   runDurableObjectAlarm,
   runInDurableObject,
@@ -155,6 +156,26 @@ describe("a config stored before it was checked", () => {
     });
     expect((await json<{ messages: unknown[] }>(next)).messages).toHaveLength(2);
     expect((await thread(threadId)).status).toBe("idle");
+  });
+
+  it("a cron whose stored payload has max_concurrency 0: its run ends as error, the thread is free", async () => {
+    const threadId = await newThread();
+    const cron = await json<{ cron_id: string }>(
+      await post(`/threads/${threadId}/runs/crons`, { assistant_id: "echo", schedule: "* * * * *", input: human("x") }),
+    );
+    await env.DB.prepare("UPDATE crons SET payload = json_set(payload, '$.config', json(?)) WHERE cron_id = ?")
+      .bind(JSON.stringify({ max_concurrency: 0 }), cron.cron_id)
+      .run();
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ scheduledTime: new Date(Date.now() + 60_000) }), env, ctx);
+    await waitOnExecutionContext(ctx);
+    const [fired] = await json<RunJson[]>(await call(`/threads/${threadId}/runs`));
+    expect((await join(threadId, fired.run_id)).__error__).toEqual({
+      error: "InvalidConfig",
+      message: `Run ${fired.run_id} cannot start: config.max_concurrency must be an integer ≥ 1`,
+    });
+    expect((await thread(threadId)).status).toBe("error");
+    await call(`/runs/crons/${cron.cron_id}`, { method: "DELETE" });
   });
 });
 
