@@ -462,7 +462,8 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
 
   /**
    * Serializes a value to store. A value LangChain could not deserialize again (a message nested too
-   * deep) is refused before anything is written: a stored one would make every later state read fail.
+   * deep) is refused before anything is written: a stored one would read back as a plain object, no
+   * longer a message (see serde.ts).
    */
   async #dump(value: unknown, where: string): Promise<Stored> {
     const [type, raw] = await this.serde.dumpsTyped(value);

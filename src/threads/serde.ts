@@ -11,9 +11,10 @@ import { DeltaSnapshot, type SerializerProtocol } from "@langchain/langgraph-che
  * whatever LangChain class it named. Here, as LangChain itself does for untrusted dicts since
  * CVE-2025-68665, a plain object that has an `lc` key (or that is only an `__lc_escaped__` key) is
  * stored wrapped, `{"__lc_escaped__": {...}}`, and read back as the same plain object. Only what a
- * LangChain object's own `toJSON()` wrote (messages in state) is revived, as before. A stored object
- * that `load()` refuses (written by an older version, before the escaping) reads back as stored
- * instead of failing the read. Secrets are never resolved: `load()` gets no secrets and no env.
+ * LangChain object's own `toJSON()` wrote is revived, as before, and only data classes (messages,
+ * prompt values, documents: see REVIVABLE_MODULES). Any other stored record, or one that `load()`
+ * refuses (rows written by an older version, before the escaping), reads back as the plain object
+ * it is instead of failing the read. Secrets are never resolved: `load()` gets no secrets, no env.
  */
 
 const ESCAPED = "__lc_escaped__";
@@ -110,6 +111,18 @@ const LOAD_OPTIONS = { secretsMap: {}, secretsFromEnv: false, importMap: {}, opt
 const isLangChainRecord = (value: JsonRecord): boolean =>
   value.lc === 1 && value.type === "constructor" && Array.isArray(value.id);
 
+/**
+ * The LangChain classes a stored record may revive as: the data that graph state holds (messages,
+ * prompt values, documents). Rows written before the escaping may hold a client's record naming any
+ * class `load()` knows (runnables, tracers, caches...): those stay the plain objects they were.
+ */
+const REVIVABLE_MODULES = new Set(["messages", "prompt_values", "documents"]);
+
+const isRevivable = (value: JsonRecord): boolean => {
+  const id = value.id as unknown[];
+  return id.length >= 3 && id[0] === "langchain_core" && REVIVABLE_MODULES.has(id[1] as string);
+};
+
 /** The `{lc: 2, type: "undefined"}` markers inside a LangChain record dropped, as JsonPlusSerializer does before `load()`. */
 function withoutUndefined(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutUndefined);
@@ -133,7 +146,7 @@ function langChainRecords(value: unknown, found: JsonRecord[]): void {
     if (isEscapeWrapper(value) && isRecord(value[ESCAPED])) {
       for (const item of Object.values(value[ESCAPED] as JsonRecord)) langChainRecords(item, found);
     } else if (isLangChainRecord(value)) {
-      found.push(value);
+      if (isRevivable(value)) found.push(value);
     } else {
       for (const item of Object.values(value)) langChainRecords(item, found);
     }
@@ -188,7 +201,7 @@ function revive(value: unknown, loaded: Iterator<unknown>): unknown {
   if (Array.isArray(value)) return value.map((item) => revive(item, loaded));
   if (!isRecord(value)) return value;
   if (isEscapeWrapper(value) && isRecord(value[ESCAPED])) return reviveMembers(value[ESCAPED] as JsonRecord, loaded);
-  if (isLangChainRecord(value)) return loaded.next().value;
+  if (isLangChainRecord(value)) return isRevivable(value) ? loaded.next().value : withoutUndefined(value);
   const revived = reviveMembers(value, loaded);
   if (revived.lc === 2) {
     if (revived.type === "undefined") return undefined;

@@ -10,6 +10,7 @@ import {
   runInDurableObject,
   waitOnExecutionContext,
 } from "cloudflare:test";
+import { AIMessage } from "@langchain/core/messages";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { durableObjectSql } from "../../src/db/sql.ts";
 import worker from "../../src/index.ts";
@@ -277,11 +278,19 @@ describe("checkpoints stored before the escaping", () => {
     await runWait(threadId, { input: { answer: "placeholder" } });
     // What the previous serializer wrote for the same values: the objects unescaped, in the value
     // of a channel, in a pending write, and in the checkpoint's metadata.
-    const legacy = { constructor: CONSTRUCTOR, with_secret: WITH_SECRET, deep: [{ a: CONSTRUCTOR }] };
+    const runnable = {
+      lc: 1,
+      type: "constructor",
+      id: ["langchain_core", "runnables", "RunnablePassthrough"],
+      kwargs: {},
+    };
+    const legacy = { constructor: CONSTRUCTOR, with_secret: WITH_SECRET, runnable, deep: [{ a: CONSTRUCTOR }] };
+    // A message the graph wrote is still a message.
+    const message = new AIMessage({ content: "kept", id: "m1" });
     const stub = env.THREAD.get(env.THREAD.idFromName(`${DEFAULT_WORKSPACE_ID}:${threadId}`));
     await runInDurableObject(stub, (_instance: ThreadDO, durable) => {
       const sql = durableObjectSql(durable.storage);
-      const bytes = new TextEncoder().encode(JSON.stringify(legacy));
+      const bytes = new TextEncoder().encode(JSON.stringify({ ...legacy, message }));
       sql.run("UPDATE checkpoint_blobs SET value = ? WHERE channel = 'answer'", bytes);
       sql.run("UPDATE checkpoints SET metadata = json_set(metadata, '$.legacy', json(?))", JSON.stringify(legacy));
     });
@@ -293,13 +302,16 @@ describe("checkpoints stored before the escaping", () => {
     const response = await call(`/threads/${threadId}/state`);
     expect(await response.clone().text()).not.toContain("sk-must-not-leak");
     const read = await ok<StateJson>(response);
-    expect(read.values.answer).toEqual(legacy);
+    expect(read.values.answer).toEqual({
+      ...legacy,
+      message: expect.objectContaining({ type: "ai", content: "kept", id: "m1", tool_calls: [] }),
+    });
     expect(read.metadata.legacy).toEqual(legacy);
     const states = await history(threadId);
     const answers = states.flatMap((s) => (s.values.answer === undefined ? [] : [s.values.answer]));
     expect(answers.length).toBeGreaterThan(0);
-    for (const answer of answers) expect(answer).toEqual(legacy);
+    for (const answer of answers) expect(answer).toEqual(read.values.answer);
     const after = await stillRuns(threadId);
-    expect(after.values.answer).toEqual(legacy);
+    expect(after.values.answer).toEqual(read.values.answer);
   });
 });
