@@ -84,8 +84,9 @@ function encode(value: unknown, key: string, trusted: boolean, ancestors: object
       };
     }
     if (value instanceof Uint8Array) return constructorRecord("Uint8Array", "from", [Array.from(value)]);
+    // Array.from: a hole is undefined, as JSON.stringify hands it to a replacer.
     if (Array.isArray(value))
-      return value.map((item, i) =>
+      return Array.from(value, (item: unknown, i) =>
         typeof item === "function" || typeof item === "symbol" ? null : encode(item, String(i), trusted, ancestors),
       );
     return encodeObject(value, trusted, ancestors);

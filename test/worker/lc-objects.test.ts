@@ -269,6 +269,53 @@ describe("LangChain-shaped objects in client data stay plain data", () => {
     expect((await state(threadId)).values.answer).toEqual(PAYLOAD);
     expect((await stillRuns(threadId)).values.answer).toEqual(PAYLOAD);
   });
+
+  it("as a message in a messages channel: the run fails on it as on any unknown message, the thread goes on", async () => {
+    const threadId = await newThread();
+    const response = await post(`/threads/${threadId}/runs/wait`, {
+      assistant_id: "echo",
+      input: { messages: [CONSTRUCTOR] },
+    });
+    // LangChain's message coercion refuses it (it names no message class): the run's error says so.
+    const failed = await ok<{ __error__: { message: string } }>(response);
+    expect(failed.__error__.message).toContain("Unable to coerce message");
+    const [run] = await ok<RunJson[]>(await call(`/threads/${threadId}/runs`));
+    expect(run.status).toBe("error");
+    const again = await ok<{ messages: { content: string }[] }>(
+      await post(`/threads/${threadId}/runs/wait`, {
+        assistant_id: "echo",
+        input: { messages: [{ role: "user", content: "hi" }] },
+      }),
+    );
+    expect(again.messages.map((m) => m.content)).toEqual(["hi", "hi"]);
+    expect((await state(threadId)).values.messages).toHaveLength(2);
+    await history(threadId);
+  });
+
+  it("in a store item, which a graph reads through its store", async () => {
+    const userId = crypto.randomUUID();
+    const namespace = ["memories", userId];
+    const put = await call("/store/items", { method: "PUT", json: { namespace, key: "lc", value: PAYLOAD } });
+    expect(put.status).toBe(204);
+    const item = await ok<{ value: unknown }>(
+      await call(`/store/items?namespace=${encodeURIComponent(namespace.join("."))}&key=lc`),
+    );
+    expect(item.value).toEqual(PAYLOAD);
+    // The memory graph searches the namespace: the item is one of the two it counts.
+    const threadId = await newThread();
+    const output = await ok<{ messages: { content: string }[] }>(
+      await post(`/threads/${threadId}/runs/wait`, {
+        assistant_id: "memory",
+        input: { messages: [{ role: "user", content: "hi" }] },
+        config: { configurable: { user_id: userId } },
+      }),
+    );
+    expect(output.messages.at(-1)?.content).toBe("I have 2 memories for you.");
+    const found = await ok<{ items: { key: string; value: unknown }[] }>(
+      await post("/store/items/search", { namespace_prefix: namespace }),
+    );
+    expect(found.items.find((i) => i.key === "lc")?.value).toEqual(PAYLOAD);
+  });
 });
 
 describe("checkpoints stored before the escaping", () => {
