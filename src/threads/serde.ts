@@ -1,5 +1,6 @@
 import { load } from "@langchain/core/load";
 import { DeltaSnapshot, type SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import { LC_ESCAPED_KEY as ESCAPED, isLangChainEscape } from "../db/serialize.ts";
 
 /**
  * The checkpoint serializer: LangGraph's JsonPlusSerializer format, made safe for client data.
@@ -17,7 +18,6 @@ import { DeltaSnapshot, type SerializerProtocol } from "@langchain/langgraph-che
  * it is instead of failing the read. Secrets are never resolved: `load()` gets no secrets, no env.
  */
 
-const ESCAPED = "__lc_escaped__";
 /** What fast-safe-stringify (JsonPlusSerializer) writes for a reference back to an ancestor. */
 const CIRCULAR = "[Circular]";
 
@@ -28,12 +28,7 @@ const isRecord = (value: unknown): value is JsonRecord =>
 
 /** As LangChain's `needsEscaping`: could be taken for a LangChain record or for an escape wrapper. */
 function needsEscaping(record: object): boolean {
-  return Object.hasOwn(record, "lc") || isEscapeWrapper(record);
-}
-
-function isEscapeWrapper(record: object): boolean {
-  const keys = Object.keys(record);
-  return keys.length === 1 && keys[0] === ESCAPED;
+  return Object.hasOwn(record, "lc") || isLangChainEscape(record);
 }
 
 /** A `Serializable` (message, document...): its `toJSON()` is LangChain's own record, escaped by LangChain. */
@@ -124,10 +119,13 @@ const isRevivable = (value: JsonRecord): boolean => {
   return id.length >= 3 && id[0] === "langchain_core" && REVIVABLE_MODULES.has(id[1] as string);
 };
 
-/** The `{lc: 2, type: "undefined"}` markers inside a LangChain record dropped, as JsonPlusSerializer does before `load()`. */
+/**
+ * The `{lc: 2, type: "undefined"}` markers inside a LangChain record dropped, as JsonPlusSerializer
+ * does before `load()` (a message's unset fields). What LangChain escaped is data, kept as it is.
+ */
 function withoutUndefined(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutUndefined);
-  if (!isRecord(value)) return value;
+  if (!isRecord(value) || isLangChainEscape(value)) return value;
   const out: JsonRecord = {};
   for (const [key, item] of Object.entries(value)) {
     if (isRecord(item) && item.lc === 2 && item.type === "undefined") continue;
@@ -144,7 +142,7 @@ function langChainRecords(value: unknown, found: JsonRecord[]): void {
   if (Array.isArray(value)) {
     for (const item of value) langChainRecords(item, found);
   } else if (isRecord(value)) {
-    if (isEscapeWrapper(value) && isRecord(value[ESCAPED])) {
+    if (isLangChainEscape(value) && isRecord(value[ESCAPED])) {
       for (const item of Object.values(value[ESCAPED] as JsonRecord)) langChainRecords(item, found);
     } else if (isLangChainRecord(value)) {
       if (isRevivable(value)) found.push(value);
@@ -201,7 +199,7 @@ function reviveConstructor(record: JsonRecord): unknown {
 function revive(value: unknown, loaded: Iterator<unknown>): unknown {
   if (Array.isArray(value)) return value.map((item) => revive(item, loaded));
   if (!isRecord(value)) return value;
-  if (isEscapeWrapper(value) && isRecord(value[ESCAPED])) return reviveMembers(value[ESCAPED] as JsonRecord, loaded);
+  if (isLangChainEscape(value) && isRecord(value[ESCAPED])) return reviveMembers(value[ESCAPED] as JsonRecord, loaded);
   if (isLangChainRecord(value)) return isRevivable(value) ? loaded.next().value : withoutUndefined(value);
   const revived = reviveMembers(value, loaded);
   if (revived.lc === 2) {

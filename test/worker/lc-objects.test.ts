@@ -10,12 +10,15 @@ import {
   runInDurableObject,
   waitOnExecutionContext,
 } from "cloudflare:test";
-import { AIMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { Send } from "@langchain/langgraph";
+import { MemorySaver } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { durableObjectSql } from "../../src/db/sql.ts";
 import worker from "../../src/index.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import type { RunJson } from "../../src/threads/runs/types.ts";
+import { SafeJsonPlusSerializer } from "../../src/threads/serde.ts";
 import type { ThreadDO } from "../../src/threads/thread-do.ts";
 import type { ThreadJson, ThreadStateJson } from "../../src/threads/types.ts";
 import { call, json } from "./helpers.ts";
@@ -270,6 +273,34 @@ describe("LangChain-shaped objects in client data stay plain data", () => {
     expect((await stillRuns(threadId)).values.answer).toEqual(PAYLOAD);
   });
 
+  it("inside a message's fields: content blocks and additional_kwargs", async () => {
+    const threadId = await newThread();
+    const sent = {
+      role: "user",
+      content: [{ type: "text", text: "hi", extra: CONSTRUCTOR }],
+      additional_kwargs: { payload: PAYLOAD },
+    };
+    const output = await ok<{ messages: Record<string, unknown>[] }>(
+      await post(`/threads/${threadId}/runs/wait`, { assistant_id: "echo", input: { messages: [sent] } }),
+    );
+    const expected = expect.objectContaining({
+      type: "human",
+      content: sent.content,
+      additional_kwargs: { payload: PAYLOAD },
+    });
+    expect(output.messages[0]).toEqual(expected);
+    expect((await state(threadId)).values.messages).toEqual([expected, expect.objectContaining({ type: "ai" })]);
+    await history(threadId);
+    const again = await ok<{ messages: Record<string, unknown>[] }>(
+      await post(`/threads/${threadId}/runs/wait`, {
+        assistant_id: "echo",
+        input: { messages: [{ role: "user", content: "again" }] },
+      }),
+    );
+    expect(again.messages).toHaveLength(4);
+    expect(again.messages[0]).toEqual(expected);
+  });
+
   it("as a message in a messages channel: the run fails on it as on any unknown message, the thread goes on", async () => {
     const threadId = await newThread();
     const response = await post(`/threads/${threadId}/runs/wait`, {
@@ -360,5 +391,97 @@ describe("checkpoints stored before the escaping", () => {
     for (const answer of answers) expect(answer).toEqual(read.values.answer);
     const after = await stillRuns(threadId);
     expect(after.values.answer).toEqual(read.values.answer);
+  });
+});
+
+describe("the checkpoint serializer", () => {
+  // LangGraph's own JsonPlusSerializer (not exported on its own), which the platform used before.
+  const jsonPlus = new MemorySaver().serde;
+  const safe = new SafeJsonPlusSerializer();
+  const text = (bytes: Uint8Array | string) => (typeof bytes === "string" ? bytes : new TextDecoder().decode(bytes));
+
+  /** What graphs put in state: messages, LangGraph's Sends, and values JSON cannot hold. */
+  function graphValues(): Record<string, unknown> {
+    const circular: Record<string, unknown> = { name: "loop" };
+    circular.self = circular;
+    return {
+      messages: [
+        new HumanMessage({ content: [{ type: "text", text: "hi" }], id: "h1" }),
+        new AIMessage({
+          content: "",
+          id: "a1",
+          tool_calls: [{ id: "c1", name: "search", args: { q: "x" } }],
+        }),
+        new ToolMessage({ content: "done", tool_call_id: "c1", name: "search" }),
+      ],
+      tasks: [new Send("node", { items: [1, 2] })],
+      set: new Set([1, "a"]),
+      map: new Map<string, unknown>([["k", { v: 1 }]]),
+      date: new Date(0),
+      pattern: /a+b/gi,
+      error: new Error("boom"),
+      bytes: new Uint8Array([0, 1, 255]),
+      missing: undefined,
+      list: [undefined, null, 1, "two", { three: [3] }],
+      circular,
+    };
+  }
+
+  it("writes graph values byte for byte as JsonPlusSerializer did, and reads them back as it does", async () => {
+    const values = graphValues();
+    const [type, bytes] = await safe.dumpsTyped(values);
+    const [legacyType, legacyBytes] = await jsonPlus.dumpsTyped(values);
+    expect(type).toBe(legacyType);
+    expect(text(bytes)).toBe(text(legacyBytes));
+    const read = (await safe.loadsTyped(type, bytes)) as Record<string, unknown>;
+    expect(read).toEqual(await jsonPlus.loadsTyped(legacyType, legacyBytes));
+    const [human, ai, tool] = read.messages as unknown[];
+    expect(HumanMessage.isInstance(human)).toBe(true);
+    expect(AIMessage.isInstance(ai)).toBe(true);
+    expect(ToolMessage.isInstance(tool)).toBe(true);
+    expect(read.set).toEqual(new Set([1, "a"]));
+    expect(read.bytes).toEqual(new Uint8Array([0, 1, 255]));
+    // A Uint8Array on its own is stored as bytes.
+    expect(await safe.dumpsTyped(new Uint8Array([7]))).toEqual(["bytes", new Uint8Array([7])]);
+  });
+
+  it("reads back a message whose own fields hold LangChain-shaped objects (LangChain escapes them)", async () => {
+    const message = new AIMessage({
+      content: "",
+      tool_calls: [{ id: "c1", name: "search", args: { nested: SECRET } }],
+      additional_kwargs: { raw: CONSTRUCTOR },
+    });
+    const [type, bytes] = await safe.dumpsTyped({ messages: [message] });
+    // JsonPlusSerializer revived the inside of LangChain's escape before unwrapping it, and failed.
+    await expect(jsonPlus.loadsTyped(type, bytes)).rejects.toThrow("Invalid namespace");
+    const [read] = ((await safe.loadsTyped(type, bytes)) as { messages: AIMessage[] }).messages;
+    expect(AIMessage.isInstance(read)).toBe(true);
+    expect(read.additional_kwargs.raw).toEqual(CONSTRUCTOR);
+    expect(read.tool_calls?.[0].args.nested).toEqual(SECRET);
+  });
+
+  it("writes a client's LangChain-shaped objects escaped, wherever they are, and reads them back as they were", async () => {
+    const values = {
+      payload: PAYLOAD,
+      in_set: new Set([CONSTRUCTOR]),
+      in_map: new Map([["k", SECRET]]),
+      in_send: new Send("node", { answer: MESSAGE }),
+      lc: "a state key named lc",
+    };
+    const [type, bytes] = await safe.dumpsTyped(values);
+    // The state itself has an lc key: it is escaped too.
+    const stored = JSON.parse(text(bytes)).__lc_escaped__;
+    expect(stored.payload.constructor).toEqual({ __lc_escaped__: CONSTRUCTOR });
+    expect(stored.payload.escaped).toEqual({ __lc_escaped__: { __lc_escaped__: { __lc_escaped__: CONSTRUCTOR } } });
+    const read = (await safe.loadsTyped(type, bytes)) as Record<string, unknown>;
+    expect(read.payload).toEqual(PAYLOAD);
+    expect(read.in_set).toEqual(new Set([CONSTRUCTOR]));
+    expect(read.in_map).toEqual(new Map([["k", SECRET]]));
+    expect(read.in_send).toEqual({ node: "node", args: { answer: MESSAGE } });
+    expect(read.lc).toBe("a state key named lc");
+    // The whole value is one such object too: escaped at the top.
+    const [, top] = await safe.dumpsTyped({ lc: 1, type: "secret", id: ["OPENAI_API_KEY"] });
+    expect(JSON.parse(text(top))).toEqual({ __lc_escaped__: SECRET });
+    expect(await safe.loadsTyped("json", top)).toEqual(SECRET);
   });
 });
