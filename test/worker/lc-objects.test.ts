@@ -155,6 +155,16 @@ describe("LangChain-shaped objects in client data stay plain data", () => {
     expect((after.values.items as unknown[])[0]).toEqual(PAYLOAD);
   });
 
+  it("in command.update", async () => {
+    const threadId = await newThread();
+    await runWait(threadId, { input: {} });
+    const updated = await runWait(threadId, { command: { update: { answer: PAYLOAD }, goto: "review" } });
+    expect(updated.answer).toEqual(PAYLOAD);
+    expect((await state(threadId)).values.answer).toEqual(PAYLOAD);
+    await history(threadId);
+    expect((await stillRuns(threadId)).values.answer).toEqual(PAYLOAD);
+  });
+
   it("in a run's metadata, which joins its checkpoints' metadata", async () => {
     const threadId = await newThread();
     await runWait(threadId, { input: {}, metadata: { payload: PAYLOAD } });
