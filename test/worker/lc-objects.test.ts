@@ -12,11 +12,18 @@ import {
 } from "cloudflare:test";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { Send } from "@langchain/langgraph";
-import { MemorySaver } from "@langchain/langgraph-checkpoint";
+import {
+  type CheckpointMetadata,
+  emptyCheckpoint,
+  MemorySaver,
+  type SerializerProtocol,
+  uuid6,
+} from "@langchain/langgraph-checkpoint";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { durableObjectSql } from "../../src/db/sql.ts";
 import worker from "../../src/index.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
+import { SqliteCheckpointSaver } from "../../src/threads/checkpointer.ts";
 import type { RunJson } from "../../src/threads/runs/types.ts";
 import { SafeJsonPlusSerializer } from "../../src/threads/serde.ts";
 import type { ThreadDO } from "../../src/threads/thread-do.ts";
@@ -401,6 +408,47 @@ describe("checkpoints stored before the escaping", () => {
     for (const answer of answers) expect(answer).toEqual(read.values.answer);
     const after = await stillRuns(threadId);
     expect(after.values.answer).toEqual(read.values.answer);
+  });
+
+  it("in every part of a checkpoint the saver reads: channel values, pending writes, metadata", async () => {
+    // The previous serializer's format for plain JSON: the JSON itself, nothing escaped.
+    const plainJson: SerializerProtocol = {
+      dumpsTyped: async (value) => ["json", new TextEncoder().encode(JSON.stringify(value))],
+      loadsTyped: async (_type, data) => JSON.parse(typeof data === "string" ? data : new TextDecoder().decode(data)),
+    };
+    const legacy = { constructor: CONSTRUCTOR, with_secret: WITH_SECRET, list: [CONSTRUCTOR] };
+    const tuples = await runInDurableObject(env.THREAD.get(env.THREAD.newUniqueId()), async (_instance, durable) => {
+      const sql = durableObjectSql(durable.storage);
+      const config = { configurable: { thread_id: "legacy", checkpoint_ns: "" } };
+      const checkpoint = { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { answer: legacy } };
+      // Extra metadata keys are what a run's metadata adds (see runMetadata in checkpointer.ts).
+      const metadata: CheckpointMetadata = Object.assign(
+        { source: "input" as const, step: -1, parents: {} },
+        { legacy },
+      );
+      const written = await new SqliteCheckpointSaver(sql, plainJson).put(
+        config,
+        { ...checkpoint, channel_versions: { answer: 1 } },
+        metadata,
+        { answer: 1 },
+      );
+      await new SqliteCheckpointSaver(sql, plainJson).putWrites(
+        written,
+        [["__interrupt__", [{ value: legacy, id: "i1" }]]],
+        "task",
+      );
+      const saver = new SqliteCheckpointSaver(sql);
+      const tuple = await saver.getTuple(config);
+      const listed = [];
+      for await (const item of saver.list(config)) listed.push(item);
+      return [tuple, ...listed];
+    });
+    expect(tuples).toHaveLength(2);
+    for (const tuple of tuples) {
+      expect(tuple?.checkpoint.channel_values).toEqual({ answer: legacy });
+      expect(tuple?.pendingWrites).toEqual([["task", "__interrupt__", [{ value: legacy, id: "i1" }]]]);
+      expect(tuple?.metadata).toMatchObject({ legacy });
+    }
   });
 });
 
