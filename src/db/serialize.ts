@@ -31,12 +31,35 @@ const CHUNK_TYPES: Record<string, string> = {
 
 const isChunk = (message: Dictable) => typeof (message as { concat?: unknown }).concat === "function";
 
+/**
+ * The key LangChain wraps a plain object in when it could be taken for one of its serialized objects
+ * (it has an `lc` key): `{"__lc_escaped__": {...}}` (@langchain/core/load, since CVE-2025-68665).
+ */
+export const LC_ESCAPED_KEY = "__lc_escaped__";
+
+/** A LangChain escape wrapper: an object with that one key. */
+export function isLangChainEscape(value: object): boolean {
+  const keys = Object.keys(value);
+  return keys.length === 1 && keys[0] === LC_ESCAPED_KEY;
+}
+
+/**
+ * A message's fields without LangChain's escape wrappers, as LangChain's `load()` unwraps them: the
+ * wrapped object as it is. `toDict()` gives the fields as `toJSON()` escapes them.
+ */
+function unescapeLangChain(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(unescapeLangChain);
+  if (value === null || typeof value !== "object" || Object.getPrototypeOf(value) !== Object.prototype) return value;
+  if (isLangChainEscape(value)) return (value as Record<string, unknown>)[LC_ESCAPED_KEY];
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, unescapeLangChain(item)]));
+}
+
 function messageToJson(message: Dictable, asChunk = false): Record<string, unknown> {
   const { type: baseType, data } = message.toDict();
   const type = asChunk && isChunk(message) ? (CHUNK_TYPES[baseType] ?? baseType) : baseType;
   const json: Record<string, unknown> = { ...(MESSAGE_DEFAULTS[baseType] ?? {}) };
   for (const [key, value] of Object.entries(data)) {
-    if (value !== undefined) json[key] = toJson(value);
+    if (value !== undefined) json[key] = toJson(unescapeLangChain(value));
   }
   json.type = type;
   return json;

@@ -15,6 +15,7 @@ import {
   WRITES_IDX_MAP,
 } from "@langchain/langgraph-checkpoint";
 import { type SqlStore, type SqlValue, toBytes } from "../db/sql.ts";
+import { SafeJsonPlusSerializer } from "./serde.ts";
 import { StateTooDeepError, unloadableDepth } from "./stored-depth.ts";
 
 /**
@@ -158,7 +159,8 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
   #schemaKnown: boolean | undefined;
 
   constructor(sql: SqlStore, serde?: SerializerProtocol, onChange?: CheckpointChangeListener) {
-    super(serde);
+    // Not LangGraph's default serializer: it revives any LangChain-shaped object a client sent (see serde.ts).
+    super(serde ?? new SafeJsonPlusSerializer());
     this.#sql = sql;
     this.#onChange = onChange;
   }
@@ -257,7 +259,7 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
     const { channel_values: values, ...withoutValues } = checkpoint;
 
     const [type, bytes] = await this.serde.dumpsTyped(withoutValues);
-    const metadataJson = await this.#dumpMetadata({ ...runMetadata(config), ...metadata });
+    const metadataJson = this.#dumpMetadata({ ...runMetadata(config), ...metadata });
     const blobRows: SqlValue[][] = [];
     for (const [channel, version] of Object.entries(newVersions)) {
       const stored: Stored = Object.hasOwn(values, channel)
@@ -460,7 +462,8 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
 
   /**
    * Serializes a value to store. A value LangChain could not deserialize again (a message nested too
-   * deep) is refused before anything is written: a stored one would make every later state read fail.
+   * deep) is refused before anything is written: a stored one would read back as a plain object, no
+   * longer a message (see serde.ts).
    */
   async #dump(value: unknown, where: string): Promise<Stored> {
     const [type, raw] = await this.serde.dumpsTyped(value);
@@ -472,11 +475,13 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
     return { type, bytes };
   }
 
-  /** Metadata is stored as JSON text so that list() can filter it with SQLite's JSON functions. */
-  async #dumpMetadata(metadata: CheckpointMetadata): Promise<string> {
-    const { type, bytes } = await this.#dump(metadata, "Checkpoint metadata");
-    if (type !== "json") throw new TypeError(`checkpoint metadata must serialize to JSON, got "${type}"`);
-    return new TextDecoder().decode(bytes);
+  /**
+   * Metadata is stored as plain JSON text, so that list() can filter it with SQLite's JSON functions,
+   * and read back as plain JSON: it holds the run's and the thread's metadata, which are the client's
+   * data (a LangChain-shaped object in it is no LangChain object), never a LangChain object.
+   */
+  #dumpMetadata(metadata: CheckpointMetadata): string {
+    return JSON.stringify(metadata);
   }
 
   /**
@@ -524,7 +529,7 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
             },
           },
           checkpoint,
-          metadata: (await this.serde.loadsTyped("json", row.metadata)) as CheckpointMetadata,
+          metadata: JSON.parse(row.metadata) as CheckpointMetadata,
           parentConfig: row.parent_checkpoint_id
             ? {
                 configurable: {
