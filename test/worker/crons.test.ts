@@ -164,7 +164,12 @@ describe("firing", () => {
       kept = await json<ThreadJson[]>(await post("/threads/search", { metadata: { cron_id: keep.cron_id } }));
     }
     expect(kept).toHaveLength(1);
-    expect((kept[0].values as { messages: { content: string }[] }).messages[1].content).toBe("kept");
+    // The thread is indexed when its run starts: join the run before reading what it wrote.
+    const [run] = await json<{ run_id: string }[]>(await call(`/threads/${kept[0].thread_id}/runs`));
+    const values = await json<{ messages: { content: string }[] }>(
+      await call(`/threads/${kept[0].thread_id}/runs/${run.run_id}/join`),
+    );
+    expect(values.messages[1].content).toBe("kept");
   });
 
   it("disables crons past their end_time, or whose assistant or thread is gone", async () => {
