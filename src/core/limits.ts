@@ -41,7 +41,10 @@ export const MAX_EXPORT_PREFIX_LENGTH = 2048;
 /** A store item's key. */
 export const MAX_STORE_KEY_LENGTH = 1024;
 
-/** The whole request URL (path and query), in UTF-8 bytes as sent. */
+/**
+ * The whole request URL as the Worker sees it (scheme, host, path and query), in bytes of its
+ * percent-encoded form. Cloudflare's edge refuses URLs over 16 KB before the Worker runs.
+ */
 export const MAX_URL_BYTES = 16 * 1024;
 
 /**
