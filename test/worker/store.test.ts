@@ -105,7 +105,9 @@ describe("store items", () => {
       expect(response.status).toBe(422);
       expect(JSON.stringify(await response.json())).toContain("lone UTF-16 surrogate");
     }
-    const listed = await json<{ items: Item[] }>(await post("/store/items/search", { namespace_prefix: ["surrogates"] }));
+    const listed = await json<{ items: Item[] }>(
+      await post("/store/items/search", { namespace_prefix: ["surrogates"] }),
+    );
     expect(listed.items).toEqual([]);
     // A well-formed pair (an emoji) is fine, and reads back by the key that wrote it.
     expect((await put({ namespace: ["surrogates", "😀"], key: "😀", value: { a: 1 } })).status).toBe(204);

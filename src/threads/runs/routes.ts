@@ -57,7 +57,10 @@ const statelessRunRequest = { body: jsonBody(RunCreateSchema) };
 const LastEventIdHeader = z.object({
   "last-event-id": z
     .string()
-    .regex(/^(\d{1,15}|-1|-|)$/, "Last-Event-ID must be an event id in digits (at most 15), or -1 to replay from the start")
+    .regex(
+      /^(\d{1,15}|-1|-|)$/,
+      "Last-Event-ID must be an event id in digits (at most 15), or -1 to replay from the start",
+    )
     .optional(),
 });
 
