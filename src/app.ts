@@ -9,7 +9,7 @@ import { deployment } from "./deployment/index.ts";
 import type { DeploymentManifest } from "./deployment/manifest.ts";
 import { bulkExportRoutes } from "./export/routes.ts";
 import type { AppEnv } from "./http/app-env.ts";
-import { limitBodySize } from "./http/body-limit.ts";
+import { decodeJsonBody, limitBodySize } from "./http/body-limit.ts";
 import { corsMiddleware } from "./http/cors.ts";
 import { customApp, customRoutesAuthenticated, mountCustomApp, requireCredentials } from "./http/custom-app.ts";
 import { mountDocs } from "./http/docs.ts";
@@ -63,6 +63,7 @@ export function createApp(manifest: DeploymentManifest = deployment) {
   app.use("*", corsMiddleware(http.cors));
   app.use("*", limitUrlLength);
   app.use("*", limitBodySize);
+  app.use("*", decodeJsonBody);
   // In-process API calls serve the deployment's custom routes; without an app nothing could make one.
   if (userApp) app.use("*", bindLoopback(app));
   if (http.disable_meta) app.use("*", async (c, next) => (isMetaPath(c.req.path) ? onNotFound(c) : next()));
