@@ -64,3 +64,23 @@ export function maxBodyBytes(env: { MAX_BODY_BYTES?: string | number }): number 
   const configured = Number(env.MAX_BODY_BYTES);
   return Number.isFinite(configured) && configured > 0 ? configured : DEFAULT_MAX_BODY_BYTES;
 }
+
+/**
+ * Durable Object calls one invocation makes in a fan-out over threads (cancelling runs by status,
+ * pruning, deleting an assistant's threads) before the rest continues on the work queue, one
+ * bounded chunk per message. Cloudflare allows 1,000 subrequests per invocation (50 on the Free
+ * plan); the budget leaves room for the invocation's other calls.
+ */
+export const SUBREQUEST_BUDGET = 500;
+/** The same budget under the Free plan's 50 subrequests (`LIMITS_GUARD = "free"`). */
+export const FREE_PLAN_SUBREQUEST_BUDGET = 25;
+
+/**
+ * The fan-out budget in force: the Free plan's under `LIMITS_GUARD = "free"`, else the paid one;
+ * the `SUBREQUEST_BUDGET` var may lower it, never raise it.
+ */
+export function subrequestBudget(env: { LIMITS_GUARD?: string; SUBREQUEST_BUDGET?: string | number }): number {
+  const plan = env.LIMITS_GUARD === "free" ? FREE_PLAN_SUBREQUEST_BUDGET : SUBREQUEST_BUDGET;
+  const configured = Number(env.SUBREQUEST_BUDGET);
+  return Number.isInteger(configured) && configured > 0 ? Math.min(configured, plan) : plan;
+}

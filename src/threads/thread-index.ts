@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { containments } from "../db/json-filter.ts";
 import { type ThreadIndexRow, threadIndex } from "../db/schema.ts";
@@ -113,29 +113,50 @@ export async function countThreadIndex(db: Database, workspaceId: string, filter
   return row?.total ?? 0;
 }
 
-/** The ids among `threadIds` that exist in the workspace (and whose metadata contains `metadata`). */
+/**
+ * The ids among `threadIds` that exist in the workspace (and whose metadata contains `metadata`), in
+ * one statement whatever their number (one JSON parameter, as in `whereClause`).
+ */
 export async function existingThreadIds(
   db: Database,
   workspaceId: string,
   threadIds: string[],
   metadata?: Record<string, unknown>,
 ): Promise<string[]> {
-  const found: string[] = [];
-  const filter = containments([threadIndex.metadata, metadata]);
-  for (let i = 0; i < threadIds.length; i += 60) {
-    const rows = await db
-      .select({ threadId: threadIndex.threadId })
-      .from(threadIndex)
-      .where(
-        and(
-          eq(threadIndex.workspaceId, workspaceId),
-          inArray(threadIndex.threadId, threadIds.slice(i, i + 60)),
-          ...filter,
-        ),
-      );
-    found.push(...rows.map((r) => r.threadId));
-  }
-  return found;
+  if (!threadIds.length) return [];
+  const rows = await db
+    .select({ threadId: threadIndex.threadId })
+    .from(threadIndex)
+    .where(whereClause(workspaceId, { ids: threadIds, metadata }));
+  return rows.map((r) => r.threadId);
+}
+
+/** A thread's place in (created_at, thread_id) order: the cursor of a fan-out over threads. */
+export interface ThreadKey {
+  createdAt: string;
+  threadId: string;
+}
+
+/**
+ * Up to `limit` matching threads after `after`, in (created_at, thread_id) order: a keyset page,
+ * stable while the fan-out changes the threads it has passed (cancelled, deleted).
+ */
+export async function threadKeysAfter(
+  db: Database,
+  workspaceId: string,
+  filter: ThreadFilter,
+  after: ThreadKey | null,
+  limit: number,
+): Promise<ThreadKey[]> {
+  const keyset = after
+    ? sql`(${threadIndex.createdAt}, ${threadIndex.threadId}) > (${after.createdAt}, ${after.threadId})`
+    : undefined;
+  return db
+    .select({ createdAt: threadIndex.createdAt, threadId: threadIndex.threadId })
+    .from(threadIndex)
+    .where(and(whereClause(workspaceId, filter), keyset))
+    .orderBy(asc(threadIndex.createdAt), asc(threadIndex.threadId))
+    .limit(limit);
 }
 
 export function indexRowJson(row: ThreadIndexRow): ThreadJson {
