@@ -84,3 +84,10 @@ export function subrequestBudget(env: { LIMITS_GUARD?: string; SUBREQUEST_BUDGET
   const configured = Number(env.SUBREQUEST_BUDGET);
   return Number.isInteger(configured) && configured > 0 ? Math.min(configured, plan) : plan;
 }
+
+/**
+ * Thread data (metadata, values, config, interrupts, error) in one page of `threads.search`, in
+ * UTF-8 bytes. A page of 1,000 threads of 100 KB states would pass D1's 50 MB result limit and the
+ * isolate's 128 MB of memory; past this budget the page ends early (X-Pagination-Next follows it).
+ */
+export const MAX_THREAD_SEARCH_PAGE_BYTES = 8 * 1024 * 1024;
