@@ -63,12 +63,13 @@ export function createApp(manifest: DeploymentManifest = deployment) {
   app.use("*", corsMiddleware(http.cors));
   app.use("*", limitUrlLength);
   app.use("*", limitBodySize);
-  app.use("*", decodeJsonBody);
   // In-process API calls serve the deployment's custom routes; without an app nothing could make one.
   if (userApp) app.use("*", bindLoopback(app));
   if (http.disable_meta) app.use("*", async (c, next) => (isMetaPath(c.req.path) ? onNotFound(c) : next()));
   if (userApp && !customRoutesAuthenticated(http)) mountCustomApp(app, userApp);
   app.use("*", authenticate(isPublicRequest));
+  // After authentication: only a caller with a key makes the Worker inflate a body.
+  app.use("*", decodeJsonBody);
   if (userApp && customRoutesAuthenticated(http)) {
     app.use("*", requireCredentials(isPublicRequest));
     mountCustomApp(app, userApp);
