@@ -1,6 +1,8 @@
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
+import { D1Store } from "../../src/store/graph-store.ts";
+import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import type { ThreadJson } from "../../src/threads/types.ts";
 import { call, json } from "./helpers.ts";
 
@@ -112,6 +114,11 @@ describe("store items", () => {
     // A well-formed pair (an emoji) is fine, and reads back by the key that wrote it.
     expect((await put({ namespace: ["surrogates", "😀"], key: "😀", value: { a: 1 } })).status).toBe(204);
     expect((await json<Item>(await get(["surrogates", "😀"], "😀"))).value).toEqual({ a: 1 });
+    // A graph's own writes (through its store) are refused the same way.
+    const store = new D1Store(env, DEFAULT_WORKSPACE_ID);
+    await expect(store.put(["surrogates"], lone, { a: 1 })).rejects.toThrow("lone UTF-16 surrogate");
+    await expect(store.put(["surrogates", lone], "k", { a: 1 })).rejects.toThrow("lone UTF-16 surrogate");
+    expect(await store.search(["surrogates"])).toHaveLength(1);
   });
 });
 
