@@ -53,7 +53,13 @@ const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
 export const decodeJsonBody = createMiddleware<AppEnv>(async (c, next) => {
   const request = c.req.raw;
   const encoding = bodyEncoding(request);
-  if (encoding === "identity" || !request.body || !JSON_TYPE.test(request.headers.get("content-type") ?? ""))
+  if (
+    encoding === "identity" ||
+    !request.body ||
+    request.method === "GET" ||
+    request.method === "HEAD" ||
+    !JSON_TYPE.test(request.headers.get("content-type") ?? "")
+  )
     return next();
   const bytes = await decodedBytes(request.body, encoding, maxBodyBytes(c.env));
   const headers = new Headers(request.headers);
