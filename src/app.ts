@@ -9,7 +9,7 @@ import { deployment } from "./deployment/index.ts";
 import type { DeploymentManifest } from "./deployment/manifest.ts";
 import { bulkExportRoutes } from "./export/routes.ts";
 import type { AppEnv } from "./http/app-env.ts";
-import { limitBodySize } from "./http/body-limit.ts";
+import { decodeJsonBody, limitBodySize } from "./http/body-limit.ts";
 import { corsMiddleware } from "./http/cors.ts";
 import { customApp, customRoutesAuthenticated, mountCustomApp, requireCredentials } from "./http/custom-app.ts";
 import { mountDocs } from "./http/docs.ts";
@@ -68,6 +68,8 @@ export function createApp(manifest: DeploymentManifest = deployment) {
   if (http.disable_meta) app.use("*", async (c, next) => (isMetaPath(c.req.path) ? onNotFound(c) : next()));
   if (userApp && !customRoutesAuthenticated(http)) mountCustomApp(app, userApp);
   app.use("*", authenticate(isPublicRequest));
+  // After authentication: only a caller with a key makes the Worker inflate a body.
+  app.use("*", decodeJsonBody);
   if (userApp && customRoutesAuthenticated(http)) {
     app.use("*", requireCredentials(isPublicRequest));
     mountCustomApp(app, userApp);

@@ -9,6 +9,7 @@ import { applyDeploymentEnv } from "./deployment/index.ts";
 import { EXPORT_RUN_MESSAGE, type ExportRunMessage, handleExportRun } from "./export/partition-writer.ts";
 import { exportTick } from "./export/planner.ts";
 import { sweepExpiredItems } from "./store/store.ts";
+import { handleThreadFanOut, THREAD_FAN_OUT_MESSAGE, type ThreadFanOutMessage } from "./threads/fan-out.ts";
 import { placeWaitingFeedback } from "./tracing/feedback/service.ts";
 
 // Wrangler bundles LangGraph's web build, which never registers AsyncLocalStorage; without this,
@@ -32,6 +33,7 @@ export const tickJobs: Record<string, TickJob> = {
 /** Handlers of the work queue, by message kind. */
 export const queueHandlers: Record<string, WorkHandler> = {
   [EXPORT_RUN_MESSAGE]: (body, env) => handleExportRun(body as ExportRunMessage, env),
+  [THREAD_FAN_OUT_MESSAGE]: (body, env) => handleThreadFanOut(body as unknown as ThreadFanOutMessage, env),
 };
 
 export default {

@@ -41,7 +41,10 @@ export const MAX_EXPORT_PREFIX_LENGTH = 2048;
 /** A store item's key. */
 export const MAX_STORE_KEY_LENGTH = 1024;
 
-/** The whole request URL (path and query), in UTF-8 bytes as sent. */
+/**
+ * The whole request URL as the Worker sees it (scheme, host, path and query), in bytes of its
+ * percent-encoded form. Cloudflare's edge refuses URLs over 16 KB before the Worker runs.
+ */
 export const MAX_URL_BYTES = 16 * 1024;
 
 /**
@@ -76,3 +79,30 @@ export function runTimeoutMs(env: { BG_JOB_TIMEOUT_SECS?: string | number }): nu
   const seconds = Number.isFinite(configured) && configured > 0 ? configured : DEFAULT_RUN_TIMEOUT_SECONDS;
   return Math.round(seconds * 1000);
 }
+
+/**
+ * Durable Object calls one invocation makes in a fan-out over threads (cancelling runs by status,
+ * pruning, deleting an assistant's threads) before the rest continues on the work queue, one
+ * bounded chunk per message. Cloudflare allows 1,000 subrequests per invocation (50 on the Free
+ * plan); the budget leaves room for the invocation's other calls.
+ */
+export const SUBREQUEST_BUDGET = 500;
+/** The same budget under the Free plan's 50 subrequests (`LIMITS_GUARD = "free"`). */
+export const FREE_PLAN_SUBREQUEST_BUDGET = 25;
+
+/**
+ * The fan-out budget in force: the Free plan's under `LIMITS_GUARD = "free"`, else the paid one;
+ * the `SUBREQUEST_BUDGET` var may lower it, never raise it.
+ */
+export function subrequestBudget(env: { LIMITS_GUARD?: string; SUBREQUEST_BUDGET?: string | number }): number {
+  const plan = env.LIMITS_GUARD === "free" ? FREE_PLAN_SUBREQUEST_BUDGET : SUBREQUEST_BUDGET;
+  const configured = Number(env.SUBREQUEST_BUDGET);
+  return Number.isInteger(configured) && configured > 0 ? Math.min(configured, plan) : plan;
+}
+
+/**
+ * Thread data (metadata, values, config, interrupts, error) in one page of `threads.search`, in
+ * UTF-8 bytes. A page of 1,000 threads of 100 KB states would pass D1's 50 MB result limit and the
+ * isolate's 128 MB of memory; past this budget the page ends early (X-Pagination-Next follows it).
+ */
+export const MAX_THREAD_SEARCH_PAGE_BYTES = 8 * 1024 * 1024;

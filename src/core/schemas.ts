@@ -53,8 +53,22 @@ export const JsonFilter = JsonObject.superRefine((value, ctx) => {
     });
 });
 
+/** `String.prototype.isWellFormed` (ES2024, in workerd and Node 20; the project's lib is ES2023). */
+export const isWellFormed = (value: string): boolean =>
+  (value as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/** Why a string with a lone surrogate is refused. */
+export const LONE_SURROGATE = "contains a lone UTF-16 surrogate (not valid Unicode), which cannot be stored as UTF-8";
+
+/**
+ * A string with no lone surrogate (well-formed UTF-16). D1 and Durable Object SQLite store text as
+ * UTF-8, which turns a lone surrogate into U+FFFD: a key or id holding one would be stored under
+ * another string, and could never be read or deleted by the one that wrote it.
+ */
+export const WellFormedString = z.string().refine(isWellFormed, { message: LONE_SURROGATE });
+
 /** Client-chosen identifiers (graph and assistant ids, checkpoint ids, node names): 1 to MAX_ID_LENGTH characters. */
-export const Identifier = z.string().min(1).max(MAX_ID_LENGTH);
+export const Identifier = WellFormedString.min(1).max(MAX_ID_LENGTH);
 
 /** Names: at most MAX_NAME_LENGTH characters. */
 export const Name = z.string().max(MAX_NAME_LENGTH);

@@ -333,6 +333,8 @@ export const bulkExports = sqliteTable(
     startedAt: text("started_at"),
     /** Why it failed or timed out. */
     error: text("error"),
+    /** Failed attempts at writing the manifest: past `EXPORT_MAX_RETRIES` retries the export fails. */
+    manifestAttempts: integer("manifest_attempts").notNull().default(0),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
     finishedAt: text("finished_at"),

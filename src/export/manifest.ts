@@ -1,20 +1,25 @@
 import { and, asc, eq } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { type BulkExportRow, type BulkExportRunRow, bulkExportRuns, bulkExports } from "../db/schema.ts";
+import { log } from "../observability/log.ts";
 import { columnTypes, EXPORT_FIELDS, type FormatVersion } from "./columns.ts";
 import { destinationTarget, objectKey } from "./destinations.ts";
+import { destinationErrorMessage, isPermanentDestinationError } from "./s3.ts";
 import type { DestinationConfig } from "./schemas.ts";
 import { FINISHED } from "./service.ts";
 
 /**
- * The commit marker of an export: `_manifest.json` under the export's folder, written after the
- * last partition. Readers that see it know the listed files are complete and final. The leading `_`
- * is the `_SUCCESS` convention: pyarrow datasets, polars, Spark and Hive skip files whose name starts
- * with `_` or `.`, so a directory reader pointed at the folder sees only Parquet.
+ * The commit marker of an export: a JSON manifest written after the last partition, beside the
+ * export's folder (`<prefix>/_manifest.export_id=<id>.json`), never in it. Readers that see it know
+ * the listed files are complete and final. The export folder then holds Parquet only: polars'
+ * `scan_parquet(folder, hive_partitioning=True)` refuses a folder holding any other extension,
+ * even under a `_` name. The leading `_` still makes pyarrow datasets, Spark and Hive skip the
+ * manifest when pointed at the prefix above the export folders.
  */
 
-/** The manifest's name inside the export folder. */
-export const MANIFEST_NAME = "_manifest.json";
+/** The object key of an export's manifest: beside its folder, named after it. */
+export const manifestKey = (config: DestinationConfig, exportId: string) =>
+  objectKey(config, `_manifest.export_id=${exportId}.json`);
 
 type ManifestEnv = Pick<
   Env,
@@ -63,12 +68,15 @@ export function manifestOf(exported: BulkExportRow, runs: BulkExportRunRow[], co
 /**
  * Ends a Running export whose runs have all finished: Failed if one failed, else the manifest is
  * written and the export is Completed. Safe to call twice: the manifest is the same object and the
- * status only moves from Running.
+ * status only moves from Running. A manifest that cannot be written is counted, as export runs count
+ * their attempts: the next tick retries it until `maxRetries` retries have failed (or at once for a
+ * bucket or credential error), then the export fails with the error and frees its slot.
  */
 export async function finishExportIfDone(
   db: Database,
   env: ManifestEnv,
   exportId: string,
+  maxRetries: number,
   fetcher?: typeof fetch,
 ): Promise<void> {
   const exported = await db.select().from(bulkExports).where(eq(bulkExports.id, exportId)).get();
@@ -83,26 +91,66 @@ export async function finishExportIfDone(
   const now = new Date().toISOString();
   const failed = runs.find((run) => run.status !== "Completed");
   if (failed) {
-    await db
-      .update(bulkExports)
-      .set({
-        status: "Failed",
-        error: `export run ${failed.id} (${failed.day}) ended ${failed.status}`,
-        updatedAt: now,
-        finishedAt: now,
-      })
-      .where(and(eq(bulkExports.id, exportId), eq(bulkExports.status, "Running")));
+    await failRunningExport(db, exportId, `export run ${failed.id} (${failed.day}) ended ${failed.status}`, now);
     return;
   }
-  const { config, bucket } = await destinationTarget(db, env, exported.workspaceId, exported.destinationId, fetcher);
-  const manifest = manifestOf(exported, runs, now);
-  await bucket.putObject(
-    `${exportFolder(config, exportId)}/${MANIFEST_NAME}`,
-    JSON.stringify(manifest, null, 2),
-    "application/json",
-  );
+  try {
+    const { config, bucket } = await destinationTarget(db, env, exported.workspaceId, exported.destinationId, fetcher);
+    const manifest = manifestOf(exported, runs, now);
+    await bucket.putObject(manifestKey(config, exportId), JSON.stringify(manifest, null, 2), "application/json");
+  } catch (error) {
+    await recordManifestFailure(db, exported, error, maxRetries, now);
+    return;
+  }
   await db
     .update(bulkExports)
     .set({ status: "Completed", updatedAt: now, finishedAt: now })
     .where(and(eq(bulkExports.id, exportId), eq(bulkExports.status, "Running")));
+}
+
+async function failRunningExport(db: Database, exportId: string, error: string, now: string): Promise<void> {
+  await db
+    .update(bulkExports)
+    .set({ status: "Failed", error, updatedAt: now, finishedAt: now })
+    .where(and(eq(bulkExports.id, exportId), eq(bulkExports.status, "Running")));
+}
+
+/** Counts a failed manifest write; the last allowed one fails the export with its error. */
+async function recordManifestFailure(
+  db: Database,
+  exported: BulkExportRow,
+  error: unknown,
+  maxRetries: number,
+  now: string,
+): Promise<void> {
+  const message = destinationErrorMessage(error) ?? (error instanceof Error ? error.message : String(error));
+  const attempt = exported.manifestAttempts;
+  // `maxRetries` retries after the first attempt, as for export runs.
+  const exhausted = isPermanentDestinationError(error) || attempt + 1 > maxRetries;
+  log.warn("writing an export's manifest failed", {
+    export_id: exported.id,
+    attempt,
+    error: message,
+    final: exhausted,
+  });
+  if (exhausted) {
+    await failRunningExport(
+      db,
+      exported.id,
+      `writing the manifest failed after ${attempt + 1} attempt${attempt ? "s" : ""}: ${message}`,
+      now,
+    );
+    return;
+  }
+  // Compare-and-set on the count: two ticks failing together count once.
+  await db
+    .update(bulkExports)
+    .set({ manifestAttempts: attempt + 1, updatedAt: now })
+    .where(
+      and(
+        eq(bulkExports.id, exported.id),
+        eq(bulkExports.status, "Running"),
+        eq(bulkExports.manifestAttempts, attempt),
+      ),
+    );
 }

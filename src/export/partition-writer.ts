@@ -10,7 +10,7 @@ import { type ColumnPage, EXPORT_FIELDS, type FormatVersion, shardColumns } from
 import { destinationTarget } from "./destinations.ts";
 import { finishExportIfDone } from "./manifest.ts";
 import { encodeParquet, type ParquetCompression, parquetMemoryBytes } from "./parquet.ts";
-import { destinationErrorMessage, S3Error, uploadStream } from "./s3.ts";
+import { destinationErrorMessage, isPermanentDestinationError, uploadStream } from "./s3.ts";
 import { FINISHED } from "./service.ts";
 
 /**
@@ -151,7 +151,7 @@ export async function writeExportRun(
     const first = await page(run.cursor, Math.min(limits.pageRows, limits.rowsPerFile));
     if (!first.rows) {
       await settleRun(db, run, "Completed");
-      await finishExportIfDone(db, env, exported.id, fetcher);
+      await finishExportIfDone(db, env, exported.id, limits.maxRetries, fetcher);
       return "done";
     }
 
@@ -226,7 +226,7 @@ export async function writeExportRun(
 
     if (exhausted) {
       await settleRun(db, run, "Completed");
-      await finishExportIfDone(db, env, exported.id, fetcher);
+      await finishExportIfDone(db, env, exported.id, limits.maxRetries, fetcher);
       return "done";
     }
     if (Date.now() - started > limits.budgetMs) return "continue";
@@ -243,11 +243,6 @@ async function settleRun(
     .update(bulkExportRuns)
     .set({ status, updatedAt: now, finishedAt: now })
     .where(and(eq(bulkExportRuns.id, run.id), inArray(bulkExportRuns.status, ["Created", "Running"])));
-}
-
-/** Errors that another attempt cannot fix: the bucket or the credentials are wrong. */
-function permanent(error: unknown): boolean {
-  return error instanceof S3Error ? !error.retryable : destinationErrorMessage(error) !== null;
 }
 
 /**
@@ -267,7 +262,7 @@ async function recordFailure(
   const attempt = run.retryNumber;
   const errors = { ...run.errors, [`retry_${attempt}`]: message };
   // `maxRetries` retries after the first attempt: attempts 0..maxRetries.
-  const exhausted = permanent(error) || attempt + 1 > limits.maxRetries;
+  const exhausted = isPermanentDestinationError(error) || attempt + 1 > limits.maxRetries;
   const now = new Date().toISOString();
   log.warn("export run attempt failed", {
     run_id: runId,

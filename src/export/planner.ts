@@ -8,7 +8,7 @@ import type { FormatVersion } from "./columns.ts";
 import { type destinationTarget, getDestination } from "./destinations.ts";
 import { finishExportIfDone, partitionFolder } from "./manifest.ts";
 import type { ParquetCompression } from "./parquet.ts";
-import { EXPORT_RUN_MESSAGE, type ExportRunMessage } from "./partition-writer.ts";
+import { EXPORT_RUN_MESSAGE, type ExportRunMessage, writerLimits } from "./partition-writer.ts";
 import type { ExportInput } from "./schemas.ts";
 import { createExport } from "./service.ts";
 
@@ -44,7 +44,7 @@ const MAX_SPAWNS_PER_TICK = 48;
 
 type PlannerEnv = Parameters<typeof destinationTarget>[1] &
   Pick<Env, "DB" | "QUEUE"> &
-  Partial<Pick<Env, "EXPORT_MAX_CONCURRENT_PER_WORKSPACE">> &
+  Partial<Pick<Env, "EXPORT_MAX_CONCURRENT_PER_WORKSPACE" | "EXPORT_MAX_RETRIES">> &
   PlanEnv;
 
 export async function exportTick(env: PlannerEnv, now: Date, fetcher?: typeof fetch): Promise<void> {
@@ -58,10 +58,11 @@ export async function exportTick(env: PlannerEnv, now: Date, fetcher?: typeof fe
     .from(bulkExports)
     .where(eq(bulkExports.status, "Running"))
     .all();
+  const { maxRetries } = writerLimits(env);
   // Side by side: one slow bucket must not hold up the others (or the rest of the tick).
   await Promise.all(
     running.map(({ id }) =>
-      finishExportIfDone(db, env, id, fetcher).catch((error) =>
+      finishExportIfDone(db, env, id, maxRetries, fetcher).catch((error) =>
         log.warn("finishing an export failed; retried next tick", { export_id: id, error: String(error) }),
       ),
     ),

@@ -596,6 +596,11 @@ const BUCKET_INVALID = new Set([
 const KEY_UNKNOWN = new Set(["InvalidAccessKeyId", "Unauthorized"]);
 const ENDPOINT_INVALID = new Set(["InvalidEndpoint", "NetworkError", "Timeout", "InvalidResponse"]);
 
+/** Errors that another attempt cannot fix: the bucket or the credentials are wrong. */
+export function isPermanentDestinationError(error: unknown): boolean {
+  return error instanceof S3Error ? !error.retryable : destinationErrorMessage(error) !== null;
+}
+
 /**
  * LangSmith's documented message for a destination check failure — "Access denied", "Bucket is not valid", "Key ID
  * you provided does not exist", "Invalid endpoint" — followed by the S3 error code, e.g.

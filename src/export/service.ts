@@ -131,6 +131,7 @@ export async function createExport(
     nextWindowStart: scheduled ? input.start_time : null,
     startedAt: null,
     error: null,
+    manifestAttempts: 0,
     createdAt: now,
     updatedAt: now,
     finishedAt: null,

@@ -3,6 +3,7 @@ import { createMiddleware } from "hono/factory";
 import { tooLarge } from "../core/errors.ts";
 import { maxBodyBytes } from "../core/limits.ts";
 import type { AppEnv } from "./app-env.ts";
+import { bodyEncoding, decodedBytes } from "./content-encoding.ts";
 
 /** Routes that read a body themselves (multipart) size it by the same limit. */
 export { maxBodyBytes };
@@ -38,4 +39,32 @@ export const limitBodySize = createMiddleware<AppEnv>((c, next) => {
     limiters.set(maxSize, limiter);
   }
   return limiter(c, next);
+});
+
+/** A JSON media type: `application/json`, or any `application/<x>+json`. */
+const JSON_TYPE = /^application\/([\w.-]+\+)?json\s*(;|$)/i;
+
+/**
+ * A JSON body sent with a `Content-Encoding` is decoded here, once, for every JSON route: the
+ * validators read the decoded bytes, held to MAX_BODY_BYTES after decoding (the limit above only
+ * saw the compressed size). An encoding this server cannot decode is a 415 naming it, not
+ * "malformed JSON". Multipart bodies decode themselves (src/tracing/multipart.ts).
+ */
+export const decodeJsonBody = createMiddleware<AppEnv>(async (c, next) => {
+  const request = c.req.raw;
+  const encoding = bodyEncoding(request);
+  if (
+    encoding === "identity" ||
+    !request.body ||
+    request.method === "GET" ||
+    request.method === "HEAD" ||
+    !JSON_TYPE.test(request.headers.get("content-type") ?? "")
+  )
+    return next();
+  const bytes = await decodedBytes(request.body, encoding, maxBodyBytes(c.env));
+  const headers = new Headers(request.headers);
+  headers.delete("content-encoding");
+  headers.set("content-length", String(bytes.byteLength));
+  c.req.raw = new Request(request, { headers, body: bytes });
+  return next();
 });

@@ -32,8 +32,14 @@ function middlewareErrors(route: RouteConfig, authenticated: boolean): Responses
       403: errorResponse("The key may not perform this operation, or act in the workspace named by X-Tenant-Id"),
     }),
     414: errorResponse(`Request URL longer than ${MAX_URL_BYTES} bytes`),
-    ...(takesBody(route) && { 413: errorResponse("Request body larger than MAX_BODY_BYTES (10 MiB by default)") }),
-    ...(hasJsonBody(route) && { 415: errorResponse("A body sent without a JSON Content-Type (application/json)") }),
+    ...(takesBody(route) && {
+      413: errorResponse("Request body, or the body once decompressed, larger than MAX_BODY_BYTES (10 MiB by default)"),
+    }),
+    ...(hasJsonBody(route) && {
+      415: errorResponse(
+        "A body sent without a JSON Content-Type (application/json), or with a Content-Encoding other than gzip, deflate or zstd",
+      ),
+    }),
     ...(hasRequestSchema(route) && {
       422: errorResponse(
         "Validation error: malformed JSON, or a path, query or body field that does not validate; `detail` lists each",

@@ -8,6 +8,7 @@ import {
   type PutOperation,
   type SearchOperation,
 } from "@langchain/langgraph-checkpoint";
+import { isWellFormed, LONE_SURROGATE } from "../core/schemas.ts";
 import { database } from "../db/client.ts";
 import type { StoreItem } from "./schemas.ts";
 import { deleteItem, getItem, listNamespaces, namespaceProblem, putItem, searchItems } from "./store.ts";
@@ -43,6 +44,9 @@ export class D1Store extends BaseStore {
       if (isPut(op)) {
         const problem = namespaceProblem(op.namespace);
         if (problem) throw new Error(problem);
+        // The API's schemas refuse these; a graph's own writes are checked here.
+        if (!isWellFormed(op.key) || op.namespace.some((label) => !isWellFormed(label)))
+          throw new Error(`A store namespace or key ${LONE_SURROGATE}`);
         if (op.value === null) await deleteItem(db, this.workspaceId, op.namespace, op.key);
         else
           await putItem(db, this.workspaceId, {

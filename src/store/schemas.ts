@@ -1,9 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_NAMESPACE_LABEL_LENGTH, MAX_NAMESPACE_LABELS, MAX_STORE_KEY_LENGTH } from "../core/limits.ts";
-import { JsonDataObject, JsonFilter } from "../core/schemas.ts";
+import { JsonDataObject, JsonFilter, WellFormedString } from "../core/schemas.ts";
 
-export const Namespace = z.array(z.string().max(MAX_NAMESPACE_LABEL_LENGTH)).max(MAX_NAMESPACE_LABELS);
-export const Key = z.string().min(1).max(MAX_STORE_KEY_LENGTH);
+/** Namespace labels and keys are stored as UTF-8 text: a lone surrogate would store another string. */
+export const Namespace = z.array(WellFormedString.max(MAX_NAMESPACE_LABEL_LENGTH)).max(MAX_NAMESPACE_LABELS);
+export const Key = WellFormedString.min(1).max(MAX_STORE_KEY_LENGTH);
 export const ItemSchema = z
   .object({
     namespace: Namespace,

@@ -67,7 +67,19 @@ const routes = {
     summary: "Delete threads, or compact them to their latest checkpoint",
     request: { body: jsonBody(ThreadPruneSchema) },
     responses: {
-      200: jsonContent(z.object({ pruned_count: z.number().int() }), "How many threads were pruned"),
+      200: jsonContent(
+        z.object({
+          pruned_count: z.number().int().describe("Threads pruned by this request"),
+          queued_count: z
+            .number()
+            .int()
+            .optional()
+            .describe(
+              "Present when the threads were more than one request's subrequest budget: how many more the background queue prunes",
+            ),
+        }),
+        "How many threads were pruned",
+      ),
       ...errors,
     },
   }),
@@ -202,18 +214,14 @@ export const threadRoutes = createRouter()
   .openapi(routes.prune, async (c) => {
     const { thread_ids, strategy } = c.req.valid("json");
     const filter = await authFilter(c, "threads:delete", { thread_ids, strategy });
-    return c.json(
-      {
-        pruned_count: await pruneThreads(
-          c.env,
-          c.get("principal").workspaceId,
-          thread_ids,
-          strategy,
-          filterAsContainment(filter),
-        ),
-      },
-      200,
+    const { pruned, queued } = await pruneThreads(
+      c.env,
+      c.get("principal").workspaceId,
+      thread_ids,
+      strategy,
+      filterAsContainment(filter),
     );
+    return c.json({ pruned_count: pruned, ...(queued ? { queued_count: queued } : {}) }, 200);
   })
   .openapi(routes.get, async (c) => {
     const { thread_id } = c.req.valid("param");

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../core/limits.ts";
-import { Identifier, JsonFilter, JsonGraphData, JsonObject } from "../core/schemas.ts";
+import { Identifier, JsonFilter, JsonGraphData, JsonObject, WellFormedString } from "../core/schemas.ts";
 import { MAX_FILTER_CONDITIONS } from "../db/json-filter.ts";
 
 const ThreadStatusSchema = z.enum(["idle", "busy", "interrupted", "error"]);
@@ -38,7 +38,7 @@ export type TtlSetting = z.output<typeof TtlInput>;
 
 export const CheckpointSelectorSchema = z
   .object({
-    checkpoint_id: z.string().max(MAX_ID_LENGTH).nullish(),
+    checkpoint_id: WellFormedString.max(MAX_ID_LENGTH).nullish(),
     checkpoint_ns: z.string().max(MAX_NAME_LENGTH).optional(),
     checkpoint_map: JsonObject.nullish(),
   })
@@ -192,7 +192,7 @@ export const StateUpdateSchema = z
   .object({
     values: JsonGraphData.optional(),
     as_node: Identifier.optional(),
-    checkpoint_id: z.string().max(MAX_ID_LENGTH).optional(),
+    checkpoint_id: WellFormedString.max(MAX_ID_LENGTH).optional(),
     checkpoint: CheckpointSelectorSchema.optional(),
   })
   .openapi("ThreadStateUpdate");

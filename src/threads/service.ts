@@ -3,6 +3,7 @@ import { conflict } from "../core/errors.ts";
 import { withFilterLimit } from "../core/filter-limit.ts";
 import { database } from "../db/client.ts";
 import { threadStub, unwrap } from "./client.ts";
+import { startFanOut } from "./fan-out.ts";
 import type { JsonBody } from "./runs/json-stream.ts";
 import {
   countThreadIndex,
@@ -68,7 +69,8 @@ export function countThreads(env: Env, workspaceId: string, filter: ThreadFilter
 
 /**
  * Deletes or compacts each thread that exists in the workspace (and whose metadata contains
- * `authMetadata`, the caller's filter); unknown ids are skipped. Answers how many were pruned.
+ * `authMetadata`, the caller's filter); unknown ids are skipped. Answers how many were pruned now,
+ * and how many more the work queue prunes (those past the invocation's subrequest budget).
  */
 export async function pruneThreads(
   env: Env,
@@ -76,51 +78,31 @@ export async function pruneThreads(
   threadIds: string[],
   strategy: TtlStrategy,
   authMetadata?: Record<string, unknown>,
-): Promise<number> {
+): Promise<{ pruned: number; queued: number }> {
   const existing = await existingThreadIds(database(env), workspaceId, [...new Set(threadIds)], authMetadata);
-  let pruned = 0;
-  // A few at a time: each is a DO call, and a Worker has 6 simultaneous connections.
-  for (let i = 0; i < existing.length; i += 6) {
-    const outcomes = await Promise.all(
-      existing.slice(i, i + 6).map((id) => threadStub(env, workspaceId, id).prune(strategy)),
-    );
-    pruned += outcomes.filter((o) => o.ok).length;
-  }
-  return pruned;
+  const step = await startFanOut(env, workspaceId, { op: "prune", threadIds: existing, strategy });
+  return { pruned: step.done, queued: step.queued };
 }
 
 /**
  * Deletes the threads whose runs used an assistant (their metadata names it), found through the
  * index a page at a time; only those whose metadata contains `authMetadata` (the caller's
- * `threads:delete` filter).
+ * `threads:delete` filter). Past the invocation's subrequest budget the work queue deletes the rest;
+ * answers whether it does.
  */
 export async function deleteAssistantThreads(
   env: Env,
   workspaceId: string,
   assistantId: string,
   authMetadata: Record<string, unknown> | undefined,
-): Promise<void> {
-  const db = database(env);
-  const filter = { metadata: { assistant_id: assistantId }, authMetadata };
-  for (;;) {
-    const { rows } = await searchThreadIndex(db, workspaceId, {
-      ...filter,
-      limit: 100,
-      offset: 0,
-      sortBy: "created_at",
-      sortOrder: "asc",
-    });
-    if (
-      !rows.length ||
-      (await pruneThreads(
-        env,
-        workspaceId,
-        rows.map((r) => r.threadId),
-        "delete",
-      )) === 0
-    )
-      break;
-  }
+): Promise<{ continuing: boolean }> {
+  const step = await startFanOut(env, workspaceId, {
+    op: "delete-assistant-threads",
+    assistantId,
+    authMetadata,
+    after: null,
+  });
+  return { continuing: step.next !== null };
 }
 
 /**

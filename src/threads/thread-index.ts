@@ -1,4 +1,6 @@
-import { and, asc, count, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { MAX_THREAD_SEARCH_PAGE_BYTES } from "../core/limits.ts";
 import type { Database } from "../db/client.ts";
 import { containments } from "../db/json-filter.ts";
 import { type ThreadIndexRow, threadIndex } from "../db/schema.ts";
@@ -62,12 +64,14 @@ export interface ThreadSearch extends ThreadFilter {
   sortOrder: "asc" | "desc";
 }
 
+/** `column IN (ids)` with one JSON parameter for any number of ids (D1 binds at most 100). */
+const inJsonList = (column: SQLiteColumn, ids: string[]) =>
+  sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+
 function whereClause(workspaceId: string, filter: ThreadFilter): SQL | undefined {
   const conditions: SQL[] = [eq(threadIndex.workspaceId, workspaceId)];
   if (filter.status) conditions.push(eq(threadIndex.status, filter.status));
-  // One JSON parameter for any number of ids.
-  if (filter.ids?.length)
-    conditions.push(sql`${threadIndex.threadId} IN (SELECT value FROM json_each(${JSON.stringify(filter.ids)}))`);
+  if (filter.ids?.length) conditions.push(inJsonList(threadIndex.threadId, filter.ids));
   const values = filter.values && Object.keys(filter.values).length ? filter.values : undefined;
   // A values filter only sees threads whose state was small enough to index.
   if (values) conditions.push(eq(threadIndex.valuesIndexed, true));
@@ -87,17 +91,37 @@ const SORT_COLUMNS = {
   state_updated_at: threadIndex.stateUpdatedAt,
 } as const;
 
-/** One page of matching threads plus the total number of matches, in one D1 round trip. */
+/**
+ * What a thread whose state is not in the index (`values_indexed` false) counts against the page's
+ * byte budget: its state is read from the thread itself and is larger than any row.
+ */
+const UNINDEXED_STATE_BYTES = 2_000_000;
+
+/** The UTF-8 bytes of a row's JSON and text columns, as SQLite stores them. */
+const rowBytes = sql<number>`coalesce(length(CAST(${threadIndex.metadata} AS BLOB)), 0)
+  + coalesce(length(CAST(${threadIndex.values} AS BLOB)), 0)
+  + coalesce(length(CAST(${threadIndex.config} AS BLOB)), 0)
+  + coalesce(length(CAST(${threadIndex.interrupts} AS BLOB)), 0)
+  + coalesce(length(CAST(${threadIndex.error} AS BLOB)), 0)`;
+
+/**
+ * One page of matching threads plus the total number of matches. The page holds at most `maxBytes`
+ * of thread data (always at least one thread): the matches' sizes are read first, then the rows of
+ * those that fit, so a `limit: 1000` over large states neither passes D1's result limit nor fills
+ * the isolate's memory. A shorter page is an ordinary page: X-Pagination-Next names the offset of
+ * the first thread left out.
+ */
 export async function searchThreadIndex(
   db: Database,
   workspaceId: string,
   search: ThreadSearch,
+  maxBytes: number = MAX_THREAD_SEARCH_PAGE_BYTES,
 ): Promise<{ rows: ThreadIndexRow[]; total: number }> {
   const where = whereClause(workspaceId, search);
   const order = search.sortOrder === "asc" ? asc : desc;
-  const [rows, totals] = await db.batch([
+  const [sizes, totals] = await db.batch([
     db
-      .select()
+      .select({ threadId: threadIndex.threadId, bytes: rowBytes, valuesIndexed: threadIndex.valuesIndexed })
       .from(threadIndex)
       .where(where)
       .orderBy(order(SORT_COLUMNS[search.sortBy]), order(threadIndex.threadId))
@@ -105,7 +129,22 @@ export async function searchThreadIndex(
       .offset(search.offset),
     db.select({ total: count() }).from(threadIndex).where(where),
   ]);
-  return { rows, total: totals[0]?.total ?? 0 };
+  const total = totals[0]?.total ?? 0;
+  const ids: string[] = [];
+  let bytes = 0;
+  for (const size of sizes) {
+    bytes += Number(size.bytes) + (size.valuesIndexed ? 0 : UNINDEXED_STATE_BYTES);
+    if (ids.length && bytes > maxBytes) break;
+    ids.push(size.threadId);
+  }
+  if (!ids.length) return { rows: [], total };
+  const rows = await db
+    .select()
+    .from(threadIndex)
+    .where(and(eq(threadIndex.workspaceId, workspaceId), inJsonList(threadIndex.threadId, ids)));
+  // In the page's order; a thread deleted between the two reads is left out.
+  const byId = new Map(rows.map((row) => [row.threadId, row]));
+  return { rows: ids.flatMap((id) => byId.get(id) ?? []), total };
 }
 
 export async function countThreadIndex(db: Database, workspaceId: string, filter: ThreadFilter): Promise<number> {
@@ -113,29 +152,50 @@ export async function countThreadIndex(db: Database, workspaceId: string, filter
   return row?.total ?? 0;
 }
 
-/** The ids among `threadIds` that exist in the workspace (and whose metadata contains `metadata`). */
+/**
+ * The ids among `threadIds` that exist in the workspace (and whose metadata contains `metadata`), in
+ * one statement whatever their number (one JSON parameter, as in `whereClause`).
+ */
 export async function existingThreadIds(
   db: Database,
   workspaceId: string,
   threadIds: string[],
   metadata?: Record<string, unknown>,
 ): Promise<string[]> {
-  const found: string[] = [];
-  const filter = containments([threadIndex.metadata, metadata]);
-  for (let i = 0; i < threadIds.length; i += 60) {
-    const rows = await db
-      .select({ threadId: threadIndex.threadId })
-      .from(threadIndex)
-      .where(
-        and(
-          eq(threadIndex.workspaceId, workspaceId),
-          inArray(threadIndex.threadId, threadIds.slice(i, i + 60)),
-          ...filter,
-        ),
-      );
-    found.push(...rows.map((r) => r.threadId));
-  }
-  return found;
+  if (!threadIds.length) return [];
+  const rows = await db
+    .select({ threadId: threadIndex.threadId })
+    .from(threadIndex)
+    .where(whereClause(workspaceId, { ids: threadIds, metadata }));
+  return rows.map((r) => r.threadId);
+}
+
+/** A thread's place in (created_at, thread_id) order: the cursor of a fan-out over threads. */
+export interface ThreadKey {
+  createdAt: string;
+  threadId: string;
+}
+
+/**
+ * Up to `limit` matching threads after `after`, in (created_at, thread_id) order: a keyset page,
+ * stable while the fan-out changes the threads it has passed (cancelled, deleted).
+ */
+export async function threadKeysAfter(
+  db: Database,
+  workspaceId: string,
+  filter: ThreadFilter,
+  after: ThreadKey | null,
+  limit: number,
+): Promise<ThreadKey[]> {
+  const keyset = after
+    ? sql`(${threadIndex.createdAt}, ${threadIndex.threadId}) > (${after.createdAt}, ${after.threadId})`
+    : undefined;
+  return db
+    .select({ createdAt: threadIndex.createdAt, threadId: threadIndex.threadId })
+    .from(threadIndex)
+    .where(and(whereClause(workspaceId, filter), keyset))
+    .orderBy(asc(threadIndex.createdAt), asc(threadIndex.threadId))
+    .limit(limit);
 }
 
 export function indexRowJson(row: ThreadIndexRow): ThreadJson {

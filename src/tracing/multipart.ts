@@ -5,14 +5,14 @@ import {
   parseMultipartStream,
 } from "@remix-run/multipart-parser";
 import { badRequest, DomainError, tooLarge } from "../core/errors.ts";
+import { bodyEncoding, decodedBody } from "../http/content-encoding.ts";
 import type { RunProblem } from "./ingest.ts";
 import type { RunAttachment } from "./run-input.ts";
-import { unzstd } from "./zstd.ts";
 
 /**
  * `POST /runs/multipart` as the `langsmith` SDKs write it: parts `post.<id>` and
  * `patch.<id>` hold a run without its large fields, `post.<id>.<field>` one field each
- * (inputs, outputs, events, extra, error, serialized). The body may be gzip- or zstd-compressed whole.
+ * (inputs, outputs, events, extra, error, serialized). The body may be compressed whole (gzip, deflate, zstd).
  */
 
 /** Fields the SDK sends as separate parts; any other field name in a part is refused. */
@@ -32,21 +32,6 @@ const MEDIA_TYPE = /^[\w!#$&^.+-]+\/[\w!#$&^.+-]+(\s*;\s*[\w!#$&^.+-]+=("[\x20-\
 
 /** Attachment names the SDK allows: no dots (they separate the part name's segments). */
 const ATTACHMENT_NAME = /^[^./\\]{1,200}$/;
-
-/** Decompresses a gzip body, refusing more than `maxBytes` of output (a small body can inflate hugely). */
-function inflated(body: ReadableStream<Uint8Array>, maxBytes: number): ReadableStream<Uint8Array> {
-  let total = 0;
-  const guard = new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      total += chunk.byteLength;
-      if (total > maxBytes) throw tooLarge(`Decompressed request body is larger than the limit of ${maxBytes} bytes`);
-      controller.enqueue(chunk);
-    },
-  });
-  return body
-    .pipeThrough(new DecompressionStream("gzip") as unknown as TransformStream<Uint8Array, Uint8Array>)
-    .pipeThrough(guard);
-}
 
 type Part = { name: string; contentType: string; bytes: Uint8Array };
 
@@ -68,19 +53,8 @@ async function partsOf(request: Request, maxBytes: number): Promise<Part[]> {
   }
   const boundary = getMultipartBoundary(contentType);
   if (!boundary) throw badRequest("The multipart Content-Type has no boundary parameter");
-  const encoding = (request.headers.get("content-encoding") ?? "identity").toLowerCase();
-  if (encoding !== "identity" && encoding !== "gzip" && encoding !== "zstd")
-    throw new DomainError(
-      "unsupported_media_type",
-      `Content-Encoding ${encoding} is not supported; send gzip, zstd or no encoding`,
-    );
   if (!request.body) return [];
-  const body =
-    encoding === "gzip"
-      ? inflated(request.body, maxBytes)
-      : encoding === "zstd"
-        ? await unzstd(request.body, maxBytes)
-        : request.body;
+  const body = await decodedBody(request.body, bodyEncoding(request), maxBytes);
   const parts: Part[] = [];
   try {
     for await (const part of parseMultipartStream(body, {

@@ -108,7 +108,7 @@ describe("flow 6: bulk export to the R2 binding", () => {
     expect(await exportRuns.getByRole("row").count()).toBe(3);
     expect(await exportRuns.textContent()).toContain(first);
     expect(await page.getByTestId("manifest-location").textContent()).toMatch(
-      new RegExp(`^R2 binding EXPORT_BUCKET: workspaces/[^/]+/console-e2e/export_id=${exportId}/_manifest\\.json$`),
+      new RegExp(`^R2 binding EXPORT_BUCKET: workspaces/[^/]+/console-e2e/_manifest\\.export_id=${exportId}\\.json$`),
     );
     expect(await page.getByRole("button", { name: "Cancel export" }).count()).toBe(0);
     await harness.screenshot(page, "6-export-completed");

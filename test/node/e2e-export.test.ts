@@ -2,7 +2,8 @@
 // to a real S3 peer (wrangler's local R2 S3 endpoint, which verifies SigV4) through a fault proxy,
 // and DuckDB reads the Hive-partitioned Parquet back.
 
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -118,6 +119,18 @@ async function download(exportId: string): Promise<string> {
   return join(root, `exports/export_id=${exportId}`);
 }
 
+/**
+ * A Python with polars (`PYTHON`, else `python3`), for reading an export the way data teams do;
+ * null when there is none (`pip install polars` provides it).
+ */
+const PYTHON_WITH_POLARS = (() => {
+  const python = process.env.PYTHON ?? "python3";
+  const probe = spawnSync(python, ["-c", "import polars"], { encoding: "utf8" });
+  return probe.status === 0 ? python : null;
+})();
+/** The folder of the first export, downloaded, for the polars check. */
+let exportedFolder = "";
+
 const rowsOf = async (sql: string) => (await duck.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
 const parquetGlob = (folder: string) =>
   `read_parquet('${folder}/**/*.parquet', hive_partitioning = true, hive_types = {'year': INTEGER, 'month': INTEGER, 'day': INTEGER})`;
@@ -224,6 +237,7 @@ describe("one-off exports", () => {
     await api("GET", `/bulk-exports/${created.id}/runs/${crypto.randomUUID()}`, undefined, 404);
 
     const folder = await download(created.id);
+    exportedFolder = folder;
     const perDay = await rowsOf(
       `SELECT year, month, day, count(*)::INTEGER AS n FROM ${parquetGlob(folder)} GROUP BY ALL ORDER BY day`,
     );
@@ -252,7 +266,7 @@ describe("one-off exports", () => {
     expect(sample).toEqual({ q: "q0", session_id: projectId, is_root: true });
 
     const manifest = JSON.parse(
-      new TextDecoder().decode((await peer.client().getObject(`exports/export_id=${created.id}/_manifest.json`))!),
+      new TextDecoder().decode((await peer.client().getObject(`exports/_manifest.export_id=${created.id}.json`))!),
     );
     expect(manifest).toMatchObject({
       export_id: created.id,
@@ -267,9 +281,10 @@ describe("one-off exports", () => {
     });
 
     // A directory reader pointed at the export folder (pyarrow.dataset, polars with hive partitioning)
-    // opens every file whose name does not start with `_` or `.`: all of them are Parquet.
+    // opens its files: all of them are Parquet. polars does not skip `_` names, so none is there.
     const files = datasetFiles(folder);
     expect(files).toHaveLength(3);
+    expect(readdirSync(folder, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())).toHaveLength(3);
     for (const file of files)
       expect(file).toMatch(
         /^tenant_id=[^/]+\/session_id=[^/]+\/runs\/year=2026\/month=11\/day=1[789]\/part-[^/]+\.parquet$/,
@@ -284,6 +299,24 @@ describe("one-off exports", () => {
     const first = dataset.find((row) => row.day === "18" && JSON.parse(String(row.inputs)).question === "q0");
     expect(first).toMatchObject({ is_root: true, run_type: "llm", tags: '["model","prod"]' });
   }, 120_000);
+
+  // polars refuses a dataset folder that holds any file of another extension (even `_manifest.json`):
+  // the manifest lives beside the export's folder.
+  it.skipIf(!PYTHON_WITH_POLARS)(
+    `polars.scan_parquet reads the export folder with hive_partitioning${PYTHON_WITH_POLARS ? "" : " (skipped: no python3 with polars; pip install polars, or set PYTHON)"}`,
+    () => {
+      expect(exportedFolder).not.toBe("");
+      const script = [
+        "import json, sys, polars as pl",
+        "df = pl.scan_parquet(sys.argv[1] + '/', hive_partitioning=True).collect()",
+        "days = df.group_by('day').len().sort('day')",
+        "print(json.dumps({'rows': df.height, 'days': days['day'].to_list(), 'counts': days['len'].to_list()}))",
+      ].join("\n");
+      const result = spawnSync(PYTHON_WITH_POLARS!, ["-c", script, exportedFolder], { encoding: "utf8" });
+      expect(result.status, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toEqual({ rows: 100, days: [17, 18, 19], counts: [30, 50, 20] });
+    },
+  );
 
   it("honours filter and export_fields, with the v2_beta schema", async () => {
     const created = await newExport("2026-11-18T00:00:00Z", "2026-11-20T00:00:00Z", {

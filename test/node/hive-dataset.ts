@@ -9,7 +9,10 @@ import { asyncBufferFromFile, type Compressors, type ParquetParsers, parquetRead
 /** hyparquet decodes snappy itself; the export's default codec, zstd, comes from node:zlib. */
 const compressors: Compressors = { ZSTD: (input) => new Uint8Array(zstdDecompressSync(input)) };
 
-/** Directory readers skip names that start with `_` or `.` (pyarrow's `ignore_prefixes`, Spark's hidden files). */
+/**
+ * pyarrow (`ignore_prefixes`) and Spark skip names that start with `_` or `.`; polars does not, and
+ * refuses a folder holding any file that is not Parquet.
+ */
 const hidden = (name: string) => name.startsWith("_") || name.startsWith(".");
 
 /** Every file a directory reader would open under `folder`, relative to it, in path order. */

@@ -99,16 +99,17 @@ describe("exports through an R2 binding", () => {
       expect(table.getChild("run_type")!.toArray()).toEqual(Array(table.numRows).fill("llm"));
     }
     expect(counts).toEqual([1, 2]);
+    // The manifest sits beside the export's folder, so the folder holds Parquet only (polars refuses
+    // a dataset folder with any other extension in it, even under a `_` name).
     const manifest = JSON.parse(
-      await (await env.EXPORT_TEST_BUCKET.get(`${root}/export_id=${exported.id}/_manifest.json`))!.text(),
+      await (await env.EXPORT_TEST_BUCKET.get(`${root}/_manifest.export_id=${exported.id}.json`))!.text(),
     );
     expect(manifest).toMatchObject({ total_rows: 3, format_version: "v2_beta" });
-    // Directory readers (pyarrow, polars, Spark) skip names starting with `_` or `.`: what they open is Parquet only.
     const names = (await env.EXPORT_TEST_BUCKET.list({ prefix: `${root}/export_id=${exported.id}/` })).objects.map(
       (o) => o.key.slice(o.key.lastIndexOf("/") + 1),
     );
-    expect(names).toContain("_manifest.json");
-    expect(names.filter((name) => !/^[_.]/.test(name)).every((name) => name.endsWith(".parquet"))).toBe(true);
+    expect(names.length).toBeGreaterThan(0);
+    expect(names.every((name) => name.endsWith(".parquet"))).toBe(true);
   });
 
   describe("the writer, driven message by message", () => {
@@ -220,6 +221,66 @@ describe("exports through an R2 binding", () => {
       const failed = await json<{ status: string; error: string }>(await call(`/api/v1/bulk-exports/${exported.id}`));
       expect(failed.status).toBe("Failed");
       expect(failed.error).toContain("failed: ");
+    });
+
+    it("counts failed manifest writes tick by tick, then fails the export and frees its slot", async () => {
+      // A bucket that takes the Parquet files but stops answering before the manifest.
+      const flaky = new Proxy(env.EXPORT_TEST_BUCKET, {
+        get(bucket, name) {
+          if (name === "put")
+            return (key: string, ...rest: Parameters<R2Bucket["put"]>[1][]) =>
+              key.includes("_manifest.")
+                ? Promise.reject(new Error("Network connection lost."))
+                : bucket.put(key, ...(rest as [Parameters<R2Bucket["put"]>[1]]));
+          const value = Reflect.get(bucket, name);
+          return typeof value === "function" ? value.bind(bucket) : value;
+        },
+      });
+      const {
+        exported,
+        messages,
+        env: recordedEnv,
+      } = await plannedExport({ bucket_name: "exports", prefix: "manifest-down", r2_binding: "EXPORT_TEST_BUCKET" }, 1);
+      // One export at a time: while this one holds the slot, a new one waits.
+      const driven = Object.assign({}, recordedEnv, {
+        EXPORT_TEST_BUCKET: flaky,
+        EXPORT_MAX_RETRIES: "2",
+        EXPORT_MAX_CONCURRENT_PER_WORKSPACE: "1",
+      });
+      const status = async (id: string) =>
+        json<{ status: string; error: string | null; bulk_export_destination_id: string; session_id: string }>(
+          await call(`/api/v1/bulk-exports/${id}`),
+        );
+      // The writer finishes the only run, and the manifest fails: attempt 1.
+      await handleExportRun(messages.shift()!, driven);
+      const first = await status(exported.id);
+      expect(first).toMatchObject({ status: "Running", error: null });
+      const next = await json<{ id: string }>(
+        await post("/api/v1/bulk-exports", {
+          bulk_export_destination_id: first.bulk_export_destination_id,
+          session_id: first.session_id,
+          start_time: "2026-07-01T00:00:00Z",
+          end_time: "2026-07-02T00:00:00Z",
+        }),
+      );
+      // The next tick retries (attempt 2); the slot stays taken, so the new export waits.
+      await exportTick(driven, new Date("2026-07-02T01:01:00Z"));
+      expect((await status(exported.id)).status).toBe("Running");
+      expect((await status(next.id)).status).toBe("Created");
+      const attempts = await env.DB.prepare("SELECT manifest_attempts FROM bulk_exports WHERE id = ?")
+        .bind(exported.id)
+        .first<{ manifest_attempts: number }>();
+      expect(attempts!.manifest_attempts).toBe(2);
+      // Attempt 3 is the last of EXPORT_MAX_RETRIES = 2 retries: the export fails with the bucket's error.
+      await exportTick(driven, new Date("2026-07-02T01:02:00Z"));
+      const failed = await status(exported.id);
+      expect(failed.status).toBe("Failed");
+      expect(failed.error).toBe(
+        "writing the manifest failed after 3 attempts: R2 PutObject failed: Network connection lost.",
+      );
+      // The slot is free: the next tick starts the waiting export.
+      await exportTick(driven, new Date("2026-07-02T01:03:00Z"));
+      expect((await status(next.id)).status).toBe("Running");
     });
   });
 });

@@ -92,6 +92,50 @@ describe("HTTP conventions", () => {
     expect(names.some((n) => n.startsWith("xxx"))).toBe(false);
   });
 
+  it("decodes gzip and deflate JSON bodies, holds the decoded size to MAX_BODY_BYTES, and refuses other encodings", async () => {
+    const compressed = async (text: string, format: "gzip" | "deflate") =>
+      new Uint8Array(
+        await new Response(new Blob([text]).stream().pipeThrough(new CompressionStream(format))).arrayBuffer(),
+      );
+    const put = (body: BodyInit, encoding?: string) =>
+      call("/store/items", {
+        method: "PUT",
+        body,
+        headers: { "Content-Type": "application/json", ...(encoding ? { "Content-Encoding": encoding } : {}) },
+      });
+    const item = (key: string) => ({ namespace: ["encoded"], key, value: { text: "é ✓ 😀", n: [1, 2, 3] } });
+    const read = async (key: string) =>
+      (await json<{ value: unknown } | null>(await call(`/store/items?namespace=encoded&key=${key}`)))?.value ?? null;
+
+    expect((await put(JSON.stringify(item("plain")))).status).toBe(204);
+    expect((await put(await compressed(JSON.stringify(item("gzip")), "gzip"), "gzip")).status).toBe(204);
+    expect((await put(await compressed(JSON.stringify(item("deflate")), "deflate"), "deflate")).status).toBe(204);
+    expect((await put(await compressed(JSON.stringify(item("upper")), "gzip"), " GZIP ")).status).toBe(204);
+    expect(await read("gzip")).toEqual(await read("plain"));
+    expect(await read("deflate")).toEqual(await read("plain"));
+    expect(await read("upper")).toEqual(await read("plain"));
+
+    // 1 MB of JSON that gzips to ~1 KB: under the limit as sent, over it once decoded.
+    const bomb = await compressed(JSON.stringify({ ...item("bomb"), value: { pad: " ".repeat(1_000_000) } }), "gzip");
+    expect(bomb.byteLength).toBeLessThan(65536);
+    const inflated = await put(bomb, "gzip");
+    expect(inflated.status).toBe(413);
+    expect(await inflated.json()).toEqual({
+      detail: "Decompressed request body is larger than the limit of 65536 bytes",
+    });
+
+    const compress = await put(JSON.stringify(item("compress")), "compress");
+    expect(compress.status).toBe(415);
+    expect(await compress.json()).toEqual({
+      detail: "Content-Encoding compress is not supported; send gzip, deflate, zstd or no encoding",
+    });
+    const corrupt = await put("not gzip at all", "gzip");
+    expect(corrupt.status).toBe(400);
+    expect(((await corrupt.json()) as { detail: string }).detail).toMatch(/^The gzip body could not be decompressed/);
+    expect(await read("bomb")).toBeNull();
+    expect(await read("compress")).toBeNull();
+  });
+
   it("answers 500 with a generic detail and never leaks the error", async () => {
     const app = new Hono<AppEnv>();
     app.get("/boom", () => {

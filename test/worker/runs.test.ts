@@ -210,6 +210,28 @@ describe("stream", () => {
     expect(replay).toEqual(events.slice(2));
     const all = parseSse(await (await call(`${runPath}/stream`, { headers: { "Last-Event-ID": "-1" } })).text());
     expect(all).toEqual(events);
+    expect(parseSse(await (await call(`${runPath}/stream`, { headers: { "Last-Event-ID": "-" } })).text())).toEqual(
+      events,
+    );
+    expect(parseSse(await (await call(`${runPath}/stream`, { headers: { "Last-Event-ID": "01" } })).text())).toEqual(
+      events.slice(2),
+    );
+
+    // Only digits: parseInt read `1e3` as 1 and `abc` as no header at all.
+    const threadStream = `/threads/${threadId}/stream`;
+    const statelessStream = `/runs/${crypto.randomUUID()}/stream`;
+    for (const bad of ["1e3", "abc", "-2", "0x10", "1.5", "+1", "9".repeat(16)]) {
+      for (const path of [`${runPath}/stream`, threadStream, statelessStream]) {
+        const refused = await call(path, { headers: { "Last-Event-ID": bad } });
+        expect([bad, path, refused.status]).toEqual([bad, path, 422]);
+        expect(JSON.stringify(await refused.json())).toContain("Last-Event-ID must be an event id in digits");
+      }
+    }
+    // Spaces around the value are not part of it (the Fetch API trims header values); inside, they are refused.
+    expect((await call(`${runPath}/stream`, { headers: { "Last-Event-ID": "1 2" } })).status).toBe(422);
+    expect(parseSse(await (await call(`${runPath}/stream`, { headers: { "Last-Event-ID": " 1 " } })).text())).toEqual(
+      events.slice(2),
+    );
   });
 });
 

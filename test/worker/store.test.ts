@@ -1,6 +1,8 @@
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
+import { D1Store } from "../../src/store/graph-store.ts";
+import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import type { ThreadJson } from "../../src/threads/types.ts";
 import { call, json } from "./helpers.ts";
 
@@ -87,6 +89,36 @@ describe("store items", () => {
     expect((await put({ namespace: ["a"], key: "k", value: "text" })).status).toBe(422);
     expect((await put({ namespace: ["a"], key: "k", value: [1, 2] })).status).toBe(422);
     expect((await get(["a", ""], "k")).status).toBe(422);
+  });
+
+  it("refuses lone surrogates in namespaces and keys with 422, storing nothing", async () => {
+    // JSON.stringify writes a lone surrogate as `\ud800`, which JSON.parse reads back as one.
+    const lone = "x\ud800y";
+    const refused = [
+      await put({ namespace: [lone], key: "k", value: { a: 1 } }),
+      await put({ namespace: ["surrogates"], key: lone, value: { a: 1 } }),
+      await put({ namespace: ["surrogates"], key: "\udc00", value: { a: 1 } }),
+      await call("/store/items", { method: "DELETE", json: { namespace: ["surrogates"], key: lone } }),
+      await post("/store/items/search", { namespace_prefix: ["surrogates", lone] }),
+      await post("/store/namespaces", { prefix: [lone] }),
+      await post("/store/namespaces", { suffix: [lone] }),
+    ];
+    for (const response of refused) {
+      expect(response.status).toBe(422);
+      expect(JSON.stringify(await response.json())).toContain("lone UTF-16 surrogate");
+    }
+    const listed = await json<{ items: Item[] }>(
+      await post("/store/items/search", { namespace_prefix: ["surrogates"] }),
+    );
+    expect(listed.items).toEqual([]);
+    // A well-formed pair (an emoji) is fine, and reads back by the key that wrote it.
+    expect((await put({ namespace: ["surrogates", "😀"], key: "😀", value: { a: 1 } })).status).toBe(204);
+    expect((await json<Item>(await get(["surrogates", "😀"], "😀"))).value).toEqual({ a: 1 });
+    // A graph's own writes (through its store) are refused the same way.
+    const store = new D1Store(env, DEFAULT_WORKSPACE_ID);
+    await expect(store.put(["surrogates"], lone, { a: 1 })).rejects.toThrow("lone UTF-16 surrogate");
+    await expect(store.put(["surrogates", lone], "k", { a: 1 })).rejects.toThrow("lone UTF-16 surrogate");
+    expect(await store.search(["surrogates"])).toHaveLength(1);
   });
 });
 

@@ -485,3 +485,45 @@ describe("robustness (review findings)", () => {
     expect((await json<ThreadJson>(upper)).thread_id).toBe(thread.thread_id);
   });
 });
+
+describe("search over large states", () => {
+  it("ends a page at MAX_THREAD_SEARCH_PAGE_BYTES of thread data; X-Pagination-Next continues it", async () => {
+    const tag = crypto.randomUUID();
+    const threads: string[] = [];
+    for (let i = 0; i < 90; i++) threads.push((await createThread({ metadata: { tag, i } })).thread_id);
+    // 100 KB of state each, written into the index as a thread's values are: 9 MB in all.
+    const state = JSON.stringify({ blob: "v".repeat(100_000) });
+    await env.DB.prepare(`UPDATE threads SET "values" = ? WHERE metadata ->> '$.tag' = ? AND values_indexed = 1`)
+      .bind(state, tag)
+      .run();
+    const search = async (offset: number) => {
+      const response = await post("/threads/search", {
+        metadata: { tag },
+        limit: 1000,
+        offset,
+        sort_by: "created_at",
+        sort_order: "asc",
+      });
+      expect(response.status).toBe(200);
+      const page = await json<ThreadJson[]>(response);
+      return {
+        page,
+        bytes: JSON.stringify(page).length,
+        total: response.headers.get("x-pagination-total"),
+        next: response.headers.get("x-pagination-next"),
+      };
+    };
+    const first = await search(0);
+    expect(first.page.length).toBeGreaterThan(70);
+    expect(first.page.length).toBeLessThan(90);
+    expect(first.bytes).toBeLessThan(8 * 1024 * 1024 + 100_000);
+    expect(first.total).toBe("90");
+    expect(first.next).toBe(String(first.page.length));
+    expect(first.page[0].values).toEqual({ blob: "v".repeat(100_000) });
+    const second = await search(Number(first.next));
+    expect(second.next).toBeNull();
+    const all = [...first.page, ...second.page].map((t) => t.thread_id);
+    expect(new Set(all).size).toBe(90);
+    expect(all.sort()).toEqual([...threads].sort());
+  }, 60_000);
+});

@@ -49,6 +49,21 @@ const route = securedRoute;
 const threadRunRequest = { params: ThreadIdParam, body: jsonBody(RunCreateSchema) };
 const statelessRunRequest = { body: jsonBody(RunCreateSchema) };
 
+/**
+ * `Last-Event-ID`: the SSE id of the last event the client saw, in digits; `-1` (or `-`) replays
+ * from the start, and empty is absent. Anything else is refused: `parseInt` read `1e3` as 1 and
+ * `abc` as nothing, replaying the wrong events without a word.
+ */
+const LastEventIdHeader = z.object({
+  "last-event-id": z
+    .string()
+    .regex(
+      /^(\d{1,15}|-1|-|)$/,
+      "Last-Event-ID must be an event id in digits (at most 15), or -1 to replay from the start",
+    )
+    .optional(),
+});
+
 const routes = {
   create: route({
     method: "post",
@@ -123,7 +138,7 @@ const routes = {
     path: "/threads/{thread_id}/runs/{run_id}/stream",
     tags,
     summary: "Join a run's event stream (Last-Event-ID replays a resumable run)",
-    request: { params: RunIdParams, query: JoinStreamQuery },
+    request: { params: RunIdParams, query: JoinStreamQuery, headers: LastEventIdHeader },
     responses: { 200: sseContent, ...errors },
   }),
   threadStream: route({
@@ -137,6 +152,7 @@ const routes = {
         stream_mode: z.union([z.string(), z.array(z.string())]).optional(),
         stream_modes: z.union([z.string(), z.array(z.string())]).optional(),
       }),
+      headers: LastEventIdHeader,
     },
     responses: { 200: sseContent, ...errors },
   }),
@@ -188,7 +204,7 @@ const routes = {
     path: "/runs/{run_id}/stream",
     tags: statelessTags,
     summary: "Join the event stream of a stateless run",
-    request: { params: StatelessRunIdParams, query: JoinStreamQuery },
+    request: { params: StatelessRunIdParams, query: JoinStreamQuery, headers: LastEventIdHeader },
     responses: { 200: sseContent, ...errors },
   }),
 };
@@ -207,12 +223,11 @@ function sseHeaders(location?: string, contentLocation?: string): Record<string,
   };
 }
 
-/** `Last-Event-ID`: a run event sequence number; `-1` (or `-`) means from the start. */
+/** `Last-Event-ID`: a run event sequence number, as validated by `LastEventIdHeader`. */
 function lastEventId(header: string | undefined): number | undefined {
   if (header === undefined || header === "") return undefined;
   if (header === "-") return -1;
-  const id = Number.parseInt(header, 10);
-  return Number.isFinite(id) ? id : undefined;
+  return Number(header);
 }
 
 /**
@@ -300,7 +315,7 @@ export const runRoutes = createRouter()
     const stream = await joinedOrNotFoundEvent(async () => {
       await guardThread(c, thread_id, "threads:read");
       const outcome = await threadStub(c.env, c.get("principal").workspaceId, thread_id).streamRun(run_id, {
-        lastEventId: lastEventId(c.req.header("last-event-id")),
+        lastEventId: lastEventId(c.req.valid("header")["last-event-id"]),
         cancelOnDisconnect: cancel_on_disconnect,
       });
       return unwrap(outcome, thread_id);
@@ -312,7 +327,7 @@ export const runRoutes = createRouter()
     await guardThread(c, thread_id, "threads:read");
     const stream = unwrap(
       await threadStub(c.env, c.get("principal").workspaceId, thread_id).streamThread(
-        lastEventId(c.req.header("last-event-id")),
+        lastEventId(c.req.valid("header")["last-event-id"]),
       ),
       thread_id,
     );
@@ -379,7 +394,7 @@ export const runRoutes = createRouter()
     const stream = await joinedOrNotFoundEvent(async () => {
       await guardThread(c, run_id, "threads:read");
       const outcome = await threadStub(c.env, c.get("principal").workspaceId, run_id).streamRun(run_id, {
-        lastEventId: lastEventId(c.req.header("last-event-id")),
+        lastEventId: lastEventId(c.req.valid("header")["last-event-id"]),
         cancelOnDisconnect: cancel_on_disconnect,
       });
       return unwrap(outcome, run_id);

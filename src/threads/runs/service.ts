@@ -4,10 +4,9 @@ import { invalid, notFound, tooLarge } from "../../core/errors.ts";
 import { exceedsDepth } from "../../core/json-depth.ts";
 import { MAX_GRAPH_DATA_DEPTH, maxBodyBytes, runTimeoutMs } from "../../core/limits.ts";
 import { urgently } from "../../core/yield.ts";
-import { database } from "../../db/client.ts";
 import type { AuthUser } from "../../deployment/custom-auth.ts";
 import { threadStub, unwrap } from "../client.ts";
-import { searchThreadIndex } from "../thread-index.ts";
+import { startFanOut } from "../fan-out.ts";
 import { RUN_NOT_FOUND } from "./run-manager.ts";
 import type { RunCreate } from "./schemas.ts";
 import type { CancelAction, CreateRunInput, RunJson } from "./types.ts";
@@ -254,15 +253,11 @@ export async function cancelRun(
   return run;
 }
 
-/** Busy threads examined at most by one status-only cancel. */
-const MAX_CANCEL_THREADS = 10_000;
-const CANCEL_PAGE = 500;
-
 /**
  * Cancels the runs with `status` on every busy thread of the workspace whose metadata contains
  * `authMetadata` (the caller's `threads:update` filter). Threads are found through the search index
- * (a run's thread is `busy` there while it has a pending or running run); the busy set is read
- * first, as cancelling changes it.
+ * (a run's thread is `busy` there while it has a pending or running run), a keyset page at a time:
+ * one subrequest budget's worth now, the rest through the work queue. Answers whether it continues.
  */
 export async function cancelWorkspaceRuns(
   env: Env,
@@ -272,27 +267,7 @@ export async function cancelWorkspaceRuns(
     action: CancelAction;
     authMetadata: Record<string, unknown> | undefined;
   },
-): Promise<void> {
-  const { status, action, authMetadata } = request;
-  const db = database(env);
-  const threadIds: string[] = [];
-  for (let offset = 0; offset < MAX_CANCEL_THREADS; offset += CANCEL_PAGE) {
-    const { rows } = await searchThreadIndex(db, workspaceId, {
-      status: "busy",
-      authMetadata,
-      limit: CANCEL_PAGE,
-      offset,
-      sortBy: "created_at",
-      sortOrder: "asc",
-    });
-    threadIds.push(...rows.map((row) => row.threadId));
-    if (rows.length < CANCEL_PAGE) break;
-  }
-  // A few at a time: each is a DO call, and a Worker has 6 simultaneous connections. A thread
-  // deleted meanwhile has nothing left to cancel.
-  for (let i = 0; i < threadIds.length; i += 6) {
-    await Promise.all(
-      threadIds.slice(i, i + 6).map((id) => threadStub(env, workspaceId, id).cancelRuns({ status, action })),
-    );
-  }
+): Promise<{ continuing: boolean }> {
+  const step = await startFanOut(env, workspaceId, { op: "cancel-runs", ...request, after: null });
+  return { continuing: step.next !== null };
 }

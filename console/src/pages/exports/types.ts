@@ -108,9 +108,9 @@ export function objectKey(config: DestinationConfig, path: string): string {
     .join("/");
 }
 
-/** Where an export's `_manifest.json` is written: the API does not serve it, the bucket does. */
+/** Where an export's manifest is written, beside its folder: the API does not serve it, the bucket does. */
 export function manifestLocation(config: DestinationConfig, exportId: string): string {
-  const key = objectKey(config, `export_id=${exportId}/_manifest.json`);
+  const key = objectKey(config, `_manifest.export_id=${exportId}.json`);
   if (config.r2_binding) return `R2 binding ${config.r2_binding}: ${key}`;
   const base = config.endpoint_url ? `${config.endpoint_url.replace(/\/+$/, "")} ` : "";
   return `${base}s3://${config.bucket_name}/${key}`;

@@ -1,0 +1,1 @@
+ALTER TABLE `bulk_exports` ADD `manifest_attempts` integer DEFAULT 0 NOT NULL;
