@@ -1,5 +1,5 @@
 import { assistantIdOf, assistantNotFound, resolveAssistant } from "../assistants/resolve.ts";
-import { invalid, isDomainError, notFound } from "../core/errors.ts";
+import { conflict, invalid, isDomainError, notFound } from "../core/errors.ts";
 import { database } from "../db/client.ts";
 import type { CronRow } from "../db/schema.ts";
 import type { AuthUser } from "../deployment/custom-auth.ts";
@@ -19,8 +19,8 @@ import {
   dueCrons,
   getCron,
   insertCron,
+  replaceCron,
   searchCrons as searchCronRows,
-  updateCron as updateCronRow,
 } from "./store.ts";
 
 /**
@@ -118,23 +118,41 @@ export async function findCron(env: Env, workspaceId: string, cronId: string): P
   return row;
 }
 
+/** Concurrent patches each get a turn: every round at least one of them lands. */
+const MAX_PATCH_ATTEMPTS = 32;
+
 /**
  * Applies a patch to `current`: a new schedule, or re-enabling, plans the next run from now.
- * `metadata` (as the authorization handler left it) is merged into the cron's.
+ * `metadata` (as the authorization handler left it) is merged into the cron's. The row is
+ * compared-and-set, and the merge redone on the fresh row when a concurrent write landed first,
+ * so parallel patches all keep their keys.
  */
 export async function updateCron(
   env: Env,
-  current: CronRow,
+  first: CronRow,
   body: CronPatch,
   metadata: Record<string, unknown> | null | undefined,
 ): Promise<Cron> {
+  const db = database(env);
+  let current: CronRow | undefined = first;
+  for (let attempt = 0; attempt < MAX_PATCH_ATTEMPTS && current; attempt++) {
+    const row = await replaceCron(db, current, patched(current, body, metadata));
+    if (row) return cronJson(row);
+    current = await getCron(db, first.workspaceId, first.cronId);
+  }
+  if (!current) throw notFound(cronNotFound(first.cronId));
+  throw conflict(`Cron ${first.cronId} changed concurrently too often; retry the update`);
+}
+
+/** The row `current` becomes under `body`; its updated_at always advances, so a compare-and-set on it sees every patch. */
+function patched(current: CronRow, body: CronPatch, metadata: Record<string, unknown> | null | undefined) {
   const schedule = body.schedule ?? current.schedule;
   const timezone = body.timezone ?? current.timezone;
   checkSchedule(schedule, timezone);
   const enabled = body.enabled ?? current.enabled;
   const rescheduled = body.schedule !== undefined || body.timezone !== undefined || (enabled && !current.enabled);
-  const now = new Date();
-  const row = await updateCronRow(database(env), current.workspaceId, current.cronId, {
+  const now = new Date(Math.max(Date.now(), Date.parse(current.updatedAt) + 1));
+  return {
     schedule,
     timezone,
     payload: { ...current.payload, ...payloadOf(body) },
@@ -151,8 +169,7 @@ export async function updateCron(
         ? nextRunDate(schedule, timezone, now)
         : current.nextRunDate,
     updatedAt: now.toISOString(),
-  });
-  return cronJson(row ?? current);
+  };
 }
 
 export async function deleteCron(env: Env, workspaceId: string, cronId: string): Promise<void> {

@@ -301,6 +301,18 @@ describe("managing crons", () => {
     expect((await call(`/runs/crons/${a.cron_id}`)).status).toBe(404);
   });
 
+  it("keeps every key of 20 concurrent metadata patches", async () => {
+    const cron = await json<Cron>(await post("/runs/crons", { assistant_id: "echo", schedule: "0 0 1 1 *" }));
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        call(`/runs/crons/${cron.cron_id}`, { method: "PATCH", json: { metadata: { [`k${i}`]: i } } }),
+      ),
+    );
+    expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
+    const stored = await json<Cron>(await call(`/runs/crons/${cron.cron_id}`));
+    expect(stored.metadata).toEqual(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, i])));
+  });
+
   it("keeps crons in their workspace", async () => {
     const workspace = await json<{ id: string }>(await post("/api/v1/workspaces", { display_name: "Cron tenants" }));
     const { key } = await json<{ key: string }>(await post("/api/v1/api-key", { workspace_id: workspace.id }));
