@@ -143,7 +143,8 @@ export async function patchAssistant(
     (latest) => ({
       graphId: body.graph_id ?? latest.graphId,
       config: body.config ?? latest.config,
-      context: body.context === undefined ? latest.context : body.context,
+      // null, like absent, keeps the context (as LangGraph's servers do): the column holds JSON, never SQL NULL.
+      context: body.context ?? latest.context,
       metadata: { ...latest.metadata, ...(value.metadata ?? {}) },
       name: body.name ?? latest.name,
       description: body.description === undefined ? latest.description : body.description,
