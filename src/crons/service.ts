@@ -1,5 +1,7 @@
 import { assistantIdOf, assistantNotFound, resolveAssistant } from "../assistants/resolve.ts";
 import { conflict, invalid, isDomainError, notFound } from "../core/errors.ts";
+import { checkJsonSizes, rowBound } from "../core/json-size.ts";
+import { MAX_CRON_PAYLOAD_BYTES, MAX_JSON_FIELD_BYTES } from "../core/limits.ts";
 import { database } from "../db/client.ts";
 import type { CronRow } from "../db/schema.ts";
 import type { AuthUser } from "../deployment/custom-auth.ts";
@@ -8,7 +10,7 @@ import { planAllows, workspacePlans } from "../tenancy/plans.ts";
 import { threadStub } from "../threads/client.ts";
 import { planRun, startRun } from "../threads/runs/service.ts";
 import { nextRunDate, scheduleProblem, timezoneProblem } from "./schedule.ts";
-import { type Cron, type CronCount, type CronCreate, type CronPatch, payloadOf } from "./schemas.ts";
+import { type Cron, type CronCount, type CronCreate, type CronPatch, type CronPayload, payloadOf } from "./schemas.ts";
 import {
   type CronFilter,
   type CronSearch,
@@ -88,6 +90,8 @@ export async function createCron(
   }
   const now = new Date();
   const next = nextRunDate(body.schedule, body.timezone, now);
+  const payload = payloadOf(body);
+  checkCronSizes(env, payload, request.metadata);
   const row = await insertCron(database(env), {
     workspaceId,
     cronId: crypto.randomUUID(),
@@ -95,7 +99,7 @@ export async function createCron(
     threadId,
     schedule: body.schedule,
     timezone: body.timezone,
-    payload: payloadOf(body),
+    payload,
     metadata: request.metadata,
     enabled: body.enabled,
     onRunCompleted: threadId ? null : (body.on_run_completed ?? "delete"),
@@ -107,6 +111,15 @@ export async function createCron(
     updatedAt: now.toISOString(),
   });
   return cronJson(row);
+}
+
+/** Refuses (invalid) a payload or metadata too large for the cron's row, as stored (after a patch's merge). */
+function checkCronSizes(env: Env, payload: CronPayload, metadata: Record<string, unknown>): void {
+  const fieldLimit = rowBound(env, MAX_JSON_FIELD_BYTES);
+  // The fields each run is created with get the run's own bounds (see `planRun`).
+  checkJsonSizes({ metadata: payload.metadata, config: payload.config, context: payload.context }, fieldLimit);
+  checkJsonSizes({ payload }, rowBound(env, MAX_CRON_PAYLOAD_BYTES));
+  checkJsonSizes({ metadata }, fieldLimit);
 }
 
 const cronNotFound = (cronId: string) => `Cron ${cronId} not found`;
@@ -136,7 +149,9 @@ export async function updateCron(
   const db = database(env);
   let current: CronRow | undefined = first;
   for (let attempt = 0; attempt < MAX_PATCH_ATTEMPTS && current; attempt++) {
-    const row = await replaceCron(db, current, patched(current, body, metadata));
+    const next = patched(current, body, metadata);
+    checkCronSizes(env, next.payload, next.metadata);
+    const row = await replaceCron(db, current, next);
     if (row) return cronJson(row);
     current = await getCron(db, first.workspaceId, first.cronId);
   }

@@ -2,7 +2,8 @@ import { v7 as uuidv7 } from "uuid";
 import { assistantNotFound, resolveAssistant } from "../../assistants/resolve.ts";
 import { invalid, notFound, tooLarge } from "../../core/errors.ts";
 import { exceedsDepth } from "../../core/json-depth.ts";
-import { MAX_GRAPH_DATA_DEPTH, maxBodyBytes } from "../../core/limits.ts";
+import { checkJsonSizes, rowBound } from "../../core/json-size.ts";
+import { MAX_GRAPH_DATA_DEPTH, MAX_JSON_FIELD_BYTES, maxBodyBytes } from "../../core/limits.ts";
 import { urgently } from "../../core/yield.ts";
 import { database } from "../../db/client.ts";
 import type { AuthUser } from "../../deployment/custom-auth.ts";
@@ -105,6 +106,11 @@ export async function planRun(env: Env, request: RunRequest): Promise<RunPlan> {
     ]);
   }
   checkRunInputSize(maxBodyBytes(env), run);
+  // Stored in rows: the run's, its thread's (config), every checkpoint's (metadata).
+  checkJsonSizes(
+    { metadata: run.metadata, config: run.config, context: run.context },
+    rowBound(env, MAX_JSON_FIELD_BYTES),
+  );
   // A user runs only assistants their filter lets them see (a hidden one is as missing as an unknown one).
   const use = caller.user
     ? { user: caller.user, event: "assistants:search" as const, value: { metadata: {} } }
