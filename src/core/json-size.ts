@@ -1,5 +1,5 @@
 import { invalid } from "./errors.ts";
-import { MAX_JSON_FIELD_BYTES } from "./limits.ts";
+import { MAX_ERROR_MESSAGE_LENGTH, MAX_JSON_FIELD_BYTES } from "./limits.ts";
 
 /** Measuring stored JSON against the row bounds of `limits.ts`. */
 
@@ -46,4 +46,9 @@ export function checkJsonSizes(fields: Record<string, unknown>, limit: number, l
     return msg ? [{ type: "too_long", loc: [...loc, field], msg }] : [];
   });
   if (issues.length) throw invalid(issues);
+}
+
+/** An error message as rows keep it: at most MAX_ERROR_MESSAGE_LENGTH characters (an exception may quote megabytes). */
+export function storedErrorMessage(message: string): string {
+  return message.length > MAX_ERROR_MESSAGE_LENGTH ? `${message.slice(0, MAX_ERROR_MESSAGE_LENGTH)}…` : message;
 }

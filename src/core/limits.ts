@@ -82,6 +82,9 @@ export const MAX_CRON_PAYLOAD_BYTES = 4 * MAX_JSON_FIELD_BYTES;
  */
 export const MAX_THREAD_ROW_STATE_BYTES = 1024 * 1024;
 
+/** A failed run's error message as the run and thread rows keep it (longer ones are cut, marked `…`). */
+export const MAX_ERROR_MESSAGE_LENGTH = 16 * 1024;
+
 /**
  * A search filter (metadata, values, store filter), in UTF-8 bytes of its JSON: it is bound as SQL
  * parameters (each under D1's 2 MB limit) and can only match a value of a bounded field anyway.

@@ -363,6 +363,7 @@ export class ThreadDO extends DurableObject<Env> {
   #runHost(): RunHost {
     return {
       saver: () => this.#checkpoints.saver,
+      requestConfigLimit: rowBound(this.env, MAX_JSON_FIELD_BYTES),
       readThread: () => this.#records.read(),
       writeThread: (record) => this.#records.write(record),
       saveThread: (record, options) => this.#thread.save(record, options),

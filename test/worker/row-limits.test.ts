@@ -1,6 +1,12 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { MAX_FILTER_BYTES, MAX_JSON_FIELD_BYTES, MAX_THREAD_ROW_STATE_BYTES } from "../../src/core/limits.ts";
+import { storedErrorMessage } from "../../src/core/json-size.ts";
+import {
+  MAX_ERROR_MESSAGE_LENGTH,
+  MAX_FILTER_BYTES,
+  MAX_JSON_FIELD_BYTES,
+  MAX_THREAD_ROW_STATE_BYTES,
+} from "../../src/core/limits.ts";
 import { isPermanentWriteError } from "../../src/db/client.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import { nextAlarmTime } from "../../src/threads/alarm-planner.ts";
@@ -103,6 +109,28 @@ describe("row bounds of stored JSON", () => {
       metadata: sized(FIELD),
     });
     expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ messages: expect.any(Array) });
+  });
+
+  it("runs: the thread's request config, merged over runs, keeps the bound (422 on the run that would pass it)", async () => {
+    const thread = await json<{ thread_id: string }>(await post("/threads", {}));
+    const run = (key: string) =>
+      post(`/threads/${thread.thread_id}/runs/wait`, {
+        assistant_id: "echo",
+        input: { messages: [{ role: "user", content: key }] },
+        config: { configurable: { [key]: "x".repeat(5000) } },
+      });
+    const first = await run("a");
+    expect(first.status).toBe(200);
+    // /runs/wait streams its answer: the run has ended once the body is read.
+    await first.text();
+    const second = await run("b");
+    expect(second.status).toBe(422);
+    expect(JSON.stringify(await second.json())).toContain(
+      "config is 10032 bytes of JSON; the limit is 8192 bytes (merged with the config of the thread's earlier runs)",
+    );
+    const runs = await json<unknown[]>(await call(`/threads/${thread.thread_id}/runs`));
+    expect(runs).toHaveLength(1);
   });
 
   it("crons: payload and metadata bounds, on create and merged by a patch", async () => {
@@ -229,6 +257,14 @@ describe("thread rows", () => {
       interrupts: { t: [{ id: "x", value: 1 }] },
       config: { c: 1 },
     });
+  });
+});
+
+describe("run errors", () => {
+  it("keep at most MAX_ERROR_MESSAGE_LENGTH characters of a failed run's message in the run and thread rows", () => {
+    expect(storedErrorMessage("boom")).toBe("boom");
+    const cut = storedErrorMessage("e".repeat(5 * MAX_ERROR_MESSAGE_LENGTH));
+    expect(cut).toBe(`${"e".repeat(MAX_ERROR_MESSAGE_LENGTH)}…`);
   });
 });
 

@@ -1,4 +1,6 @@
 import { clientConfigurable, isServerConfigurableKey } from "../../assistants/server-config.ts";
+import { oversize, storedErrorMessage } from "../../core/json-size.ts";
+import { MAX_JSON_FIELD_BYTES } from "../../core/limits.ts";
 import { yieldToUrgentWork } from "../../core/yield.ts";
 import type { SqlStore } from "../../db/sql.ts";
 import type { LoadedGraph } from "../../deployment/graphs.ts";
@@ -51,6 +53,8 @@ export interface RunHost {
   traceSink(): TraceSink | null;
   /** Where protocol v2 runs (`kwargs.protocol_stream`) report their start, events and end. */
   protocolSink?: ProtocolRunSink;
+  /** The byte bound of the thread's merged request config (default MAX_JSON_FIELD_BYTES; the deployment's var may lower it). */
+  requestConfigLimit?: number;
 }
 
 /** How a protocol v2 run ended, for its terminal lifecycle event. */
@@ -151,6 +155,11 @@ export class RunManager {
 
     const at = now();
     const requestConfig = input.kwargs.config;
+    // What requests set accumulates in the thread's row: bounded like any config (each request's is, too).
+    const requestConfigs = thread.status === "busy" ? null : mergeConfigs(thread.requestConfig, requestConfig);
+    const tooLarge =
+      requestConfigs && oversize(["config"], requestConfigs, this.host.requestConfigLimit ?? MAX_JSON_FIELD_BYTES);
+    if (tooLarge) return fail("invalid", `${tooLarge} (merged with the config of the thread's earlier runs)`);
     const config = mergeConfigs(
       input.assistant.config,
       thread.status === "busy" ? {} : thread.requestConfig,
@@ -200,7 +209,7 @@ export class RunManager {
       // The thread shows (and builds its graph for state reads with) the config of this run. Its
       // layer in later runs is only what requests set: a patched assistant must win over what an
       // earlier run copied.
-      thread.requestConfig = mergeConfigs(thread.requestConfig, requestConfig);
+      thread.requestConfig = requestConfigs ?? thread.requestConfig;
       thread.config = threadConfig(config);
     }
     thread.status = "busy";
@@ -449,7 +458,7 @@ export class RunManager {
     const at = now();
     if (outcome.kind !== "cancelled" || outcome.action !== "rollback") {
       run.status = outcome.kind === "success" ? "success" : outcome.kind === "error" ? "error" : "interrupted";
-      run.error = outcome.kind === "error" ? outcome.error.message : null;
+      run.error = outcome.kind === "error" ? storedErrorMessage(outcome.error.message) : null;
       run.result = JSON.stringify(
         outcome.kind === "error"
           ? { __error__: outcome.error }
@@ -473,7 +482,7 @@ export class RunManager {
       thread.stateUpdatedAt = at;
     }
     thread.status = this.#threadStatusAfter(outcome.kind, state?.next.length ?? 0);
-    thread.error = outcome.kind === "error" ? outcome.error.message : null;
+    thread.error = outcome.kind === "error" ? storedErrorMessage(outcome.error.message) : null;
     thread.updatedAt = at;
     // The record is written synchronously here; waiters and readers learn the end before the index.
     const saved = this.host.saveThread(thread, { deferIndex: true });
