@@ -1,5 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_NAMESPACE_LABEL_LENGTH, MAX_NAMESPACE_LABELS, MAX_STORE_KEY_LENGTH } from "../core/limits.ts";
+import {
+  MAX_NAMESPACE_LABEL_LENGTH,
+  MAX_NAMESPACE_LABELS,
+  MAX_STORE_KEY_LENGTH,
+  MAX_STORE_VALUE_BYTES,
+} from "../core/limits.ts";
 import { JsonDataObject, JsonFilter } from "../core/schemas.ts";
 
 export const Namespace = z.array(z.string().max(MAX_NAMESPACE_LABEL_LENGTH)).max(MAX_NAMESPACE_LABELS);
@@ -18,7 +23,9 @@ export const PutSchema = z
   .object({
     namespace: Namespace,
     key: Key,
-    value: JsonDataObject.describe("A JSON object"),
+    value: JsonDataObject.describe(
+      `A JSON object of at most ${MAX_STORE_VALUE_BYTES} bytes (422 above; the MAX_JSON_FIELD_BYTES var may lower it)`,
+    ),
     index: z
       .union([z.literal(false), z.array(z.string())])
       .nullish()
