@@ -8,12 +8,14 @@ import {
   MAX_THREAD_ROW_STATE_BYTES,
 } from "../../src/core/limits.ts";
 import { isPermanentWriteError } from "../../src/db/client.ts";
+import { durableObjectSql } from "../../src/db/sql.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import { nextAlarmTime } from "../../src/threads/alarm-planner.ts";
 import { boundedRunMetadata, MAX_CHECKPOINT_RUN_METADATA_BYTES } from "../../src/threads/checkpointer.ts";
 import { MAX_RETRY_MS, retryDelay } from "../../src/threads/index-sync.ts";
 import { indexProjection } from "../../src/threads/thread-index.ts";
-import { stateColumns, type ThreadRecord } from "../../src/threads/thread-record.ts";
+import { stateColumns, type ThreadRecord, ThreadRecords } from "../../src/threads/thread-record.ts";
+import type { ThreadJson } from "../../src/threads/types.ts";
 import { call, json } from "./helpers.ts";
 
 // The workerd tests run with MAX_JSON_FIELD_BYTES = 8192 (vitest.config.ts): metadata, config and
@@ -230,6 +232,29 @@ describe("thread rows", () => {
   it("past it, keep no values and interrupts as ids only (reads take both from the checkpoint)", () => {
     const state = stateColumns(record({ values: { a: "v".repeat(0.6 * MiB) }, interrupts }), MiB);
     expect(state).toEqual({ values: null, interrupts: JSON.stringify({ task: [{ id: "i1" }] }), oversize: true });
+  });
+
+  it("a thread whose state passes the row budget answers get with its values and interrupts from the checkpoint", async () => {
+    const thread = await json<{ thread_id: string }>(await post("/threads", {}));
+    const paused = await json<{ __interrupt__: unknown[]; items: string[] }>(
+      await post(`/threads/${thread.thread_id}/runs/wait`, { assistant_id: "steps", input: { ask_human: true } }),
+    );
+    const stub = env.THREAD.get(env.THREAD.idFromName(`${DEFAULT_WORKSPACE_ID}:${thread.thread_id}`));
+    // The row as a run leaves it when its state is larger than the budget (here: values of 1.5 MiB).
+    const row = await runInDurableObject(stub, async (_instance, state) => {
+      const records = new ThreadRecords(durableObjectSql(state.storage));
+      const current = records.read()!;
+      records.write({ ...current, values: { pad: "p".repeat(1.5 * MiB) } });
+      return state.storage.sql.exec("SELECT state_values, interrupts, values_oversize FROM thread").one();
+    });
+    expect(row.state_values).toBeNull();
+    expect(row.values_oversize).toBe(1);
+    // The row keeps the interrupts' ids only (what pending-interrupt checks need).
+    const ids = (paused.__interrupt__ as { id: string }[]).map(({ id }) => ({ id }));
+    expect(Object.values(JSON.parse(String(row.interrupts))).flat()).toEqual(ids);
+    const read = await json<ThreadJson>(await call(`/threads/${thread.thread_id}`));
+    expect(read.values).toMatchObject({ items: paused.items });
+    expect(Object.values(read.interrupts).flat()).toEqual(paused.__interrupt__);
   });
 
   it("the D1 index row always fits: values, then interrupts' contents, then config are left out", () => {
