@@ -18,6 +18,9 @@ export default defineConfig({
           MAX_BODY_BYTES: "65536",
           // Below the body limit, so a test can send a traced run over it.
           MAX_TRACED_RUN_BYTES: "32768",
+          // Row bounds scaled down (metadata, config, context 8 KiB; store values, cron payloads
+          // 32 KiB) so that tests reach them within the body limit.
+          MAX_JSON_FIELD_BYTES: "8192",
           EXPORT_ENCRYPTION_KEY: "test-export-encryption-key-0123456789",
         },
       },

@@ -12,4 +12,9 @@ interface Env {
   EXPORT_DEFAULT_SESSION_TOKEN?: string;
   /** Where the default credentials are valid (unset: AWS by region). */
   EXPORT_DEFAULT_ENDPOINT_URL?: string;
+  /**
+   * An optional var (no default in wrangler.toml): lowers the row bounds of stored JSON (metadata,
+   * config, context: 262144 bytes; store values and cron payloads 4x that), never raises them.
+   */
+  MAX_JSON_FIELD_BYTES?: string;
 }

@@ -103,7 +103,7 @@ export const AssistantPatchSchema = z
   .object({
     graph_id: Identifier.optional(),
     config: ConfigSchema.optional().describe("Replaces the config"),
-    context: JsonSetting.optional().describe("Replaces the context"),
+    context: JsonSetting.optional().describe("Replaces the context (null keeps it)"),
     metadata: JsonObject.optional().describe("Merged into the metadata"),
     name: Name.min(1).optional(),
     description: Description.nullish(),

@@ -2,6 +2,8 @@ import type { z } from "@hono/zod-openapi";
 import { type Authorizer, filterAsContainment, matchesFilter } from "../core/auth-filter.ts";
 import { conflict, invalid, notFound } from "../core/errors.ts";
 import { withFilterLimit } from "../core/filter-limit.ts";
+import { checkJsonSizes, rowBound } from "../core/json-size.ts";
+import { MAX_JSON_FIELD_BYTES } from "../core/limits.ts";
 import { database } from "../db/client.ts";
 import type { AssistantRow, AssistantVersionRow } from "../db/schema.ts";
 import { deployment, graphs } from "../deployment/index.ts";
@@ -63,6 +65,8 @@ export async function createAssistant(
   const assistantId = body.assistant_id ?? crypto.randomUUID();
   const value = { ...body, assistant_id: assistantId };
   const filter = await authorize("assistants:create", value);
+  const limit = rowBound(env, MAX_JSON_FIELD_BYTES);
+  checkJsonSizes({ config: body.config, context: body.context, metadata: value.metadata }, limit);
   const created = await insertAssistant(
     database(env),
     workspaceId,
@@ -136,18 +140,26 @@ export async function patchAssistant(
   const value = { ...body, metadata: body.metadata };
   const current = await visibleAssistant(env, workspaceId, id, authorize, "assistants:update", value);
   if (body.graph_id) requireGraph(body.graph_id);
+  const limit = rowBound(env, MAX_JSON_FIELD_BYTES);
+  checkJsonSizes({ config: body.config, context: body.context }, limit);
   const updated = await addVersion(
     database(env),
     workspaceId,
     current,
-    (latest) => ({
-      graphId: body.graph_id ?? latest.graphId,
-      config: body.config ?? latest.config,
-      context: body.context === undefined ? latest.context : body.context,
-      metadata: { ...latest.metadata, ...(value.metadata ?? {}) },
-      name: body.name ?? latest.name,
-      description: body.description === undefined ? latest.description : body.description,
-    }),
+    (latest) => {
+      const metadata = { ...latest.metadata, ...(value.metadata ?? {}) };
+      // The merged metadata is what the row holds.
+      checkJsonSizes({ metadata }, limit);
+      return {
+        graphId: body.graph_id ?? latest.graphId,
+        config: body.config ?? latest.config,
+        // null, like absent, keeps the context (as LangGraph's servers do): the column holds JSON, never SQL NULL.
+        context: body.context ?? latest.context,
+        metadata,
+        name: body.name ?? latest.name,
+        description: body.description === undefined ? latest.description : body.description,
+      };
+    },
     new Date().toISOString(),
   ).catch((error: unknown) => {
     if (error instanceof VersionConflictError) throw conflict(error.message);

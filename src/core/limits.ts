@@ -56,6 +56,44 @@ export const MAX_URL_BYTES = 16 * 1024;
  */
 export const MAX_TRACED_RUN_BYTES = 192 * 1024;
 
+/**
+ * Row limits. D1 and Durable Object SQLite refuse a row, string or BLOB over 2,000,000 bytes (local
+ * workerd does not enforce it), so every stored JSON column has a byte bound (UTF-8 bytes of its JSON)
+ * chosen so that a row's columns together stay well under it. Past a bound a request answers 422
+ * naming the field, its size and the limit. The `MAX_JSON_FIELD_BYTES` var may lower the bounds
+ * below (each scales with it), never raise them.
+ */
+
+/**
+ * Metadata, config and context, each (assistants and their versions, threads, runs, crons). An
+ * assistant row holds three (768 KiB); a thread row its metadata, config and request config (768 KiB)
+ * beside at most `MAX_THREAD_ROW_STATE_BYTES` of values and interrupts; merges (a patch's metadata
+ * into the stored one, a run's config into the thread's) are measured after merging.
+ */
+export const MAX_JSON_FIELD_BYTES = 256 * 1024;
+
+/** A store item's value (its row: the value, namespace and key). */
+export const MAX_STORE_VALUE_BYTES = 4 * MAX_JSON_FIELD_BYTES;
+
+/** A cron's payload: the run-create fields replayed on each run (input, config, context, metadata...), beside its metadata. */
+export const MAX_CRON_PAYLOAD_BYTES = 4 * MAX_JSON_FIELD_BYTES;
+
+/**
+ * The thread row's values and interrupts together (the thread's DO row and its D1 index row, beside
+ * metadata and config of at most 3 x `MAX_JSON_FIELD_BYTES`). Larger values stay in the chunked
+ * checkpoints only; the index row then omits them (not searchable), then the interrupts.
+ */
+export const MAX_THREAD_ROW_STATE_BYTES = 1024 * 1024;
+
+/** A failed run's error message as the run and thread rows keep it (longer ones are cut, marked `…`). */
+export const MAX_ERROR_MESSAGE_LENGTH = 16 * 1024;
+
+/**
+ * A search filter (metadata, values, store filter), in UTF-8 bytes of its JSON: it is bound as SQL
+ * parameters (each under D1's 2 MB limit) and can only match a value of a bounded field anyway.
+ */
+export const MAX_FILTER_BYTES = 16 * 1024;
+
 /** The request body limit unless the `MAX_BODY_BYTES` var sets another. */
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 

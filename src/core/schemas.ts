@@ -1,9 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { isPathKey } from "../db/json-path.ts";
 import { exceedsDepth, findKey } from "./json-depth.ts";
+import { jsonBytes } from "./json-size.ts";
 import {
   MAX_DATA_DEPTH,
   MAX_DESCRIPTION_LENGTH,
+  MAX_FILTER_BYTES,
   MAX_GRAPH_DATA_DEPTH,
   MAX_ID_LENGTH,
   MAX_METADATA_DEPTH,
@@ -42,9 +44,17 @@ export const JsonDataObject = z.record(z.string(), z.unknown()).superRefine(nest
 
 /**
  * A containment filter on stored JSON (`{"metadata": {...}}`): nested at most MAX_METADATA_DEPTH
- * levels, and every key writable as a SQLite JSON path step.
+ * levels, at most MAX_FILTER_BYTES of JSON, and every key writable as a SQLite JSON path step.
  */
 export const JsonFilter = JsonObject.superRefine((value, ctx) => {
+  const bytes = jsonBytes(value, MAX_FILTER_BYTES);
+  if (bytes > MAX_FILTER_BYTES) {
+    ctx.addIssue({
+      code: "custom",
+      message: `filter is ${bytes} bytes of JSON; the limit is ${MAX_FILTER_BYTES} bytes`,
+    });
+    return;
+  }
   const key = findKey(value, (k) => !isPathKey(k));
   if (key !== undefined)
     ctx.addIssue({

@@ -7,7 +7,7 @@ import type { CronRow } from "../db/schema.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { page } from "../http/pagination.ts";
 import { createRouter } from "../http/router.ts";
-import { jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
+import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { securedRoute, securedRoutes } from "../http/secured.ts";
 import { requirePlan } from "../tenancy/plans.ts";
 import { ThreadIdParam } from "../threads/schemas.ts";
@@ -81,7 +81,7 @@ const routes = {
     path: "/runs/crons/{cron_id}",
     summary: "Update a cron",
     request: { params: CronIdParam, body: jsonBody(CronPatchSchema) },
-    responses: { 200: jsonContent(CronSchema, "The cron"), ...errors },
+    responses: { 200: jsonContent(CronSchema, "The cron"), ...errors, ...conflictError },
   }),
   delete: route({
     method: "delete",

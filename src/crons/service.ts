@@ -1,5 +1,7 @@
 import { assistantIdOf, assistantNotFound, resolveAssistant } from "../assistants/resolve.ts";
-import { invalid, isDomainError, notFound } from "../core/errors.ts";
+import { conflict, invalid, isDomainError, notFound } from "../core/errors.ts";
+import { checkJsonSizes, rowBound } from "../core/json-size.ts";
+import { MAX_CRON_PAYLOAD_BYTES, MAX_JSON_FIELD_BYTES } from "../core/limits.ts";
 import { database } from "../db/client.ts";
 import type { CronRow } from "../db/schema.ts";
 import type { AuthUser } from "../deployment/custom-auth.ts";
@@ -8,7 +10,7 @@ import { planAllows, workspacePlans } from "../tenancy/plans.ts";
 import { threadStub } from "../threads/client.ts";
 import { planRun, startRun } from "../threads/runs/service.ts";
 import { nextRunDate, scheduleProblem, timezoneProblem } from "./schedule.ts";
-import { type Cron, type CronCount, type CronCreate, type CronPatch, payloadOf } from "./schemas.ts";
+import { type Cron, type CronCount, type CronCreate, type CronPatch, type CronPayload, payloadOf } from "./schemas.ts";
 import {
   type CronFilter,
   type CronSearch,
@@ -19,8 +21,8 @@ import {
   dueCrons,
   getCron,
   insertCron,
+  replaceCron,
   searchCrons as searchCronRows,
-  updateCron as updateCronRow,
 } from "./store.ts";
 
 /**
@@ -88,6 +90,8 @@ export async function createCron(
   }
   const now = new Date();
   const next = nextRunDate(body.schedule, body.timezone, now);
+  const payload = payloadOf(body);
+  checkCronSizes(env, payload, request.metadata);
   const row = await insertCron(database(env), {
     workspaceId,
     cronId: crypto.randomUUID(),
@@ -95,7 +99,7 @@ export async function createCron(
     threadId,
     schedule: body.schedule,
     timezone: body.timezone,
-    payload: payloadOf(body),
+    payload,
     metadata: request.metadata,
     enabled: body.enabled,
     onRunCompleted: threadId ? null : (body.on_run_completed ?? "delete"),
@@ -109,6 +113,15 @@ export async function createCron(
   return cronJson(row);
 }
 
+/** Refuses (invalid) a payload or metadata too large for the cron's row, as stored (after a patch's merge). */
+function checkCronSizes(env: Env, payload: CronPayload, metadata: Record<string, unknown>): void {
+  const fieldLimit = rowBound(env, MAX_JSON_FIELD_BYTES);
+  // The fields each run is created with get the run's own bounds (see `planRun`).
+  checkJsonSizes({ metadata: payload.metadata, config: payload.config, context: payload.context }, fieldLimit);
+  checkJsonSizes({ payload }, rowBound(env, MAX_CRON_PAYLOAD_BYTES));
+  checkJsonSizes({ metadata }, fieldLimit);
+}
+
 const cronNotFound = (cronId: string) => `Cron ${cronId} not found`;
 
 /** The workspace's cron, or a not-found error. */
@@ -118,23 +131,43 @@ export async function findCron(env: Env, workspaceId: string, cronId: string): P
   return row;
 }
 
+/** Concurrent patches each get a turn: every round at least one of them lands. */
+const MAX_PATCH_ATTEMPTS = 32;
+
 /**
  * Applies a patch to `current`: a new schedule, or re-enabling, plans the next run from now.
- * `metadata` (as the authorization handler left it) is merged into the cron's.
+ * `metadata` (as the authorization handler left it) is merged into the cron's. The row is
+ * compared-and-set, and the merge redone on the fresh row when a concurrent write landed first,
+ * so parallel patches all keep their keys.
  */
 export async function updateCron(
   env: Env,
-  current: CronRow,
+  first: CronRow,
   body: CronPatch,
   metadata: Record<string, unknown> | null | undefined,
 ): Promise<Cron> {
+  const db = database(env);
+  let current: CronRow | undefined = first;
+  for (let attempt = 0; attempt < MAX_PATCH_ATTEMPTS && current; attempt++) {
+    const next = patched(current, body, metadata);
+    checkCronSizes(env, next.payload, next.metadata);
+    const row = await replaceCron(db, current, next);
+    if (row) return cronJson(row);
+    current = await getCron(db, first.workspaceId, first.cronId);
+  }
+  if (!current) throw notFound(cronNotFound(first.cronId));
+  throw conflict(`Cron ${first.cronId} changed concurrently too often; retry the update`);
+}
+
+/** The row `current` becomes under `body`; its updated_at always advances, so a compare-and-set on it sees every patch. */
+function patched(current: CronRow, body: CronPatch, metadata: Record<string, unknown> | null | undefined) {
   const schedule = body.schedule ?? current.schedule;
   const timezone = body.timezone ?? current.timezone;
   checkSchedule(schedule, timezone);
   const enabled = body.enabled ?? current.enabled;
   const rescheduled = body.schedule !== undefined || body.timezone !== undefined || (enabled && !current.enabled);
-  const now = new Date();
-  const row = await updateCronRow(database(env), current.workspaceId, current.cronId, {
+  const now = new Date(Math.max(Date.now(), Date.parse(current.updatedAt) + 1));
+  return {
     schedule,
     timezone,
     payload: { ...current.payload, ...payloadOf(body) },
@@ -151,8 +184,7 @@ export async function updateCron(
         ? nextRunDate(schedule, timezone, now)
         : current.nextRunDate,
     updatedAt: now.toISOString(),
-  });
-  return cronJson(row ?? current);
+  };
 }
 
 export async function deleteCron(env: Env, workspaceId: string, cronId: string): Promise<void> {

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, lte, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, isNull, lte, type SQL } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
 import { containments } from "../db/json-filter.ts";
 import { type CronRow, crons } from "../db/schema.ts";
@@ -19,16 +19,28 @@ export async function getCron(db: Database, workspaceId: string, cronId: string)
     .get();
 }
 
-export async function updateCron(
+/**
+ * Replaces the cron's row by `next` if it is still `current` (compare-and-set on the columns every
+ * writer changes: updated_at, which each patch strictly advances, next_run_date and enabled, which
+ * the tick's claim and disable change). Undefined when another write landed first.
+ */
+export async function replaceCron(
   db: Database,
-  workspaceId: string,
-  cronId: string,
-  set: Partial<NewCron>,
+  current: CronRow,
+  next: Partial<NewCron>,
 ): Promise<CronRow | undefined> {
   return db
     .update(crons)
-    .set(set)
-    .where(and(eq(crons.workspaceId, workspaceId), eq(crons.cronId, cronId)))
+    .set(next)
+    .where(
+      and(
+        eq(crons.workspaceId, current.workspaceId),
+        eq(crons.cronId, current.cronId),
+        eq(crons.updatedAt, current.updatedAt),
+        eq(crons.enabled, current.enabled),
+        current.nextRunDate === null ? isNull(crons.nextRunDate) : eq(crons.nextRunDate, current.nextRunDate),
+      ),
+    )
     .returning()
     .get();
 }

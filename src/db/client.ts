@@ -7,3 +7,26 @@ export function database(env: Pick<Env, "DB">) {
 }
 
 export type Database = ReturnType<typeof database>;
+
+/**
+ * Whether a failed write will fail the same way however often it is retried: the row is too large
+ * (D1 refuses rows over 2 MB with SQLITE_TOOBIG), a constraint refuses it, or the statement is
+ * malformed. Anything else (D1 overloaded, a network error, a reset) may pass on a retry.
+ */
+export function isPermanentWriteError(error: unknown): boolean {
+  const text = writeErrorReason(error);
+  return /SQLITE_(TOOBIG|CONSTRAINT|MISMATCH|RANGE)|too big|too large|too long|constraint failed|datatype mismatch|too many SQL variables/i.test(
+    text,
+  );
+}
+
+/**
+ * What a failed query says, short: drizzle wraps D1's error (the reason) in one that repeats the
+ * query and its parameters, which may be megabytes.
+ */
+export function writeErrorReason(error: unknown): string {
+  let root = error;
+  while (root instanceof Error && root.cause !== undefined) root = root.cause;
+  const text = root instanceof Error ? root.message : String(root);
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+}

@@ -8,6 +8,8 @@ import {
   type PutOperation,
   type SearchOperation,
 } from "@langchain/langgraph-checkpoint";
+import { oversize, rowBound } from "../core/json-size.ts";
+import { MAX_STORE_VALUE_BYTES } from "../core/limits.ts";
 import { isWellFormed, LONE_SURROGATE } from "../core/schemas.ts";
 import { database } from "../db/client.ts";
 import type { StoreItem } from "./schemas.ts";
@@ -31,7 +33,7 @@ const isGet = (op: Operation): op is GetOperation => "key" in op && !("value" in
  */
 export class D1Store extends BaseStore {
   constructor(
-    private readonly env: Pick<Env, "DB">,
+    private readonly env: Pick<Env, "DB" | "MAX_JSON_FIELD_BYTES">,
     private readonly workspaceId: string,
   ) {
     super();
@@ -42,7 +44,8 @@ export class D1Store extends BaseStore {
     const results: unknown[] = [];
     for (const op of operations) {
       if (isPut(op)) {
-        const problem = namespaceProblem(op.namespace);
+        const problem =
+          namespaceProblem(op.namespace) ?? oversize(["value"], op.value, rowBound(this.env, MAX_STORE_VALUE_BYTES));
         if (problem) throw new Error(problem);
         // The API's schemas refuse these; a graph's own writes are checked here.
         if (!isWellFormed(op.key) || op.namespace.some((label) => !isWellFormed(label)))

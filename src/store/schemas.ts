@@ -1,5 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_NAMESPACE_LABEL_LENGTH, MAX_NAMESPACE_LABELS, MAX_STORE_KEY_LENGTH } from "../core/limits.ts";
+import {
+  MAX_NAMESPACE_LABEL_LENGTH,
+  MAX_NAMESPACE_LABELS,
+  MAX_STORE_KEY_LENGTH,
+  MAX_STORE_VALUE_BYTES,
+} from "../core/limits.ts";
 import { JsonDataObject, JsonFilter, WellFormedString } from "../core/schemas.ts";
 
 /** Namespace labels and keys are stored as UTF-8 text: a lone surrogate would store another string. */
@@ -19,7 +24,9 @@ export const PutSchema = z
   .object({
     namespace: Namespace,
     key: Key,
-    value: JsonDataObject.describe("A JSON object"),
+    value: JsonDataObject.describe(
+      `A JSON object of at most ${MAX_STORE_VALUE_BYTES} bytes (422 above; the MAX_JSON_FIELD_BYTES var may lower it)`,
+    ),
     index: z
       .union([z.literal(false), z.array(z.string())])
       .nullish()

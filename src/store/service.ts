@@ -2,6 +2,8 @@ import type { z } from "@hono/zod-openapi";
 import { type AuthFilter, type Authorizer, matchesFilter } from "../core/auth-filter.ts";
 import { badRequest, forbidden, invalid, notFound } from "../core/errors.ts";
 import { withFilterLimit } from "../core/filter-limit.ts";
+import { checkJsonSizes, rowBound } from "../core/json-size.ts";
+import { MAX_STORE_VALUE_BYTES } from "../core/limits.ts";
 import { type Database, database } from "../db/client.ts";
 import type { DeleteSchema, NamespacesSchema, PutSchema, SearchSchema, StoreItem } from "./schemas.ts";
 import {
@@ -78,6 +80,7 @@ export async function putStoreItem(
   const request = { namespace: body.namespace, key: body.key, value: body.value };
   const filter = await authorize("store:put", request);
   checkNamespace(request.namespace, ["body", "namespace"]);
+  checkJsonSizes({ value: request.value }, rowBound(env, MAX_STORE_VALUE_BYTES));
   const db = database(env);
   const existing = await guardExistingItem(db, workspaceId, request, filter);
   if (filter && !existing && !matchesFilter(itemMetadata(request), filter)) throw forbidden("Not authorized");

@@ -1,17 +1,18 @@
 import { type ThreadRecord, ttlExpiry } from "./thread-record.ts";
 
-/** How soon the alarm retries what failed: an index write, a TTL delete. */
+/** How soon the alarm retries what failed: a TTL delete, an index write (the first time; see `retryDelay`). */
 export const RETRY_MS = 5_000;
 
 /**
  * When the thread's alarm must fire next: at its TTL expiry, for an index write D1 has not taken
- * yet, or when its runs need it (`runWakeup`); null when nothing is due.
+ * yet (after `indexRetryMs`; never for a write D1 refused for good), or when its runs need it
+ * (`runWakeup`); null when nothing is due.
  */
-export function nextAlarmTime(record: ThreadRecord, runWakeup: number | null): number | null {
+export function nextAlarmTime(record: ThreadRecord, runWakeup: number | null, indexRetryMs = RETRY_MS): number | null {
   const times: number[] = [];
   const expiry = ttlExpiry(record);
   if (expiry !== null && (expiry > Date.now() || record.ttl?.strategy === "delete")) times.push(expiry);
-  if (record.indexDirty) times.push(Date.now() + RETRY_MS);
+  if (record.indexDirty && !record.indexError) times.push(Date.now() + indexRetryMs);
   if (runWakeup !== null) times.push(runWakeup);
   return times.length ? Math.min(...times) : null;
 }
@@ -27,10 +28,11 @@ export class AlarmPlanner {
   constructor(
     private readonly storage: Pick<DurableObjectStorage, "setAlarm" | "deleteAlarm">,
     private readonly runWakeup: () => number | null,
+    private readonly indexRetryMs: () => number = () => RETRY_MS,
   ) {}
 
   async plan(record: ThreadRecord): Promise<void> {
-    const wanted = nextAlarmTime(record, this.runWakeup());
+    const wanted = nextAlarmTime(record, this.runWakeup(), this.indexRetryMs());
     if (wanted === null) {
       if (this.#alarmAt !== null) await this.storage.deleteAlarm();
       this.#alarmAt = null;

@@ -14,6 +14,8 @@ import {
   TASKS,
   WRITES_IDX_MAP,
 } from "@langchain/langgraph-checkpoint";
+import { jsonBytes } from "../core/json-size.ts";
+import { MAX_JSON_FIELD_BYTES } from "../core/limits.ts";
 import { type SqlStore, type SqlValue, toBytes } from "../db/sql.ts";
 import { SafeJsonPlusSerializer } from "./serde.ts";
 import { StateTooDeepError, unloadableDepth } from "./stored-depth.ts";
@@ -142,7 +144,27 @@ function runMetadata(config: RunnableConfig): Record<string, unknown> {
     if (typeof value === "function" || typeof value === "symbol") continue;
     extra[key] = value;
   }
-  return extra;
+  return boundedRunMetadata(extra);
+}
+
+/** Run metadata a checkpoint row copies at most (the row, with its checkpoint, must stay under 2 MB). */
+export const MAX_CHECKPOINT_RUN_METADATA_BYTES = MAX_JSON_FIELD_BYTES;
+/** The keys that find a run's checkpoints again: kept first. */
+const RUN_KEYS = ["run_id", "thread_id", "graph_id", "assistant_id"];
+
+/** `extra` whole when it fits MAX_CHECKPOINT_RUN_METADATA_BYTES; else the run's ids, then the other keys that still fit, in order. */
+export function boundedRunMetadata(extra: Record<string, unknown>): Record<string, unknown> {
+  if (jsonBytes(extra, MAX_CHECKPOINT_RUN_METADATA_BYTES) <= MAX_CHECKPOINT_RUN_METADATA_BYTES) return extra;
+  const keys = [...RUN_KEYS.filter((key) => key in extra), ...Object.keys(extra).filter((k) => !RUN_KEYS.includes(k))];
+  const kept: Record<string, unknown> = {};
+  let bytes = 2;
+  for (const key of keys) {
+    const size = jsonBytes(key) + jsonBytes(extra[key], MAX_CHECKPOINT_RUN_METADATA_BYTES) + 2;
+    if (bytes + size > MAX_CHECKPOINT_RUN_METADATA_BYTES) continue;
+    kept[key] = extra[key];
+    bytes += size;
+  }
+  return kept;
 }
 
 /** Told which checkpoint just changed (a re-put or new pending writes), so derived caches can drop it. */

@@ -1,15 +1,28 @@
-import type { Database } from "../db/client.ts";
+import { type Database, isPermanentWriteError, writeErrorReason } from "../db/client.ts";
 import { log } from "../observability/log.ts";
+import { RETRY_MS } from "./alarm-planner.ts";
 import { deleteThreadIndex, upsertThreadIndex } from "./thread-index.ts";
 import type { ThreadRecord, ThreadRecords } from "./thread-record.ts";
 
+/** The longest wait between retries of an index write that keeps failing. */
+export const MAX_RETRY_MS = 5 * 60_000;
+
+/** How long the alarm waits before the next retry after `failures` failed writes in a row: doubling from RETRY_MS, capped. */
+export function retryDelay(failures: number): number {
+  return Math.min(RETRY_MS * 2 ** Math.min(Math.max(failures - 1, 0), 16), MAX_RETRY_MS);
+}
+
 /**
  * Pushes the thread record to the D1 search index. The record in the Durable Object is the source of
- * truth and carries an `indexDirty` flag until D1 has it; the alarm retries what failed.
+ * truth and carries an `indexDirty` flag until D1 has it; the alarm retries what failed, backing off.
+ * A write D1 refuses for good (see `isPermanentWriteError`) is not retried: the record keeps the
+ * reason in `indexError` (the thread stays stale in search) until it changes again.
  */
 export class IndexSync {
   #pending: Promise<void> | null = null;
   #active: Promise<void> = Promise.resolve();
+  /** Failed writes in a row (kept in memory: an evicted object starts again from RETRY_MS). */
+  #failures = 0;
 
   constructor(
     private readonly records: ThreadRecords,
@@ -19,6 +32,11 @@ export class IndexSync {
   /** The first index row of a new thread; a failure is the caller's to handle. */
   insert(record: ThreadRecord): Promise<void> {
     return upsertThreadIndex(this.db(), record);
+  }
+
+  /** How long until the alarm retries a failed write. */
+  retryDelay(): number {
+    return retryDelay(this.#failures);
   }
 
   /**
@@ -32,16 +50,31 @@ export class IndexSync {
       await this.#active;
       this.#pending = null;
       const record = this.records.read();
-      if (!record || record.temporary || !record.indexDirty) return;
+      if (!record || record.temporary || !record.indexDirty || record.indexError) return;
       const write = upsertThreadIndex(this.db(), record).then(() => {
         // Only the flag, and only if no newer write (or a delete) happened meanwhile.
         this.records.markIndexed(record.updatedAt);
+        this.#failures = 0;
       });
       this.#active = write.catch(() => undefined);
       try {
         await write;
       } catch (error) {
-        log.warn("thread index update failed; will retry", { thread_id: record.threadId, error: String(error) });
+        const reason = writeErrorReason(error);
+        if (isPermanentWriteError(error)) {
+          this.records.markIndexFailed(record.updatedAt, reason);
+          log.error("thread index refused the thread's row; not retrying until the thread changes", {
+            thread_id: record.threadId,
+            error: reason,
+          });
+        } else {
+          this.#failures += 1;
+          log.warn("thread index update failed; will retry", {
+            thread_id: record.threadId,
+            error: reason,
+            retry_in_ms: this.retryDelay(),
+          });
+        }
       }
     })();
     this.#pending = pending;

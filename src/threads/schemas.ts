@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../core/limits.ts";
+import { MAX_ID_LENGTH, MAX_JSON_FIELD_BYTES, MAX_NAME_LENGTH } from "../core/limits.ts";
 import { Identifier, JsonFilter, JsonGraphData, JsonObject, WellFormedString } from "../core/schemas.ts";
 import { MAX_FILTER_CONDITIONS } from "../db/json-filter.ts";
 
@@ -124,7 +124,7 @@ export interface ThreadStateJson extends Omit<ThreadStateWire, "tasks"> {
 export const ThreadCreateSchema = z
   .object({
     thread_id: Id.optional().describe("Generated when absent"),
-    metadata: JsonObject.default({}),
+    metadata: JsonObject.default({}).describe(`At most ${MAX_JSON_FIELD_BYTES} bytes of JSON (422 above)`),
     if_exists: z.enum(["raise", "do_nothing"]).default("raise"),
     graph_id: Identifier.optional().describe("Kept in metadata.graph_id"),
     supersteps: z
@@ -155,7 +155,9 @@ export const ThreadCreateSchema = z
 
 export const ThreadPatchSchema = z
   .object({
-    metadata: JsonObject.optional().describe("Merged into the thread's metadata"),
+    metadata: JsonObject.optional().describe(
+      `Merged into the thread's metadata, which holds at most ${MAX_JSON_FIELD_BYTES} bytes of JSON (422 above)`,
+    ),
     ttl: TtlInput.nullish().describe("A new TTL, or null to remove it"),
   })
   .openapi("ThreadPatch");

@@ -1,6 +1,6 @@
 import { toJsonObject } from "../db/serialize.ts";
 import { type JsonBody, jsonArrayBody, jsonBody } from "./runs/json-stream.ts";
-import { checkpointConfig, EMPTY_STATE, stateJson } from "./state.ts";
+import { checkpointConfig, EMPTY_STATE, pendingInterrupts, stateJson } from "./state.ts";
 import { StateCache } from "./state-cache.ts";
 import type { ThreadCheckpoints } from "./thread-checkpoints.ts";
 import { type ThreadRecord, threadJson } from "./thread-record.ts";
@@ -40,10 +40,13 @@ export class StateReader {
     return jsonBody([JSON.stringify(threadJson(record, options))]);
   }
 
-  /** Values too large for the thread row come from the latest checkpoint. */
+  /** Values and interrupts too large for the thread row come from the latest checkpoint. */
   async loadOversizeValues(record: ThreadRecord): Promise<void> {
     const graph = await this.checkpoints.graph(record);
-    if (graph) record.values = toJsonObject((await graph.getState(checkpointConfig(record.threadId))).values);
+    if (!graph) return;
+    const snapshot = await graph.getState(checkpointConfig(record.threadId));
+    record.values = toJsonObject(snapshot.values);
+    record.interrupts = pendingInterrupts(stateJson(snapshot, graph.graphId));
   }
 
   async state(

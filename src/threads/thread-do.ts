@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { AuthFilter } from "../core/auth-filter.ts";
-import { runTimeoutMs } from "../core/limits.ts";
+import { rowBound } from "../core/json-size.ts";
+import { MAX_JSON_FIELD_BYTES, runTimeoutMs } from "../core/limits.ts";
 import { database } from "../db/client.ts";
 import { durableObjectSql } from "../db/sql.ts";
 import { D1Store } from "../store/graph-store.ts";
@@ -51,17 +52,23 @@ export class ThreadDO extends DurableObject<Env> {
   readonly #states = new StateReader(this.#checkpoints);
   readonly #protocol = new ProtocolHub(this.#sql, this.ctx, () => this.#records.read()?.metadata ?? null);
   readonly #runs = new RunManager(this.#runHost(), this.#sql);
+  readonly #index = new IndexSync(this.#records, () => database(this.env));
   readonly #thread = new ThreadLifecycle({
     records: this.#records,
     checkpoints: this.#checkpoints,
     states: this.#states,
-    index: new IndexSync(this.#records, () => database(this.env)),
-    alarm: new AlarmPlanner(this.ctx.storage, () => this.#runs.nextWakeup()),
+    index: this.#index,
+    alarm: new AlarmPlanner(
+      this.ctx.storage,
+      () => this.#runs.nextWakeup(),
+      () => this.#index.retryDelay(),
+    ),
     runs: this.#runs,
     deleteAll: async () => {
       await this.ctx.storage.deleteAll();
       this.#protocol.closeAll();
     },
+    metadataLimit: rowBound(this.env, MAX_JSON_FIELD_BYTES),
   });
 
   // ---- thread resource ----
@@ -356,6 +363,7 @@ export class ThreadDO extends DurableObject<Env> {
   #runHost(): RunHost {
     return {
       saver: () => this.#checkpoints.saver,
+      requestConfigLimit: rowBound(this.env, MAX_JSON_FIELD_BYTES),
       readThread: () => this.#records.read(),
       writeThread: (record) => this.#records.write(record),
       saveThread: (record, options) => this.#thread.save(record, options),

@@ -1,29 +1,49 @@
 import { and, asc, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { MAX_THREAD_SEARCH_PAGE_BYTES } from "../core/limits.ts";
+import { jsonBytes, utf8Bytes } from "../core/json-size.ts";
+import { MAX_THREAD_ROW_STATE_BYTES, MAX_THREAD_SEARCH_PAGE_BYTES } from "../core/limits.ts";
 import type { Database } from "../db/client.ts";
 import { containments } from "../db/json-filter.ts";
 import { type ThreadIndexRow, threadIndex } from "../db/schema.ts";
-import type { ThreadRecord } from "./thread-record.ts";
+import { stateColumns, type ThreadRecord } from "./thread-record.ts";
 import type { ThreadJson, ThreadStatus } from "./types.ts";
 
-/** State larger than this is not copied into D1 (its row limit is 2 MB); such values are not searchable. */
-const MAX_INDEXED_VALUES_BYTES = 1_000_000;
+/**
+ * The index row's bytes: D1 refuses a row over 2,000,000. Metadata (bounded by MAX_JSON_FIELD_BYTES)
+ * is always kept; past this budget the row leaves out, in turn, the values (`values_indexed` false:
+ * not searchable, reads come from the thread itself), the interrupts' contents (their ids stay), and
+ * the config.
+ */
+const MAX_INDEX_ROW_BYTES = 1_900_000;
+
+/** What the D1 index keeps of the thread record: a projection that always fits one row. */
+export function indexProjection(record: ThreadRecord) {
+  const other = utf8Bytes(JSON.stringify(record.metadata) + (record.error ?? ""), MAX_INDEX_ROW_BYTES);
+  let config = record.config;
+  let configBytes = jsonBytes(config, MAX_INDEX_ROW_BYTES);
+  if (other + configBytes > MAX_INDEX_ROW_BYTES) {
+    config = {};
+    configBytes = 2;
+  }
+  const state = stateColumns(
+    record,
+    Math.max(0, Math.min(MAX_THREAD_ROW_STATE_BYTES, MAX_INDEX_ROW_BYTES - other - configBytes)),
+  );
+  return {
+    values: state.values === null ? null : record.values,
+    valuesIndexed: !state.oversize,
+    interrupts: JSON.parse(state.interrupts) as Record<string, unknown[]>,
+    config,
+  };
+}
 
 export async function upsertThreadIndex(db: Database, record: ThreadRecord): Promise<void> {
-  const valuesJson = record.values === null ? null : JSON.stringify(record.values);
-  const indexed =
-    !record.valuesOversize &&
-    (valuesJson === null || new TextEncoder().encode(valuesJson).byteLength <= MAX_INDEXED_VALUES_BYTES);
   const row = {
     workspaceId: record.workspaceId,
     threadId: record.threadId,
     status: record.status,
     metadata: record.metadata,
-    values: indexed ? record.values : null,
-    valuesIndexed: indexed,
-    config: record.config,
-    interrupts: record.interrupts,
+    ...indexProjection(record),
     error: record.error,
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,

@@ -1,3 +1,4 @@
+import { oversize } from "../core/json-size.ts";
 import { yieldToUrgentWork } from "../core/yield.ts";
 import { log } from "../observability/log.ts";
 import type { AlarmPlanner } from "./alarm-planner.ts";
@@ -49,6 +50,8 @@ export interface ThreadParts {
   runs: Pick<RunManager, "shutdown" | "onAlarm" | "table">;
   /** Empties the Durable Object's storage. */
   deleteAll(): Promise<void>;
+  /** The byte bound of the thread's metadata (`MAX_JSON_FIELD_BYTES`, as the deployment's var scales it). */
+  metadataLimit: number;
 }
 
 /**
@@ -68,6 +71,8 @@ export class ThreadLifecycle {
     }
     const metadata = { ...input.metadata };
     if (input.graphId) metadata.graph_id = input.graphId;
+    const tooLarge = oversize(["metadata"], metadata, this.parts.metadataLimit);
+    if (tooLarge) return fail("invalid", tooLarge);
     const at = now();
     const record: ThreadRecord = {
       threadId: input.threadId,
@@ -109,6 +114,9 @@ export class ThreadLifecycle {
     const record = this.parts.records.read();
     if (!record) return THREAD_MISSING;
     if (input.metadata) record.metadata = { ...record.metadata, ...input.metadata };
+    // Measured merged: the row holds the thread's whole metadata.
+    const tooLarge = oversize(["metadata"], record.metadata, this.parts.metadataLimit);
+    if (tooLarge) return fail("invalid", tooLarge);
     if (input.ttl !== undefined) record.ttl = input.ttl;
     record.updatedAt = now();
     await this.save(record);
@@ -187,7 +195,7 @@ export class ThreadLifecycle {
       }
       this.#keepLatest(record);
     }
-    if (record.indexDirty) await this.save(record);
+    if (record.indexDirty && !record.indexError) await this.save(record);
     else await alarm.plan(record);
   }
 
@@ -203,6 +211,8 @@ export class ThreadLifecycle {
       return alarm.plan(record);
     }
     record.indexDirty = true;
+    // A changed record may fit where the last one did not: the index tries again.
+    record.indexError = null;
     records.write(record);
     // A save nobody waits for lets run setups in the isolate go first. The wait comes before the sync
     // is queued, so a save a caller does wait for (under the thread's lock) never waits behind it.

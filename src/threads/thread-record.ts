@@ -1,3 +1,5 @@
+import { utf8Bytes } from "../core/json-size.ts";
+import { MAX_THREAD_ROW_STATE_BYTES } from "../core/limits.ts";
 import type { SqlStore } from "../db/sql.ts";
 import type { ThreadJson, ThreadStatus, TtlSetting, TtlStrategy } from "./types.ts";
 
@@ -26,17 +28,58 @@ export interface ThreadRecord {
   interrupts: Record<string, unknown[]>;
   error: string | null;
   ttl: TtlSetting | null;
-  /** The D1 index has not caught up with this row yet (the alarm retries). */
+  /** The D1 index has not caught up with this row yet (the alarm retries, unless `indexError`). */
   indexDirty: boolean;
+  /**
+   * Why D1 refused this row for good (see `isPermanentWriteError`): the index stays stale and the
+   * alarm does not retry until the record changes (each save clears it and tries again).
+   */
+  indexError?: string | null;
   /** The short-lived thread of a stateless run: never indexed, deleted when its run ends. */
   temporary?: boolean;
-  /** `values` were too large for the row and live only in the latest checkpoint. */
+  /**
+   * `values` and `interrupts` were too large for the row: they live only in the latest checkpoint
+   * (the row keeps no values, and interrupts as ids only), and reads take them from there.
+   */
   valuesOversize?: boolean;
 }
 
-/** Rows are capped at 2 MB in production; larger state stays in the (chunked) checkpoints only. */
-const MAX_ROW_VALUES_BYTES = 1024 * 1024;
-const utf8 = new TextEncoder();
+/**
+ * Rows are capped at 2 MB in production (D1 and Durable Object SQLite): the row's values and
+ * interrupts together take at most MAX_THREAD_ROW_STATE_BYTES, and less when the other columns leave
+ * less room under ROW_BYTES; larger state stays in the (chunked) checkpoints only.
+ */
+const ROW_BYTES = 1_900_000;
+
+/** Interrupts as their ids only: what the row keeps of interrupts too large for it (see `pendingInterruptIds`). */
+export function interruptIds(interrupts: Record<string, unknown[]>): Record<string, unknown[]> {
+  return Object.fromEntries(
+    Object.entries(interrupts).map(([task, list]) => [
+      task,
+      list.map((entry) =>
+        entry && typeof entry === "object" && typeof (entry as { id?: unknown }).id === "string"
+          ? { id: (entry as { id: string }).id }
+          : {},
+      ),
+    ]),
+  );
+}
+
+/**
+ * The row's values and interrupts as JSON within `budget` bytes: whole, or (oversize) without values
+ * and with interrupts as ids only. A record read back oversize holds null values: it stays oversize.
+ */
+export function stateColumns(
+  record: Pick<ThreadRecord, "values" | "interrupts" | "valuesOversize">,
+  budget: number,
+): { values: string | null; interrupts: string; oversize: boolean } {
+  const values = record.values === null ? null : JSON.stringify(record.values);
+  const interrupts = JSON.stringify(record.interrupts);
+  const bytes = (values === null ? 0 : utf8Bytes(values, budget)) + utf8Bytes(interrupts, budget);
+  const oversize = (values === null && (record.valuesOversize ?? false)) || bytes > budget;
+  if (!oversize) return { values, interrupts, oversize };
+  return { values: null, interrupts: JSON.stringify(interruptIds(record.interrupts)), oversize };
+}
 
 interface ThreadRow {
   thread_id: string;
@@ -56,6 +99,7 @@ interface ThreadRow {
   index_dirty: number;
   temporary: number;
   values_oversize: number;
+  index_error: string | null;
   [column: string]: string | number | null;
 }
 
@@ -77,11 +121,15 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS thread (
   index_dirty INTEGER NOT NULL DEFAULT 0,
   temporary INTEGER NOT NULL DEFAULT 0,
   values_oversize INTEGER NOT NULL DEFAULT 0,
-  request_config TEXT
+  request_config TEXT,
+  index_error TEXT
 )`;
 
 /** Columns added after the first release: a thread stored before them gets them on first use. */
-const ADDED_COLUMNS = [{ name: "request_config", definition: "request_config TEXT" }];
+const ADDED_COLUMNS = [
+  { name: "request_config", definition: "request_config TEXT" },
+  { name: "index_error", definition: "index_error TEXT" },
+];
 
 export class ThreadRecords {
   #schemaReady = false;
@@ -125,32 +173,31 @@ export class ThreadRecords {
       if (!this.#tableAbsent) this.#addMissingColumns();
       this.#schemaReady = true;
     }
-    let values = record.values === null ? null : JSON.stringify(record.values);
-    // A record read back with oversize values holds null for them: keep it flagged.
-    const oversize =
-      values === null
-        ? (record.valuesOversize ?? false)
-        : values.length > MAX_ROW_VALUES_BYTES || utf8.encode(values).byteLength > MAX_ROW_VALUES_BYTES;
-    if (oversize) values = null;
-    record.valuesOversize = oversize;
+    const metadata = JSON.stringify(record.metadata);
+    const config = JSON.stringify(record.config);
+    const requestConfig = JSON.stringify(record.requestConfig);
+    const others = utf8Bytes(metadata + config + requestConfig + (record.error ?? ""), ROW_BYTES);
+    const state = stateColumns(record, Math.max(0, Math.min(MAX_THREAD_ROW_STATE_BYTES, ROW_BYTES - others)));
+    record.valuesOversize = state.oversize;
     const row: ThreadRow = {
       thread_id: record.threadId,
       workspace_id: record.workspaceId,
       created_at: record.createdAt,
       updated_at: record.updatedAt,
       state_updated_at: record.stateUpdatedAt,
-      metadata: JSON.stringify(record.metadata),
+      metadata,
       status: record.status,
-      config: JSON.stringify(record.config),
-      request_config: JSON.stringify(record.requestConfig),
-      state_values: values,
-      interrupts: JSON.stringify(record.interrupts),
+      config,
+      request_config: requestConfig,
+      state_values: state.values,
+      interrupts: state.interrupts,
       error: record.error,
       ttl_minutes: record.ttl?.ttl ?? null,
       ttl_strategy: record.ttl?.strategy ?? null,
       index_dirty: record.indexDirty ? 1 : 0,
       temporary: record.temporary ? 1 : 0,
-      values_oversize: oversize ? 1 : 0,
+      values_oversize: state.oversize ? 1 : 0,
+      index_error: record.indexError ?? null,
     };
     const columns = Object.keys(row);
     this.sql.run(
@@ -177,6 +224,14 @@ export class ThreadRecords {
     if (!current) return;
     this.sql.run("UPDATE thread SET index_dirty = 0 WHERE singleton = 1 AND updated_at = ?", updatedAt);
     if (current.updatedAt === updatedAt && this.#cached) this.#cached = { ...this.#cached, indexDirty: false };
+  }
+
+  /** Records that D1 refused the row for good, unless the record changed (or was deleted) since `updatedAt`. */
+  markIndexFailed(updatedAt: string, reason: string): void {
+    const current = this.read();
+    if (!current) return;
+    this.sql.run("UPDATE thread SET index_error = ? WHERE singleton = 1 AND updated_at = ?", reason, updatedAt);
+    if (current.updatedAt === updatedAt && this.#cached) this.#cached = { ...this.#cached, indexError: reason };
   }
 
   /** Forgets the schema check and the cached record after the DO's storage was wiped. */
@@ -206,6 +261,7 @@ function fromRow(row: ThreadRow): ThreadRecord {
     indexDirty: row.index_dirty === 1,
     temporary: row.temporary === 1,
     valuesOversize: row.values_oversize === 1,
+    indexError: row.index_error ?? null,
   };
 }
 

@@ -162,6 +162,17 @@ describe("assistant resource", () => {
     ).toBe(4);
   });
 
+  it("treats a null context like an absent one: {} on create, kept on patch", async () => {
+    const a = await create({ graph_id: "echo", context: null });
+    expect(a.context).toEqual({});
+    const b = await create({ graph_id: "echo", context: { tone: "dry" } });
+    const response = await call(`/assistants/${b.assistant_id}`, { method: "PATCH", json: { context: null } });
+    expect(response.status, await response.clone().text()).toBe(200);
+    expect(await json<Assistant>(response)).toMatchObject({ version: 2, context: { tone: "dry" } });
+    const versions = await json<Assistant[]>(await post(`/assistants/${b.assistant_id}/versions`, {}));
+    expect(versions.map((v) => v.context)).toEqual([{ tone: "dry" }, { tone: "dry" }]);
+  });
+
   it("searches with filters, sort, paging, select, and counts", async () => {
     const tag = crypto.randomUUID();
     for (const name of ["Bravo", "alpha", "Charlie"]) await create({ graph_id: "steps", name, metadata: { tag } });

@@ -1,5 +1,7 @@
 import { runConfigProblem } from "../../assistants/schemas.ts";
 import { clientConfigurable, isServerConfigurableKey } from "../../assistants/server-config.ts";
+import { oversize, storedErrorMessage } from "../../core/json-size.ts";
+import { MAX_JSON_FIELD_BYTES } from "../../core/limits.ts";
 import { yieldToUrgentWork } from "../../core/yield.ts";
 import type { SqlStore } from "../../db/sql.ts";
 import type { LoadedGraph } from "../../deployment/graphs.ts";
@@ -56,6 +58,8 @@ export interface RunHost {
   protocolSink?: ProtocolRunSink;
   /** The deployment's run wall-clock limit, ms: for runs stored before each run kept its own. */
   runTimeoutMs(): number;
+  /** The byte bound of the thread's merged request config (default MAX_JSON_FIELD_BYTES; the deployment's var may lower it). */
+  requestConfigLimit?: number;
 }
 
 /** How a protocol v2 run ended, for its terminal lifecycle event. */
@@ -162,6 +166,11 @@ export class RunManager {
 
     const at = now();
     const requestConfig = input.kwargs.config;
+    // What requests set accumulates in the thread's row: bounded like any config (each request's is, too).
+    const requestConfigs = thread.status === "busy" ? null : mergeConfigs(thread.requestConfig, requestConfig);
+    const tooLarge =
+      requestConfigs && oversize(["config"], requestConfigs, this.host.requestConfigLimit ?? MAX_JSON_FIELD_BYTES);
+    if (tooLarge) return fail("invalid", `${tooLarge} (merged with the config of the thread's earlier runs)`);
     const config = mergeConfigs(
       input.assistant.config,
       thread.status === "busy" ? {} : thread.requestConfig,
@@ -213,7 +222,7 @@ export class RunManager {
       // The thread shows (and builds its graph for state reads with) the config of this run. Its
       // layer in later runs is only what requests set: a patched assistant must win over what an
       // earlier run copied.
-      thread.requestConfig = mergeConfigs(thread.requestConfig, requestConfig);
+      thread.requestConfig = requestConfigs ?? thread.requestConfig;
       thread.config = threadConfig(config);
     }
     thread.status = "busy";
@@ -513,7 +522,7 @@ export class RunManager {
     if (outcome.kind !== "cancelled" || outcome.action !== "rollback") {
       run.status = outcome.kind === "cancelled" ? "interrupted" : outcome.kind;
       const failure = outcome.kind === "error" || outcome.kind === "timeout" ? outcome.error : null;
-      run.error = failure?.message ?? null;
+      run.error = failure ? storedErrorMessage(failure.message) : null;
       run.result = JSON.stringify(
         failure
           ? { __error__: failure }
@@ -538,7 +547,8 @@ export class RunManager {
     }
     thread.status = this.#threadStatusAfter(outcome.kind, state?.next.length ?? 0);
     // A run stopped at its deadline leaves the thread in error, as a run that threw does.
-    thread.error = outcome.kind === "error" || outcome.kind === "timeout" ? outcome.error.message : null;
+    thread.error =
+      outcome.kind === "error" || outcome.kind === "timeout" ? storedErrorMessage(outcome.error.message) : null;
     thread.updatedAt = at;
     // The record is written synchronously here; waiters and readers learn the end before the index.
     const saved = this.host.saveThread(thread, { deferIndex: true });

@@ -2,7 +2,8 @@ import { v7 as uuidv7 } from "uuid";
 import { assistantNotFound, resolveAssistant } from "../../assistants/resolve.ts";
 import { invalid, notFound, tooLarge } from "../../core/errors.ts";
 import { exceedsDepth } from "../../core/json-depth.ts";
-import { MAX_GRAPH_DATA_DEPTH, maxBodyBytes, runTimeoutMs } from "../../core/limits.ts";
+import { checkJsonSizes, rowBound } from "../../core/json-size.ts";
+import { MAX_GRAPH_DATA_DEPTH, MAX_JSON_FIELD_BYTES, maxBodyBytes, runTimeoutMs } from "../../core/limits.ts";
 import { urgently } from "../../core/yield.ts";
 import type { AuthUser } from "../../deployment/custom-auth.ts";
 import { threadStub, unwrap } from "../client.ts";
@@ -104,6 +105,11 @@ export async function planRun(env: Env, request: RunRequest): Promise<RunPlan> {
     ]);
   }
   checkRunInputSize(maxBodyBytes(env), run);
+  // Stored in rows: the run's, its thread's (config), every checkpoint's (metadata).
+  checkJsonSizes(
+    { metadata: run.metadata, config: run.config, context: run.context },
+    rowBound(env, MAX_JSON_FIELD_BYTES),
+  );
   // A user runs only assistants their filter lets them see (a hidden one is as missing as an unknown one).
   const use = caller.user
     ? { user: caller.user, event: "assistants:search" as const, value: { metadata: {} } }
