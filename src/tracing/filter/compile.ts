@@ -1,5 +1,7 @@
+import { MAX_FILTER_PARAMS } from "../../core/limits.ts";
 import { pathStep } from "../../db/json-path.ts";
 import type { Attribute, Comparison, Filter, Scalar } from "./check.ts";
+import { likeCondition } from "./like.ts";
 import { FilterError } from "./parse.ts";
 
 /**
@@ -8,12 +10,15 @@ import { FilterError } from "./parse.ts";
  *
  * Times compare as text: the shard stores every time in one microsecond form (../times.ts), the
  * same form the checker normalises filter times to, so text order is time order.
+ *
+ * and()/or() compile into balanced trees (SQLite refuses expression trees deeper than 100), an in()
+ * list is one JSON parameter, and a like() pattern over SQLite's 50 bytes is matched piecewise
+ * (./like.ts). Bounds on a whole query's filters are checked in ./query-filters.ts.
  */
 
 export type CompiledFilter = { sql: string; params: (string | number | null)[] };
 
-/** SQLite in Durable Objects binds at most 100 parameters per statement; leave room for paging. */
-export const MAX_FILTER_PARAMS = 90;
+export { MAX_FILTER_PARAMS };
 
 const COLUMN_ATTRIBUTES = new Set<Attribute>([
   "id",
@@ -70,7 +75,7 @@ class Compiler {
   readonly params: (string | number | null)[] = [];
 
   bind(value: Scalar): string {
-    this.params.push(typeof value === "boolean" ? (value ? 1 : 0) : value);
+    this.params.push(bindable(value));
     if (this.params.length > MAX_FILTER_PARAMS) {
       throw new FilterError(0, `a filter with at most ${MAX_FILTER_PARAMS} values`, "more");
     }
@@ -79,9 +84,11 @@ class Compiler {
 
   /** `<target> <op> <value>` for one comparison, with SQL NULL handled as the filter means it. */
   compare(target: string, leaf: Leaf): string {
-    if (leaf.op === "in") return `${target} IN (${leaf.values.map((v) => this.bind(v)).join(", ")})`;
+    // One JSON parameter for the whole list (SQLite binds at most 100 per statement).
+    if (leaf.op === "in")
+      return `${target} IN (SELECT value FROM json_each(${this.bind(JSON.stringify(leaf.values.map(bindable)))}))`;
     if (leaf.value === null) return leaf.op === "eq" ? `${target} IS NULL` : `${target} IS NOT NULL`;
-    if (leaf.op === "like") return `${target} LIKE ${this.bind(leaf.value)}`;
+    if (leaf.op === "like") return likeCondition(target, String(leaf.value), (value) => this.bind(value));
     // neq keeps runs where the attribute is absent: "not equal to x" is true of a missing value.
     return `${target} ${SQL_OPERATOR[leaf.op]} ${this.bind(leaf.value)}`;
   }
@@ -116,10 +123,14 @@ class Compiler {
       case "and":
         return this.and(filter.args);
       case "or":
-        return `(${filter.args.map((arg) => this.node(arg)).join(" OR ")})`;
+        return balanced(
+          filter.args.map((arg) => this.node(arg)),
+          "OR",
+        );
       case "not":
-        // A NULL comparison is "unknown"; NOT of unknown must be true, or not(eq(error, "x")) would drop runs without an error.
-        return `(NOT coalesce(${this.node(filter.arg)}, 0))`;
+        // A NULL comparison is "unknown"; NOT of unknown must be true, or not(eq(error, "x")) would
+        // drop runs without an error. Conditions are 1, 0 or NULL, so "not 1" says it in one level.
+        return `((${this.node(filter.arg)}) IS NOT 1)`;
       case "has":
         if (filter.attribute === "tags")
           return `EXISTS (SELECT 1 FROM json_each(runs.tags) WHERE value = ${this.bind(filter.value)})`;
@@ -177,7 +188,7 @@ class Compiler {
       rest[index] = rest[partner] = PAIRED;
     }
     for (const arg of rest) if (arg !== PAIRED) parts.push(this.node(arg));
-    return `(${parts.join(" AND ")})`;
+    return balanced(parts, "AND");
   }
 
   metadataContains(expected: Record<string, unknown>): string {
@@ -190,8 +201,47 @@ class Compiler {
         return `json_type(runs.metadata, ${path}) = ${this.bind(value ? "true" : "false")}`;
       return `json_extract(runs.metadata, ${path}) = ${this.bind(value as string | number)}`;
     });
-    return conditions.length ? `(${conditions.join(" AND ")})` : "1";
+    return conditions.length ? balanced(conditions, "AND") : "1";
   }
+}
+
+const bindable = (value: Scalar): string | number | null => (typeof value === "boolean" ? (value ? 1 : 0) : value);
+
+/**
+ * `a OP b OP c …` as a balanced tree of parenthesised pairs: a flat chain of n terms is an
+ * expression n deep, SQLite refuses more than 100, and a balanced tree is log2(n) deep.
+ */
+function balanced(parts: string[], operator: "AND" | "OR"): string {
+  if (parts.length === 1) return `(${parts[0]})`;
+  const middle = Math.ceil(parts.length / 2);
+  return `(${balanced(parts.slice(0, middle), operator)} ${operator} ${balanced(parts.slice(middle), operator)})`;
+}
+
+/** Expression depth one condition (comparison, EXISTS over a JSON map, search, like) reaches at most. */
+const CONDITION_DEPTH = 10;
+
+/**
+ * An upper estimate of the SQLite expression depth `filter` compiles to: balanced and()/or() add
+ * log2 of their width (a single condition's parentheses add nothing), not() two levels, a
+ * condition at most CONDITION_DEPTH.
+ */
+export function compiledDepth(filter: Filter): number {
+  switch (filter.op) {
+    case "and":
+    case "or":
+      return Math.ceil(Math.log2(Math.max(1, filter.args.length))) + Math.max(...filter.args.map(compiledDepth));
+    case "not":
+      return 2 + compiledDepth(filter.arg);
+    default:
+      return CONDITION_DEPTH;
+  }
+}
+
+/** Conditions (leaves) of a filter. */
+export function conditionCount(filter: Filter): number {
+  if (filter.op === "and" || filter.op === "or") return filter.args.reduce((sum, arg) => sum + conditionCount(arg), 0);
+  if (filter.op === "not") return conditionCount(filter.arg);
+  return 1;
 }
 
 const PAIRED: Filter = { op: "and", args: [] };
