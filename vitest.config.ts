@@ -18,6 +18,8 @@ export default defineConfig({
           MAX_BODY_BYTES: "65536",
           // Below the body limit, so a test can send a traced run over it.
           MAX_TRACED_RUN_BYTES: "32768",
+          // A runs/query page of a few such runs, so a test can page over large runs by bytes.
+          QUERY_PAGE_BYTES: "200000",
           EXPORT_ENCRYPTION_KEY: "test-export-encryption-key-0123456789",
         },
       },

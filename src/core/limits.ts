@@ -52,11 +52,12 @@ export const MAX_FILTER_PARAMS = 80;
 /** SQL text the filters of one query compile to, in bytes: SQLite refuses statements over 100 KB. */
 export const MAX_FILTER_SQL_BYTES = 64 * 1024;
 /**
- * Expression depth one compiled filter may reach (estimated from above): SQLite refuses expression
- * trees deeper than 100, and the query's own conditions and the trace/tree wrappers need the rest.
- * and()/or() compile into balanced trees, so only nesting and not() add depth.
+ * Depth one filter may compile to, in the units of `compiledDepth` (src/tracing/filter/compile.ts:
+ * not() is 1, a condition 10 to 25): SQLite refuses expression trees deeper than 100, and counts a
+ * trace_filter's or tree_filter's subquery twice. and()/or() compile into balanced trees, so a wide
+ * filter is shallow; about 25 to 40 levels of not() are left.
  */
-export const MAX_FILTER_SQL_DEPTH = 64;
+export const MAX_FILTER_SQL_DEPTH = 50;
 
 /**
  * Ids in one list of a query (`session` of `/runs/query` and `/runs/stats`, `project_ids` of

@@ -1,8 +1,6 @@
-import { MAX_FILTER_PARAMS } from "../../core/limits.ts";
 import { pathStep } from "../../db/json-path.ts";
 import type { Attribute, Comparison, Filter, Scalar } from "./check.ts";
-import { likeCondition } from "./like.ts";
-import { FilterError } from "./parse.ts";
+import { isLongLike, likeCondition } from "./like.ts";
 
 /**
  * Compiles a checked filter into a SQLite WHERE clause over the trace shard's `runs` table
@@ -17,8 +15,6 @@ import { FilterError } from "./parse.ts";
  */
 
 export type CompiledFilter = { sql: string; params: (string | number | null)[] };
-
-export { MAX_FILTER_PARAMS };
 
 const COLUMN_ATTRIBUTES = new Set<Attribute>([
   "id",
@@ -76,9 +72,6 @@ class Compiler {
 
   bind(value: Scalar): string {
     this.params.push(bindable(value));
-    if (this.params.length > MAX_FILTER_PARAMS) {
-      throw new FilterError(0, `a filter with at most ${MAX_FILTER_PARAMS} values`, "more");
-    }
     return "?";
   }
 
@@ -107,15 +100,12 @@ class Compiler {
     }
     const conditions: string[] = [];
     if (key) conditions.push(this.compare("kv.key", key));
-    if (value) {
-      // metadata maps keys to JSON values; input/output maps map each path to a list of scalars.
-      conditions.push(
-        column === "metadata"
-          ? this.compare("CAST(kv.value AS TEXT)", value)
-          : `EXISTS (SELECT 1 FROM json_each(kv.value) AS v WHERE ${this.compare("CAST(v.value AS TEXT)", value)})`,
-      );
-    }
-    return `EXISTS (SELECT 1 FROM json_each(runs.${column}) AS kv WHERE ${conditions.join(" AND ")})`;
+    // metadata maps keys to JSON values; input/output maps map each path to a list of scalars, joined
+    // in the same FROM (a nested EXISTS would count against SQLite's expression depth twice).
+    const perValue = column !== "metadata" && value;
+    if (value) conditions.push(this.compare(perValue ? "CAST(v.value AS TEXT)" : "CAST(kv.value AS TEXT)", value));
+    const from = `json_each(runs.${column}) AS kv${perValue ? ", json_each(kv.value) AS v" : ""}`;
+    return `EXISTS (SELECT 1 FROM ${from} WHERE ${conditions.join(" AND ")})`;
   }
 
   node(filter: Filter): string {
@@ -217,13 +207,26 @@ function balanced(parts: string[], operator: "AND" | "OR"): string {
   return `(${balanced(parts.slice(0, middle), operator)} ${operator} ${balanced(parts.slice(middle), operator)})`;
 }
 
-/** Expression depth one condition (comparison, EXISTS over a JSON map, search, like) reaches at most. */
-const CONDITION_DEPTH = 10;
+/**
+ * Depth one condition takes (see `compiledDepth`), by how it compiles: a column comparison; a
+ * subquery (a JSON map, tags, metadata, the feedback table, an in() list) or a like() over SQLite's
+ * 50 bytes (a recursive CTE); both; the free-text search over seven columns. Measured in workerd:
+ * test/worker/tracing-query-limits.test.ts runs the deepest filter of each kind the check accepts
+ * in filter, trace_filter and tree_filter at once.
+ */
+function conditionDepth(filter: Exclude<Filter, { op: "and" | "or" | "not" }>): number {
+  if (filter.op === "search") return filter.attribute ? 16 : 25;
+  if (filter.op === "has" || filter.op === "exists") return 16;
+  const long = filter.op === "like" && typeof filter.value === "string" && isLongLike(filter.value);
+  if (KEY_VALUE[filter.attribute]) return long ? 21 : 16;
+  return long || filter.op === "in" ? 16 : 10;
+}
 
 /**
- * An upper estimate of the SQLite expression depth `filter` compiles to: balanced and()/or() add
- * log2 of their width (a single condition's parentheses add nothing), not() two levels, a
- * condition at most CONDITION_DEPTH.
+ * An estimate, from above, of the SQLite expression depth `filter` compiles to, in units where
+ * not() is one: balanced and()/or() add log2 of their width (a single condition's parentheses add
+ * nothing), a condition its `conditionDepth`. SQLite counts the depth of nested subqueries
+ * together (a trace_filter is one), up to 100.
  */
 export function compiledDepth(filter: Filter): number {
   switch (filter.op) {
@@ -231,9 +234,9 @@ export function compiledDepth(filter: Filter): number {
     case "or":
       return Math.ceil(Math.log2(Math.max(1, filter.args.length))) + Math.max(...filter.args.map(compiledDepth));
     case "not":
-      return 2 + compiledDepth(filter.arg);
+      return 1 + compiledDepth(filter.arg);
     default:
-      return CONDITION_DEPTH;
+      return conditionDepth(filter);
   }
 }
 

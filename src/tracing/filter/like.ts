@@ -43,8 +43,11 @@ const asciiLower = (text: string) => text.replace(/[A-Z]/g, (c) => c.toLowerCase
 
 /** A piece of a segment: `n` characters at offset `o`, which must match LIKE pattern `p`. */
 type Piece = { o: number; n: number; p: string };
-/** A middle segment: its length, its longest literal part (lower case) and where that starts in it. */
-type Segment = { n: number; a: string; ao: number; q: Piece[] };
+/**
+ * A segment between `%`s: its length, how it is placed (`f`: 0 searched, 1 at the start, 2 at the
+ * end), its longest literal part in lower case (`a`) and that part's offset (`ao`), and its pieces.
+ */
+type Segment = { n: number; f: 0 | 1 | 2; a: string; ao: number; q: Piece[] };
 
 function pieces(segment: Token[]): Piece[] {
   const out: Piece[] = [];
@@ -61,7 +64,7 @@ function pieces(segment: Token[]): Piece[] {
   return out;
 }
 
-function middle(segment: Token[]): Segment {
+function describeSegment(segment: Token[], placed: Segment["f"]): Segment {
   let best = { start: 0, text: "" };
   let start = 0;
   let text = "";
@@ -72,7 +75,12 @@ function middle(segment: Token[]): Segment {
       if (Array.from(text).length > Array.from(best.text).length) best = { start, text };
     } else text = "";
   });
-  return { n: segment.length, a: asciiLower(best.text), ao: best.start, q: pieces(segment) };
+  return { n: segment.length, f: placed, a: asciiLower(best.text), ao: best.start, q: pieces(segment) };
+}
+
+/** Whether `pattern` is over SQLite's LIKE limit, so it compiles into the piecewise match. */
+export function isLongLike(pattern: string): boolean {
+  return bytes(tokens(pattern).map(likeText).join("")) > MAX_LIKE_PATTERN_BYTES;
 }
 
 /**
@@ -84,39 +92,40 @@ export function likeCondition(target: string, pattern: string, bind: (value: str
   const text = parsed.map(likeText).join("");
   if (bytes(text) <= MAX_LIKE_PATTERN_BYTES) return `${target} LIKE ${bind(text)} ESCAPE '\\'`;
 
-  const segments: Token[][] = [[]];
+  const parts: Token[][] = [[]];
   for (const token of parsed) {
-    if (token.kind === "any") segments.push([]);
-    else segments[segments.length - 1].push(token);
+    if (token.kind === "any") parts.push([]);
+    else parts[parts.length - 1].push(token);
   }
-  const exact = segments.length === 1;
-  const head = segments[0];
-  const tail = exact ? [] : segments[segments.length - 1];
-  const middles = exact ? [] : segments.slice(1, -1).filter((segment) => segment.length > 0);
-  const plan = { h: pieces(head), t: pieces(tail), m: middles.map(middle) };
+  const exact = parts.length === 1;
+  const segments: Segment[] = parts.flatMap((part, index) =>
+    part.length === 0 ? [] : [describeSegment(part, index === 0 ? 1 : index === parts.length - 1 ? 2 : 0)],
+  );
+  const total = segments.reduce((sum, segment) => sum + segment.n, 0);
 
-  // t(x, j): the text and the plan. m(k, p, c): middle segment k is to be found at or after
-  // character p, and c is its next candidate position (0: none left).
-  const verify = (path: string, position: string) =>
-    `NOT EXISTS (SELECT 1 FROM json_each(t.j, ${path}) AS q WHERE NOT (substr(t.x, ${position} + json_extract(q.value, '$.o'), json_extract(q.value, '$.n')) LIKE json_extract(q.value, '$.p') ESCAPE '\\'))`;
-  const segment = (k: string, field: string) => `json_extract(t.j, '$.m[' || (${k}) || '].${field}')`;
-  // The leftmost position at or after `from` where segment k's longest literal part sits.
-  const candidate = (k: string, from: string) =>
-    `(CASE WHEN ${segment(k, "a")} = '' THEN (CASE WHEN ${from} + ${segment(k, "n")} - 1 <= length(t.x) THEN ${from} ELSE 0 END)` +
-    ` ELSE (SELECT CASE WHEN i = 0 THEN 0 ELSE ${from} + i - 1 END FROM (SELECT instr(lower(substr(t.x, ${from} + ${segment(k, "ao")})), ${segment(k, "a")}) AS i)) END)`;
-  const found = verify(`'$.m[' || m.k || '].q'`, "m.c");
-  const headLength = head.length;
-  const tailLength = tail.length;
-  const anchored = exact
-    ? `length(t.x) = ${headLength} AND ${verify("'$.h'", "1")}`
-    : `length(t.x) >= ${headLength + tailLength} AND ${verify("'$.h'", "1")} AND ${verify("'$.t'", `length(t.x) - ${tailLength} + 1`)}`;
+  // A state machine in one recursive CTE, whose steps hold no subquery and little nesting: SQLite
+  // counts the expression depth of nested subqueries together, at most 100. t(x, lx, j): the text,
+  // in lower case, and the plan. m(k, c, i): segment k, at character c; i = -1: find where it can
+  // start at or after c (c = 0: nowhere, no match); i >= 0: confirm its piece i there. Segments are
+  // found leftmost first, in order: k = segments.length is a match.
+  const get = (json: string, name: string) => `json_extract(${json}, '$.${name}')`;
+  const [f, n, a, ao] = ["f", "n", "a", "ao"].map((name) => get("s.value", name));
+  const start =
+    `(CASE WHEN ${f} = 1 THEN (m.c = 1)` +
+    ` WHEN ${f} = 2 THEN (CASE WHEN length(t.x) - ${n} + 1 >= m.c THEN length(t.x) - ${n} + 1 ELSE 0 END)` +
+    ` WHEN ${a} = '' THEN (CASE WHEN m.c + ${n} - 1 <= length(t.x) THEN m.c ELSE 0 END)` +
+    ` WHEN instr(substr(t.lx, m.c + ${ao}), ${a}) = 0 THEN 0 ELSE m.c + instr(substr(t.lx, m.c + ${ao}), ${a}) - 1 END)`;
+  const ok = `(substr(t.x, m.c + ${get("q.value", "o")}, ${get("q.value", "n")}) LIKE ${get("q.value", "p")} ESCAPE '\\')`;
+  const last = `(m.i + 1 = json_array_length(s.value, '$.q'))`;
   return (
-    `EXISTS (WITH RECURSIVE t(x, j) AS (SELECT ${target}, ${bind(JSON.stringify(plan))}),` +
-    ` m(k, p, c) AS (SELECT 0, ${headLength + 1}, ${candidate("0", `${headLength + 1}`)} FROM t WHERE ${anchored}` +
-    ` UNION ALL SELECT CASE WHEN ${found} THEN m.k + 1 ELSE m.k END,` +
-    ` CASE WHEN ${found} THEN m.c + ${segment("m.k", "n")} ELSE m.p END,` +
-    ` CASE WHEN ${found} THEN ${candidate("m.k + 1", `m.c + ${segment("m.k", "n")}`)} ELSE ${candidate("m.k", "m.c + 1")} END` +
-    ` FROM m, t WHERE m.k < ${middles.length} AND m.c > 0)` +
-    ` SELECT 1 FROM m, t WHERE m.k = ${middles.length} AND m.p <= length(t.x) - ${tailLength} + 1)`
+    `EXISTS (WITH RECURSIVE t(x, lx, j) AS (SELECT ${target}, lower(${target}), ${bind(JSON.stringify(segments))}),` +
+    ` m(k, c, i) AS (SELECT 0, 1, -1 FROM t WHERE ${exact ? `length(t.x) = ${total}` : `length(t.x) >= ${total}`}` +
+    ` UNION ALL SELECT` +
+    ` CASE WHEN m.i >= 0 AND ${ok} AND ${last} THEN m.k + 1 ELSE m.k END,` +
+    ` CASE WHEN m.i < 0 THEN ${start} WHEN ${ok} AND ${last} THEN m.c + ${n} WHEN ${ok} THEN m.c ELSE m.c + 1 END,` +
+    ` CASE WHEN m.i < 0 THEN 0 WHEN ${ok} AND NOT ${last} THEN m.i + 1 ELSE -1 END` +
+    ` FROM m, t, json_each(t.j) AS s, json_each(s.value, '$.q') AS q` +
+    ` WHERE s.key = m.k AND q.key = max(m.i, 0) AND m.c > 0)` +
+    ` SELECT 1 FROM m WHERE m.k = ${segments.length})`
   );
 }
