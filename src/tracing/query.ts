@@ -283,17 +283,16 @@ export async function runStats(
       `These filters cover ${rows.length} project-days of runs; run stats read at most ${most}: narrow them with session, start_time or end_time`,
     );
   }
-  const parts: ShardRunStats[] = [];
-  // A bounded number of shard calls in flight at once; each batch is folded into the sketch so far.
-  let merged: ShardRunStats | undefined;
+  // A bounded number of shard calls in flight at once; each batch is folded into the stats so far,
+  // so the Worker holds one batch of sketches, never every shard's.
+  let merged: ShardRunStats[] = [];
   for (let i = 0; i < rows.length; i += STATS_SHARDS_AT_ONCE) {
     const batch = await Promise.all(
       rows
         .slice(i, i + STATS_SHARDS_AT_ONCE)
         .map((row) => shards.getByName(traceShardName(workspaceId, row.projectId, row.day)).stats(conditions)),
     );
-    merged = foldRunStats(merged ? [merged, ...batch] : batch);
+    merged = [foldRunStats([...merged, ...batch])];
   }
-  if (merged) parts.push(merged);
-  return mergeRunStats(parts);
+  return mergeRunStats(merged);
 }
