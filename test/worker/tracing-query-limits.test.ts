@@ -11,9 +11,11 @@ import {
   SHARD_CALLS_PER_REQUEST,
 } from "../../src/core/limits.ts";
 import { database } from "../../src/db/client.ts";
+import { shardColumns } from "../../src/export/columns.ts";
+import { checkQueryFilters } from "../../src/tracing/filter/query-filters.ts";
 import { queryBudget, queryRuns, runStats } from "../../src/tracing/query.ts";
 import { RunsQuerySchema } from "../../src/tracing/schemas.ts";
-import type { TraceShardDO } from "../../src/tracing/trace-shard-do.ts";
+import { type TraceShardDO, traceShardName } from "../../src/tracing/trace-shard-do.ts";
 import { call, json } from "./helpers.ts";
 
 type Run = { id: string; name: string; start_time: string; session_id: string } & Record<string, unknown>;
@@ -129,6 +131,25 @@ describe("like() with patterns over SQLite's 50 bytes", () => {
       const stats = await post("/api/v1/runs/stats", { filter });
       expect((await json<{ run_count: number }>(stats)).run_count, pattern).toBe(expected.length);
     }
+  });
+});
+
+describe("like() over 50 bytes as a bulk-export filter", () => {
+  it("selects the export page's rows in the shard, as the query does", async () => {
+    const shard = env.TRACE_SHARD.getByName(traceShardName(workspaceId, projects.errors, "2026-10-01"));
+    const { compiled, errors } = checkQueryFilters({
+      filter: 'like(error, "%Rate limit reached for gpt-4o in organization % on tokens%")',
+    });
+    expect(errors).toEqual([]);
+    const page = await shard.exportPage({
+      start: "2026-10-01T00:00:00.000Z",
+      end: "2026-10-02T00:00:00.000Z",
+      filter: compiled.filter,
+      limit: 10,
+      maxBytes: 1 << 20,
+      columns: shardColumns(["id", "name"]),
+    });
+    expect(JSON.parse((page.columns.name as { strings: string }).strings)).toEqual(["tpm", "quota"]);
   });
 });
 
