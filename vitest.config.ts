@@ -21,6 +21,8 @@ export default defineConfig({
           // Row bounds scaled down (metadata, config, context 8 KiB; store values, cron payloads
           // 32 KiB) so that tests reach them within the body limit.
           MAX_JSON_FIELD_BYTES: "8192",
+          // A runs/query page of a few such runs, so a test can page over large runs by bytes.
+          QUERY_PAGE_BYTES: "200000",
           EXPORT_ENCRYPTION_KEY: "test-export-encryption-key-0123456789",
         },
       },

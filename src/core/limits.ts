@@ -38,6 +38,60 @@ export const MAX_DISPLAY_NAME_LENGTH = 255;
 /** A bulk-export destination's object-key prefix. */
 export const MAX_EXPORT_PREFIX_LENGTH = 2048;
 
+/**
+ * The trace filter language (`filter`, `trace_filter`, `tree_filter` of `/runs/query`, `/runs/stats`,
+ * `/api/v2/runs/query` and bulk exports). One check (src/tracing/filter/query-filters.ts) applies them,
+ * for the query routes and `/runs/query/validate` alike; past one a query answers 400.
+ */
+/** Values one `in(attribute, [...])` lists: bound as one JSON parameter, read with json_each. */
+export const MAX_FILTER_IN_VALUES = 1_000;
+/** Conditions (comparisons, has, exists, search) of a query's filters together: keeps the statement far below SQLite's 100 KB. */
+export const MAX_FILTER_CONDITIONS = 500;
+/** Bound values of a query's filters together: SQLite binds at most 100 per statement, the query's own conditions use the rest. */
+export const MAX_FILTER_PARAMS = 80;
+/** SQL text the filters of one query compile to, in bytes: SQLite refuses statements over 100 KB. */
+export const MAX_FILTER_SQL_BYTES = 64 * 1024;
+/**
+ * Depth one filter may compile to, in the units of `compiledDepth` (src/tracing/filter/compile.ts:
+ * not() is 1, a condition 10 to 25): SQLite refuses expression trees deeper than 100, and counts a
+ * trace_filter's or tree_filter's subquery twice. and()/or() compile into balanced trees, so a wide
+ * filter is shallow; about 25 to 40 levels of not() are left.
+ */
+export const MAX_FILTER_SQL_DEPTH = 50;
+
+/**
+ * Ids in one list of a query (`session` of `/runs/query` and `/runs/stats`, `project_ids` of
+ * `/api/v2/runs/query`, `id` of `GET /api/v1/sessions`): bound as one JSON parameter (D1 binds at
+ * most 100), capped so the list stays a small value. 422 above it.
+ */
+export const MAX_ID_LIST = 1_000;
+
+/**
+ * Run JSON one `/runs/query` page holds, in characters (the Worker's total, and what one trace shard
+ * answers per call at most): a page stops at this size, with a cursor, whatever its `limit`. A
+ * shard's answer is one RPC value, which Cloudflare caps at 32 MiB; a character is at most two bytes
+ * there. The `QUERY_PAGE_BYTES` var may lower it (tests do), never raise it.
+ */
+export const MAX_QUERY_PAGE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Trace shard calls (Durable Object subrequests) one `/runs/query` or `/runs/stats` request makes
+ * at most. Workers limits: 1,000 subrequests per invocation on the Paid plan, 50 on Free (the
+ * `WORKERS_PLAN` var, "paid" or "free"); the rest is left to D1 lookups and the request's own
+ * work. A query past it returns the runs found so far with a cursor; stats answer 422.
+ */
+export const SHARD_CALLS_PER_REQUEST = { paid: 900, free: 40 } as const;
+
+/**
+ * Points of the quantile sketch each trace shard answers `/runs/stats` with, per value list
+ * (latencies, first-token latencies, costs, tokens ×3): percentiles are exact while a shard matches
+ * at most this many values, within about 1% of rank beyond. Bounds the RPC and the Worker's memory
+ * (128 MB per isolate) whatever the number of runs.
+ */
+export const STATS_SKETCH_POINTS = 1024;
+/** Points the Worker keeps per value list while merging shards' sketches (see STATS_SKETCH_POINTS). */
+export const STATS_MERGED_POINTS = 4096;
+
 /** A store item's key. */
 export const MAX_STORE_KEY_LENGTH = 1024;
 

@@ -2,9 +2,7 @@ import { and, asc, desc, eq, inArray, notInArray } from "drizzle-orm";
 import { badRequest, conflict, invalid, notFound } from "../core/errors.ts";
 import type { Database } from "../db/client.ts";
 import { type BulkExportRow, type BulkExportRunRow, bulkExportRuns, bulkExports } from "../db/schema.ts";
-import { parseFilter } from "../tracing/filter/check.ts";
-import { compileFilter } from "../tracing/filter/compile.ts";
-import { FilterError } from "../tracing/filter/parse.ts";
+import { checkQueryFilters, filterProblemsDetail } from "../tracing/filter/query-filters.ts";
 import { getProject } from "../tracing/projects/service.ts";
 import { type FormatVersion, unknownExportFields } from "./columns.ts";
 import { getDestination } from "./destinations.ts";
@@ -90,15 +88,9 @@ function checkInput(input: ExportInput): void {
     if (!input.export_fields.length)
       throw invalidField("export_fields", "export_fields must name at least one field (omit it to export every field)");
   }
-  if (input.filter?.trim()) {
-    try {
-      // Compiled too: a filter can parse and still not compile (too many values).
-      compileFilter(parseFilter(input.filter));
-    } catch (error) {
-      if (error instanceof FilterError) throw badRequest(`filter: ${error.message}`);
-      throw error;
-    }
-  }
+  // The check of /runs/query and /runs/query/validate: a filter accepted here runs in every export run.
+  const { errors } = checkQueryFilters({ filter: input.filter });
+  if (errors.length) throw badRequest(filterProblemsDetail(errors));
 }
 
 export async function createExport(

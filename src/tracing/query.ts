@@ -1,12 +1,12 @@
-import { and, desc, eq, gte, inArray, lte, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, lt, lte, type SQL, sql } from "drizzle-orm";
 import { DomainError } from "../core/errors.ts";
+import { MAX_QUERY_PAGE_BYTES, SHARD_CALLS_PER_REQUEST } from "../core/limits.ts";
 import type { Database } from "../db/client.ts";
 import { traceShards } from "../db/schema.ts";
-import { parseFilter } from "./filter/check.ts";
 import { type CompiledFilter, compileFilter } from "./filter/compile.ts";
-import { FilterError } from "./filter/parse.ts";
+import { checkQueryFilters, filterProblemsDetail } from "./filter/query-filters.ts";
 import { locateRun } from "./ingest.ts";
-import { mergeRunStats, type RunStats, type ShardRunStats } from "./run-stats.ts";
+import { foldRunStats, mergeRunStats, type RunStats, type ShardRunStats } from "./run-stats.ts";
 import type { RunsPage, RunsQuery } from "./schemas.ts";
 import { ShardRuns, type StoredTracedRun, type TracedRunQuery } from "./shard-runs.ts";
 import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
@@ -15,14 +15,19 @@ import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
  * `POST /runs/query`: picks the day shards that can hold matching runs, walks them day by day in
  * the requested order (days never overlap, so pages concatenate), merges the projects of one day by
  * (start_time, id), and pages with an opaque keyset cursor.
+ *
+ * A page is bounded three ways, and a bounded page still ends with a cursor that continues exactly
+ * where it stopped: `limit` runs; `MAX_QUERY_PAGE_BYTES` of run JSON (each shard answers at most
+ * its share, so no RPC nears the 32 MiB cap); and the request's budget of shard calls
+ * (`SHARD_CALLS_PER_REQUEST`): when the next day's shards would pass it, the walk stops before that
+ * day and the cursor points at the day's end, so a page may hold fewer runs than `limit`, or none,
+ * and still have a `next` cursor. Only a null `next` means there are no more runs.
  */
 
 /** A filter that does not parse: the field it came from and the parser's positioned message. */
 export class QueryFilterError extends Error {}
 
-/** Bound values a query's filters and ids may use together (D1 and DO SQLite bind at most 100; 10 stay for the fixed conditions). */
-const MAX_QUERY_VALUES = 90;
-
+/** `(start_time, id)` of the last run served; id "" marks a day boundary (every run of the day is still to come). */
 type Cursor = { start_time: string; id: string };
 
 const encodeCursor = (cursor: Cursor) => btoa(JSON.stringify([cursor.start_time, cursor.id])).replace(/=+$/, "");
@@ -36,35 +41,31 @@ export function decodeCursor(text: string): Cursor | null {
   }
 }
 
-function compiled(field: string, text: string | undefined): CompiledFilter | null {
-  if (!text?.trim()) return null;
-  try {
-    return compileFilter(parseFilter(text));
-  } catch (error) {
-    if (error instanceof FilterError) throw new QueryFilterError(`${field}: ${error.message}`);
-    throw error;
-  }
+/** The request's bounds: shard calls by Workers plan, and page bytes. */
+export type QueryBudget = { shardCalls: number; pageBytes: number };
+
+export function queryBudget(env: object): QueryBudget {
+  // Optional vars, absent from the generated Env: WORKERS_PLAN ("paid" or "free") and QUERY_PAGE_BYTES.
+  const vars = env as Record<string, unknown>;
+  const configured = Number(vars.QUERY_PAGE_BYTES);
+  return {
+    shardCalls: vars.WORKERS_PLAN === "free" ? SHARD_CALLS_PER_REQUEST.free : SHARD_CALLS_PER_REQUEST.paid,
+    pageBytes:
+      Number.isFinite(configured) && configured > 0 ? Math.min(configured, MAX_QUERY_PAGE_BYTES) : MAX_QUERY_PAGE_BYTES,
+  };
 }
 
 /** The conditions every shard applies, built once per request. */
 export function shardQuery(query: RunsQuery, after: Cursor | undefined): Omit<TracedRunQuery, "limit"> {
+  // The same check as /runs/query/validate: what it accepts runs here, what it refuses is refused here.
+  const { compiled, errors } = checkQueryFilters(query);
+  if (errors.length) throw new QueryFilterError(filterProblemsDetail(errors));
   const filters: CompiledFilter[] = [];
-  const filter = compiled("filter", query.filter);
-  if (filter) filters.push(filter);
-  const trace = compiled("trace_filter", query.trace_filter);
-  if (trace) filters.push(ShardRuns.traceFilter(trace));
-  const tree = compiled("tree_filter", query.tree_filter);
-  if (tree) filters.push(ShardRuns.treeFilter(tree));
-  // `query` is LangSmith's free-text search: the filter search(query) over the run's text.
+  if (compiled.filter) filters.push(compiled.filter);
+  if (compiled.trace_filter) filters.push(ShardRuns.traceFilter(compiled.trace_filter));
+  if (compiled.tree_filter) filters.push(ShardRuns.treeFilter(compiled.tree_filter));
+  // `query` is LangSmith's free-text search: the filter search(query) over the run's text (one value).
   if (query.query?.trim()) filters.push(compileFilter({ op: "search", attribute: null, text: query.query.trim() }));
-  // Each filter is capped on its own; together with ids and the fixed conditions they must still
-  // fit one statement's 100 bound parameters.
-  const values = filters.reduce((sum, f) => sum + f.params.length, 0) + (query.id?.length ?? 0);
-  if (values > MAX_QUERY_VALUES) {
-    throw new QueryFilterError(
-      `filter, trace_filter, tree_filter and id together may hold at most ${MAX_QUERY_VALUES} values; these hold ${values}`,
-    );
-  }
   return {
     filters,
     ids: query.id,
@@ -129,15 +130,21 @@ export async function matchingShards(
     projects = projects ? projects.filter((p) => p === location.projectId) : [location.projectId];
   }
   const where: SQL[] = [eq(traceShards.workspaceId, workspaceId)];
-  if (projects) where.push(inArray(traceShards.projectId, projects.length ? projects : [""]));
+  // One JSON parameter for any number of projects (D1 binds at most 100 per statement).
+  if (projects) where.push(sql`${traceShards.projectId} IN (SELECT value FROM json_each(${JSON.stringify(projects)}))`);
   if (query.start_time) where.push(gte(traceShards.day, new Date(query.start_time).toISOString().slice(0, 10)));
   if (query.end_time) where.push(lte(traceShards.day, new Date(query.end_time).toISOString().slice(0, 10)));
-  if (after)
+  if (after) {
+    const day = after.start_time.slice(0, 10);
+    // A day-boundary cursor (id "") going back in time has finished its own day.
     where.push(
       query.order === "desc"
-        ? lte(traceShards.day, after.start_time.slice(0, 10))
-        : gte(traceShards.day, after.start_time.slice(0, 10)),
+        ? after.id === ""
+          ? lt(traceShards.day, day)
+          : lte(traceShards.day, day)
+        : gte(traceShards.day, day),
     );
+  }
   return db
     .select()
     .from(traceShards)
@@ -146,11 +153,28 @@ export async function matchingShards(
     .all();
 }
 
+/** What a shard answers for one page (see TraceShardDO.query). */
+type ShardRunsPage = { truncated: boolean; sizes: number[]; runs: StoredTracedRun[] };
+
+const compareRuns = (order: "asc" | "desc") => (a: StoredTracedRun, b: StoredTracedRun) => {
+  const ascending =
+    a.start_time < b.start_time ? -1 : a.start_time > b.start_time ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+  return order === "desc" ? -ascending : ascending;
+};
+
+/** The first instant of the UTC day after `day` (YYYY-MM-DD), in the stored time form. */
+function nextDayStart(day: string): string {
+  const next = new Date(`${day}T00:00:00Z`);
+  next.setUTCDate(next.getUTCDate() + 1);
+  return `${next.toISOString().slice(0, 10)}T00:00:00.000000Z`;
+}
+
 export async function queryRuns(
   db: Database,
   shards: DurableObjectNamespace<TraceShardDO>,
   workspaceId: string,
   query: RunsQuery,
+  budget: QueryBudget = queryBudget({}),
 ): Promise<RunsPage> {
   const after = query.cursor ? (decodeCursor(query.cursor) ?? undefined) : undefined;
   const conditions = shardQuery(query, after);
@@ -162,28 +186,75 @@ export async function queryRuns(
     (days.get(row.day) ?? days.set(row.day, []).get(row.day)!).push(row.projectId);
 
   const wanted = query.limit + 1;
+  const order = query.order;
   const found: StoredTracedRun[] = [];
+  let bytes = 0;
+  let calls = 0;
+  /** Where the next page starts when this one stopped early (bytes or shard calls). */
+  let resume: Cursor | null = null;
   for (const [day, projectIds] of days) {
+    if (calls + projectIds.length > budget.shardCalls) {
+      if (calls === 0)
+        throw new DomainError(
+          "invalid",
+          `The runs of ${day} are in ${projectIds.length} projects; one request reads at most ${budget.shardCalls} project-days: narrow the query with session`,
+        );
+      // Every day before this one was read whole: continue at this day's end.
+      resume = { start_time: order === "desc" ? nextDayStart(day) : `${day}T00:00:00.000000Z`, id: "" };
+      break;
+    }
+    calls += projectIds.length;
+    // Each shard gets its share of the bytes left (at least one run each).
+    const share = Math.max(1, Math.floor((budget.pageBytes - bytes) / projectIds.length));
     const pages = await Promise.all(
-      projectIds.map(async (projectId) => {
-        const text = await shards
-          .getByName(traceShardName(workspaceId, projectId, day))
-          .query({ ...conditions, limit: wanted - found.length });
-        return JSON.parse(text) as StoredTracedRun[];
-      }),
+      projectIds.map(
+        async (projectId) =>
+          JSON.parse(
+            await shards
+              .getByName(traceShardName(workspaceId, projectId, day))
+              .query({ ...conditions, limit: wanted - found.length, maxBytes: share }),
+          ) as ShardRunsPage,
+      ),
     );
-    const merged = pages.flat().sort((a, b) => {
-      const order =
-        a.start_time < b.start_time ? -1 : a.start_time > b.start_time ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-      return query.order === "desc" ? -order : order;
-    });
-    found.push(...merged.slice(0, wanted - found.length));
+    const sizes = new Map<StoredTracedRun, number>();
+    for (const page of pages) page.runs.forEach((run, i) => sizes.set(run, page.sizes[i]));
+    let merged = pages.flatMap((page) => page.runs).sort(compareRuns(order));
+    // A shard that stopped at its byte share may hold more runs before the others' later ones:
+    // the merged day is only complete up to the earliest last run of such a shard.
+    let cut = false;
+    for (const page of pages) {
+      const last = page.truncated ? page.runs.at(-1) : undefined;
+      if (!last) continue;
+      const index = merged.indexOf(last);
+      if (index >= 0 && index + 1 < merged.length) merged = merged.slice(0, index + 1);
+      cut = true;
+    }
+    for (const run of merged) {
+      if (found.length >= wanted) break;
+      const size = sizes.get(run) ?? 0;
+      if (found.length > 0 && bytes + size > budget.pageBytes) {
+        cut = true;
+        break;
+      }
+      found.push(run);
+      bytes += size;
+    }
     if (found.length >= wanted) break;
+    if (cut) {
+      const last = found.at(-1)!;
+      resume = { start_time: last.start_time, id: last.id };
+      break;
+    }
   }
 
   const page = found.slice(0, query.limit);
   const last = page.at(-1);
-  const next = found.length > query.limit && last ? encodeCursor({ start_time: last.start_time, id: last.id }) : null;
+  const next =
+    found.length > query.limit && last
+      ? encodeCursor({ start_time: last.start_time, id: last.id })
+      : resume
+        ? encodeCursor(resume)
+        : null;
   return { runs: page.map((run) => project(run, query.select)), cursors: { next, prev: null } };
 }
 
@@ -201,25 +272,27 @@ export async function runStats(
   shards: DurableObjectNamespace<TraceShardDO>,
   workspaceId: string,
   query: RunsQuery,
+  budget: QueryBudget = queryBudget({}),
 ): Promise<RunStats> {
   const { after: _after, order: _order, ...conditions } = shardQuery(query, undefined);
   const rows = await matchingShards(db, workspaceId, query, undefined);
-  if (rows.length > MAX_STATS_SHARDS) {
+  const most = Math.min(MAX_STATS_SHARDS, budget.shardCalls);
+  if (rows.length > most) {
     throw new DomainError(
       "invalid",
-      `These filters cover ${rows.length} project-days of runs; run stats read at most ${MAX_STATS_SHARDS}: narrow them with session, start_time or end_time`,
+      `These filters cover ${rows.length} project-days of runs; run stats read at most ${most}: narrow them with session, start_time or end_time`,
     );
   }
-  const parts: ShardRunStats[] = [];
-  // A bounded number of shard calls in flight at once.
+  // A bounded number of shard calls in flight at once; each batch is folded into the stats so far,
+  // so the Worker holds one batch of sketches, never every shard's.
+  let merged: ShardRunStats[] = [];
   for (let i = 0; i < rows.length; i += STATS_SHARDS_AT_ONCE) {
-    parts.push(
-      ...(await Promise.all(
-        rows
-          .slice(i, i + STATS_SHARDS_AT_ONCE)
-          .map((row) => shards.getByName(traceShardName(workspaceId, row.projectId, row.day)).stats(conditions)),
-      )),
+    const batch = await Promise.all(
+      rows
+        .slice(i, i + STATS_SHARDS_AT_ONCE)
+        .map((row) => shards.getByName(traceShardName(workspaceId, row.projectId, row.day)).stats(conditions)),
     );
+    merged = [foldRunStats([...merged, ...batch])];
   }
-  return mergeRunStats(parts);
+  return mergeRunStats(merged);
 }

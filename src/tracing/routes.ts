@@ -13,10 +13,10 @@ import { secured } from "../http/secured.ts";
 import { attachmentDownload, attachmentS3Urls } from "./attachment-urls.ts";
 import { ingestFeedback } from "./feedback/ingest.ts";
 import { FeedbackService } from "./feedback/service.ts";
-import { validateFilter } from "./filter/check.ts";
+import { checkQueryFilters } from "./filter/query-filters.ts";
 import { Ingestor, type IngestResult, locateRun, type RunProblem } from "./ingest.ts";
 import { readMultipartRuns } from "./multipart.ts";
-import { decodeCursor, QueryFilterError, queryRuns, wireRun } from "./query.ts";
+import { decodeCursor, QueryFilterError, queryBudget, queryRuns, wireRun } from "./query.ts";
 import { tracedRunLimit } from "./run-size.ts";
 import {
   AttachmentParams,
@@ -100,7 +100,10 @@ const routes = {
     request: { body: jsonBody(RunsQuerySchema) },
     responses: {
       200: jsonContent(RunsPageSchema, "A page of runs"),
-      400: errorResponse("A filter that does not parse, a bad cursor, or limit above 100"),
+      400: errorResponse(
+        "A filter that does not parse or is over the filter limits (each problem with its field), a bad cursor, or limit above 100",
+      ),
+      422: errorResponse("A body field that does not validate, or one day with more projects than one request reads"),
     },
   }),
   validate: route({
@@ -227,18 +230,18 @@ export const tracingRunRoutes = createRouter()
     if (query.limit > 100) throw badRequest("Limit exceeds maximum allowed value of 100");
     if (query.cursor && !decodeCursor(query.cursor)) throw badRequest("cursor is not a cursor this API returned");
     try {
-      return c.json(await queryRuns(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId, query), 200);
+      return c.json(
+        await queryRuns(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId, query, queryBudget(c.env)),
+        200,
+      );
     } catch (error) {
       if (error instanceof QueryFilterError) throw badRequest(error.message);
       throw error;
     }
   })
   .openapi(routes.validate, async (c) => {
-    const body = c.req.valid("json");
-    const errors = (["filter", "trace_filter", "tree_filter"] as const).flatMap((field) => {
-      const text = body[field];
-      return text?.trim() ? validateFilter(text, field).errors : [];
-    });
+    // The check /runs/query, /runs/stats and bulk exports run: valid here means accepted there.
+    const { errors } = checkQueryFilters(c.req.valid("json"));
     return c.json({ valid: errors.length === 0, errors }, 200);
   })
   .openapi(routes.get, async (c) => {

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../core/limits.ts";
+import { MAX_ID_LENGTH, MAX_ID_LIST, MAX_NAME_LENGTH } from "../core/limits.ts";
 import { JsonData, JsonDataObject } from "../core/schemas.ts";
 import { toStoredTime } from "./times.ts";
 
@@ -124,7 +124,11 @@ export const TracingRunSchema = z.record(z.string(), z.unknown()).openapi("Traci
 
 export const RunsQuerySchema = nullMeansAbsent(
   z.object({
-    session: z.array(uuid).optional().describe("Project ids; all projects of the workspace when absent"),
+    session: z
+      .array(uuid)
+      .max(MAX_ID_LIST)
+      .optional()
+      .describe(`Project ids (at most ${MAX_ID_LIST}); all projects of the workspace when absent`),
     id: z.array(uuid).max(50).optional().describe("At most 50 run ids"),
     trace: uuid.optional(),
     parent_run: uuid.optional(),

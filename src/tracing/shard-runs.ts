@@ -267,11 +267,16 @@ export class ShardRuns {
 
   /** One page of runs ordered by (start_time, id), newest first unless `order` is "asc". */
   query(query: TracedRunQuery): StoredTracedRun[] {
+    return [...this.rows(query)];
+  }
+
+  /** The runs of a page one by one, read from SQLite as they are consumed. */
+  *rows(query: TracedRunQuery): Generator<StoredTracedRun> {
     const { where, params } = this.conditions(query);
     const descending = query.order !== "asc";
     const direction = descending ? "DESC" : "ASC";
     const sql = `SELECT ${RUN_COLUMNS} FROM runs${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY runs.start_time ${direction}, runs.id ${direction} LIMIT ?`;
-    return this.sql.all<TracedRunRow>(sql, ...params, query.limit).map(toStoredTracedRun);
+    for (const row of this.sql.iterate<TracedRunRow>(sql, ...params, query.limit)) yield toStoredTracedRun(row);
   }
 
   /** The WHERE conditions of a query (without its limit), shared by pages and stats. */
@@ -282,7 +287,8 @@ export class ShardRuns {
       where.push(sql);
       params.push(...values);
     };
-    if (query.ids?.length) add(`runs.id IN (${query.ids.map(() => "?").join(", ")})`, ...query.ids);
+    // One JSON parameter for any number of ids (SQLite binds at most 100 per statement).
+    if (query.ids?.length) add("runs.id IN (SELECT value FROM json_each(?))", JSON.stringify(query.ids));
     if (query.trace_id) add("runs.trace_id = ?", query.trace_id);
     if (query.parent_run_id) add("runs.parent_run_id = ?", query.parent_run_id);
     if (query.run_type) add("runs.run_type = ?", query.run_type);

@@ -5,7 +5,7 @@ import { errorResponse } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { jsonBody, jsonContent } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
-import { QueryFilterError, runStats } from "./query.ts";
+import { QueryFilterError, queryBudget, runStats } from "./query.ts";
 import { RunStatsSchema, RunsQuerySchema } from "./schemas.ts";
 
 /** `POST /api/v1/runs/stats` (`get_run_stats` / `getRunStats`): aggregates over the runs a query matches. */
@@ -20,7 +20,8 @@ const stats = secured(
     request: { body: jsonBody(RunsQuerySchema) },
     responses: {
       200: jsonContent(RunStatsSchema, "The stats"),
-      400: errorResponse("A filter that does not parse"),
+      400: errorResponse("A filter that does not parse or is over the filter limits"),
+      422: errorResponse("A body field that does not validate, or more project-days than one request reads"),
     },
   }),
 );
@@ -28,7 +29,13 @@ const stats = secured(
 export const runStatsRoutes = createRouter().openapi(stats, async (c) => {
   try {
     return c.json(
-      await runStats(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId, c.req.valid("json")),
+      await runStats(
+        database(c.env),
+        c.env.TRACE_SHARD,
+        c.get("principal").workspaceId,
+        c.req.valid("json"),
+        queryBudget(c.env),
+      ),
       200,
     );
   } catch (error) {

@@ -5,7 +5,7 @@ import { parseModelPrices, type RunAttachment } from "./run-input.ts";
 import { type ShardRunStats, shardRunStats } from "./run-stats.ts";
 import type { RunPatch, RunPost } from "./schemas.ts";
 import { deleteFeedback, feedbackStatsOf, putFeedback, type ShardFeedback } from "./shard-feedback.ts";
-import { ShardRuns, type TracedRunQuery } from "./shard-runs.ts";
+import { ShardRuns, type StoredTracedRun, type TracedRunQuery } from "./shard-runs.ts";
 
 /**
  * One trace shard: the runs of one (workspace, project, UTC day of start_time). A shard is exactly
@@ -62,14 +62,35 @@ export class TraceShardDO extends DurableObject<Env> {
     return readExportPage(this.#sql, query);
   }
 
-  /** One page of runs as a JSON array of `StoredTracedRun`. */
-  query(query: TracedRunQuery): string {
-    const runs = this.#runs.query(query);
+  /**
+   * One page of runs as JSON `ShardRunsPage`: at most `limit` runs and at most `maxBytes` characters
+   * of run JSON (the first run always), so the answer stays far below the 32 MiB RPC cap.
+   */
+  query(query: TracedRunQuery & { maxBytes: number }): string {
+    const texts: string[] = [];
+    const runs: StoredTracedRun[] = [];
+    let size = 0;
+    let truncated = false;
+    for (const run of this.#runs.rows(query)) {
+      const text = JSON.stringify(run);
+      if (runs.length > 0 && size + text.length > query.maxBytes) {
+        truncated = true;
+        break;
+      }
+      size += text.length;
+      runs.push(run);
+      texts.push(text);
+    }
     const stats = feedbackStatsOf(
       this.#sql,
       runs.map((run) => run.id),
     );
-    return JSON.stringify(runs.map((run) => ({ ...run, feedback_stats: stats.get(run.id) ?? null })));
+    // The stats go in as the run's last field, without stringifying the run again.
+    const withStats = runs.map(
+      (run, i) =>
+        `${texts[i].slice(0, -1)}${texts[i].length > 2 ? "," : ""}"feedback_stats":${JSON.stringify(stats.get(run.id) ?? null)}}`,
+    );
+    return `{"truncated":${truncated},"sizes":${JSON.stringify(withStats.map((text) => text.length))},"runs":[${withStats.join(",")}]}`;
   }
 }
 

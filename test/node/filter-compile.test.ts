@@ -2,9 +2,15 @@
 // each case asserts exactly which runs a filter selects.
 import { DatabaseSync } from "node:sqlite";
 import { beforeAll, describe, expect, it } from "vitest";
+import {
+  MAX_FILTER_CONDITIONS,
+  MAX_FILTER_IN_VALUES,
+  MAX_FILTER_PARAMS,
+  MAX_FILTER_SQL_DEPTH,
+} from "../../src/core/limits.ts";
 import { parseFilter } from "../../src/tracing/filter/check.ts";
-import { compileFilter, MAX_FILTER_PARAMS } from "../../src/tracing/filter/compile.ts";
-import { FilterError } from "../../src/tracing/filter/parse.ts";
+import { compileFilter } from "../../src/tracing/filter/compile.ts";
+import { checkQueryFilters } from "../../src/tracing/filter/query-filters.ts";
 import { flattenForFilters, RUNS_TABLE } from "../../src/tracing/shard-schema.ts";
 
 type Run = {
@@ -166,10 +172,140 @@ describe("compiled filters select the right runs", () => {
     expect(select('eq(run_type, "llm")')).toEqual(["r1", "r4"]);
   });
 
-  it("rejects filters with more values than one statement can bind", () => {
-    const values = Array.from({ length: MAX_FILTER_PARAMS + 1 }, (_, i) => `"v${i}"`).join(", ");
-    expect(() => compileFilter(parseFilter(`in(name, [${values}])`))).toThrow(FilterError);
-    expect(() => compileFilter(parseFilter(`in(name, [${values.split(", ").slice(1).join(", ")}])`))).not.toThrow();
+  it("rejects filters with more values than one statement can bind; an in() list is one value", () => {
+    const leaves = (n: number) => Array.from({ length: n }, (_, i) => `eq(name, "v${i}")`).join(", ");
+    expect(checkQueryFilters({ filter: `or(${leaves(MAX_FILTER_PARAMS + 1)})` }).errors[0].message).toBe(
+      `Invalid filter at position 0: expected filters with at most ${MAX_FILTER_PARAMS} values together, found ${MAX_FILTER_PARAMS + 1} values`,
+    );
+    expect(checkQueryFilters({ filter: `or(${leaves(MAX_FILTER_PARAMS)})` }).errors).toEqual([]);
+    const names = Array.from({ length: MAX_FILTER_IN_VALUES }, (_, i) => `"n${i}"`);
+    const { params } = compileFilter(parseFilter(`in(name, [${names.join(", ")}, "Agent"])`.replace(', "Agent"', "")));
+    expect(params).toHaveLength(1);
+    expect(select(`in(name, [${names.slice(1).join(", ")}, "Agent", "Retriever"])`)).toEqual(["r2", "r3"]);
+    expect(select("in(latency, [7.5, 1.2])")).toEqual(["r1", "r2"]);
+    expect(select("in(is_root, [true])")).toEqual(RUNS.filter((r) => r.is_root).map((r) => r.id));
+  });
+});
+
+describe("the shared check of a query's filters (query and validate alike)", () => {
+  it("balances or() and and(): 99 and 500 conditions run, deeper nesting and more conditions are refused", () => {
+    const or = (n: number) => `or(${Array.from({ length: n }, () => "eq(error, null)").join(", ")})`;
+    for (const n of [99, 500]) {
+      const { compiled, errors } = checkQueryFilters({ filter: or(n) });
+      expect(errors).toEqual([]);
+      const rows = db.prepare(`SELECT id FROM runs WHERE ${compiled.filter!.sql} ORDER BY id`).all();
+      expect(rows.map((row) => row.id)).toEqual(["r1", "r3", "r4"]);
+    }
+    expect(checkQueryFilters({ filter: or(6000) }).errors).toEqual([
+      {
+        field: "filter",
+        position: 0,
+        message: `Invalid filter at position 0: expected filters with at most ${MAX_FILTER_CONDITIONS} conditions together, found 6000 conditions`,
+      },
+    ]);
+    // Across fields: the field that crosses the bound is named.
+    expect(checkQueryFilters({ filter: or(300), tree_filter: or(300) }).errors.map((e) => e.field)).toEqual([
+      "tree_filter",
+    ]);
+    const nots = (n: number) => `${"not(".repeat(n)}eq(error, null)${")".repeat(n)}`;
+    expect(checkQueryFilters({ filter: nots(40) }).errors).toEqual([]);
+    expect(checkQueryFilters({ filter: nots(41) }).errors[0].message).toContain(
+      `at most ${MAX_FILTER_SQL_DEPTH} levels deep, found 51 levels`,
+    );
+    const values = Array.from({ length: MAX_FILTER_IN_VALUES + 1 }, (_, i) => i);
+    expect(checkQueryFilters({ filter: `in(latency, [${values.join(", ")}])` }).errors[0].message).toContain(
+      `in() with at most ${MAX_FILTER_IN_VALUES} values`,
+    );
+  });
+});
+
+describe("like() patterns longer than SQLite's 50 bytes", () => {
+  // A seeded generator: the same cases on every run.
+  let seed = 27;
+  const random = () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return seed / 2_147_483_648;
+  };
+  const pick = (n: number, alphabet: string) =>
+    Array.from({ length: n }, () => Array.from(alphabet)[Math.floor(random() * Array.from(alphabet).length)]).join("");
+  /** What LIKE means (PostgreSQL's, backslash escapes, ASCII case folding), as a regular expression. */
+  const oracle = (text: string, pattern: string) => {
+    const fold = (t: string) => t.replace(/[A-Z]/g, (c) => c.toLowerCase());
+    const literal = (c: string) => fold(c).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const chars = Array.from(pattern);
+    let source = "";
+    for (let i = 0; i < chars.length; i++) {
+      if (chars[i] === "\\" && i + 1 < chars.length) source += literal(chars[++i]);
+      else if (chars[i] === "%") source += "[\\s\\S]*";
+      else if (chars[i] === "_") source += "[\\s\\S]";
+      else source += literal(chars[i]);
+    }
+    return new RegExp(`^${source}$`, "u").test(fold(text));
+  };
+  const matching = (pattern: string, texts: string[]) => {
+    const like = new DatabaseSync(":memory:");
+    like.exec("CREATE TABLE runs (id INTEGER, error TEXT)");
+    texts.forEach((text, i) => like.prepare("INSERT INTO runs VALUES (?, ?)").run(i, text));
+    const filter = parseFilter(`like(error, ${JSON.stringify(pattern)})`);
+    const { sql, params } = compileFilter(filter);
+    return like
+      .prepare(`SELECT id FROM runs WHERE ${sql} ORDER BY id`)
+      .all(...params)
+      .map((row) => Number(row.id));
+  };
+
+  it("matches an ordinary long pattern with one LIKE of at most 50 bytes per piece", () => {
+    const pattern = "%Rate limit reached for gpt-4o in organization org-% on tokens%";
+    expect(new TextEncoder().encode(pattern).byteLength).toBeGreaterThan(50);
+    const { sql, params } = compileFilter(parseFilter(`like(error, ${JSON.stringify(pattern)})`));
+    expect(sql).not.toContain("LIKE ?");
+    for (const piece of JSON.stringify(JSON.parse(String(params[0]))).match(/"p":"(?:[^"\\]|\\.)*"/g) ?? [])
+      expect(new TextEncoder().encode(JSON.parse(piece.slice(4))).byteLength).toBeLessThanOrEqual(50);
+    const texts = [
+      "Error code: 429 - Rate limit reached for gpt-4o in organization org-123 on tokens per min",
+      "rate LIMIT reached for GPT-4o in organization org-x on TOKENS",
+      "Rate limit reached for gpt-4o-mini in organization org-1 on tokens",
+      "Rate limit reached for gpt-4o in organization org-1",
+      "",
+    ];
+    expect(matching(pattern, texts)).toEqual([0, 1]);
+    // Wildcards and escapes inside a long pattern.
+    expect(
+      matching("Rate limit reached for gpt-_o in org% on tokens per min\\_100%", [
+        "Rate limit reached for gpt-4o in org-123 on tokens per min_100 left",
+        "Rate limit reached for gpt-4o in org-123 on tokens per minX100 left",
+        "Rate limit reached for gpt-44o in org-123 on tokens per min_100",
+      ]),
+    ).toEqual([0]);
+    expect(matching("%100\\%%", ["50%", "100%", "100 percent"])).toEqual([1]);
+  });
+
+  it("agrees with LIKE's meaning on generated patterns and texts", () => {
+    let matched = 0;
+    for (let round = 0; round < 200; round++) {
+      const pattern = pick(30 + Math.floor(random() * 50), "abAB%_%__\\ééxyzab");
+      const instance = () => {
+        const chars = Array.from(pattern);
+        let text = "";
+        for (let i = 0; i < chars.length; i++) {
+          if (chars[i] === "\\" && i + 1 < chars.length) text += chars[++i];
+          else if (chars[i] === "%") text += pick(Math.floor(random() * 6), "abABé%_xy");
+          else if (chars[i] === "_") text += pick(1, "abé%_");
+          else text += random() < 0.5 ? chars[i].toUpperCase() : chars[i];
+        }
+        return text;
+      };
+      const mutate = (text: string) => {
+        const chars = Array.from(text);
+        chars.splice(Math.floor(random() * chars.length), Math.floor(random() * 2), ...(random() < 0.5 ? ["x"] : []));
+        return chars.join("");
+      };
+      const texts = Array.from({ length: 20 }, (_, i) => (i % 3 === 0 ? instance() : mutate(instance())));
+      const expected = texts.flatMap((text, i) => (oracle(text, pattern) ? [i] : []));
+      expect(matching(pattern, texts), pattern).toEqual(expected);
+      matched += expected.length;
+    }
+    expect(matched).toBeGreaterThan(150);
   });
 });
 

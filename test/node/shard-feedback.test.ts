@@ -2,11 +2,19 @@
 // feedback filters and the shard part of run stats.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { STATS_MERGED_POINTS, STATS_SKETCH_POINTS } from "../../src/core/limits.ts";
 import { shardColumns } from "../../src/export/columns.ts";
 import { readExportPage } from "../../src/tracing/export-page.ts";
 import { parseFilter } from "../../src/tracing/filter/check.ts";
 import { compileFilter } from "../../src/tracing/filter/compile.ts";
-import { mergeRunStats, quantile, STATS_SAMPLE_SIZE, shardRunStats } from "../../src/tracing/run-stats.ts";
+import {
+  mergeRunStats,
+  mergeSketches,
+  quantile,
+  type Sketch,
+  shardRunStats,
+  sketchQuantile,
+} from "../../src/tracing/run-stats.ts";
 import { RunPostSchema } from "../../src/tracing/schemas.ts";
 import { deleteFeedback, feedbackStatsOf, putFeedback } from "../../src/tracing/shard-feedback.ts";
 import { ShardRuns } from "../../src/tracing/shard-runs.ts";
@@ -79,8 +87,13 @@ describe("shard feedback", () => {
     const { sql, runs } = setup();
     const { where, params } = runs.conditions({});
     const part = shardRunStats(sql, where, params);
-    expect(part).toMatchObject({ run_count: 2, error_count: 1, streaming_count: 1, first_token_latencies: [0.25] });
-    expect(part.latencies.sort()).toEqual([1, 4]);
+    expect(part).toMatchObject({
+      run_count: 2,
+      error_count: 1,
+      streaming_count: 1,
+      first_token_latencies: { n: 1, values: [0.25], ranks: [0] },
+    });
+    expect(part.latencies).toEqual({ n: 2, values: [1, 4], ranks: [0, 1] });
     const stats = mergeRunStats([part, part]);
     expect(stats).toMatchObject({
       run_count: 4,
@@ -97,16 +110,55 @@ describe("shard feedback", () => {
     expect(quantile([1, 2, 3, 4], 0.99)).toBeCloseTo(3.97);
   });
 
-  it("counts every run but samples at most STATS_SAMPLE_SIZE values per shard for percentiles", () => {
+  it("counts every run but hands over at most STATS_SKETCH_POINTS values per list, percentiles within 1%", () => {
     const sql = nodeSql();
     const runs = new ShardRuns(sql);
-    const many = Array.from({ length: STATS_SAMPLE_SIZE + 50 }, (_, i) =>
-      run(`r${i}`, "2026-11-20T10:00:00.000Z", "2026-11-20T10:00:01.000Z"),
+    const count = STATS_SKETCH_POINTS * 3 + 7;
+    // Latencies 1 ms .. count ms, in a shuffled order of ids.
+    const many = Array.from({ length: count }, (_, i) =>
+      run(`r${i}`, "2026-11-20T10:00:00.000Z", new Date(Date.parse("2026-11-20T10:00:00.000Z") + i + 1).toISOString()),
     );
     for (let i = 0; i < many.length; i += 1000) runs.ingest(many.slice(i, i + 1000), [], SESSION);
     const stats = shardRunStats(sql, [], []);
-    expect(stats.run_count).toBe(STATS_SAMPLE_SIZE + 50);
-    expect(stats.latencies).toHaveLength(STATS_SAMPLE_SIZE);
-    expect(mergeRunStats([stats]).latency_p50).toBe(1);
+    expect(stats.run_count).toBe(count);
+    expect(stats.latencies.n).toBe(count);
+    expect(stats.latencies.values).toHaveLength(STATS_SKETCH_POINTS);
+    expect(stats.latencies.values[0]).toBe(0.001);
+    expect(stats.latencies.values.at(-1)).toBe(count / 1000);
+    const merged = mergeRunStats([stats, stats, stats]);
+    const exact = (p: number) =>
+      quantile(
+        Array.from({ length: count * 3 }, (_, i) => (Math.floor(i / 3) + 1) / 1000),
+        p,
+      )!;
+    expect(Math.abs(merged.latency_p50! - exact(0.5))).toBeLessThan((count / 1000) * 0.01);
+    expect(Math.abs(merged.latency_p99! - exact(0.99))).toBeLessThan((count / 1000) * 0.01);
+    // The average comes from the exact sum.
+    expect(merged.latency_avg).toBeCloseTo((count + 1) / 2 / 1000, 9);
+  });
+
+  it("merges sketches exactly while they hold every value, and keeps at most STATS_MERGED_POINTS", () => {
+    const whole = (values: number[]): Sketch => {
+      const sorted = [...values].sort((a, b) => a - b);
+      return { n: sorted.length, values: sorted, ranks: sorted.map((_, i) => i) };
+    };
+    const a = [5, 1, 3, 3, 9];
+    const b = [3, 2, 8];
+    const merged = mergeSketches([whole(a), whole(b)]);
+    expect(merged).toEqual(whole([...a, ...b]));
+    for (const p of [0, 0.25, 0.5, 0.9, 0.99, 1])
+      expect(sketchQuantile(merged, p)).toBe(
+        quantile(
+          [...a, ...b].sort((x, y) => x - y),
+          p,
+        ),
+      );
+    // Many shards of many values: bounded, and still close.
+    const parts = Array.from({ length: 40 }, (_, s) => whole(Array.from({ length: 500 }, (_, i) => s * 500 + i)));
+    const big = mergeSketches(parts);
+    expect(big.n).toBe(20_000);
+    expect(big.values.length).toBeLessThanOrEqual(STATS_MERGED_POINTS + 1);
+    expect(Math.abs(sketchQuantile(big, 0.5)! - 9999.5)).toBeLessThan(200);
+    expect(Math.abs(sketchQuantile(big, 0.99)! - 19_799.01)).toBeLessThan(200);
   });
 });

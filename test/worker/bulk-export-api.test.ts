@@ -194,6 +194,12 @@ describe("exports", () => {
       [{ format_version: "v3" }, 422, "format_version"],
       [{ compression: "lz4" }, 422, "compression"],
       [{ filter: 'eq(name, "x"' }, 400, "filter: Invalid filter at position"],
+      // The bounds of /runs/query and /runs/query/validate: refused at creation, not in every export run.
+      [
+        { filter: `or(${Array(501).fill("eq(id, null)").join(", ")})` },
+        400,
+        "filter: Invalid filter at position 0: expected filters with at most 500 conditions together, found 501 conditions",
+      ],
       [{ bulk_export_destination_id: crypto.randomUUID() }, 404, "destination"],
       [{ session_id: crypto.randomUUID() }, 404, "Tracing project"],
     ];

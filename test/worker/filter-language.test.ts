@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseFilter, validateFilter } from "../../src/tracing/filter/check.ts";
+import { parseFilter } from "../../src/tracing/filter/check.ts";
 import { FilterError } from "../../src/tracing/filter/parse.ts";
+import { checkQueryFilters } from "../../src/tracing/filter/query-filters.ts";
 
 const error = (text: string): FilterError => {
   try {
@@ -83,11 +84,10 @@ describe("trace filter language: errors with positions", () => {
     expect(error('eq(name, "x", "y")')).toMatchObject({ position: 14 });
   });
 
-  it("validates for the query validator endpoint", () => {
-    expect(validateFilter('eq(name, "x")')).toEqual({ valid: true, errors: [] });
-    expect(validateFilter("eq(name", "trace_filter")).toEqual({
-      valid: false,
-      errors: [{ field: "trace_filter", position: 7, message: expect.stringContaining("position 7") }],
-    });
+  it("validates for the query validator endpoint with the queries' own check", () => {
+    expect(checkQueryFilters({ filter: 'eq(name, "x")' }).errors).toEqual([]);
+    expect(checkQueryFilters({ trace_filter: "eq(name" }).errors).toEqual([
+      { field: "trace_filter", position: 7, message: expect.stringContaining("position 7") },
+    ]);
   });
 });

@@ -49,8 +49,8 @@ describe("TraceShardDO", () => {
       }),
     ];
     await shard.ingest(SESSION, posts, patches);
-    const runs = async (query: Parameters<typeof shard.query>[0]) =>
-      JSON.parse(await shard.query(query)) as StoredTracedRun[];
+    const runs = async (query: Omit<Parameters<typeof shard.query>[0], "maxBytes">) =>
+      (JSON.parse(await shard.query({ ...query, maxBytes: 1 << 20 })) as { runs: StoredTracedRun[] }).runs;
     expect(JSON.parse((await shard.get(child))!)).toMatchObject({
       status: "success",
       latency: 2,

@@ -226,18 +226,3 @@ function build(node: Syntax): Filter {
 export function parseFilter(text: string): Filter {
   return build(parse(text));
 }
-
-/** For `POST /runs/query/validate`: `{valid, errors}` instead of an exception. */
-export function validateFilter(
-  text: string,
-  field = "filter",
-): { valid: boolean; errors: { field: string; message: string; position: number }[] } {
-  try {
-    parseFilter(text);
-    return { valid: true, errors: [] };
-  } catch (error) {
-    if (error instanceof FilterError)
-      return { valid: false, errors: [{ field, message: error.message, position: error.position }] };
-    throw error;
-  }
-}

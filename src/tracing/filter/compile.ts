@@ -1,6 +1,6 @@
 import { pathStep } from "../../db/json-path.ts";
 import type { Attribute, Comparison, Filter, Scalar } from "./check.ts";
-import { FilterError } from "./parse.ts";
+import { isLongLike, likeCondition } from "./like.ts";
 
 /**
  * Compiles a checked filter into a SQLite WHERE clause over the trace shard's `runs` table
@@ -8,12 +8,13 @@ import { FilterError } from "./parse.ts";
  *
  * Times compare as text: the shard stores every time in one microsecond form (../times.ts), the
  * same form the checker normalises filter times to, so text order is time order.
+ *
+ * and()/or() compile into balanced trees (SQLite refuses expression trees deeper than 100), an in()
+ * list is one JSON parameter, and a like() pattern over SQLite's 50 bytes is matched piecewise
+ * (./like.ts). Bounds on a whole query's filters are checked in ./query-filters.ts.
  */
 
 export type CompiledFilter = { sql: string; params: (string | number | null)[] };
-
-/** SQLite in Durable Objects binds at most 100 parameters per statement; leave room for paging. */
-export const MAX_FILTER_PARAMS = 90;
 
 const COLUMN_ATTRIBUTES = new Set<Attribute>([
   "id",
@@ -70,18 +71,17 @@ class Compiler {
   readonly params: (string | number | null)[] = [];
 
   bind(value: Scalar): string {
-    this.params.push(typeof value === "boolean" ? (value ? 1 : 0) : value);
-    if (this.params.length > MAX_FILTER_PARAMS) {
-      throw new FilterError(0, `a filter with at most ${MAX_FILTER_PARAMS} values`, "more");
-    }
+    this.params.push(bindable(value));
     return "?";
   }
 
   /** `<target> <op> <value>` for one comparison, with SQL NULL handled as the filter means it. */
   compare(target: string, leaf: Leaf): string {
-    if (leaf.op === "in") return `${target} IN (${leaf.values.map((v) => this.bind(v)).join(", ")})`;
+    // One JSON parameter for the whole list (SQLite binds at most 100 per statement).
+    if (leaf.op === "in")
+      return `${target} IN (SELECT value FROM json_each(${this.bind(JSON.stringify(leaf.values.map(bindable)))}))`;
     if (leaf.value === null) return leaf.op === "eq" ? `${target} IS NULL` : `${target} IS NOT NULL`;
-    if (leaf.op === "like") return `${target} LIKE ${this.bind(leaf.value)}`;
+    if (leaf.op === "like") return likeCondition(target, String(leaf.value), (value) => this.bind(value));
     // neq keeps runs where the attribute is absent: "not equal to x" is true of a missing value.
     return `${target} ${SQL_OPERATOR[leaf.op]} ${this.bind(leaf.value)}`;
   }
@@ -100,15 +100,12 @@ class Compiler {
     }
     const conditions: string[] = [];
     if (key) conditions.push(this.compare("kv.key", key));
-    if (value) {
-      // metadata maps keys to JSON values; input/output maps map each path to a list of scalars.
-      conditions.push(
-        column === "metadata"
-          ? this.compare("CAST(kv.value AS TEXT)", value)
-          : `EXISTS (SELECT 1 FROM json_each(kv.value) AS v WHERE ${this.compare("CAST(v.value AS TEXT)", value)})`,
-      );
-    }
-    return `EXISTS (SELECT 1 FROM json_each(runs.${column}) AS kv WHERE ${conditions.join(" AND ")})`;
+    // metadata maps keys to JSON values; input/output maps map each path to a list of scalars, joined
+    // in the same FROM (a nested EXISTS would count against SQLite's expression depth twice).
+    const perValue = column !== "metadata" && value;
+    if (value) conditions.push(this.compare(perValue ? "CAST(v.value AS TEXT)" : "CAST(kv.value AS TEXT)", value));
+    const from = `json_each(runs.${column}) AS kv${perValue ? ", json_each(kv.value) AS v" : ""}`;
+    return `EXISTS (SELECT 1 FROM ${from} WHERE ${conditions.join(" AND ")})`;
   }
 
   node(filter: Filter): string {
@@ -116,10 +113,14 @@ class Compiler {
       case "and":
         return this.and(filter.args);
       case "or":
-        return `(${filter.args.map((arg) => this.node(arg)).join(" OR ")})`;
+        return balanced(
+          filter.args.map((arg) => this.node(arg)),
+          "OR",
+        );
       case "not":
-        // A NULL comparison is "unknown"; NOT of unknown must be true, or not(eq(error, "x")) would drop runs without an error.
-        return `(NOT coalesce(${this.node(filter.arg)}, 0))`;
+        // A NULL comparison is "unknown"; NOT of unknown must be true, or not(eq(error, "x")) would
+        // drop runs without an error. Conditions are 1, 0 or NULL, so "not 1" says it in one level.
+        return `((${this.node(filter.arg)}) IS NOT 1)`;
       case "has":
         if (filter.attribute === "tags")
           return `EXISTS (SELECT 1 FROM json_each(runs.tags) WHERE value = ${this.bind(filter.value)})`;
@@ -177,7 +178,7 @@ class Compiler {
       rest[index] = rest[partner] = PAIRED;
     }
     for (const arg of rest) if (arg !== PAIRED) parts.push(this.node(arg));
-    return `(${parts.join(" AND ")})`;
+    return balanced(parts, "AND");
   }
 
   metadataContains(expected: Record<string, unknown>): string {
@@ -190,8 +191,60 @@ class Compiler {
         return `json_type(runs.metadata, ${path}) = ${this.bind(value ? "true" : "false")}`;
       return `json_extract(runs.metadata, ${path}) = ${this.bind(value as string | number)}`;
     });
-    return conditions.length ? `(${conditions.join(" AND ")})` : "1";
+    return conditions.length ? balanced(conditions, "AND") : "1";
   }
+}
+
+const bindable = (value: Scalar): string | number | null => (typeof value === "boolean" ? (value ? 1 : 0) : value);
+
+/**
+ * `a OP b OP c …` as a balanced tree of parenthesised pairs: a flat chain of n terms is an
+ * expression n deep, SQLite refuses more than 100, and a balanced tree is log2(n) deep.
+ */
+function balanced(parts: string[], operator: "AND" | "OR"): string {
+  if (parts.length === 1) return `(${parts[0]})`;
+  const middle = Math.ceil(parts.length / 2);
+  return `(${balanced(parts.slice(0, middle), operator)} ${operator} ${balanced(parts.slice(middle), operator)})`;
+}
+
+/**
+ * Depth one condition takes (see `compiledDepth`), by how it compiles: a column comparison; a
+ * subquery (a JSON map, tags, metadata, the feedback table, an in() list) or a like() over SQLite's
+ * 50 bytes (a recursive CTE); both; the free-text search over seven columns. Measured in workerd:
+ * test/worker/tracing-query-limits.test.ts runs the deepest filter of each kind the check accepts
+ * in filter, trace_filter and tree_filter at once.
+ */
+function conditionDepth(filter: Exclude<Filter, { op: "and" | "or" | "not" }>): number {
+  if (filter.op === "search") return filter.attribute ? 16 : 25;
+  if (filter.op === "has" || filter.op === "exists") return 16;
+  const long = filter.op === "like" && typeof filter.value === "string" && isLongLike(filter.value);
+  if (KEY_VALUE[filter.attribute]) return long ? 21 : 16;
+  return long || filter.op === "in" ? 16 : 10;
+}
+
+/**
+ * An estimate, from above, of the SQLite expression depth `filter` compiles to, in units where
+ * not() is one: balanced and()/or() add log2 of their width (a single condition's parentheses add
+ * nothing), a condition its `conditionDepth`. SQLite counts the depth of nested subqueries
+ * together (a trace_filter is one), up to 100.
+ */
+export function compiledDepth(filter: Filter): number {
+  switch (filter.op) {
+    case "and":
+    case "or":
+      return Math.ceil(Math.log2(Math.max(1, filter.args.length))) + Math.max(...filter.args.map(compiledDepth));
+    case "not":
+      return 1 + compiledDepth(filter.arg);
+    default:
+      return conditionDepth(filter);
+  }
+}
+
+/** Conditions (leaves) of a filter. */
+export function conditionCount(filter: Filter): number {
+  if (filter.op === "and" || filter.op === "or") return filter.args.reduce((sum, arg) => sum + conditionCount(arg), 0);
+  if (filter.op === "not") return conditionCount(filter.arg);
+  return 1;
 }
 
 const PAIRED: Filter = { op: "and", args: [] };

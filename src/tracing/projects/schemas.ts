@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_NAME_LENGTH } from "../../core/limits.ts";
+import { MAX_ID_LIST, MAX_NAME_LENGTH } from "../../core/limits.ts";
 import { BoolQuery, Description, JsonObject, Name } from "../../core/schemas.ts";
 import { isoTime, nullMeansAbsent } from "../schemas.ts";
 
@@ -54,7 +54,10 @@ export type ProjectFields = Partial<Omit<ProjectCreate, "id">>;
 export const ProjectIdParams = z.object({ session_id: ProjectId });
 
 export const ProjectListQuery = z.object({
-  id: z.union([ProjectId, z.array(ProjectId)]).optional(),
+  id: z
+    .union([ProjectId, z.array(ProjectId).max(MAX_ID_LIST)])
+    .optional()
+    .describe(`Project ids, the parameter repeated (at most ${MAX_ID_LIST})`),
   name: Name.optional(),
   name_contains: Name.optional(),
   limit: z.coerce.number().int().min(1).max(100).default(100),

@@ -6,7 +6,7 @@ import { createRouter } from "../../http/router.ts";
 import { jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
 import { locateRun } from "../ingest.ts";
-import { decodeCursor, QueryFilterError, wireRun } from "../query.ts";
+import { decodeCursor, QueryFilterError, queryBudget, wireRun } from "../query.ts";
 import type { StoredTracedRun } from "../shard-runs.ts";
 import { traceShardName } from "../trace-shard-do.ts";
 import { RunsPageV2Schema, RunsQueryV2Schema, RunV2Params, RunV2Query, RunV2Schema } from "./schemas.ts";
@@ -42,7 +42,10 @@ export const tracingRunV2Routes = createRouter()
     const body = c.req.valid("json");
     if (body.cursor && !decodeCursor(body.cursor)) throw badRequest("cursor is not a cursor this API returned");
     try {
-      return c.json(await queryRunsV2(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId, body), 200);
+      return c.json(
+        await queryRunsV2(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId, body, queryBudget(c.env)),
+        200,
+      );
     } catch (error) {
       if (error instanceof QueryFilterError) throw badRequest(error.message);
       throw error;

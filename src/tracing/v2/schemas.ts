@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { MAX_ID_LIST } from "../../core/limits.ts";
 import { isoTime, nullMeansAbsent, runTimeBound } from "../schemas.ts";
 
 /**
@@ -67,7 +68,11 @@ const RUN_TYPES = ["TOOL", "CHAIN", "LLM", "RETRIEVER", "EMBEDDING", "PROMPT", "
 
 export const RunsQueryV2Schema = nullMeansAbsent(
   z.object({
-    project_ids: z.array(uuid).optional().describe("Tracing project ids; required (no datasets on this server)"),
+    project_ids: z
+      .array(uuid)
+      .max(MAX_ID_LIST)
+      .optional()
+      .describe(`Tracing project ids (at most ${MAX_ID_LIST}); required (no datasets on this server)`),
     reference_dataset_id: z.string().optional().describe("Not supported here: this server keeps no datasets"),
     ids: z.array(uuid).max(50).optional(),
     trace_id: uuid.optional(),

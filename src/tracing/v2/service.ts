@@ -1,6 +1,6 @@
 import { badRequest } from "../../core/errors.ts";
 import type { Database } from "../../db/client.ts";
-import { queryRuns } from "../query.ts";
+import { type QueryBudget, queryRuns } from "../query.ts";
 import type { RunsQuery } from "../schemas.ts";
 import type { StoredTracedRun } from "../shard-runs.ts";
 import type { TraceShardDO } from "../trace-shard-do.ts";
@@ -117,8 +117,9 @@ export async function queryRunsV2(
   shards: DurableObjectNamespace<TraceShardDO>,
   workspaceId: string,
   body: RunsQueryV2,
+  budget?: QueryBudget,
 ): Promise<{ items: Record<string, unknown>[]; next_cursor: string | null }> {
-  const page = await queryRuns(db, shards, workspaceId, v1Query(body));
+  const page = await queryRuns(db, shards, workspaceId, v1Query(body), budget);
   return {
     items: page.runs.map((run) => v2Run(run as V1Run, body.selects)),
     next_cursor: page.cursors.next,
