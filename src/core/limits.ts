@@ -53,6 +53,19 @@ export const MAX_URL_BYTES = 16 * 1024;
  */
 export const MAX_TRACED_RUN_BYTES = 192 * 1024;
 
+/**
+ * Bytes of runs (or attachments) in one ingest RPC to a trace shard: a request's or an agent trace's
+ * runs for one shard go in as many RPCs as they need. A Durable Object RPC carries at most 32 MiB;
+ * 8 MiB keeps each well below it and the receiving isolate's memory low.
+ */
+export const MAX_SHARD_RPC_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Tracing projects (distinct `session_id`/`session_name`) one ingest request writes to: each costs D1
+ * queries to find or create, and an invocation makes at most 1,000 (50 on the Free plan).
+ */
+export const MAX_INGEST_PROJECTS = 20;
+
 /** The request body limit unless the `MAX_BODY_BYTES` var sets another. */
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
