@@ -66,6 +66,24 @@ export const MAX_SHARD_RPC_BYTES = 8 * 1024 * 1024;
  */
 export const MAX_INGEST_PROJECTS = 20;
 
+/**
+ * The times a traced run may carry (start_time, end_time, dotted_order, a streamed token's time), in
+ * the stored form: from `from` up to, not including, `until`. Bulk export v1 writes times as Parquet
+ * TIMESTAMP(NANOS), 64-bit nanoseconds since 1970, which hold 1677-09-21 to 2262-04-11; a time it
+ * cannot hold is refused at ingest (422) rather than written as another time.
+ */
+export const RUN_TIME_RANGE = { from: "1678-01-01T00:00:00.000000Z", until: "2262-01-01T00:00:00.000000Z" } as const;
+
+/**
+ * A traced run's token counts (prompt, completion, total, wherever its usage says them): an integer
+ * from 0 to this. Counts are summed over whole projects in doubles, exact up to 2^53: a billion
+ * tokens per run leaves room for millions of runs.
+ */
+export const MAX_RUN_TOKENS = 1_000_000_000;
+
+/** A traced run's costs (input, output, total): a number from 0 to this, summed like the tokens. */
+export const MAX_RUN_COST = 1_000_000_000;
+
 /** The request body limit unless the `MAX_BODY_BYTES` var sets another. */
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 

@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../core/limits.ts";
 import { JsonData, JsonDataObject } from "../core/schemas.ts";
-import { toStoredTime } from "./times.ts";
+import { usageProblem } from "./run-input.ts";
+import { toRunTime, toStoredTime } from "./times.ts";
 
 /**
  * The wire shapes of traced runs (`/api/v1/runs` and `/api/v1/info`): runs as the `langsmith` SDKs
@@ -14,12 +15,12 @@ import { toStoredTime } from "./times.ts";
  * stored with its microseconds (see times.ts).
  */
 const time = z.union([z.string(), z.number()]).transform((value, ctx) => {
-  const stored = toStoredTime(value);
-  if (stored === undefined) {
-    ctx.addIssue({ code: "custom", message: `not an ISO-8601 time or epoch milliseconds: ${JSON.stringify(value)}` });
+  const run = toRunTime(value);
+  if ("problem" in run) {
+    ctx.addIssue({ code: "custom", message: run.problem });
     return z.NEVER;
   }
-  return stored;
+  return run.time;
 });
 
 /** A bound on run times in a query, in the stored form (microseconds) so it compares with stored times as text. */
@@ -81,15 +82,47 @@ const runFields = {
   status: z.string().nullish(),
 };
 
+/**
+ * What a run says that must agree with itself: it ends no earlier than it starts, a streamed
+ * token's time is a run time (it becomes `first_token_time`), and its usage can be summed.
+ */
+function checkRun(
+  run: {
+    start_time?: string;
+    end_time?: string | null;
+    events?: Record<string, unknown>[] | null;
+    outputs?: Record<string, unknown> | null;
+    extra?: Record<string, unknown> | null;
+  },
+  ctx: z.RefinementCtx,
+): void {
+  if (run.start_time && run.end_time && run.end_time < run.start_time)
+    ctx.addIssue({
+      code: "custom",
+      path: ["end_time"],
+      message: `${run.end_time} is before start_time ${run.start_time}`,
+    });
+  run.events?.forEach((event, i) => {
+    // The first new_token event's time is exported as first_token_time.
+    if (event.name !== "new_token" || typeof event.time !== "string" || !/^\d{4}-\d\d-\d\dT/.test(event.time)) return;
+    const checked = toRunTime(event.time);
+    if ("problem" in checked) ctx.addIssue({ code: "custom", path: ["events", i, "time"], message: checked.problem });
+  });
+  const usage = usageProblem(run.outputs, run.extra);
+  if (usage) ctx.addIssue({ code: "custom", path: usage.path.split("."), message: usage.message });
+}
+
 export const RunPostSchema = nullMeansAbsent(
-  z.object({
-    ...runFields,
-    name,
-    run_type: z.string().min(1).max(MAX_ID_LENGTH),
-    start_time: time,
-  }),
+  z
+    .object({
+      ...runFields,
+      name,
+      run_type: z.string().min(1).max(MAX_ID_LENGTH),
+      start_time: time,
+    })
+    .superRefine(checkRun),
 );
-export const RunPatchSchema = nullMeansAbsent(z.object(runFields));
+export const RunPatchSchema = nullMeansAbsent(z.object(runFields).superRefine(checkRun));
 
 export type RunPost = z.output<typeof RunPostSchema>;
 export type RunPatch = z.output<typeof RunPatchSchema>;
