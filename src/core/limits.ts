@@ -67,6 +67,13 @@ export const MAX_SHARD_RPC_BYTES = 8 * 1024 * 1024;
 export const MAX_INGEST_PROJECTS = 20;
 
 /**
+ * Trace shards (a project's runs of one UTC day) one ingest request writes to: each takes at least one
+ * Durable Object RPC, and an invocation makes at most 1,000 subrequests. The SDKs flush at most 100
+ * runs at a time, so only a backfill spanning more days meets it.
+ */
+export const MAX_INGEST_SHARDS = 100;
+
+/**
  * The times a traced run may carry (start_time, end_time, dotted_order, a streamed token's time), in
  * the stored form: from `from` up to, not including, `until`. Bulk export v1 writes times as Parquet
  * TIMESTAMP(NANOS), 64-bit nanoseconds since 1970, which hold 1677-09-21 to 2262-04-11; a time it

@@ -1,8 +1,8 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { ErrorKind } from "../core/errors.ts";
-import { MAX_INGEST_PROJECTS, MAX_SHARD_RPC_BYTES } from "../core/limits.ts";
+import { MAX_INGEST_PROJECTS, MAX_INGEST_SHARDS, MAX_SHARD_RPC_BYTES } from "../core/limits.ts";
 import type { Database } from "../db/client.ts";
-import { traceRunLocations, traceShards } from "../db/schema.ts";
+import { traceRunLocations } from "../db/schema.ts";
 import { deriveLineage, type Lineage, MAX_OUTSIDE_PARENTS } from "./lineage.ts";
 import { getProject, projectIdForName } from "./projects/service.ts";
 import { describeIssues, dottedOrderProblem, type RunAttachment } from "./run-input.ts";
@@ -41,11 +41,10 @@ export const DEFAULT_PROJECT = "default";
 type Located<T> = { run: T; projectId: string; day: string };
 type Shard = { projectId: string; day: string; posts: RunPost[]; patches: RunPatch[]; attachments: RunAttachment[] };
 
-/** D1 binds at most 100 parameters per statement. */
-const LOCATION_ROWS_PER_STATEMENT = 25;
 /**
- * Run ids per D1 lookup of their locations, bound as one JSON array (one parameter): a multipart
- * request of 10,000 parts makes at most 10 lookups, far from the 1,000 queries of an invocation.
+ * Runs per D1 statement that looks up or indexes their locations, bound as one JSON array (one
+ * parameter, where D1 binds at most 100): a multipart request of 10,000 parts makes at most 10
+ * lookups, far from the 1,000 queries of an invocation.
  */
 const LOCATION_IDS_PER_LOOKUP = 1000;
 
@@ -108,21 +107,42 @@ export class Ingestor {
       })
       .filter((a) => a !== null);
 
+    // A request writes to at most MAX_INGEST_SHARDS shards (each costs RPCs): the runs of others are refused.
     const byShard = new Map<string, Shard>();
-    const shardFor = (projectId: string, day: string) => {
+    const shardFor = (operation: "post" | "patch", runId: string, projectId: string, day: string) => {
       const name = traceShardName(this.workspaceId, projectId, day);
       let shard = byShard.get(name);
-      if (!shard) byShard.set(name, (shard = { projectId, day, posts: [], patches: [], attachments: [] }));
+      if (!shard) {
+        if (byShard.size >= MAX_INGEST_SHARDS)
+          return this.#problem(
+            operation,
+            runId,
+            `one request writes to at most ${MAX_INGEST_SHARDS} shards (a project's runs of one UTC day of start_time); send the runs of ${day} in another request`,
+          );
+        byShard.set(name, (shard = { projectId, day, posts: [], patches: [], attachments: [] }));
+      }
       return shard;
     };
-    for (const { run, projectId, day } of posts) shardFor(projectId, day).posts.push(run);
-    for (const { run, projectId, day } of patches) shardFor(projectId, day).patches.push(run);
-    for (const { run, projectId, day } of attachments) shardFor(projectId, day).attachments.push(run);
+    const placedPosts = posts.filter(({ run, projectId, day }) => {
+      shardFor("post", run.id, projectId, day)?.posts.push(run);
+      return byShard.has(traceShardName(this.workspaceId, projectId, day));
+    });
+    const placedPatches = patches.filter(({ run, projectId, day }) => {
+      shardFor("patch", run.id, projectId, day)?.patches.push(run);
+      return byShard.has(traceShardName(this.workspaceId, projectId, day));
+    });
+    const placedAttachments = attachments.filter(({ run, projectId, day }) => {
+      shardFor("post", run.run_id, projectId, day)?.attachments.push(run);
+      return byShard.has(traceShardName(this.workspaceId, projectId, day));
+    });
 
     // Index first: a run is readable by id as soon as the request succeeds.
-    await this.#index(posts, [...byShard.values()]);
+    await this.#index(placedPosts, [...byShard.values()]);
     await Promise.all([...byShard.entries()].map(([name, shard]) => this.#send(name, shard)));
-    return { accepted: posts.length + patches.length + attachments.length, errors: this.#errors };
+    return {
+      accepted: placedPosts.length + placedPatches.length + placedAttachments.length,
+      errors: this.#errors,
+    };
   }
 
   /**
@@ -255,32 +275,37 @@ export class Ingestor {
     return projectId;
   }
 
+  /**
+   * Indexes the posts' locations and the shards in D1: one statement per `LOCATION_IDS_PER_LOOKUP`
+   * runs (their rows bound as one JSON parameter) and one for the shards, in one batch.
+   */
   async #index(posts: Located<RunPost>[], shards: Shard[]): Promise<void> {
-    const locations = posts.map(({ run, projectId, day }) => ({
-      workspaceId: this.workspaceId,
-      runId: run.id,
-      projectId,
-      day,
-    }));
-    const statements = [];
-    for (let i = 0; i < locations.length; i += LOCATION_ROWS_PER_STATEMENT) {
+    // Raw D1 statements: drizzle batches only its own builders, and these bind a JSON array each.
+    const d1 = this.db.$client;
+    const statements: D1PreparedStatement[] = [];
+    for (let i = 0; i < posts.length; i += LOCATION_IDS_PER_LOOKUP) {
+      const rows = posts.slice(i, i + LOCATION_IDS_PER_LOOKUP).map((p) => [p.run.id, p.projectId, p.day]);
       statements.push(
-        this.db
-          .insert(traceRunLocations)
-          .values(locations.slice(i, i + LOCATION_ROWS_PER_STATEMENT))
-          .onConflictDoNothing(),
+        d1
+          .prepare(
+            `INSERT INTO trace_run_locations (workspace_id, run_id, project_id, day)
+             SELECT ?, value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true ON CONFLICT DO NOTHING`,
+          )
+          .bind(this.workspaceId, JSON.stringify(rows)),
       );
     }
-    for (const shard of shards) {
+    if (shards.length) {
+      const rows = shards.map((shard) => [shard.projectId, shard.day]);
       statements.push(
-        this.db
-          .insert(traceShards)
-          .values({ workspaceId: this.workspaceId, projectId: shard.projectId, day: shard.day })
-          .onConflictDoNothing(),
+        d1
+          .prepare(
+            `INSERT INTO trace_shards (workspace_id, project_id, day)
+             SELECT ?, value ->> 0, value ->> 1 FROM json_each(?) WHERE true ON CONFLICT DO NOTHING`,
+          )
+          .bind(this.workspaceId, JSON.stringify(rows)),
       );
     }
-    const [first, ...rest] = statements;
-    if (first) await this.db.batch([first, ...rest]);
+    if (statements.length) await d1.batch(statements);
   }
 }
 

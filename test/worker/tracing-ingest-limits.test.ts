@@ -129,6 +129,33 @@ describe("ingest limits", () => {
     expect(stored.status).toBe("success");
   });
 
+  it("refuses the runs of a request past its MAX_INGEST_SHARDS-th project-day, and stores the others", async () => {
+    const project = `days-${crypto.randomUUID()}`;
+    const runs = Array.from({ length: 101 }, (_, i) => {
+      const run = root(project);
+      const day = new Date(Date.UTC(2026, 0, 1 + i)).toISOString().slice(0, 10);
+      return {
+        ...run,
+        start_time: `${day}T08:00:00.000000Z`,
+        dotted_order: `${day.replace(/-/g, "")}T080000000000Z${run.id}`,
+      };
+    });
+    const response = await call("/api/v1/runs/batch", { method: "POST", json: { post: runs } });
+    const body = await json<{ accepted: number; errors: { run_id: string; status: number; detail: string }[] }>(
+      response,
+    );
+    expect(body.accepted).toBe(100);
+    expect(body.errors).toEqual([
+      expect.objectContaining({
+        run_id: runs[100].id,
+        status: 422,
+        detail: expect.stringMatching(/at most 100 shards/),
+      }),
+    ]);
+    expect((await call(`/api/v1/runs/${runs[100].id}`)).status).toBe(404);
+    expect((await call(`/api/v1/runs/${runs[99].id}`)).status).toBe(200);
+  });
+
   it("refuses the runs of a request past its MAX_INGEST_PROJECTS-th project, and stores the others", async () => {
     const prefix = `many-${crypto.randomUUID()}`;
     const runs = Array.from({ length: 21 }, (_, i) => root(`${prefix}-${i}`));
