@@ -8,6 +8,7 @@ import { getProject, projectIdForName } from "./projects/service.ts";
 import { describeIssues, dottedOrderProblem, type RunAttachment } from "./run-input.ts";
 import { oversizeDetail, truncateOversize } from "./run-size.ts";
 import { type RunPatch, RunPatchSchema, type RunPost, RunPostSchema } from "./schemas.ts";
+import type { RefusedPatch } from "./shard-runs.ts";
 import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
 
 /**
@@ -138,9 +139,10 @@ export class Ingestor {
 
     // Index first: a run is readable by id as soon as the request succeeds.
     await this.#index(placedPosts, [...byShard.values()]);
-    await Promise.all([...byShard.entries()].map(([name, shard]) => this.#send(name, shard)));
+    const refused = (await Promise.all([...byShard.entries()].map(([name, shard]) => this.#send(name, shard)))).flat();
+    for (const { id, detail } of refused) this.#problem("patch", id, detail);
     return {
-      accepted: placedPosts.length + placedPatches.length + placedAttachments.length,
+      accepted: placedPosts.length + placedPatches.length + placedAttachments.length - refused.length,
       errors: this.#errors,
     };
   }
@@ -149,13 +151,16 @@ export class Ingestor {
    * One shard's share of the request, in RPCs of at most `maxRpcBytes` each (a DO RPC carries at most
    * 32 MiB), one after the other: posts, then patches, then attachments, as one RPC would apply them.
    */
-  async #send(name: string, shard: Shard): Promise<void> {
+  async #send(name: string, shard: Shard): Promise<RefusedPatch[]> {
     const stub = this.shards.getByName(name);
     const limit = this.options.maxRpcBytes ?? MAX_SHARD_RPC_BYTES;
+    const refused: RefusedPatch[] = [];
     for (const posts of bySize(shard.posts, runBytes, limit)) await stub.ingest(shard.projectId, posts, [], []);
-    for (const patches of bySize(shard.patches, runBytes, limit)) await stub.ingest(shard.projectId, [], patches, []);
+    for (const patches of bySize(shard.patches, runBytes, limit))
+      refused.push(...(await stub.ingest(shard.projectId, [], patches, [])));
     for (const attachments of bySize(shard.attachments, attachmentBytes, limit))
       await stub.ingest(shard.projectId, [], [], attachments);
+    return refused;
   }
 
   #problem(

@@ -78,6 +78,21 @@ describe("run times at the edges", () => {
     });
     expect(response.status).toBe(422);
     expect((await json<{ detail: string }>(response)).detail).toMatch(/^end_time: .* is before start_time/);
+    // A patch with only its end: the shard compares it with the stored start, and changes nothing.
+    const alone = await call(`/api/v1/runs/${run.id}`, { method: "PATCH", json: { end_time: "2026-11-22T10:59:59Z" } });
+    expect(alone.status).toBe(422);
+    expect((await json<{ detail: string }>(alone)).detail).toBe(
+      "end_time: 2026-11-22T10:59:59.000000Z is before start_time 2026-11-22T11:00:00.000000Z",
+    );
+    const inBatch = await post("/api/v1/runs/batch", { patch: [{ id: run.id, end_time: "2026-11-22T10:00:00Z" }] });
+    expect(inBatch.status).toBe(422);
+    expect((await json<{ detail: string }>(inBatch)).detail).toMatch(/^patch .*: end_time: .* is before start_time/);
+    expect(await json<{ end_time: string | null }>(await call(`/api/v1/runs/${run.id}`))).toMatchObject({
+      end_time: null,
+    });
+    expect(
+      (await call(`/api/v1/runs/${run.id}`, { method: "PATCH", json: { end_time: "2026-11-22T11:00:00Z" } })).status,
+    ).toBe(202);
   });
 
   it("stores the times as given at every year 0000–9999 (no rounding past 2255, no 1900 for years 0–99)", () => {
