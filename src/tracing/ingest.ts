@@ -108,42 +108,56 @@ export class Ingestor {
       })
       .filter((a) => a !== null);
 
-    // A request writes to at most MAX_INGEST_SHARDS shards (each costs RPCs): the runs of others are refused.
-    const byShard = new Map<string, Shard>();
-    const shardFor = (operation: "post" | "patch", runId: string, projectId: string, day: string) => {
+    const shards = this.#byShard(posts, patches, attachments);
+    // Index first: a run is readable by id as soon as the request succeeds.
+    await this.#index(shards.posts, [...shards.byName.values()]);
+    const refused = (
+      await Promise.all([...shards.byName.entries()].map(([name, shard]) => this.#send(name, shard)))
+    ).flat();
+    for (const { id, detail } of refused) this.#problem("patch", id, detail);
+    return {
+      accepted: shards.posts.length + shards.patches.length + shards.attachments.length - refused.length,
+      errors: this.#errors,
+    };
+  }
+
+  /**
+   * The located runs grouped by shard, and those placed. A request writes to at most
+   * `MAX_INGEST_SHARDS` shards (each costs RPCs): the runs of any other are refused.
+   */
+  #byShard(posts: Located<RunPost>[], patches: Located<RunPatch>[], attachments: Located<RunAttachment>[]) {
+    const byName = new Map<string, Shard>();
+    const place = (operation: "post" | "patch", runId: string, projectId: string, day: string): Shard | null => {
       const name = traceShardName(this.workspaceId, projectId, day);
-      let shard = byShard.get(name);
+      let shard = byName.get(name);
       if (!shard) {
-        if (byShard.size >= MAX_INGEST_SHARDS)
+        if (byName.size >= MAX_INGEST_SHARDS)
           return this.#problem(
             operation,
             runId,
             `one request writes to at most ${MAX_INGEST_SHARDS} shards (a project's runs of one UTC day of start_time); send the runs of ${day} in another request`,
           );
-        byShard.set(name, (shard = { projectId, day, posts: [], patches: [], attachments: [] }));
+        byName.set(name, (shard = { projectId, day, posts: [], patches: [], attachments: [] }));
       }
       return shard;
     };
-    const placedPosts = posts.filter(({ run, projectId, day }) => {
-      shardFor("post", run.id, projectId, day)?.posts.push(run);
-      return byShard.has(traceShardName(this.workspaceId, projectId, day));
-    });
-    const placedPatches = patches.filter(({ run, projectId, day }) => {
-      shardFor("patch", run.id, projectId, day)?.patches.push(run);
-      return byShard.has(traceShardName(this.workspaceId, projectId, day));
-    });
-    const placedAttachments = attachments.filter(({ run, projectId, day }) => {
-      shardFor("post", run.run_id, projectId, day)?.attachments.push(run);
-      return byShard.has(traceShardName(this.workspaceId, projectId, day));
-    });
-
-    // Index first: a run is readable by id as soon as the request succeeds.
-    await this.#index(placedPosts, [...byShard.values()]);
-    const refused = (await Promise.all([...byShard.entries()].map(([name, shard]) => this.#send(name, shard)))).flat();
-    for (const { id, detail } of refused) this.#problem("patch", id, detail);
     return {
-      accepted: placedPosts.length + placedPatches.length + placedAttachments.length - refused.length,
-      errors: this.#errors,
+      byName,
+      posts: posts.filter(({ run, projectId, day }) => {
+        const shard = place("post", run.id, projectId, day);
+        shard?.posts.push(run);
+        return shard !== null;
+      }),
+      patches: patches.filter(({ run, projectId, day }) => {
+        const shard = place("patch", run.id, projectId, day);
+        shard?.patches.push(run);
+        return shard !== null;
+      }),
+      attachments: attachments.filter(({ run, projectId, day }) => {
+        const shard = place("post", run.run_id, projectId, day);
+        shard?.attachments.push(run);
+        return shard !== null;
+      }),
     };
   }
 
