@@ -14,7 +14,9 @@ import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
 /**
  * Ingestion: validates each run on its own (one bad run never sinks the rest), resolves its project
  * (by `session_id`, else by `session_name`, created on first use, default "default"), and sends
- * each shard its runs in one RPC. Run locations are indexed in D1 for patches and reads by id.
+ * each shard its runs in RPCs of at most `MAX_SHARD_RPC_BYTES`. Run locations are indexed in D1 for
+ * patches and reads by id, and looked up there in bulk: a request costs a bounded number of D1
+ * queries and RPCs however many parts it has (see `MAX_INGEST_PROJECTS`, `MAX_INGEST_SHARDS`).
  * A post or patch over the traced run limit is refused (`too_large`) or, for the agent tracer, truncated
  * (see run-size.ts), so it never reaches a shard row it could not fit in.
  */
