@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { MAX_ID_LENGTH, MAX_NAME_LENGTH } from "../core/limits.ts";
 import { JsonData, JsonDataObject } from "../core/schemas.ts";
 import { usageProblem } from "./run-input.ts";
-import { toRunTime, toStoredTime } from "./times.ts";
+import { endsBeforeStart, toRunTime, toStoredTime } from "./times.ts";
 
 /**
  * The wire shapes of traced runs (`/api/v1/runs` and `/api/v1/info`): runs as the `langsmith` SDKs
@@ -96,7 +96,7 @@ function checkRun(
   },
   ctx: z.RefinementCtx,
 ): void {
-  if (run.start_time && run.end_time && run.end_time < run.start_time)
+  if (run.start_time && run.end_time && endsBeforeStart(run.start_time, run.end_time))
     ctx.addIssue({
       code: "custom",
       path: ["end_time"],

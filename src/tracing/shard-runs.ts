@@ -11,7 +11,7 @@ import {
   RUNS_INDEXES,
   RUNS_TABLE,
 } from "./shard-schema.ts";
-import { secondsBetween, storedForm, toStoredTime } from "./times.ts";
+import { endsBeforeStart, secondsBetween, storedForm, toStoredTime } from "./times.ts";
 
 /**
  * The runs of one trace shard (workspace × project × UTC day): idempotent posts and patches in any
@@ -248,7 +248,7 @@ export class ShardRuns {
     const existing = stored ? this.record(patch.id) : null;
     if (existing) {
       const next = applyPatch(existing, patch);
-      if (next.end_time && next.end_time < next.start_time)
+      if (next.end_time && endsBeforeStart(next.start_time, next.end_time))
         return { id: patch.id, detail: `end_time: ${next.end_time} is before start_time ${next.start_time}` };
       this.write(next);
       return null;

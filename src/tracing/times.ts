@@ -113,6 +113,13 @@ export function toRunTime(value: string | number): { time: string } | { problem:
   return { time };
 }
 
+/**
+ * Whether a run's stored `end` is before its stored `start`. Within the start's millisecond it is not:
+ * the JS SDK pads its millisecond start_time with a counter as microseconds (see dotted_order) and
+ * sends end_time as whole epoch milliseconds, so a run shorter than 1 ms ends "before" it starts.
+ */
+export const endsBeforeStart = (start: string, end: string): boolean => end < start.slice(0, 23);
+
 /** Seconds from `start` to `end` (stored or any ISO form), to the microsecond; never negative. */
 export function secondsBetween(start: string, end: string): number {
   const from = parseIso(start) ?? { millis: Date.parse(start), micros: 0 };

@@ -51,8 +51,8 @@ describe("run times at the edges", () => {
     await refused(runAt("2026-11-22T10:00:00+25:00"), /^start_time: not an ISO-8601 time/);
     await refused(runAt("2026-11-22T10:00:00+05:60"), /^start_time: not an ISO-8601 time/);
     await refused(
-      runAt("2026-11-22T10:00:00.000002Z", { end_time: "2026-11-22T10:00:00.000001Z" }),
-      /^end_time: 2026-11-22T10:00:00.000001Z is before start_time 2026-11-22T10:00:00.000002Z/,
+      runAt("2026-11-22T10:00:00.001000Z", { end_time: "2026-11-22T10:00:00.000999Z" }),
+      /^end_time: 2026-11-22T10:00:00.000999Z is before start_time 2026-11-22T10:00:00.001000Z/,
     );
     const early = runAt("2026-11-22T10:00:00Z");
     await refused(
@@ -67,6 +67,16 @@ describe("run times at the edges", () => {
       runAt("2026-11-22T10:00:00Z", { events: [{ name: "new_token", time: "0001-01-01T00:00:00Z" }] }),
       /^events\.0\.time: .* is outside/,
     );
+  });
+
+  it("takes the JS SDK's run shorter than a millisecond: a counter-padded start, an end in whole milliseconds", async () => {
+    const run = runAt("2026-11-22T10:00:00.123005Z", { end_time: Date.parse("2026-11-22T10:00:00.123Z") });
+    expect((await post("/api/v1/runs", run)).status).toBe(202);
+    expect(await json(await call(`/api/v1/runs/${run.id}`))).toMatchObject({
+      start_time: "2026-11-22T10:00:00.123005Z",
+      end_time: "2026-11-22T10:00:00.123000Z",
+      latency: 0,
+    });
   });
 
   it("refuses an end before the start in a patch that carries both", async () => {
