@@ -61,6 +61,13 @@ export const MAX_TRACED_RUN_BYTES = 192 * 1024;
 export const MAX_SHARD_RPC_BYTES = 8 * 1024 * 1024;
 
 /**
+ * One attachment of a traced run. It is stored in chunks, but crosses one Durable Object RPC whole
+ * when it is ingested and when it is downloaded, and an RPC carries at most 32 MiB. Only a
+ * `MAX_BODY_BYTES` raised above it can let a larger one in.
+ */
+export const MAX_ATTACHMENT_BYTES = 24 * 1024 * 1024;
+
+/**
  * Tracing projects (distinct `session_id`/`session_name`) one ingest request writes to: each costs D1
  * queries to find or create, and an invocation makes at most 1,000 (50 on the Free plan).
  */

@@ -1,9 +1,11 @@
 // What one ingest request costs the platform: shard RPCs of bounded size, and few D1 queries however many parts.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { MAX_ATTACHMENT_BYTES } from "../../src/core/limits.ts";
 import { database } from "../../src/db/client.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import { Ingestor } from "../../src/tracing/ingest.ts";
+import { readMultipartRuns } from "../../src/tracing/multipart.ts";
 import type { TraceShardDO } from "../../src/tracing/trace-shard-do.ts";
 import { call, json } from "./helpers.ts";
 
@@ -110,7 +112,6 @@ describe("ingest limits", () => {
       }),
     );
     const encoded = new Response(data);
-    const { readMultipartRuns } = await import("../../src/tracing/multipart.ts");
     const request = new Request("http://platform.test/api/v1/runs/multipart", {
       method: "POST",
       body: await encoded.arrayBuffer(),
@@ -127,6 +128,30 @@ describe("ingest limits", () => {
     expect(counter.queries).toBeLessThanOrEqual(3);
     const stored = await json<{ status: string; attachments: unknown }>(await call(`/api/v1/runs/${runs[299].id}`));
     expect(stored.status).toBe("success");
+  });
+
+  it("refuses an attachment over MAX_ATTACHMENT_BYTES (one RPC carries it whole) when the body limit lets it in", async () => {
+    const runId = crypto.randomUUID();
+    const data = new FormData();
+    data.append(`attachment.${runId}.big`, new Blob([new Uint8Array(MAX_ATTACHMENT_BYTES + 1)]));
+    data.append(`attachment.${runId}.small`, new Blob([new Uint8Array(10)]));
+    const encoded = new Response(data);
+    const request = new Request("http://platform.test/api/v1/runs/multipart", {
+      method: "POST",
+      body: await encoded.arrayBuffer(),
+      headers: { "Content-Type": encoded.headers.get("content-type")! },
+    });
+    // As with MAX_BODY_BYTES raised to 32 MiB.
+    const { attachments, problems } = await readMultipartRuns(request, 32 * 1024 * 1024);
+    expect(attachments.map((a) => a.name)).toEqual(["small"]);
+    expect(problems).toEqual([
+      {
+        operation: "post",
+        run_id: runId,
+        kind: "too_large",
+        detail: `attachment big is ${MAX_ATTACHMENT_BYTES + 1} bytes; the limit is ${MAX_ATTACHMENT_BYTES} (MAX_ATTACHMENT_BYTES)`,
+      },
+    ]);
   });
 
   it("refuses the runs of a request past its MAX_INGEST_SHARDS-th project-day, and stores the others", async () => {
