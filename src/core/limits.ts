@@ -148,6 +148,51 @@ export const MAX_ERROR_MESSAGE_LENGTH = 16 * 1024;
  */
 export const MAX_FILTER_BYTES = 16 * 1024;
 
+/**
+ * Bytes of runs (or attachments) in one ingest RPC to a trace shard: a request's or an agent trace's
+ * runs for one shard go in as many RPCs as they need. A Durable Object RPC carries at most 32 MiB;
+ * 8 MiB keeps each well below it and the receiving isolate's memory low.
+ */
+export const MAX_SHARD_RPC_BYTES = 8 * 1024 * 1024;
+
+/**
+ * One attachment of a traced run. It is stored in chunks, but crosses one Durable Object RPC whole
+ * when it is ingested and when it is downloaded, and an RPC carries at most 32 MiB. Only a
+ * `MAX_BODY_BYTES` raised above it can let a larger one in.
+ */
+export const MAX_ATTACHMENT_BYTES = 24 * 1024 * 1024;
+
+/**
+ * Tracing projects (distinct `session_id`/`session_name`) one ingest request writes to: each costs D1
+ * queries to find or create, and an invocation makes at most 1,000 (50 on the Free plan).
+ */
+export const MAX_INGEST_PROJECTS = 20;
+
+/**
+ * Trace shards (a project's runs of one UTC day) one ingest request writes to: each takes at least one
+ * Durable Object RPC, and an invocation makes at most 1,000 subrequests. The SDKs flush at most 100
+ * runs at a time, so only a backfill spanning more days meets it.
+ */
+export const MAX_INGEST_SHARDS = 100;
+
+/**
+ * The times a traced run may carry (start_time, end_time, dotted_order, a streamed token's time), in
+ * the stored form: from `from` up to, not including, `until`. Bulk export v1 writes times as Parquet
+ * TIMESTAMP(NANOS), 64-bit nanoseconds since 1970, which hold 1677-09-21 to 2262-04-11; a time it
+ * cannot hold is refused at ingest (422) rather than written as another time.
+ */
+export const RUN_TIME_RANGE = { from: "1678-01-01T00:00:00.000000Z", until: "2262-01-01T00:00:00.000000Z" } as const;
+
+/**
+ * A traced run's token counts (prompt, completion, total, wherever its usage says them): an integer
+ * from 0 to this. Counts are summed over whole projects in doubles, exact up to 2^53: a billion
+ * tokens per run leaves room for millions of runs.
+ */
+export const MAX_RUN_TOKENS = 1_000_000_000;
+
+/** A traced run's costs (input, output, total): a number from 0 to this, summed like the tokens. */
+export const MAX_RUN_COST = 1_000_000_000;
+
 /** The request body limit unless the `MAX_BODY_BYTES` var sets another. */
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 

@@ -15,6 +15,7 @@ import {
   Utf8,
 } from "apache-arrow";
 import type { ColumnShape, ExportColumn } from "../tracing/export-page.ts";
+import { toStoredTime } from "../tracing/times.ts";
 
 /**
  * The bulk-export column set (LangSmith's 29 documented default fields) and its Arrow schema per
@@ -394,14 +395,31 @@ export function epochNanos(text: string): bigint | undefined {
   const match = ISO.exec(text);
   if (!match) return undefined;
   const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number);
-  const millis = Date.UTC(year, month - 1, day, hour, minute, second);
-  // Date.UTC rolls 2026-02-30 over to March: refuse what does not come back unchanged.
+  const millis = utcMillis(year, month, day, hour, minute, second, 0);
+  // 2026-02-30 rolls over to March: refuse what does not come back unchanged.
   const check = new Date(millis);
   if (check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59)
     return undefined;
+  if (Number(match[9] ?? 0) > 23 || Number(match[10] ?? 0) > 59) return undefined; // no zone is +25:00
   const offsetMinutes =
     match[8] === undefined ? 0 : (match[8] === "-" ? -1 : 1) * (Number(match[9]) * 60 + Number(match[10]));
   return BigInt(millis - offsetMinutes * 60_000) * 1_000_000n + BigInt((match[7] ?? "").padEnd(9, "0"));
+}
+
+/** Date.UTC, except that years 0–99 are those years, not 1900–1999. */
+function utcMillis(
+  year: number,
+  month: number,
+  day: number,
+  hour: number,
+  minute: number,
+  second: number,
+  milli: number,
+) {
+  if (year >= 100) return Date.UTC(year, month - 1, day, hour, minute, second, milli);
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return date.setUTCHours(hour, minute, second, milli);
 }
 
 /** The digits of `text` from `from` to `to` as a number, or NaN. */
@@ -442,22 +460,39 @@ export function storedTimeMillis(text: string): number | undefined {
   ];
   if (!(month >= 1 && month <= 12 && day >= 1 && hour <= 23 && minute <= 59 && second <= 59 && year >= 0 && milli >= 0))
     return undefined;
-  const millis = Date.UTC(year, month - 1, day, hour, minute, second, milli);
-  // Date.UTC rolls 2026-02-30 over to March: refuse what does not come back unchanged.
+  const millis = utcMillis(year, month, day, hour, minute, second, milli);
+  // 2026-02-30 rolls over to March: refuse what does not come back unchanged.
   if (day > 28 && new Date(millis).getUTCDate() !== day) return undefined;
   return millis;
 }
 
 /**
  * Microseconds since the epoch of a time in the shards' stored form (2026-11-20T10:00:00.123456Z, see
- * tracing/times.ts), or undefined for any other text.
+ * tracing/times.ts), or undefined for any other text. A bigint: past 2255 a double loses microseconds.
  */
-export function storedTimeMicros(text: string): number | undefined {
+export function storedTimeMicros(text: string): bigint | undefined {
   if (text.length !== 27 || text[26] !== "Z") return undefined;
   const extra = digits(text, 23, 26);
   if (!(extra >= 0)) return undefined;
   const millis = storedTimeMillis(`${text.slice(0, 23)}Z`);
-  return millis === undefined ? undefined : millis * 1000 + extra;
+  return millis === undefined ? undefined : BigInt(millis) * 1000n + BigInt(extra);
+}
+
+/** What a v1 file's TIMESTAMP(NANOS) holds: a signed 64-bit count of nanoseconds since 1970. */
+const MIN_NANOS = -(2n ** 63n);
+const MAX_NANOS = 2n ** 63n - 1n;
+
+/** Nanoseconds since the epoch of any time the platform reads: its stored form, `toISOString()` or client ISO text. */
+function anyTimeNanos(text: string): bigint | undefined {
+  const micros = storedTimeMicros(text);
+  if (micros !== undefined) return micros * 1000n;
+  const millis = storedTimeMillis(text);
+  if (millis !== undefined) return BigInt(millis) * 1_000_000n;
+  const nanos = epochNanos(text);
+  if (nanos !== undefined) return nanos;
+  // Every other form ingestion takes (a lower-case z, a comma, an offset without minutes).
+  const stored = toStoredTime(text);
+  return stored === undefined ? undefined : (storedTimeMicros(stored) as bigint) * 1000n;
 }
 
 /**
@@ -473,22 +508,17 @@ function timestampColumn(
   const validity = new Validity(rows);
   const values = new BigInt64Array(rows);
   const nanosecond = type instanceof TimestampNanosecond;
-  const perMillisecond = nanosecond ? 1_000_000n : 1_000n;
   stringsOf(column, field, rows).forEach((text, i) => {
     if (text === null) return validity.setNull(i);
-    const micros = storedTimeMicros(text);
-    if (micros !== undefined) {
-      values[i] = nanosecond ? BigInt(micros) * 1000n : BigInt(micros);
-      return;
-    }
-    const millis = storedTimeMillis(text);
-    if (millis !== undefined) {
-      values[i] = BigInt(millis) * perMillisecond;
-      return;
-    }
-    const nanos = epochNanos(text);
+    const nanos = anyTimeNanos(text);
     if (nanos === undefined) throw new ColumnError(`${field} of row ${i} is not an ISO-8601 time: ${text}`);
-    values[i] = nanosecond ? nanos : nanos / 1000n;
+    // A time the format cannot hold is refused, never written as another (a 64-bit overflow wraps).
+    if (nanosecond && (nanos < MIN_NANOS || nanos > MAX_NANOS))
+      throw new ColumnError(
+        `${field} of row ${i}, ${text}, is outside what format_version v1 holds (Parquet nanoseconds, 1677-09-21 to 2262-04-11); export it as v2_beta`,
+      );
+    // Microseconds, rounded down as the stored form's are.
+    values[i] = nanosecond ? nanos : nanos >= 0n || nanos % 1000n === 0n ? nanos / 1000n : nanos / 1000n - 1n;
   });
   return makeData({ type, length: rows, nullCount: validity.nulls, nullBitmap: validity.bitmap, data: values });
 }

@@ -1,11 +1,12 @@
 import { BaseTracer, type Run } from "@langchain/core/tracers/base";
+import { MAX_SHARD_RPC_BYTES } from "../core/limits.ts";
 import { toJson } from "../db/serialize.ts";
 
 /**
  * Traces the Agent Server's own runs: a LangChain callback handler that collects the run tree
  * (graph, nodes, model and tool calls) in memory while the graph executes and hands it over, as
- * runs in the ingestion format, once the run is over. Nothing is written while the graph runs, so
- * tracing costs a run only the callback bookkeeping LangChain does anyway.
+ * runs in the ingestion format, once the run is over, in batches of bounded size. Nothing is written
+ * while the graph runs, so tracing costs a run only the callback bookkeeping LangChain does anyway.
  */
 
 /** The project agent runs are traced into when neither the deployment nor the run names one. */
@@ -61,6 +62,15 @@ export class AgentRunTracer extends BaseTracer {
    * crashed graph never ends them) are closed now with `reason` as their error.
    */
   takeRuns(reason = "Cancelled"): TracedRun[] {
+    return [...this.takeRunBatches(reason, Number.POSITIVE_INFINITY)].flat();
+  }
+
+  /**
+   * The runs of `takeRuns` in consecutive batches of about `maxBytes` of JSON each (a run larger
+   * than that goes alone), converted as they are taken: the tracer lets go of each run once it is
+   * converted, so a long trace is never held twice, and never whole in one RPC (see MAX_SHARD_RPC_BYTES).
+   */
+  *takeRunBatches(reason = "Cancelled", maxBytes = MAX_SHARD_RPC_BYTES): Generator<TracedRun[]> {
     const endedAt = Date.now();
     const roots = [...this.#finished];
     this.#finished.length = 0;
@@ -68,14 +78,26 @@ export class AgentRunTracer extends BaseTracer {
       if (open.parent_run_id === undefined) roots.push(open);
     }
     this.runMap.clear();
-    const runs: TracedRun[] = [];
-    const visit = (run: Run) => {
-      if (isHiddenLeaf(run)) return;
-      runs.push(this.#convert(run, endedAt, reason));
-      for (const child of run.child_runs) visit(child);
-    };
-    for (const root of roots) visit(root);
-    return runs;
+    // Depth first, parents before children, in the order they ran.
+    const pending: Run[] = roots.reverse();
+    let batch: TracedRun[] = [];
+    let bytes = 0;
+    for (let run = pending.pop(); run; run = pending.pop()) {
+      const children = run.child_runs;
+      run.child_runs = [];
+      if (isHiddenLeaf({ ...run, child_runs: children })) continue;
+      const traced = this.#convert(run, endedAt, reason);
+      const size = 2 * JSON.stringify(traced).length; // as ingest.ts measures a run for its RPC
+      if (batch.length && bytes + size > maxBytes) {
+        yield batch;
+        batch = [];
+        bytes = 0;
+      }
+      batch.push(traced);
+      bytes += size;
+      for (let i = children.length - 1; i >= 0; i--) pending.push(children[i]);
+    }
+    if (batch.length) yield batch;
   }
 
   #convert(run: Run, endedAt: number, reason: string): TracedRun {

@@ -6,11 +6,11 @@ import { attachmentDownload, checkAttachmentSignature } from "./attachment-urls.
 
 /** `GET /api/v1/attachments/...`: the pre-signed attachment URLs of `s3_urls`, served without an API key. */
 
-/** Any 8-4-4-4-12 hex id, as ingestion takes run ids (the signature is what guards the URL). */
-const uuid = z
-  .string()
-  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID")
-  .transform((id) => id.toLowerCase());
+/**
+ * Any 8-4-4-4-12 hex id. Not lower-cased: the URL must be the one that was signed, and signed ids are
+ * lower-case, so another spelling is refused by the signature check (the signature guards the URL).
+ */
+const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID");
 
 const routes = {
   signed: publicRoute(
@@ -37,6 +37,11 @@ const routes = {
 
 export const attachmentDownloadRoutes = createRouter().openapi(routes.signed, async (c) => {
   const { workspace_id, run_id, name } = c.req.valid("param");
-  await checkAttachmentSignature(c.env, { workspaceId: workspace_id, runId: run_id, name }, c.req.valid("query"));
+  await checkAttachmentSignature(
+    c.env,
+    { workspaceId: workspace_id, runId: run_id, name },
+    c.req.valid("query"),
+    new URL(c.req.url).pathname,
+  );
   return (await attachmentDownload(c, workspace_id, run_id, name)) as never;
 });

@@ -60,9 +60,12 @@ const base64url = (bytes: Uint8Array) =>
     .replace(/\//g, "_")
     .replace(/=+$/, "");
 
-function fromBase64url(text: string): Uint8Array | null {
-  if (!/^[A-Za-z0-9_-]{43}$/.test(text)) return null; // 32 bytes of HMAC-SHA256
-  return Uint8Array.from(atob(text.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+/** Equal strings, compared in time that depends only on their length (which is public: 43). */
+function sameText(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let difference = 0;
+  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return difference === 0;
 }
 
 type Attachment = { name: string; mime_type: string; size: number };
@@ -95,28 +98,35 @@ export async function attachmentS3Urls(
   return Object.fromEntries(entries);
 }
 
-/** Checks a signed download's query; throws a 403 that says what is wrong. */
+/**
+ * Checks a signed download's path and query; throws a 403 that says what is wrong. Only the exact URL
+ * that was issued passes: the path as `signedAttachmentPath` writes it (lower-case ids, the name
+ * encoded once), `expires` in plain decimal, and the signature as the server writes it. The signature
+ * is compared as text, not decoded: 43 base64url characters carry 258 bits for 256, so a decoder
+ * takes four spellings of the last character as the same bytes.
+ */
 export async function checkAttachmentSignature(
   env: SigningEnv,
   object: { workspaceId: string; runId: string; name: string },
   query: { expires?: string; signature?: string },
+  path: string,
   now = Date.now(),
 ): Promise<void> {
   const secret = secretOf(env);
   if (!secret) throw forbidden("Signed attachment URLs are not enabled on this deployment; send X-Api-Key instead");
   if (!query.expires || !query.signature)
     throw forbidden("This attachment URL is not signed: it needs the expires and signature of a run's s3_urls");
-  const expires = /^\d{1,12}$/.test(query.expires) ? Number(query.expires) : Number.NaN;
-  const mac = fromBase64url(query.signature);
-  const valid =
-    Number.isSafeInteger(expires) &&
-    mac !== null &&
-    (await crypto.subtle.verify(
+  const expires = /^[1-9]\d{0,11}$/.test(query.expires) ? Number(query.expires) : Number.NaN;
+  let valid =
+    Number.isSafeInteger(expires) && path === signedAttachmentPath(object.workspaceId, object.runId, object.name);
+  if (valid) {
+    const mac = await crypto.subtle.sign(
       "HMAC",
       await keyFor(secret),
-      mac as Uint8Array<ArrayBuffer>,
       signedText(object.workspaceId, object.runId, object.name, expires),
-    ));
+    );
+    valid = sameText(query.signature, base64url(new Uint8Array(mac)));
+  }
   // A bad signature is reported before the expiry, so a forged expiry learns nothing more.
   if (!valid) throw forbidden("The attachment URL's signature does not match this attachment");
   if (expires * 1000 <= now)

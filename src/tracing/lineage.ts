@@ -22,7 +22,8 @@ export function dottedOrderSegment(startTime: string, id: string): string | null
 
 /** Derived dotted orders are at most this many levels deep (deeper children are left underived). */
 const MAX_DERIVED_DEPTH = 32;
-const MAX_OUTSIDE_PARENTS = 100;
+/** Parents outside the request looked up at most (one shard RPC each). */
+export const MAX_OUTSIDE_PARENTS = 100;
 const PARENT_LOOKUPS_AT_ONCE = 10;
 
 /**

@@ -5,6 +5,7 @@ import {
   parseMultipartStream,
 } from "@remix-run/multipart-parser";
 import { badRequest, DomainError, tooLarge } from "../core/errors.ts";
+import { MAX_ATTACHMENT_BYTES } from "../core/limits.ts";
 import { bodyEncoding, decodedBody } from "../http/content-encoding.ts";
 import type { RunProblem } from "./ingest.ts";
 import type { RunAttachment } from "./run-input.ts";
@@ -95,6 +96,16 @@ export async function readMultipartRuns(request: Request, maxBytes: number): Pro
           id ?? null,
           `part ${name}: an attachment part is attachment.<run id>.<name>, a file whose name has no dots`,
         );
+        continue;
+      }
+      // Stored in chunks, but read back whole over one Durable Object RPC (32 MiB at most).
+      if (bytes.byteLength > MAX_ATTACHMENT_BYTES) {
+        problems.push({
+          operation: "post",
+          run_id: id.toLowerCase(),
+          kind: "too_large",
+          detail: `attachment ${field} is ${bytes.byteLength} bytes; the limit is ${MAX_ATTACHMENT_BYTES} (MAX_ATTACHMENT_BYTES)`,
+        });
         continue;
       }
       // The SDK sends `<mime type>; length=<bytes>`; keep the type and its other parameters.

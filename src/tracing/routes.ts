@@ -31,6 +31,7 @@ import {
   RunsQuerySchema,
   RunsQueryValidateSchema,
   TracingInfoSchema,
+  type TracingRun,
   TracingRunSchema,
 } from "./schemas.ts";
 import type { StoredTracedRun } from "./shard-runs.ts";
@@ -259,7 +260,8 @@ export const tracingRunRoutes = createRouter()
     const origin = new URL(c.req.url).origin;
     const s3_urls = await attachmentS3Urls(c.env, origin, workspaceId, run_id, attachments);
     // Attachments only under `s3_urls`: the Python SDK passes its own `attachments` to `Run(...)`.
-    return c.json({ ...wireRun(run), s3_urls }, 200);
+    // The shard's run and its feedback_stats, as TracingRunSchema describes them (openapi.test.ts checks it).
+    return c.json({ ...(wireRun(run) as TracingRun), s3_urls }, 200);
   })
   .openapi(routes.attachment, async (c) => {
     const { run_id, name } = c.req.valid("param");

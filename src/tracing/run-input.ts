@@ -1,5 +1,7 @@
 import type { z } from "zod";
+import { MAX_RUN_COST, MAX_RUN_TOKENS } from "../core/limits.ts";
 import type { RunPatch } from "./schemas.ts";
+import { toRunTime } from "./times.ts";
 
 /**
  * Runs as the `langsmith` SDKs send them (their zod schemas are in schemas.ts): the
@@ -23,6 +25,11 @@ export function dottedOrderProblem(
     const match = SEGMENT.exec(segment);
     if (!match)
       return `dotted_order segment ${index + 1} "${segment.slice(0, 60)}" is not <YYYYMMDDTHHMMSSffffff>Z<uuid>`;
+    // The segment's time orders the trace and names the run's shard day: a time runs may carry.
+    const [date, fraction] = [match[1], match[2]];
+    const iso = `${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6, 8)}T${date.slice(9, 11)}:${date.slice(11, 13)}:${date.slice(13, 15)}.${fraction}Z`;
+    const time = toRunTime(iso);
+    if ("problem" in time) return `dotted_order segment ${index + 1}: ${time.problem}`;
     ids.push(match[3]);
   }
   if (ids.at(-1) !== run.id) return `dotted_order must end with the run's id ${run.id}, found ${ids.at(-1)}`;
@@ -89,18 +96,7 @@ export function usageOf(
   extra: Record<string, unknown> | null | undefined,
   prices: ModelPrices = {},
 ): Usage {
-  const candidates: unknown[] = [];
-  const generations = outputs?.generations;
-  if (Array.isArray(generations)) {
-    for (const group of generations.flat()) {
-      const message = (
-        group as { message?: { kwargs?: { usage_metadata?: unknown }; usage_metadata?: unknown } } | null
-      )?.message;
-      candidates.push(message?.kwargs?.usage_metadata, message?.usage_metadata);
-    }
-  }
-  candidates.push(outputs?.usage_metadata, (outputs?.llm_output as { token_usage?: unknown } | undefined)?.token_usage);
-  candidates.push((extra?.metadata as { usage_metadata?: unknown } | undefined)?.usage_metadata);
+  const candidates = usageCandidates(outputs, extra).map(({ value }) => value);
   for (const candidate of candidates) {
     if (!candidate || typeof candidate !== "object") continue;
     const usage = candidate as Record<string, unknown>;
@@ -133,6 +129,78 @@ export function usageOf(
     };
   }
   return NO_USAGE;
+}
+
+/** Where usage may be, with the path that names it in a refusal. */
+function usageCandidates(
+  outputs: Record<string, unknown> | null | undefined,
+  extra: Record<string, unknown> | null | undefined,
+): { path: string; value: unknown }[] {
+  const candidates: { path: string; value: unknown }[] = [];
+  const generations = outputs?.generations;
+  if (Array.isArray(generations)) {
+    generations.forEach((group, i) => {
+      (Array.isArray(group) ? group : [group]).forEach((generation, j) => {
+        const at = Array.isArray(group) ? `outputs.generations.${i}.${j}.message` : `outputs.generations.${i}.message`;
+        const message = (
+          generation as { message?: { kwargs?: { usage_metadata?: unknown }; usage_metadata?: unknown } } | null
+        )?.message;
+        candidates.push(
+          { path: `${at}.kwargs.usage_metadata`, value: message?.kwargs?.usage_metadata },
+          { path: `${at}.usage_metadata`, value: message?.usage_metadata },
+        );
+      });
+    });
+  }
+  candidates.push(
+    { path: "outputs.usage_metadata", value: outputs?.usage_metadata },
+    {
+      path: "outputs.llm_output.token_usage",
+      value: (outputs?.llm_output as { token_usage?: unknown } | undefined)?.token_usage,
+    },
+    {
+      path: "extra.metadata.usage_metadata",
+      value: (extra?.metadata as { usage_metadata?: unknown } | undefined)?.usage_metadata,
+    },
+  );
+  return candidates;
+}
+
+const TOKEN_FIELDS = ["input_tokens", "prompt_tokens", "output_tokens", "completion_tokens", "total_tokens"];
+const COST_FIELDS = ["input_cost", "prompt_cost", "output_cost", "completion_cost", "total_cost"];
+
+/**
+ * Why the token counts or costs of a run's usage cannot be summed, or null: each is read into the
+ * run's totals and summed over projects, so a count is an integer from 0 to `MAX_RUN_TOKENS` and a
+ * cost a number from 0 to `MAX_RUN_COST` (a negative or 1e308 one would make every sum wrong).
+ */
+export function usageProblem(
+  outputs: Record<string, unknown> | null | undefined,
+  extra: Record<string, unknown> | null | undefined,
+): { path: string; message: string } | null {
+  for (const { path, value } of usageCandidates(outputs, extra)) {
+    if (!value || typeof value !== "object") continue;
+    const usage = value as Record<string, unknown>;
+    for (const field of TOKEN_FIELDS) {
+      const count = usage[field];
+      if (typeof count !== "number") continue; // not read (see usageOf)
+      if (!Number.isInteger(count) || count < 0 || count > MAX_RUN_TOKENS)
+        return {
+          path: `${path}.${field}`,
+          message: `${JSON.stringify(count)} is not a token count, an integer from 0 to ${MAX_RUN_TOKENS}`,
+        };
+    }
+    for (const field of COST_FIELDS) {
+      const cost = usage[field];
+      if (typeof cost !== "number") continue;
+      if (!Number.isFinite(cost) || cost < 0 || cost > MAX_RUN_COST)
+        return {
+          path: `${path}.${field}`,
+          message: `${JSON.stringify(cost)} is not a cost, a number from 0 to ${MAX_RUN_COST}`,
+        };
+    }
+  }
+  return null;
 }
 
 /** `MODEL_PRICES` as configured: a JSON object, or nothing when unset or not valid. */

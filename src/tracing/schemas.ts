@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_ID_LENGTH, MAX_ID_LIST, MAX_NAME_LENGTH } from "../core/limits.ts";
 import { JsonData, JsonDataObject } from "../core/schemas.ts";
-import { toStoredTime } from "./times.ts";
+import { usageProblem } from "./run-input.ts";
+import { endsBeforeStart, toRunTime, toStoredTime } from "./times.ts";
 
 /**
  * The wire shapes of traced runs (`/api/v1/runs` and `/api/v1/info`): runs as the `langsmith` SDKs
@@ -14,12 +15,12 @@ import { toStoredTime } from "./times.ts";
  * stored with its microseconds (see times.ts).
  */
 const time = z.union([z.string(), z.number()]).transform((value, ctx) => {
-  const stored = toStoredTime(value);
-  if (stored === undefined) {
-    ctx.addIssue({ code: "custom", message: `not an ISO-8601 time or epoch milliseconds: ${JSON.stringify(value)}` });
+  const run = toRunTime(value);
+  if ("problem" in run) {
+    ctx.addIssue({ code: "custom", message: run.problem });
     return z.NEVER;
   }
-  return stored;
+  return run.time;
 });
 
 /** A bound on run times in a query, in the stored form (microseconds) so it compares with stored times as text. */
@@ -81,15 +82,47 @@ const runFields = {
   status: z.string().nullish(),
 };
 
+/**
+ * What a run says that must agree with itself: it ends no earlier than it starts, a streamed
+ * token's time is a run time (it becomes `first_token_time`), and its usage can be summed.
+ */
+function checkRun(
+  run: {
+    start_time?: string;
+    end_time?: string | null;
+    events?: Record<string, unknown>[] | null;
+    outputs?: Record<string, unknown> | null;
+    extra?: Record<string, unknown> | null;
+  },
+  ctx: z.RefinementCtx,
+): void {
+  if (run.start_time && run.end_time && endsBeforeStart(run.start_time, run.end_time))
+    ctx.addIssue({
+      code: "custom",
+      path: ["end_time"],
+      message: `${run.end_time} is before start_time ${run.start_time}`,
+    });
+  run.events?.forEach((event, i) => {
+    // The first new_token event's time is exported as first_token_time.
+    if (event.name !== "new_token" || typeof event.time !== "string" || !/^\d{4}-\d\d-\d\dT/.test(event.time)) return;
+    const checked = toRunTime(event.time);
+    if ("problem" in checked) ctx.addIssue({ code: "custom", path: ["events", i, "time"], message: checked.problem });
+  });
+  const usage = usageProblem(run.outputs, run.extra);
+  if (usage) ctx.addIssue({ code: "custom", path: usage.path.split("."), message: usage.message });
+}
+
 export const RunPostSchema = nullMeansAbsent(
-  z.object({
-    ...runFields,
-    name,
-    run_type: z.string().min(1).max(MAX_ID_LENGTH),
-    start_time: time,
-  }),
+  z
+    .object({
+      ...runFields,
+      name,
+      run_type: z.string().min(1).max(MAX_ID_LENGTH),
+      start_time: time,
+    })
+    .superRefine(checkRun),
 );
-export const RunPatchSchema = nullMeansAbsent(z.object(runFields));
+export const RunPatchSchema = nullMeansAbsent(z.object(runFields).superRefine(checkRun));
 
 export type RunPost = z.output<typeof RunPostSchema>;
 export type RunPatch = z.output<typeof RunPatchSchema>;
@@ -119,8 +152,60 @@ export const IngestResultSchema = z
 export type IngestProblem = z.infer<typeof IngestProblemSchema>;
 export type IngestResultBody = z.infer<typeof IngestResultSchema>;
 
-/** A traced run as stored: its own component, not the Agent Server's `Run`. */
-export const TracingRunSchema = z.record(z.string(), z.unknown()).openapi("TracingRun");
+const storedTime = (what: string) =>
+  z.string().describe(`${what}: ISO-8601 UTC with microseconds, e.g. 2026-11-20T10:00:00.123456Z`);
+const nullableCount = (what: string) => z.number().int().min(0).nullable().describe(what);
+const nullableCost = (what: string) => z.number().min(0).nullable().describe(what);
+
+/**
+ * A traced run as `GET /api/v1/runs/{id}` answers it (LangSmith's `RunSchema`; `/runs/query` answers
+ * the same fields, or those of its `select`): its own component, not the Agent Server's `Run`.
+ */
+export const TracingRunSchema = z
+  .object({
+    id: z.string().describe("The run's id (a UUID)"),
+    name: z.string(),
+    run_type: z.string().describe("tool, chain, llm, retriever, embedding, prompt, parser, or the client's own"),
+    status: z.string().describe("success, error or pending, unless the client set its own"),
+    start_time: storedTime("When the run started"),
+    end_time: storedTime("When the run ended; null while it runs").nullable(),
+    latency: z.number().min(0).nullable().describe("end_time − start_time in seconds, to the microsecond"),
+    first_token_time: storedTime("The time of a streamed LLM run's first new_token event").nullable(),
+    inputs: JsonDataObject.nullable(),
+    outputs: JsonDataObject.nullable(),
+    error: z.string().nullable(),
+    extra: JsonDataObject.nullable().describe("Holds metadata (extra.metadata) and runtime information"),
+    events: z.array(JsonDataObject).nullable(),
+    tags: z.array(z.string()),
+    trace_id: z.string().describe("The id of the trace's root run"),
+    parent_run_id: z.string().nullable(),
+    parent_run_ids: z.array(z.string()).describe("Every ancestor's id, root first"),
+    dotted_order: z
+      .string()
+      .describe("<YYYYMMDDTHHMMSSffffff>Z<id> of each ancestor and then the run, joined by dots; empty when not known"),
+    is_root: z.boolean(),
+    execution_order: z.number().int(),
+    session_id: z.string().describe("The tracing project's id"),
+    reference_example_id: z.string().nullable(),
+    thread_id: z.string().nullable().describe("From metadata thread_id, session_id or conversation_id"),
+    prompt_tokens: nullableCount("From the run's usage (outputs.usage_metadata, llm_output.token_usage or metadata)"),
+    completion_tokens: nullableCount("From the run's usage"),
+    total_tokens: nullableCount("From the run's usage, else prompt + completion"),
+    prompt_cost: nullableCost("As sent, else from MODEL_PRICES"),
+    completion_cost: nullableCost("As sent, else from MODEL_PRICES"),
+    total_cost: nullableCost("As sent, else prompt + completion cost"),
+    feedback_stats: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe("Per feedback key: n, avg and, for categorical values, their counts"),
+    app_path: z.string().describe("The run's path in a LangSmith-style UI"),
+    s3_urls: z
+      .record(z.string(), z.object({ presigned_url: z.string(), mime_type: z.string(), size: z.number().int() }))
+      .optional()
+      .describe("GET /runs/{id} only: attachment.<name> → a pre-signed download URL"),
+  })
+  .openapi("TracingRun");
+export type TracingRun = z.infer<typeof TracingRunSchema>;
 
 export const RunsQuerySchema = nullMeansAbsent(
   z.object({

@@ -11,7 +11,7 @@ import {
   RUNS_INDEXES,
   RUNS_TABLE,
 } from "./shard-schema.ts";
-import { secondsBetween, storedForm, toStoredTime } from "./times.ts";
+import { endsBeforeStart, secondsBetween, storedForm, toStoredTime } from "./times.ts";
 
 /**
  * The runs of one trace shard (workspace × project × UTC day): idempotent posts and patches in any
@@ -41,6 +41,9 @@ type TracedRunRecord = {
   tags: string[];
   reference_example_id: string | null;
 };
+
+/** A patch a shard did not apply, and why. */
+export type RefusedPatch = { id: string; detail: string };
 
 /** A run as `GET /runs/{id}` and `POST /runs/query` return it (LangSmith `RunSchema`). */
 export type StoredTracedRun = TracedRunRecord &
@@ -181,8 +184,8 @@ export class ShardRuns {
    * One ingest request's runs, posts first, in one transaction. Which runs already exist and which
    * have a patch waiting is read once for the whole batch, so a new run costs a single INSERT.
    */
-  ingest(posts: RunPost[], patches: RunPatch[], sessionId: string): void {
-    this.sql.transaction(() => {
+  ingest(posts: RunPost[], patches: RunPatch[], sessionId: string): RefusedPatch[] {
+    return this.sql.transaction(() => {
       const stored = this.#existing(
         "runs",
         [...posts, ...patches].map((run) => run.id),
@@ -196,7 +199,7 @@ export class ShardRuns {
         stored.add(run.id);
         waiting.delete(run.id);
       }
-      for (const patch of patches) this.#patch(patch, stored.has(patch.id));
+      return patches.flatMap((patch) => this.#patch(patch, stored.has(patch.id)) ?? []);
     });
   }
 
@@ -240,15 +243,20 @@ export class ShardRuns {
     this.write(merged);
   }
 
-  #patch(patch: RunPatch, stored: boolean): void {
+  /** Applies a patch, or refuses it (and changes nothing) when it would end the run before its start. */
+  #patch(patch: RunPatch, stored: boolean): RefusedPatch | null {
     const existing = stored ? this.record(patch.id) : null;
     if (existing) {
-      this.write(applyPatch(existing, patch));
-      return;
+      const next = applyPatch(existing, patch);
+      if (next.end_time && endsBeforeStart(next.start_time, next.end_time))
+        return { id: patch.id, detail: `end_time: ${next.end_time} is before start_time ${next.start_time}` };
+      this.write(next);
+      return null;
     }
     const pending = this.sql.all<{ patch: string }>("SELECT patch FROM pending_patches WHERE id = ?", patch.id)[0];
     const merged = pending ? { ...(JSON.parse(pending.patch) as RunPatch), ...definedFields(patch) } : patch;
     this.sql.run("INSERT OR REPLACE INTO pending_patches (id, patch) VALUES (?, ?)", patch.id, JSON.stringify(merged));
+    return null;
   }
 
   /** A run's trace_id and dotted_order, or null when the run is unknown or has no dotted_order. */

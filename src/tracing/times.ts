@@ -7,11 +7,20 @@
  * order is time order in the shards' SQL (bounds and filter times are normalised to it too).
  */
 
+import { RUN_TIME_RANGE } from "../core/limits.ts";
+
 const ISO =
   /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?\s*(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
 
-/** Microseconds since the epoch of an ISO-8601 time (no zone means UTC), or undefined. Digits past the sixth are dropped. */
-export function epochMicros(text: string): number | undefined {
+/**
+ * A time as whole milliseconds since the epoch (exact as a double for every year 0000–9999) and the
+ * microseconds past them (0–999). Microseconds alone pass 2^53 in 2255, where a double stops
+ * counting them exactly.
+ */
+type Instant = { millis: number; micros: number };
+
+/** An ISO-8601 time (no zone means UTC), or undefined. Digits past the sixth are dropped. */
+function parseIso(text: string): Instant | undefined {
   const match = ISO.exec(text.trim());
   if (!match) return undefined;
   const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number);
@@ -19,7 +28,6 @@ export function epochMicros(text: string): number | undefined {
   const check = new Date(0);
   check.setUTCFullYear(year, month - 1, day);
   check.setUTCHours(hour, minute, second, 0);
-  const millis = check.getTime();
   // A date that does not exist (2026-02-30) rolls over: refuse what does not come back unchanged.
   if (
     check.getUTCFullYear() !== year ||
@@ -30,52 +38,93 @@ export function epochMicros(text: string): number | undefined {
     second > 59
   )
     return undefined;
-  const offsetMinutes =
-    match[9] === undefined ? 0 : (match[9] === "-" ? -1 : 1) * (Number(match[10]) * 60 + Number(match[11] ?? 0));
-  const fraction = Number((match[7] ?? "").slice(0, 6).padEnd(6, "0"));
-  return (millis - offsetMinutes * 60_000) * 1000 + fraction;
+  const [offsetHours, offsetMinutes] = [Number(match[10] ?? 0), Number(match[11] ?? 0)];
+  // An offset is at most ±23:59 (ISO 8601); +25:00 names no zone.
+  if (offsetHours > 23 || offsetMinutes > 59) return undefined;
+  const offset = match[9] === undefined ? 0 : (match[9] === "-" ? -1 : 1) * (offsetHours * 60 + offsetMinutes);
+  const fraction = (match[7] ?? "").slice(0, 6).padEnd(6, "0");
+  return {
+    millis: check.getTime() - offset * 60_000 + Number(fraction.slice(0, 3)),
+    micros: Number(fraction.slice(3)),
+  };
 }
 
-/** The stored form of a time given in microseconds since the epoch. */
+/** Microseconds since the epoch of an ISO-8601 time (no zone means UTC), or undefined; exact until 2255. */
+export function epochMicros(text: string): number | undefined {
+  const instant = parseIso(text);
+  return instant && instant.millis * 1000 + instant.micros;
+}
+
+/** The stored form of a time given in microseconds since the epoch (exact until 2255; see Instant). */
 export function formatMicros(micros: number): string {
   const millis = Math.floor(micros / 1000);
-  const extra = micros - millis * 1000;
-  // toISOString() ends in `.mmmZ`: three more digits go before the Z.
-  return `${new Date(millis).toISOString().slice(0, -1)}${String(extra).padStart(3, "0")}Z`;
+  return format({ millis, micros: micros - millis * 1000 });
 }
+
+/** The stored form: toISOString() ends in `.mmmZ`, three more digits go before the Z. */
+const format = ({ millis, micros }: Instant): string =>
+  `${new Date(millis).toISOString().slice(0, -1)}${String(micros).padStart(3, "0")}Z`;
 
 /**
  * A client's time in the stored form: ISO-8601 text with any number of fraction digits and any zone,
  * or epoch milliseconds (the JS SDK's `end_time`, possibly fractional). Other text `Date` can read
- * keeps millisecond precision. Undefined when it is not a time.
+ * keeps millisecond precision. Undefined when it is not a time of the years 0000–9999.
  */
 export function toStoredTime(value: string | number): string | undefined {
-  return storable(typeof value === "number" ? Math.round(value * 1000) : textMicros(value));
+  const instant = typeof value === "number" ? fromEpochMillis(value) : textInstant(value);
+  return instant && storable(instant) ? format(instant) : undefined;
 }
 
-function textMicros(value: string): number | undefined {
-  const micros = epochMicros(value);
-  if (micros !== undefined) return micros;
+function fromEpochMillis(value: number): Instant | undefined {
+  if (!Number.isFinite(value)) return undefined;
+  const millis = Math.floor(value);
+  const micros = Math.round((value - millis) * 1000);
+  return micros === 1000 ? { millis: millis + 1, micros: 0 } : { millis, micros };
+}
+
+function textInstant(value: string): Instant | undefined {
+  const instant = parseIso(value);
+  if (instant) return instant;
   // ISO text that names no real time (2026-02-30) is refused rather than rolled over as Date would.
   if (ISO.test(value.trim())) return undefined;
   const millis = Date.parse(value);
-  return Number.isNaN(millis) ? undefined : millis * 1000;
+  return Number.isNaN(millis) ? undefined : { millis, micros: 0 };
 }
 
 /** Years 0000–9999 only: the stored form has four year digits (and `dotted_order` is built from it). */
-const YEAR_ZERO_MICROS = -62_167_219_200_000 * 1000; // 0000-01-01T00:00:00Z
-const MAX_MICROS = (Date.UTC(9999, 11, 31, 23, 59, 59, 999) + 1) * 1000 - 1;
+const YEAR_ZERO_MILLIS = -62_167_219_200_000; // 0000-01-01T00:00:00Z
+const YEAR_10000_MILLIS = 253_402_300_800_000; // 10000-01-01T00:00:00Z
 
-function storable(micros: number | undefined): string | undefined {
-  if (micros === undefined || !Number.isFinite(micros)) return undefined;
-  return micros < YEAR_ZERO_MICROS || micros > MAX_MICROS ? undefined : formatMicros(micros);
+const storable = ({ millis }: Instant): boolean => millis >= YEAR_ZERO_MILLIS && millis < YEAR_10000_MILLIS;
+
+/**
+ * A run's time in the stored form, or why it cannot be one: not a time, or outside the years every
+ * export format holds (`RUN_TIME_RANGE`, v1 Parquet's nanoseconds since 1970 in 64 bits).
+ */
+export function toRunTime(value: string | number): { time: string } | { problem: string } {
+  const instant = typeof value === "number" ? fromEpochMillis(value) : textInstant(value);
+  if (instant === undefined)
+    return { problem: `not an ISO-8601 time or epoch milliseconds: ${JSON.stringify(value).slice(0, 100)}` };
+  const time = storable(instant) ? format(instant) : undefined;
+  if (time === undefined || time < RUN_TIME_RANGE.from || time >= RUN_TIME_RANGE.until)
+    return {
+      problem: `${time ?? JSON.stringify(value).slice(0, 100)} is outside the run times this platform stores and exports exactly, ${RUN_TIME_RANGE.from} up to (not including) ${RUN_TIME_RANGE.until}`,
+    };
+  return { time };
 }
+
+/**
+ * Whether a run's stored `end` is before its stored `start`. Within the start's millisecond it is not:
+ * the JS SDK pads its millisecond start_time with a counter as microseconds (see dotted_order) and
+ * sends end_time as whole epoch milliseconds, so a run shorter than 1 ms ends "before" it starts.
+ */
+export const endsBeforeStart = (start: string, end: string): boolean => end < start.slice(0, 23);
 
 /** Seconds from `start` to `end` (stored or any ISO form), to the microsecond; never negative. */
 export function secondsBetween(start: string, end: string): number {
-  const from = epochMicros(start) ?? Date.parse(start) * 1000;
-  const to = epochMicros(end) ?? Date.parse(end) * 1000;
-  return Math.max(0, to - from) / 1e6;
+  const from = parseIso(start) ?? { millis: Date.parse(start), micros: 0 };
+  const to = parseIso(end) ?? { millis: Date.parse(end), micros: 0 };
+  return Math.max(0, (to.millis - from.millis) * 1000 + (to.micros - from.micros)) / 1e6;
 }
 
 /** A time read back from storage in the stored form; rows written before microseconds hold `toISOString()` text. */

@@ -5,7 +5,7 @@ import { parseModelPrices, type RunAttachment } from "./run-input.ts";
 import { type ShardRunStats, shardRunStats } from "./run-stats.ts";
 import type { RunPatch, RunPost } from "./schemas.ts";
 import { deleteFeedback, feedbackStatsOf, putFeedback, type ShardFeedback } from "./shard-feedback.ts";
-import { ShardRuns, type StoredTracedRun, type TracedRunQuery } from "./shard-runs.ts";
+import { type RefusedPatch, ShardRuns, type StoredTracedRun, type TracedRunQuery } from "./shard-runs.ts";
 
 /**
  * One trace shard: the runs of one (workspace, project, UTC day of start_time). A shard is exactly
@@ -16,10 +16,11 @@ export class TraceShardDO extends DurableObject<Env> {
   readonly #sql = durableObjectSql(this.ctx.storage);
   readonly #runs = new ShardRuns(this.#sql, parseModelPrices(this.env.MODEL_PRICES));
 
-  /** Posts, patches and attachments of one ingest request, for runs of this shard's project. */
-  ingest(sessionId: string, posts: RunPost[], patches: RunPatch[], attachments: RunAttachment[] = []): void {
-    this.#runs.ingest(posts, patches, sessionId);
+  /** Posts, patches and attachments of one ingest request, for runs of this shard's project; answers the patches it refused. */
+  ingest(sessionId: string, posts: RunPost[], patches: RunPatch[], attachments: RunAttachment[] = []): RefusedPatch[] {
+    const refused = this.#runs.ingest(posts, patches, sessionId);
     for (const attachment of attachments) this.#runs.putAttachment(attachment);
+    return refused;
   }
 
   /** One attachment of a run, or null. */

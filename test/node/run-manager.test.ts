@@ -91,7 +91,12 @@ class FakeHost implements RunHost {
   }
   traceSink() {
     return this.tracing
-      ? { project: undefined, record: async (runs: TracedRun[]) => void this.traced.push(...runs) }
+      ? {
+          project: undefined,
+          record: async (batches: Iterable<TracedRun[]>) => {
+            for (const runs of batches) this.traced.push(...runs);
+          },
+        }
       : null;
   }
 }

@@ -1,5 +1,9 @@
 // Every run the Agent Server executes is traced into the shards of its workspace.
+import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
+import { agentTraceSink } from "../../src/threads/runs/trace-sink.ts";
+import type { ThreadRecord } from "../../src/threads/thread-record.ts";
 import type { ThreadJson } from "../../src/threads/types.ts";
 import { AgentRunTracer, agentTraceProject, DEFAULT_AGENT_PROJECT } from "../../src/tracing/agent-tracer.ts";
 import { oversizeDetail, truncateOversize } from "../../src/tracing/run-size.ts";
@@ -266,6 +270,44 @@ describe("agent runs are traced", () => {
       ),
     ).toBe(true);
     expect(tracer.takeRuns()).toEqual([]);
+  });
+
+  it("hands a long trace over in batches of bounded size, and the sink stores it whole", async () => {
+    const project = `batched-${crypto.randomUUID()}`;
+    const tracer = new AgentRunTracer({ thread_id: "t", run_id: "r", assistant_id: "a", graph_id: "g" }, project);
+    const rootId = crypto.randomUUID();
+    const open = (id: string, parent: string | undefined, inputs: Record<string, unknown>, order: number) =>
+      tracer._addRunToRunMap({
+        id,
+        name: parent ? `llm-${order}` : "graph",
+        run_type: parent ? "llm" : "chain",
+        parent_run_id: parent,
+        start_time: Date.parse("2026-11-22T09:00:00Z") + order,
+        inputs,
+        execution_order: order,
+        child_runs: [],
+        child_execution_order: order,
+        events: [],
+        tags: [],
+      } as never);
+    open(rootId, undefined, {}, 1);
+    // A conversation that grows with every step, as an agent's does.
+    const steps = Array.from({ length: 40 }, () => crypto.randomUUID());
+    steps.forEach((id, i) => open(id, rootId, { messages: "m".repeat(2_000 * (i + 1)) }, i + 2));
+    const batches = [...tracer.takeRunBatches("Cancelled", 200_000)];
+    expect(batches.length).toBeGreaterThan(4);
+    for (const batch of batches) expect(2 * JSON.stringify(batch).length).toBeLessThanOrEqual(200_000 + 1_000);
+    expect(batches.flat().map((run) => run.id)).toEqual([rootId, ...steps]);
+
+    const sink = agentTraceSink(env, { threadId: "t", workspaceId: DEFAULT_WORKSPACE_ID } as ThreadRecord);
+    await sink!.record(batches);
+    const stored = await json<{ runs: TraceRun[] }>(
+      await call("/api/v1/runs/query", {
+        method: "POST",
+        json: { trace: rootId, order: "asc", limit: 100, select: ["id"] },
+      }),
+    );
+    expect(stored.runs.map((run) => run.id).sort()).toEqual([rootId, ...steps].sort());
   });
 
   it("rejects a langsmith_tracer that is not an object with a project name", async () => {

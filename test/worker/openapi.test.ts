@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { ZodType } from "zod";
 import { createApp, isPublicRequest, PUBLIC_PATHS } from "../../src/app.ts";
 import { SIGNED_ATTACHMENT_PATH } from "../../src/tracing/attachment-urls.ts";
+import { TracingRunSchema } from "../../src/tracing/schemas.ts";
 import { call, json } from "./helpers.ts";
 
 interface Content {
@@ -194,6 +195,53 @@ describe("OpenAPI document: every answer is described", () => {
     expect(doc.components.schemas.Run).toMatchObject({
       required: expect.arrayContaining(["run_id", "thread_id", "assistant_id"]),
     });
+  });
+
+  it("TracingRun lists the fields GET /api/v1/runs/{run_id} answers, and only those", async () => {
+    const doc = await json<OpenApiDocument>(await call("/openapi.json", { key: null }));
+    const component = doc.components.schemas.TracingRun as {
+      properties?: Record<string, unknown>;
+      required?: string[];
+    };
+    expect(Object.keys(component.properties ?? {})).toEqual(
+      expect.arrayContaining([
+        "id",
+        "name",
+        "run_type",
+        "start_time",
+        "end_time",
+        "dotted_order",
+        "trace_id",
+        "session_id",
+      ]),
+    );
+    expect(component.required).toEqual(
+      expect.arrayContaining(["id", "trace_id", "dotted_order", "status", "app_path"]),
+    );
+    // A run with every kind of field, read back: it fits the schema, with no field left undescribed.
+    const id = crypto.randomUUID();
+    const posted = await call("/api/v1/runs", {
+      method: "POST",
+      json: {
+        id,
+        name: "described",
+        run_type: "llm",
+        start_time: "2026-11-22T12:00:00.000001Z",
+        end_time: "2026-11-22T12:00:01Z",
+        trace_id: id,
+        dotted_order: `20261122T120000000001Z${id}`,
+        inputs: { q: 1 },
+        outputs: { usage_metadata: { input_tokens: 3, output_tokens: 4 } },
+        extra: { metadata: { thread_id: "t" } },
+        events: [{ name: "new_token", time: "2026-11-22T12:00:00.5Z" }],
+        tags: ["a"],
+        session_name: `described-${crypto.randomUUID()}`,
+      },
+    });
+    expect(posted.status).toBe(202);
+    const run = await json(await call(`/api/v1/runs/${id}`));
+    const parsed = TracingRunSchema.strict().safeParse(run);
+    expect(parsed.error?.issues ?? []).toEqual([]);
   });
 
   it("no component name is shared by two different schemas", () => {

@@ -73,11 +73,38 @@ describe("pre-signed attachment URLs", () => {
     const extended = new URL(photo.href);
     extended.searchParams.set("expires", String(Number(photo.searchParams.get("expires")) + 3600));
     await refused(extended.href, /signature does not match/);
-    // One character of the signature changed.
-    const forged = new URL(photo.href);
+    // One character of the signature changed: the first, or the last to any other character (three
+    // of which differ only in the 2 unused low bits, and decode to the same 32 bytes).
     const signature = photo.searchParams.get("signature")!;
-    forged.searchParams.set("signature", `${signature.slice(0, -1)}${signature.endsWith("A") ? "B" : "A"}`);
-    await refused(forged.href, /signature does not match/);
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const withSignature = (text: string) => {
+      const url = new URL(photo.href);
+      url.searchParams.set("signature", text);
+      return url.href;
+    };
+    await refused(
+      withSignature(`${signature[0] === "A" ? "B" : "A"}${signature.slice(1)}`),
+      /signature does not match/,
+    );
+    for (const last of alphabet.replace(signature.at(-1)!, ""))
+      await refused(withSignature(`${signature.slice(0, -1)}${last}`), /signature does not match/);
+    // The same expiry spelled with a leading zero, or with a sign.
+    const expires = photo.searchParams.get("expires")!;
+    for (const spelling of [`0${expires}`, `+${expires}`, `${expires}.0`]) {
+      const url = new URL(photo.href);
+      url.searchParams.set("expires", spelling);
+      await refused(url.href, /signature does not match/);
+    }
+    // The same ids in upper case, or the name percent-encoded where it need not be.
+    await refused(photo.href.replace(runId, runId.toUpperCase()), /signature does not match/);
+    const lettered = "abcdef01-2345-4678-89ab-cdef01234567"; // the test workspace's id has no letters
+    const [issued] = Object.values(
+      await attachmentS3Urls(env, "http://platform.test", lettered, runId, [
+        { name: "photo", mime_type: "image/png", size: 4 },
+      ]),
+    );
+    await refused(issued.presigned_url.replace(lettered, lettered.toUpperCase()), /signature does not match/);
+    await refused(photo.href.replace("/photo?", "/%70hoto?"), /signature does not match/);
     await refused(`${photo.origin}${photo.pathname}`, /not signed/);
     await refused(`${photo.href}x`, /signature does not match/);
     // The authenticated route still takes the API key, and only the key.

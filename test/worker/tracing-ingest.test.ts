@@ -174,6 +174,65 @@ describe("tracing ingestion", () => {
     expect((await call("/api/v1/runs/batch", { method: "POST", json: { post: "not a list" } })).status).toBe(422);
   });
 
+  it("refuses token counts and costs that cannot be summed, wherever the SDKs put usage, with 422 naming the field", async () => {
+    const project = `usage-${crypto.randomUUID()}`;
+    const llm = (extra: Record<string, unknown>) =>
+      sdkRun("llm", new Date("2026-11-20T16:00:00Z"), undefined, { run_type: "llm", session_name: project, ...extra });
+    const refusals: [Record<string, unknown>, RegExp][] = [
+      [
+        { outputs: { usage_metadata: { input_tokens: -5, output_tokens: 3 } } },
+        /^outputs\.usage_metadata\.input_tokens: -5 is not a token count/,
+      ],
+      [
+        { outputs: { usage_metadata: { total_tokens: 1e308 } } },
+        /^outputs\.usage_metadata\.total_tokens: 1e\+308 is not a token count, an integer from 0 to 1000000000/,
+      ],
+      [{ outputs: { usage_metadata: { total_tokens: 2.5 } } }, /total_tokens: 2\.5 is not a token count/],
+      [
+        { outputs: { llm_output: { token_usage: { prompt_tokens: 1, completion_tokens: -1 } } } },
+        /^outputs\.llm_output\.token_usage\.completion_tokens: -1/,
+      ],
+      [
+        { extra: { metadata: { usage_metadata: { output_tokens: 1e12 } } } },
+        /^extra\.metadata\.usage_metadata\.output_tokens/,
+      ],
+      [
+        { outputs: { generations: [[{ message: { kwargs: { usage_metadata: { input_tokens: -1 } } } }]] } },
+        /^outputs\.generations\.0\.0\.message\.kwargs\.usage_metadata\.input_tokens/,
+      ],
+      [
+        { outputs: { usage_metadata: { total_tokens: 10, total_cost: -0.5 } } },
+        /^outputs\.usage_metadata\.total_cost: -0\.5 is not a cost/,
+      ],
+    ];
+    for (const [extra, detail] of refusals) {
+      const run = llm(extra);
+      const response = await call("/api/v1/runs", { method: "POST", json: run });
+      const body = await json<{ detail: string }>(response);
+      expect(response.status, JSON.stringify(extra)).toBe(422);
+      expect(body.detail).toMatch(detail);
+      expect((await getRun(run.id)).status).toBe(404);
+    }
+    // A patch is checked the same way, and a good count is kept.
+    const run = llm({});
+    expect((await call("/api/v1/runs", { method: "POST", json: run })).status).toBe(202);
+    const bad = await call(`/api/v1/runs/${run.id}`, {
+      method: "PATCH",
+      json: { outputs: { usage_metadata: { input_tokens: -1 } }, end_time: "2026-11-20T16:00:01Z" },
+    });
+    expect(bad.status).toBe(422);
+    const good = await call(`/api/v1/runs/${run.id}`, {
+      method: "PATCH",
+      json: { outputs: { usage_metadata: { input_tokens: 7, output_tokens: 5 } }, end_time: "2026-11-20T16:00:01Z" },
+    });
+    expect(good.status).toBe(202);
+    expect(await json<Run>(await getRun(run.id))).toMatchObject({
+      prompt_tokens: 7,
+      completion_tokens: 5,
+      total_tokens: 12,
+    });
+  });
+
   it("refuses a run with a field over MAX_TRACED_RUN_BYTES with 413, alone or in a batch, and stores the others", async () => {
     // The workerd tests run with MAX_TRACED_RUN_BYTES = 32768 (vitest.config.ts).
     const big = { text: "x".repeat(40_000) };

@@ -79,7 +79,8 @@ export interface ProtocolRunSink {
 export interface TraceSink {
   /** The deployment's tracing project for agent runs (a run may name its own). */
   project: string | undefined;
-  record(runs: TracedRun[]): Promise<void>;
+  /** Stores a trace given as consecutive batches of runs (each one RPC at most, see `takeRunBatches`). */
+  record(batches: Iterable<TracedRun[]>): Promise<void>;
 }
 
 interface Execution {
@@ -416,7 +417,7 @@ export class RunManager {
             : outcome.kind === "error" || outcome.kind === "timeout"
               ? outcome.error.message
               : "Run ended before this step finished";
-        this.#background(sink.record(tracer.takeRuns(unfinished)), "agent run trace");
+        this.#background(sink.record(tracer.takeRunBatches(unfinished)), "agent run trace");
       }
     }
   }

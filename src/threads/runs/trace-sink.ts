@@ -1,6 +1,6 @@
 import { database } from "../../db/client.ts";
 import { log } from "../../observability/log.ts";
-import { Ingestor } from "../../tracing/ingest.ts";
+import { Ingestor, type RunProblem } from "../../tracing/ingest.ts";
 import { tracedRunLimit } from "../../tracing/run-size.ts";
 import type { ThreadRecord } from "../thread-record.ts";
 import type { TraceSink } from "./run-manager.ts";
@@ -14,14 +14,15 @@ export function agentTraceSink(env: Env, record: ThreadRecord): TraceSink | null
   if ((env.AGENT_TRACING as string) === "off") return null;
   return {
     project: env.AGENT_TRACING_PROJECT,
-    record: async (runs) => {
-      if (!runs.length) return;
+    record: async (batches) => {
       // A field over the trace limit is stored as a marker: the rest of the trace is kept.
       const ingestor = new Ingestor(database(env), env.TRACE_SHARD, record.workspaceId, {
         maxRunBytes: tracedRunLimit(env),
         truncateOversize: true,
       });
-      const { errors } = await ingestor.ingest(runs, []);
+      // One batch at a time: the next is converted only once this one is stored.
+      let errors: RunProblem[] = [];
+      for (const runs of batches) if (runs.length) ({ errors } = await ingestor.ingest(runs, []));
       if (errors.length)
         log.warn("agent run trace rejected runs", { thread_id: record.threadId, errors: errors.slice(0, 3) });
     },
