@@ -6,6 +6,7 @@ import { traceShards } from "../db/schema.ts";
 import { type CompiledFilter, compileFilter } from "./filter/compile.ts";
 import { checkQueryFilters, filterProblemsDetail } from "./filter/query-filters.ts";
 import { locateRun } from "./ingest.ts";
+import { projectRun } from "./run-projection.ts";
 import { foldRunStats, mergeRunStats, type RunStats, type ShardRunStats } from "./run-stats.ts";
 import type { RunsPage, RunsQuery } from "./schemas.ts";
 import { ShardRuns, type StoredTracedRun, type TracedRunQuery } from "./shard-runs.ts";
@@ -79,37 +80,6 @@ export function shardQuery(query: RunsQuery, after: Cursor | undefined): Omit<Tr
     order: query.order,
     after,
   };
-}
-
-/**
- * Fields every returned run carries, whatever `select` names: the ones the SDKs' `Run` models
- * require (Python's needs name, start_time, run_type, trace_id and a dotted_order string) and the
- * rest of LangSmith's required `RunSchema` fields.
- */
-const ALWAYS_SELECTED = [
-  "id",
-  "name",
-  "start_time",
-  "run_type",
-  "trace_id",
-  "dotted_order",
-  "status",
-  "session_id",
-  "app_path",
-];
-
-/** A run as the v1 API returns it: `dotted_order` is a string even for a run whose lineage is unknown. */
-export function wireRun(run: StoredTracedRun): Record<string, unknown> {
-  return { ...run, dotted_order: run.dotted_order ?? "", app_path: `/projects/p/${run.session_id}/r/${run.id}` };
-}
-
-/** Runs with only the selected fields (and ALWAYS_SELECTED), or whole. */
-function project(run: StoredTracedRun, select: string[] | undefined): Record<string, unknown> {
-  const full = wireRun(run);
-  if (!select?.length) return full;
-  return Object.fromEntries(
-    [...new Set([...ALWAYS_SELECTED, ...select])].filter((key) => key in full).map((key) => [key, full[key]]),
-  );
 }
 
 /**
@@ -212,7 +182,7 @@ export async function queryRuns(
           JSON.parse(
             await shards
               .getByName(traceShardName(workspaceId, projectId, day))
-              .query({ ...conditions, limit: wanted - found.length, maxBytes: share }),
+              .query({ ...conditions, limit: wanted - found.length, maxBytes: share, select: query.select }),
           ) as ShardRunsPage,
       ),
     );
@@ -255,7 +225,7 @@ export async function queryRuns(
       : resume
         ? encodeCursor(resume)
         : null;
-  return { runs: page.map((run) => project(run, query.select)), cursors: { next, prev: null } };
+  return { runs: page.map((run) => projectRun(run, query.select)), cursors: { next, prev: null } };
 }
 
 const STATS_SHARDS_AT_ONCE = 32;

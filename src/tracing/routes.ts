@@ -16,7 +16,8 @@ import { FeedbackService } from "./feedback/service.ts";
 import { checkQueryFilters } from "./filter/query-filters.ts";
 import { Ingestor, type IngestResult, locateRun, type RunProblem } from "./ingest.ts";
 import { readMultipartRuns } from "./multipart.ts";
-import { decodeCursor, QueryFilterError, queryBudget, queryRuns, wireRun } from "./query.ts";
+import { decodeCursor, QueryFilterError, queryBudget, queryRuns } from "./query.ts";
+import { wireRun } from "./run-projection.ts";
 import { tracedRunLimit } from "./run-size.ts";
 import {
   AttachmentParams,

@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { durableObjectSql } from "../db/sql.ts";
 import { type ExportPage, type ExportPageQuery, readExportPage } from "./export-page.ts";
 import { parseModelPrices, type RunAttachment } from "./run-input.ts";
+import { projectRun } from "./run-projection.ts";
 import { type ShardRunStats, shardRunStats } from "./run-stats.ts";
 import type { RunPatch, RunPost } from "./schemas.ts";
 import { deleteFeedback, feedbackStatsOf, putFeedback, type ShardFeedback } from "./shard-feedback.ts";
@@ -67,13 +68,13 @@ export class TraceShardDO extends DurableObject<Env> {
    * One page of runs as JSON `ShardRunsPage`: at most `limit` runs and at most `maxBytes` characters
    * of run JSON (the first run always), so the answer stays far below the 32 MiB RPC cap.
    */
-  query(query: TracedRunQuery & { maxBytes: number }): string {
+  query(query: TracedRunQuery & { maxBytes: number; select?: string[] }): string {
     const texts: string[] = [];
     const runs: StoredTracedRun[] = [];
     let size = 0;
     let truncated = false;
     for (const run of this.#runs.rows(query)) {
-      const text = JSON.stringify(run);
+      const text = JSON.stringify(query.select?.length ? projectRun(run, query.select) : run);
       if (runs.length > 0 && size + text.length > query.maxBytes) {
         truncated = true;
         break;
