@@ -19,6 +19,9 @@ export default defineConfig({
           // Below the body limit, so a test can send a traced run over it.
           MAX_TRACED_RUN_BYTES: "32768",
           EXPORT_ENCRYPTION_KEY: "test-export-encryption-key-0123456789",
+          // The limits guard (src/limits-guard/): the tests enforce the Workers Paid limits local
+          // workerd does not (2 MB rows, 32 function arguments, subrequests and D1 queries).
+          LIMITS_GUARD: "paid",
         },
       },
     })),

@@ -6,6 +6,7 @@
 
 import { ensureDevVars, option as optionOf } from "./lib/cli.ts";
 import { BuildError, buildDeployment, configPathFromArgs } from "./lib/deployment.ts";
+import { LOCAL_LIMITS_GUARD } from "./lib/local-runtime.ts";
 import {
   configuredCrons,
   localBaseUrl,
@@ -50,7 +51,9 @@ const crons = configuredCrons().catch((error: Error) => {
   console.error(`Cannot read the crons of wrangler.toml, so no minute tick: ${error.message}`);
   return [] as string[];
 });
-const child = spawnWrangler(["dev", "--ip", ip, "--port", port, ...persist, ...passThrough], { env });
+// The limits guard is on, as in npm start (a later `--var LIMITS_GUARD:...` of the caller wins).
+const guard = ["--var", `LIMITS_GUARD:${LOCAL_LIMITS_GUARD}`];
+const child = spawnWrangler(["dev", "--ip", ip, "--port", port, ...persist, ...guard, ...passThrough], { env });
 let ticker: MinuteTicker | undefined;
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
 child.on("exit", (code) => {
