@@ -14,6 +14,7 @@ import {
   startMinuteTicker,
   WRANGLER_DEV_SCHEDULED_PATH,
 } from "./lib/minute-tick.ts";
+import { limitsGuardNotice } from "./lib/serve.ts";
 import { applyLocalMigrations, offlineEnv, spawnWrangler, waitForOk } from "./lib/wrangler.ts";
 
 const argv = process.argv.slice(2);
@@ -53,6 +54,11 @@ const crons = configuredCrons().catch((error: Error) => {
 });
 // The limits guard is on, as in npm start (a later `--var LIMITS_GUARD:...` of the caller wins).
 const guard = ["--var", `LIMITS_GUARD:${LOCAL_LIMITS_GUARD}`];
+const guardMode =
+  passThrough
+    .filter((arg, i) => passThrough[i - 1] === "--var" && arg.startsWith("LIMITS_GUARD:"))
+    .at(-1)
+    ?.slice("LIMITS_GUARD:".length) ?? LOCAL_LIMITS_GUARD;
 const child = spawnWrangler(["dev", "--ip", ip, "--port", port, ...persist, ...guard, ...passThrough], { env });
 let ticker: MinuteTicker | undefined;
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
@@ -65,6 +71,7 @@ child.on("exit", (code) => {
 const baseUrl = localBaseUrl(ip, port);
 try {
   await waitForOk(`${baseUrl}/ok`, 300_000, child);
+  console.log(limitsGuardNotice(guardMode));
   const expressions = await crons;
   if (expressions.length) {
     ticker = startMinuteTicker({ baseUrl, crons: expressions, scheduledPath: WRANGLER_DEV_SCHEDULED_PATH });
