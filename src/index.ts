@@ -6,9 +6,10 @@ import { dispatchQueueBatch, type WorkHandler } from "./background/queue.ts";
 import { fireDueCrons } from "./crons/service.ts";
 import { database } from "./db/client.ts";
 import { applyDeploymentEnv } from "./deployment/index.ts";
+import { parquetMemoryBytes } from "./export/parquet.ts";
 import { EXPORT_RUN_MESSAGE, type ExportRunMessage, handleExportRun } from "./export/partition-writer.ts";
 import { exportTick } from "./export/planner.ts";
-import { guardDurableObject, guardWorker } from "./limits-guard/index.ts";
+import { guardDurableObject, guardWorker, registerMemoryProbe } from "./limits-guard/index.ts";
 import { MetricsDO as MetricsObject } from "./observability/metrics-do.ts";
 import { sweepExpiredItems } from "./store/store.ts";
 import { ThreadDO as ThreadObject } from "./threads/thread-do.ts";
@@ -20,6 +21,8 @@ import { TraceShardDO as TraceShardObject } from "./tracing/trace-shard-do.ts";
 AsyncLocalStorageProviderSingleton.initializeGlobalInstance(new AsyncLocalStorage());
 applyDeploymentEnv();
 
+// The Parquet encoder's WebAssembly memory is the part of the isolate's memory the guard can measure.
+registerMemoryProbe("parquet-wasm", parquetMemoryBytes);
 // Each Durable Object class and the Worker's handlers go through the limits guard, which is the class
 // or handler itself unless the LIMITS_GUARD var turns it on (the local runtime and the tests do).
 export const MetricsDO = guardDurableObject(MetricsObject);

@@ -8,6 +8,14 @@ import { guardEnv, guardFetch } from "./bindings.ts";
 import { guardState } from "./durable-object-sql.ts";
 import { inInvocation } from "./invocation.ts";
 import { guardLimits, type InvocationLimits } from "./limits.ts";
+import { checkMemoryAfter } from "./memory.ts";
+
+export { registerMemoryProbe } from "./memory.ts";
+
+/** One invocation of the guard: counted, and failed when it leaves the isolate over its memory. */
+function invoke<T>(limits: InvocationLimits, owner: object | null, work: () => T): T {
+  return inInvocation(limits, owner, () => checkMemoryAfter(work()));
+}
 
 /** The Worker's handlers, each call one invocation with guarded bindings (the handlers themselves when off). */
 export function guardWorker<H extends ExportedHandler<Env>>(handler: H): H {
@@ -18,14 +26,14 @@ export function guardWorker<H extends ExportedHandler<Env>>(handler: H): H {
   const guarded: ExportedHandler<Env> = {
     ...handler,
     ...(fetch && {
-      fetch: (request, env, ctx) => inInvocation(limits, null, () => fetch(request, guardEnv(env, limits), ctx)),
+      fetch: (request, env, ctx) => invoke(limits, null, () => fetch(request, guardEnv(env, limits), ctx)),
     }),
     ...(scheduled && {
       scheduled: (controller, env, ctx) =>
-        inInvocation(limits, null, () => scheduled(controller, guardEnv(env, limits), ctx)),
+        invoke(limits, null, () => scheduled(controller, guardEnv(env, limits), ctx)),
     }),
     ...(queue && {
-      queue: (batch, env, ctx) => inInvocation(limits, null, () => queue(batch, guardEnv(env, limits), ctx)),
+      queue: (batch, env, ctx) => invoke(limits, null, () => queue(batch, guardEnv(env, limits), ctx)),
     }),
   };
   return guarded as H;
@@ -74,7 +82,7 @@ export function guardDurableObject<C extends DurableObjectClass>(Base: C): C {
       Object.defineProperty(Guarded.prototype, name, {
         ...descriptor,
         value(this: object, ...args: unknown[]) {
-          return inInvocation(limits, this, () => method.apply(this, args));
+          return invoke(limits, this, () => method.apply(this, args));
         },
       });
     }

@@ -4,9 +4,10 @@ import { describe, expect, it } from "vitest";
 import worker from "../../src/index.ts";
 import { guardEnv } from "../../src/limits-guard/bindings.ts";
 import { guardD1 } from "../../src/limits-guard/d1.ts";
-import { guardWorker } from "../../src/limits-guard/index.ts";
+import { guardWorker, registerMemoryProbe } from "../../src/limits-guard/index.ts";
 import { inInvocation, invocationCounts } from "../../src/limits-guard/invocation.ts";
 import { guardLimits, type InvocationLimits, MAX_SQL_VALUE_BYTES } from "../../src/limits-guard/limits.ts";
+import { MAX_ISOLATE_MEMORY_BYTES } from "../../src/limits-guard/memory.ts";
 import { threadStub } from "../../src/threads/client.ts";
 
 const PAID = guardLimits({ LIMITS_GUARD: "paid" })!;
@@ -14,6 +15,8 @@ const FREE = guardLimits({ LIMITS_GUARD: "free" })!;
 const OVER = "x".repeat(2_100_000);
 const HALF = "y".repeat(1_100_000);
 const TOO_BIG = "string or blob too big: SQLITE_TOOBIG";
+/** A thousand local round trips take a few seconds on a busy machine. */
+const THOUSAND_CALLS_MS = 60_000;
 
 /** `n` comma-separated placeholders. */
 const args = (n: number) => Array.from({ length: n }, (_, i) => `'${i}'`).join(", ");
@@ -103,18 +106,22 @@ describe("D1", () => {
     expect(await env.DB.prepare(`SELECT json_array(${args(33)}) AS a`).first("a")).toContain('"32"');
   });
 
-  it("counts the queries of one invocation: the 1,000th runs, the 1,001st fails as D1 fails it", async () => {
-    const select = db.prepare("SELECT 1 AS one");
-    await inInvocation(PAID, null, async () => {
-      for (let i = 0; i < 999; i++) await select.first();
-      await db.batch([select]);
-      expect(invocationCounts()).toEqual({ subrequests: 1000, d1Queries: 1000 });
-      await expect(select.first()).rejects.toThrow("D1_ERROR: Too many API requests by single worker invocation.");
-    });
-    // A new invocation starts from zero; outside one nothing is counted.
-    await inInvocation(PAID, null, () => select.first());
-    expect(invocationCounts()).toBeNull();
-  });
+  it(
+    "counts the queries of one invocation: the 1,000th runs, the 1,001st fails as D1 fails it",
+    async () => {
+      const select = db.prepare("SELECT 1 AS one");
+      await inInvocation(PAID, null, async () => {
+        for (let i = 0; i < 999; i++) await select.first();
+        await db.batch([select]);
+        expect(invocationCounts()).toEqual({ subrequests: 1000, d1Queries: 1000 });
+        await expect(select.first()).rejects.toThrow("D1_ERROR: Too many API requests by single worker invocation.");
+      });
+      // A new invocation starts from zero; outside one nothing is counted.
+      await inInvocation(PAID, null, () => select.first());
+      expect(invocationCounts()).toBeNull();
+    },
+    THOUSAND_CALLS_MS,
+  );
 
   it("counts 50 queries on the Free plan", async () => {
     const select = guardD1(env.DB, FREE).prepare("SELECT 1 AS one");
@@ -167,15 +174,19 @@ describe("Durable Object SQLite", () => {
 });
 
 describe("subrequests", () => {
-  it("counts Durable Object calls: the 1,000th passes, the 1,001st fails as Workers fail it", async () => {
-    const guarded = guardEnv(env, PAID);
-    const stub = guarded.METRICS.get(guarded.METRICS.idFromName("guard-count"));
-    await inInvocation(PAID, null, async () => {
-      for (let i = 0; i < 1000; i++) await stub.snapshot();
-      await expect(stub.snapshot()).rejects.toThrow("Too many subrequests.");
-      await expect(fetch("http://platform.test/ok")).rejects.toThrow("Too many subrequests.");
-    });
-  });
+  it(
+    "counts Durable Object calls: the 1,000th passes, the 1,001st fails as Workers fail it",
+    async () => {
+      const guarded = guardEnv(env, PAID);
+      const stub = guarded.METRICS.get(guarded.METRICS.idFromName("guard-count"));
+      await inInvocation(PAID, null, async () => {
+        for (let i = 0; i < 1000; i++) await stub.snapshot();
+        await expect(stub.snapshot()).rejects.toThrow("Too many subrequests.");
+        await expect(fetch("http://platform.test/ok")).rejects.toThrow("Too many subrequests.");
+      });
+    },
+    THOUSAND_CALLS_MS,
+  );
 
   it("counts 50 on the Free plan, of every kind together", async () => {
     const guarded = guardEnv(env, FREE);
@@ -241,5 +252,25 @@ describe("subrequests", () => {
       await response.body?.cancel();
       expect(invocationCounts()).toEqual({ subrequests: 4, d1Queries: 0 });
     });
+  });
+});
+
+describe("memory", () => {
+  it("fails the invocation that leaves the measured memory (WebAssembly) over 128 MB", async () => {
+    let bytes = 0;
+    const unregister = registerMemoryProbe("test-wasm", () => bytes);
+    try {
+      const handler: ExportedHandler<Env> = guardWorker({
+        fetch: async () => new Response("ok"),
+        queue: async () => void (bytes = MAX_ISOLATE_MEMORY_BYTES + 65_536),
+      } satisfies ExportedHandler<Env>);
+      const ctx = {} as ExecutionContext;
+      expect(await (await handler.fetch!(new Request("http://platform.test/"), env, ctx)).text()).toBe("ok");
+      await expect(handler.queue!({} as MessageBatch, env, ctx)).rejects.toThrow("Worker exceeded memory limit.");
+      // Wasm memory never shrinks: the isolate stays over, as it would be ended deployed.
+      await expect(handler.fetch!(new Request("http://platform.test/"), env, ctx)).rejects.toThrow("memory limit");
+    } finally {
+      unregister();
+    }
   });
 });
