@@ -10,7 +10,7 @@ export interface SqlShape {
   tooManyArguments: string | null;
   /**
    * For a statement that writes rows (INSERT, REPLACE, UPDATE): the 0-based parameter indexes of each
-   * row it writes (one list per `VALUES` tuple; parameters outside the tuples count in every row).
+   * row it writes (one list per `VALUES` tuple, one for an upsert's update, one for an UPDATE).
    * Null for a statement that writes no row.
    */
   rows: number[][] | null;
@@ -195,7 +195,8 @@ function analyze(sql: string): SqlShape {
     i++;
   }
   if (!writes) return { tooManyArguments, rows: null };
-  const written = rows.length ? rows : [[]];
-  for (const row of written) row.push(...shared);
-  return { tooManyArguments, rows: written };
+  // Parameters outside the VALUES tuples of an INSERT are its upsert's `DO UPDATE SET` (the row stored
+  // instead of a tuple, never beside it): they make a row of their own.
+  if (!rows.length) return { tooManyArguments, rows: [shared] };
+  return { tooManyArguments, rows: shared.length ? [...rows, shared] : rows };
 }

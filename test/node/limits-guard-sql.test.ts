@@ -38,16 +38,18 @@ describe("function arguments", () => {
 });
 
 describe("rows written", () => {
-  it("groups the parameters of each VALUES tuple, and adds those outside every tuple to each", () => {
+  it("groups the parameters of each VALUES tuple, of an upsert's update, of an UPDATE", () => {
     expect(sqlShape("SELECT ?, ?").rows).toBeNull();
     expect(sqlShape("DELETE FROM t WHERE a = ?").rows).toBeNull();
     expect(sqlShape("INSERT INTO t (a, b) VALUES (?, ?), (?, json(?))").rows).toEqual([
       [0, 1],
       [2, 3],
     ]);
-    expect(sqlShape("INSERT INTO t (a) VALUES (?), (?) ON CONFLICT (a) DO UPDATE SET b = ?").rows).toEqual([
-      [0, 2],
-      [1, 2],
+    // An upsert stores either a tuple or its update, never both.
+    expect(sqlShape("INSERT INTO t (a, b) VALUES (?, ?), (?, ?) ON CONFLICT (a) DO UPDATE SET b = ?").rows).toEqual([
+      [0, 1],
+      [2, 3],
+      [4],
     ]);
     expect(sqlShape("UPDATE t SET a = ?, b = ? WHERE id = ?").rows).toEqual([[0, 1, 2]]);
     expect(sqlShape("INSERT INTO t SELECT value FROM json_each(?)").rows).toEqual([[0]]);
@@ -61,6 +63,8 @@ describe("rows written", () => {
     );
     expect(statementError("d1", "INSERT INTO t VALUES (?), (?)", [half, half])).toBeNull();
     expect(statementError("d1", "SELECT ? = ?", [half, half])).toBeNull();
+    const upsert = "INSERT INTO t (k, v) VALUES (?, ?) ON CONFLICT (k) DO UPDATE SET v = ?";
+    expect(statementError("d1", upsert, ["k", half, half])).toBeNull();
     expect(statementError("durable-object", "SELECT ?", ["b".repeat(2_000_001)])?.message).toBe(
       "string or blob too big: SQLITE_TOOBIG",
     );

@@ -63,6 +63,10 @@ describe("D1", () => {
       db.prepare("UPDATE guard_rows SET a = ?, b = ? WHERE id = ?").bind(HALF, HALF, 1).run(),
     ).rejects.toThrow(TOO_BIG);
     await db.prepare("INSERT INTO guard_rows (id, a) VALUES (?, ?), (?, ?)").bind(2, HALF, 3, HALF).run();
+    // An upsert binds the value for its insert and for its update; the row holds one of them.
+    await env.DB.exec("CREATE UNIQUE INDEX IF NOT EXISTS guard_rows_id ON guard_rows (id)");
+    const upsert = "INSERT INTO guard_rows (id, a) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET a = ?";
+    await db.prepare(upsert).bind(2, HALF, HALF).run();
     await db.batch([
       db.prepare("UPDATE guard_rows SET b = ? WHERE id = ?").bind("b", 2),
       db.prepare("UPDATE guard_rows SET b = ? WHERE id = ?").bind("b", 3),
