@@ -24,6 +24,9 @@ export default defineConfig({
           // A runs/query page of a few such runs, so a test can page over large runs by bytes.
           QUERY_PAGE_BYTES: "200000",
           EXPORT_ENCRYPTION_KEY: "test-export-encryption-key-0123456789",
+          // The limits guard (src/limits-guard/): the tests enforce the Workers Paid limits local
+          // workerd does not (2 MB rows, 32 function arguments, subrequests and D1 queries).
+          LIMITS_GUARD: "paid",
         },
       },
     })),

@@ -272,6 +272,8 @@ async function main(): Promise<number> {
         // A throw-away key for bulk-export credentials (the state dir is deleted afterwards anyway).
         vars: {
           EXPORT_ENCRYPTION_KEY: randomBytes(24).toString("base64url"),
+          // The bench measures what a deployment costs: no limits guard (Cloudflare enforces them there).
+          LIMITS_GUARD: "off",
           ...options.vars,
           BOOTSTRAP_API_KEY: options.apiKey,
         },

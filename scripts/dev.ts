@@ -6,6 +6,7 @@
 
 import { ensureDevVars, option as optionOf } from "./lib/cli.ts";
 import { BuildError, buildDeployment, configPathFromArgs } from "./lib/deployment.ts";
+import { LOCAL_LIMITS_GUARD } from "./lib/local-runtime.ts";
 import {
   configuredCrons,
   localBaseUrl,
@@ -13,6 +14,7 @@ import {
   startMinuteTicker,
   WRANGLER_DEV_SCHEDULED_PATH,
 } from "./lib/minute-tick.ts";
+import { limitsGuardNotice } from "./lib/serve.ts";
 import { applyLocalMigrations, offlineEnv, spawnWrangler, waitForOk } from "./lib/wrangler.ts";
 
 const argv = process.argv.slice(2);
@@ -50,7 +52,14 @@ const crons = configuredCrons().catch((error: Error) => {
   console.error(`Cannot read the crons of wrangler.toml, so no minute tick: ${error.message}`);
   return [] as string[];
 });
-const child = spawnWrangler(["dev", "--ip", ip, "--port", port, ...persist, ...passThrough], { env });
+// The limits guard is on, as in npm start (a later `--var LIMITS_GUARD:...` of the caller wins).
+const guard = ["--var", `LIMITS_GUARD:${LOCAL_LIMITS_GUARD}`];
+const guardMode =
+  passThrough
+    .filter((arg, i) => passThrough[i - 1] === "--var" && arg.startsWith("LIMITS_GUARD:"))
+    .at(-1)
+    ?.slice("LIMITS_GUARD:".length) ?? LOCAL_LIMITS_GUARD;
+const child = spawnWrangler(["dev", "--ip", ip, "--port", port, ...persist, ...guard, ...passThrough], { env });
 let ticker: MinuteTicker | undefined;
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => child.kill(signal));
 child.on("exit", (code) => {
@@ -62,6 +71,7 @@ child.on("exit", (code) => {
 const baseUrl = localBaseUrl(ip, port);
 try {
   await waitForOk(`${baseUrl}/ok`, 300_000, child);
+  console.log(limitsGuardNotice(guardMode));
   const expressions = await crons;
   if (expressions.length) {
     ticker = startMinuteTicker({ baseUrl, crons: expressions, scheduledPath: WRANGLER_DEV_SCHEDULED_PATH });

@@ -1,5 +1,10 @@
 // Secrets are not in wrangler.toml, so `wrangler types` cannot see them: declare them here.
 interface Env {
+  /**
+   * The limits guard (src/limits-guard/): "paid" or "free" enforces that plan's Cloudflare limits
+   * locally; unset or "off" in a deployment. The local runtime and the test suites set "paid".
+   */
+  LIMITS_GUARD?: string;
   /** Organization-admin API key that bootstraps the default organization and workspace. */
   BOOTSTRAP_API_KEY?: string;
   /** Encrypts bulk-export destination credentials at rest (any random string of 16+ characters). */

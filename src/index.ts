@@ -6,20 +6,29 @@ import { dispatchQueueBatch, type WorkHandler } from "./background/queue.ts";
 import { fireDueCrons } from "./crons/service.ts";
 import { database } from "./db/client.ts";
 import { applyDeploymentEnv } from "./deployment/index.ts";
+import { parquetMemoryBytes } from "./export/parquet.ts";
 import { EXPORT_RUN_MESSAGE, type ExportRunMessage, handleExportRun } from "./export/partition-writer.ts";
 import { exportTick } from "./export/planner.ts";
+import { guardDurableObject, guardWorker, registerMemoryProbe } from "./limits-guard/index.ts";
+import { MetricsDO as MetricsObject } from "./observability/metrics-do.ts";
 import { sweepExpiredItems } from "./store/store.ts";
 import { handleThreadFanOut, THREAD_FAN_OUT_MESSAGE, type ThreadFanOutMessage } from "./threads/fan-out.ts";
+import { ThreadDO as ThreadObject } from "./threads/thread-do.ts";
 import { placeWaitingFeedback } from "./tracing/feedback/service.ts";
+import { TraceShardDO as TraceShardObject } from "./tracing/trace-shard-do.ts";
 
 // Wrangler bundles LangGraph's web build, which never registers AsyncLocalStorage; without this,
 // interrupt(), getStore() and getWriter() fail with "Called interrupt() outside the context of a graph".
 AsyncLocalStorageProviderSingleton.initializeGlobalInstance(new AsyncLocalStorage());
 applyDeploymentEnv();
 
-export { MetricsDO } from "./observability/metrics-do.ts";
-export { ThreadDO } from "./threads/thread-do.ts";
-export { TraceShardDO } from "./tracing/trace-shard-do.ts";
+// The Parquet encoder's WebAssembly memory is the part of the isolate's memory the guard can measure.
+registerMemoryProbe("parquet-wasm", parquetMemoryBytes);
+// Each Durable Object class and the Worker's handlers go through the limits guard, which is the class
+// or handler itself unless the LIMITS_GUARD var turns it on (the local runtime and the tests do).
+export const MetricsDO = guardDurableObject(MetricsObject);
+export const ThreadDO = guardDurableObject(ThreadObject);
+export const TraceShardDO = guardDurableObject(TraceShardObject);
 
 const app = createApp();
 
@@ -36,7 +45,7 @@ export const queueHandlers: Record<string, WorkHandler> = {
   [THREAD_FAN_OUT_MESSAGE]: (body, env) => handleThreadFanOut(body as unknown as ThreadFanOutMessage, env),
 };
 
-export default {
+export default guardWorker({
   fetch: app.fetch,
   async scheduled(controller, env, ctx) {
     ctx.waitUntil(runTick(env, new Date(controller.scheduledTime), tickJobs));
@@ -44,4 +53,4 @@ export default {
   async queue(batch, env, _ctx) {
     await dispatchQueueBatch(batch, env, queueHandlers);
   },
-} satisfies ExportedHandler<Env>;
+} satisfies ExportedHandler<Env>);

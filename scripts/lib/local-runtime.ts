@@ -27,6 +27,9 @@ function wranglerMiniflare(): MiniflareModule {
 const ASSETS_WORKER = "agent-platform-assets";
 const ASSETS_SCRIPT = "export default { fetch: (request, env) => env.ASSETS.fetch(request) };";
 
+/** The limits guard's plan for every local runtime (npm start, npm run dev, the test suites). */
+export const LOCAL_LIMITS_GUARD = "paid";
+
 /** The state directory of `--persist-to`, or wrangler dev's default (.wrangler/state). */
 export function stateDirectory(persistTo?: string): string {
   return persistTo || join(PROJECT_ROOT, ".wrangler/state");
@@ -99,7 +102,13 @@ export async function serveWorker(options: ServeOptions): Promise<LocalRuntime> 
         {
           ...workerOptions,
           name: "agent-platform",
-          bindings: { ...(workerOptions.bindings as Record<string, unknown> | undefined), ...options.vars },
+          bindings: {
+            ...(workerOptions.bindings as Record<string, unknown> | undefined),
+            // The limits guard (src/limits-guard/) is on locally: what Cloudflare refuses fails here too.
+            // `--var LIMITS_GUARD:free` holds the Worker to the Free plan, `off` turns it off.
+            LIMITS_GUARD: LOCAL_LIMITS_GUARD,
+            ...options.vars,
+          },
           // The Worker answers every request (run_worker_first); its ASSETS binding is the assets Worker
           // below. Declared on this Worker, Miniflare would route every request through its asset
           // router first, which costs as much CPU as a small request itself.

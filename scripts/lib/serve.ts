@@ -5,7 +5,7 @@
  * Ends the process on SIGINT/SIGTERM after disposing of the runtime.
  */
 import { join } from "node:path";
-import { bundleWorker, type LocalRuntime, serveWorker, stateDirectory } from "./local-runtime.ts";
+import { bundleWorker, LOCAL_LIMITS_GUARD, type LocalRuntime, serveWorker, stateDirectory } from "./local-runtime.ts";
 import { configuredCrons, localBaseUrl, type MinuteTicker, startMinuteTicker } from "./minute-tick.ts";
 import { applyLocalMigrations, offlineEnv } from "./wrangler.ts";
 
@@ -71,6 +71,7 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
   // With --port 0 the system picks the port; the runtime knows which.
   const baseUrl = options.port === 0 ? (await runtime.ready).origin : localBaseUrl(options.ip, options.port);
   console.log(`Agent Platform listening on ${baseUrl} (state ${stateDirectory(options.persistTo)})`);
+  console.log(limitsGuardNotice(options.vars?.LIMITS_GUARD ?? LOCAL_LIMITS_GUARD));
   if (options.inspectorPort) {
     console.log(`V8 inspector: ws://127.0.0.1:${options.inspectorPort}/core:user:agent-platform`);
   }
@@ -86,6 +87,13 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
   } catch (error) {
     console.error(`Cannot read the crons of ${options.wranglerConfig}, so no minute tick: ${(error as Error).message}`);
   }
+}
+
+/** The startup line saying which Cloudflare limits the local runtime enforces (src/limits-guard/). */
+export function limitsGuardNotice(mode: string): string {
+  return mode === "off"
+    ? "Limits guard off: Cloudflare's row, function-argument, subrequest and D1-query limits are not enforced"
+    : `Limits guard ${mode}: requests fail past the Workers ${mode === "free" ? "Free" : "Paid"} plan's limits (2 MB per D1/Durable Object row, 32 SQL function arguments, ${mode === "free" ? 50 : 1000} subrequests and D1 queries per invocation), as deployed`;
 }
 
 /** `--var NAME:value` flags → vars; throws on a malformed one. */

@@ -77,7 +77,7 @@ export const MAX_QUERY_PAGE_BYTES = 8 * 1024 * 1024;
 /**
  * Trace shard calls (Durable Object subrequests) one `/runs/query` or `/runs/stats` request makes
  * at most. Workers limits: 1,000 subrequests per invocation on the Paid plan, 50 on Free (the
- * `WORKERS_PLAN` var, "paid" or "free"); the rest is left to D1 lookups and the request's own
+ * `WORKERS_PLAN` var, "paid" or "free", see `onFreePlan`); the rest is left to D1 lookups and the request's own
  * work. A query past it returns the runs found so far with a cursor; stats answer 422.
  */
 export const SHARD_CALLS_PER_REQUEST = { paid: 900, free: 40 } as const;
@@ -224,15 +224,27 @@ export function runTimeoutMs(env: { BG_JOB_TIMEOUT_SECS?: string | number }): nu
  * plan); the budget leaves room for the invocation's other calls.
  */
 export const SUBREQUEST_BUDGET = 500;
-/** The same budget under the Free plan's 50 subrequests (`LIMITS_GUARD = "free"`). */
+/** The same budget under the Free plan's 50 subrequests (see `onFreePlan`). */
 export const FREE_PLAN_SUBREQUEST_BUDGET = 25;
 
+/** The vars that name the Workers plan: `WORKERS_PLAN` in a deployment, `LIMITS_GUARD` locally. */
+export type PlanVars = { WORKERS_PLAN?: string; LIMITS_GUARD?: string };
+
 /**
- * The fan-out budget in force: the Free plan's under `LIMITS_GUARD = "free"`, else the paid one;
- * the `SUBREQUEST_BUDGET` var may lower it, never raise it.
+ * Whether the per-invocation budgets follow the Free plan (50 subrequests and D1 queries instead of
+ * 1,000): a deployment says so with `WORKERS_PLAN = "free"`, and the local limits guard holding the
+ * Worker to the Free plan (`LIMITS_GUARD = "free"`) implies it, so the budgets and the guard agree.
  */
-export function subrequestBudget(env: { LIMITS_GUARD?: string; SUBREQUEST_BUDGET?: string | number }): number {
-  const plan = env.LIMITS_GUARD === "free" ? FREE_PLAN_SUBREQUEST_BUDGET : SUBREQUEST_BUDGET;
+export function onFreePlan(env: PlanVars): boolean {
+  return env.WORKERS_PLAN === "free" || env.LIMITS_GUARD === "free";
+}
+
+/**
+ * The fan-out budget in force: the Free plan's on the Free plan, else the paid one; the
+ * `SUBREQUEST_BUDGET` var may lower it, never raise it.
+ */
+export function subrequestBudget(env: PlanVars & { SUBREQUEST_BUDGET?: string | number }): number {
+  const plan = onFreePlan(env) ? FREE_PLAN_SUBREQUEST_BUDGET : SUBREQUEST_BUDGET;
   const configured = Number(env.SUBREQUEST_BUDGET);
   return Number.isInteger(configured) && configured > 0 ? Math.min(configured, plan) : plan;
 }

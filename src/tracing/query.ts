@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, lt, lte, type SQL, sql } from "drizzle-orm";
 import { DomainError } from "../core/errors.ts";
-import { MAX_QUERY_PAGE_BYTES, SHARD_CALLS_PER_REQUEST } from "../core/limits.ts";
+import { MAX_QUERY_PAGE_BYTES, onFreePlan, type PlanVars, SHARD_CALLS_PER_REQUEST } from "../core/limits.ts";
 import type { Database } from "../db/client.ts";
 import { traceShards } from "../db/schema.ts";
 import { type CompiledFilter, compileFilter } from "./filter/compile.ts";
@@ -45,12 +45,10 @@ export function decodeCursor(text: string): Cursor | null {
 /** The request's bounds: shard calls by Workers plan, and page bytes. */
 export type QueryBudget = { shardCalls: number; pageBytes: number };
 
-export function queryBudget(env: object): QueryBudget {
-  // Optional vars, absent from the generated Env: WORKERS_PLAN ("paid" or "free") and QUERY_PAGE_BYTES.
-  const vars = env as Record<string, unknown>;
-  const configured = Number(vars.QUERY_PAGE_BYTES);
+export function queryBudget(env: PlanVars & { QUERY_PAGE_BYTES?: string | number }): QueryBudget {
+  const configured = Number(env.QUERY_PAGE_BYTES);
   return {
-    shardCalls: vars.WORKERS_PLAN === "free" ? SHARD_CALLS_PER_REQUEST.free : SHARD_CALLS_PER_REQUEST.paid,
+    shardCalls: onFreePlan(env) ? SHARD_CALLS_PER_REQUEST.free : SHARD_CALLS_PER_REQUEST.paid,
     pageBytes:
       Number.isFinite(configured) && configured > 0 ? Math.min(configured, MAX_QUERY_PAGE_BYTES) : MAX_QUERY_PAGE_BYTES,
   };
