@@ -10,9 +10,10 @@ import type { ThreadJson, ThreadStatus } from "./types.ts";
 
 /**
  * The index row's bytes: D1 refuses a row over 2,000,000. Metadata (bounded by MAX_JSON_FIELD_BYTES)
- * is always kept; past this budget the row leaves out, in turn, the values (`values_indexed` false:
- * not searchable, reads come from the thread itself), the interrupts' contents (their ids stay), and
- * the config.
+ * is always kept. The config goes when metadata, error and config alone would pass this budget;
+ * values and interrupts are kept within what is left (and `MAX_THREAD_ROW_STATE_BYTES`), or else
+ * the values (`values_indexed` false: not searchable, reads come from the thread itself) and the
+ * interrupts' contents (their ids stay) are left out together.
  */
 const MAX_INDEX_ROW_BYTES = 1_900_000;
 
