@@ -1,3 +1,4 @@
+import { concatBytes } from "../core/bytes.ts";
 import { badRequest, DomainError, tooLarge } from "../core/errors.ts";
 import { unzstd } from "../tracing/zstd.ts";
 
@@ -71,11 +72,9 @@ export async function decodedBytes(
 ): Promise<Uint8Array> {
   const stream = await decodedBody(body, encoding, maxBytes);
   const chunks: Uint8Array[] = [];
-  let total = 0;
   try {
     for await (const chunk of stream) {
       chunks.push(chunk);
-      total += chunk.byteLength;
     }
   } catch (error) {
     if (error instanceof DomainError) throw error;
@@ -83,11 +82,5 @@ export async function decodedBytes(
       `The ${encoding} body could not be decompressed: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return concatBytes(chunks);
 }

@@ -14,6 +14,7 @@ import {
   TASKS,
   WRITES_IDX_MAP,
 } from "@langchain/langgraph-checkpoint";
+import { concatBytes } from "../core/bytes.ts";
 import { jsonBytes } from "../core/json-size.ts";
 import { MAX_JSON_FIELD_BYTES } from "../core/limits.ts";
 import { type SqlStore, type SqlValue, toBytes } from "../db/sql.ts";
@@ -737,17 +738,6 @@ function splitBytes(bytes: Uint8Array): Uint8Array[] {
   for (let offset = 0; offset < bytes.byteLength; offset += CHUNK_BYTES)
     chunks.push(bytes.subarray(offset, offset + CHUNK_BYTES));
   return chunks;
-}
-
-function concatBytes(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.byteLength, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.byteLength;
-  }
-  return out;
 }
 
 function isoTimestamp(ts: string | undefined): string {

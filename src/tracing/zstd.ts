@@ -1,4 +1,5 @@
 import { zstdDecompressSync } from "node:zlib";
+import { concatBytes } from "../core/bytes.ts";
 import { badRequest, tooLarge } from "../core/errors.ts";
 
 /**
@@ -20,13 +21,7 @@ async function readAll(body: ReadableStream<Uint8Array>, maxBytes: number): Prom
     if (total > maxBytes) throw tooLarge(`Request body is larger than the limit of ${maxBytes} bytes`);
     chunks.push(chunk);
   }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return concatBytes(chunks);
 }
 
 /** Node and workerd refuse an output over `maxOutputLength` with a RangeError (ERR_BUFFER_TOO_LARGE in Node). */
