@@ -17,6 +17,8 @@ export interface Field {
   /** A string (or a string variant of a union). */
   string: boolean;
   maxLength?: number;
+  /** Declared by one member of its parent's anyOf/oneOf: another member may take the parent and ignore it. */
+  inUnionMember: boolean;
 }
 
 /** Path segments walked down from the body (`supersteps.[].updates.[].values` is five). */
@@ -45,7 +47,7 @@ export function fieldsOf(schema: JsonSchema): Field[] {
   const fields = new Map<string, Field>();
   const walk = (current: JsonSchema, path: string[], required: boolean) => {
     if (path.length >= MAX_FIELD_DEPTH) return;
-    for (const variant of variants(current)) {
+    for (const [position, variant] of variants(current).entries()) {
       for (const [name, property] of Object.entries(variant.properties ?? {})) {
         const childPath = [...path, name];
         const key = childPath.join(".");
@@ -70,6 +72,7 @@ export function fieldsOf(schema: JsonSchema): Field[] {
           freeForm: (previous?.freeForm ?? false) || freeForm,
           string: (previous?.string ?? false) || strings.length > 0,
           maxLength: previous?.maxLength ?? maxLength,
+          inUnionMember: (previous?.inUnionMember ?? false) || position > 0,
         });
         walk(property, childPath, childRequired);
         for (const items of all.map((v) => v.items).filter((i) => i !== undefined))

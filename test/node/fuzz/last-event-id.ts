@@ -68,15 +68,20 @@ export function describeLastEventId(): void {
     for (const { started, thread, run } of routes) {
       if (started.status !== 200 || !run) throw new Error(`run for the joins: ${describeAnswer(started)}`);
       const ids = eventIds(started.text);
-      for (const path of [`/threads/${thread}/runs/${run}/stream`, `/runs/${run}/stream`]) {
+      // A stateless run (its thread has its id) is joined through both routes; a thread's run through the thread's.
+      const joins: [string, string][] = [
+        ["/threads/{thread_id}/runs/{run_id}/stream", `/threads/${thread}/runs/${run}/stream`],
+      ];
+      if (thread === run) joins.push(["/runs/{run_id}/stream", `/runs/${run}/stream`]);
+      for (const [route, path] of joins) {
         const plain = await call("GET", path, { timeoutMs: 20_000 });
         const withoutHeader = eventIds(plain.text);
         for (const value of VALUES) {
           const exchange = await call("GET", path, { headers: { "Last-Event-ID": value }, timeoutMs: 20_000 });
           const request = describeRequest(
             "GET",
-            path.replace(run, "{run_id}"),
-            `Last-Event-ID ${JSON.stringify(value)}`,
+            route,
+            `${thread === run ? "stateless run, " : ""}Last-Event-ID ${JSON.stringify(value)}`,
           );
           if (!findings.check(request, exchange)) continue;
           if (exchange.status !== 200) continue;

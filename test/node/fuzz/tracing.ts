@@ -1,8 +1,11 @@
 // The tracing API's hostile inputs: tampered pre-signed attachment URLs, trace filters that
 // `/runs/query/validate` and the query routes must judge alike, and times at the edges of every
 // format, which are refused or read back exactly.
+import { zstdDecompressSync } from "node:zlib";
 import fc from "fast-check";
+import { parquetReadObjects } from "hyparquet";
 import { it } from "vitest";
+import { type S3Peer, startS3Peer } from "../../../scripts/lib/s3-peer/index.ts";
 import { SEED } from "./bodies.ts";
 import {
   api,
@@ -140,6 +143,107 @@ const EDGE_TIMES: [string | number, string | string[] | undefined][] = [
   [0.5, "1970-01-01T00:00:00.000500Z"],
 ];
 
+/** Nanoseconds since the epoch of a `YYYY-MM-DDTHH:MM:SS.ffffffZ` time (any year 0000–9999). */
+function nanoseconds(iso: string): bigint | undefined {
+  const parts = iso.match(/^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.(\d{6})Z$/);
+  if (!parts) return undefined;
+  const [year, month, day, hour, minute, second, micros] = parts.slice(1).map(Number) as number[];
+  const date = new Date(0);
+  date.setUTCFullYear(year!, month! - 1, day!);
+  date.setUTCHours(hour!, minute!, second!, 0);
+  return BigInt(date.getTime()) * 1_000_000n + BigInt(micros!) * 1_000n;
+}
+
+const hyparquetCompressors = { ZSTD: (input: Uint8Array) => new Uint8Array(zstdDecompressSync(input)) };
+
+/**
+ * Exports each stored run's UTC day to the S3 peer and checks that its Parquet `start_time` is the
+ * time the API reads back, to the nanosecond: a time the server took must survive the export too.
+ */
+async function exportExactly(
+  findings: Findings,
+  peer: S3Peer,
+  session: string,
+  stored: { id: string; request: string; time: string }[],
+): Promise<void> {
+  const destination = await call("POST", "/api/v1/bulk-exports/destinations", {
+    body: {
+      display_name: "fuzz edge times",
+      config: {
+        bucket_name: peer.bucket,
+        prefix: "fuzz",
+        endpoint_url: peer.endpoint,
+        config_kwargs_s3: { addressing_style: "path" },
+      },
+      credentials: { access_key_id: peer.accessKeyId, secret_access_key: peer.secretAccessKey },
+    },
+  });
+  if (destination.status !== 200) throw new Error(`export destination: ${describeAnswer(destination)}`);
+  const destinationId = (destination.json as { id: string }).id;
+  const byDay = new Map<string, typeof stored>();
+  // A time read back in another form is reported already; only well-formed ones are exported.
+  for (const run of stored.filter((r) => nanoseconds(r.time) !== undefined))
+    byDay.set(run.time.slice(0, 10), [...(byDay.get(run.time.slice(0, 10)) ?? []), run]);
+  const exports: { id: string; runs: typeof stored; day: string }[] = [];
+  for (const [day, runs] of byDay) {
+    const start = `${day}T00:00:00Z`;
+    const next = new Date(Number(nanoseconds(`${day}T00:00:00.000000Z`)! / 1_000_000n) + 86_400_000);
+    const end = next.getUTCFullYear() > 9999 ? "9999-12-31T23:59:59.999999Z" : next.toISOString();
+    const created = await call("POST", "/api/v1/bulk-exports", {
+      body: { bulk_export_destination_id: destinationId, session_id: session, start_time: start, end_time: end },
+    });
+    const request = describeRequest(
+      "POST",
+      "/api/v1/bulk-exports",
+      `the day ${day} of ${runs.map((r) => r.time).join(", ")}`,
+    );
+    if (!findings.check(request, created)) continue;
+    if (!succeeded(created)) findings.add("an accepted time cannot be exported", request, describeAnswer(created));
+    else exports.push({ id: (created.json as { id: string }).id, runs, day });
+  }
+  await fetch(`${fuzz.server.url}/cdn-cgi/local/scheduled?cron=*+*+*+*+*`).then((r) => r.text());
+  const deadline = Date.now() + 60_000;
+  await inParallel(exports, 2, async ({ id, runs, day }) => {
+    let status = "";
+    while (!["Completed", "Failed", "Cancelled", "TimedOut"].includes(status) && Date.now() < deadline) {
+      status =
+        ((await call("GET", `/api/v1/bulk-exports/${id}`)).json as { status?: string } | undefined)?.status ?? "";
+      if (status !== "Completed") await new Promise((done) => setTimeout(done, 250));
+    }
+    const request = describeRequest("GET", "/api/v1/bulk-exports/{id}", `the export of ${day}`);
+    if (status !== "Completed") {
+      const runsOfExport = await call("GET", `/api/v1/bulk-exports/${id}/runs`);
+      findings.add(
+        "an accepted time cannot be exported",
+        request,
+        `${status || "unfinished"}: ${runsOfExport.text.slice(0, 200)}`,
+      );
+      return;
+    }
+    const times = new Map<string, bigint>();
+    const client = peer.client();
+    for (const object of await client.listObjects(`fuzz/export_id=${id}/`)) {
+      if (!object.key.endsWith(".parquet")) continue;
+      const bytes = (await client.getObject(object.key))!;
+      const rows = (await parquetReadObjects({
+        file: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer,
+        compressors: hyparquetCompressors,
+        parsers: { timestampFromNanoseconds: (nanos: bigint) => nanos },
+      })) as { id: string; start_time: bigint }[];
+      for (const row of rows) times.set(row.id, row.start_time);
+    }
+    for (const run of runs) {
+      const exported = times.get(run.id);
+      if (exported !== nanoseconds(run.time))
+        findings.add(
+          "a time exported differently",
+          run.request,
+          `read back ${run.time}, exported ${exported === undefined ? "no row" : `${exported} ns`} (expected ${nanoseconds(run.time)} ns)`,
+        );
+    }
+  });
+}
+
 /** A grammar of LangSmith trace filters (fixed seed), for the validate-versus-query check. */
 function filterArbitrary(): fc.Arbitrary<string> {
   const text = fc.constantFrom('"fuzz"', '"x"', '""', '"\\"quoted\\""', '"%"', '"_"', '"ü🙂"');
@@ -253,14 +357,21 @@ export function describeTracing(): void {
     findings.expectNone();
   }, 60_000);
 
-  it("refuses each edge time of the tracing ingest formats or reads it back exactly", async () => {
+  it("refuses each edge time of the tracing ingest formats, or reads it back and exports it exactly", async () => {
     const findings = new Findings("edge times");
-    const session = `fuzz-times-${crypto.randomUUID()}`;
+    const session = (
+      await api<{ id: string }>("POST", "/api/v1/sessions", { name: `fuzz-times-${crypto.randomUUID()}` })
+    ).body.id;
+    // The export's S3 peer starts while the runs are ingested.
+    const starting = startS3Peer();
+    const stored: { id: string; request: string; time: string }[] = [];
     await inParallel(EDGE_TIMES, 4, async ([time, expected]) => {
       const id = crypto.randomUUID();
       const what = `start_time ${JSON.stringify(time)}`;
       const request = describeRequest("POST", "/api/v1/runs", what);
-      const posted = await call("POST", "/api/v1/runs", { body: TIME_RUN(id, time, session) });
+      const posted = await call("POST", "/api/v1/runs", {
+        body: { ...TIME_RUN(id, time, ""), session_name: undefined, session_id: session },
+      });
       if (!findings.check(request, posted)) return;
       if (!succeeded(posted)) return;
       if (expected === undefined) {
@@ -270,15 +381,16 @@ export function describeTracing(): void {
       const read = await readRun<{ start_time?: string }>(id);
       const accepted = Array.isArray(expected) ? expected : [expected];
       const got = read.run?.start_time;
-      if (read.status !== 200 || !got || !accepted.includes(got))
-        findings.add(
-          read.status === 200 ? "a time read back changed" : "an accepted run cannot be read back",
-          request,
-          `read back ${read.status === 200 ? got : describeAnswer(read)}, expected ${accepted.join(" or ")}`,
-        );
+      if (read.status !== 200 || !got) {
+        findings.add("an accepted run cannot be read back", request, describeAnswer(read));
+        return;
+      }
+      stored.push({ id, request, time: got });
+      if (!accepted.includes(got))
+        findings.add("a time read back changed", request, `read back ${got}, expected ${accepted.join(" or ")}`);
       // The query answers it the same, and finds it by its own time.
       const queried = await call("POST", "/api/v1/runs/query", {
-        body: { id: [id], start_time: got, limit: 1 },
+        body: { session: [session], id: [id], start_time: got, limit: 1 },
       });
       const found = (queried.json as { runs?: { start_time?: string }[] } | undefined)?.runs?.[0]?.start_time;
       if (findings.check(describeRequest("POST", "/api/v1/runs/query", `${what} by id`), queried) && found !== got)
@@ -288,8 +400,14 @@ export function describeTracing(): void {
           `query: ${found ?? describeAnswer(queried)}, read: ${got}`,
         );
     });
+    const peer = await starting;
+    try {
+      await exportExactly(findings, peer, session, stored);
+    } finally {
+      await peer.stop();
+    }
     findings.expectNone();
-  }, 120_000);
+  }, 180_000);
 
   it("agrees with /runs/query/validate on every filter, at every size, on every query route", async () => {
     const findings = new Findings("trace filters: validate versus query");
