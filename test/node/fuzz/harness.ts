@@ -73,8 +73,8 @@ export interface Fixtures {
 }
 
 /** Data for the generated requests to find: an assistant, a thread with a run, a cron, an item, a project, a traced run, a key; and a thread and an assistant of another workspace. */
-export async function createFixtures(): Promise<Fixtures> {
-  const ids: Record<string, string> = {};
+export async function createFixtures(label = "fuzz"): Promise<Fixtures> {
+  const ids: Record<string, string> = { session_name: label };
   ids.assistant_id = (
     await api<{ assistant_id: string }>("POST", "/assistants", { graph_id: "echo", name: "fuzz" })
   ).body.assistant_id;
@@ -90,13 +90,13 @@ export async function createFixtures(): Promise<Fixtures> {
     await api<{ cron_id: string }>("POST", "/runs/crons", { assistant_id: "echo", schedule: "0 0 1 1 *" })
   ).body.cron_id;
   await api("PUT", "/store/items", { namespace: ["fuzz"], key: "item", value: { a: 1 } });
-  ids.session_id = (await api<{ id: string }>("POST", "/api/v1/sessions", { name: "fuzz" })).body.id;
+  ids.session_id = (await api<{ id: string }>("POST", "/api/v1/sessions", { name: label })).body.id;
   ids.tracing_run_id = crypto.randomUUID();
   await api("POST", "/api/v1/runs", {
     id: ids.tracing_run_id,
     name: "fuzz",
     run_type: "chain",
-    session_name: "fuzz",
+    session_name: label,
     start_time: new Date().toISOString(),
     inputs: {},
   });
@@ -111,7 +111,7 @@ export async function createFixtures(): Promise<Fixtures> {
     await api<{ assistant_id: string }>("POST", "/assistants", { graph_id: "echo" }, other)
   ).body.assistant_id;
   otherTenant.session_id = (
-    await api<{ id: string }>("POST", "/api/v1/sessions", { name: "fuzz other" }, other)
+    await api<{ id: string }>("POST", "/api/v1/sessions", { name: `${label} other` }, other)
   ).body.id;
   return { ids, otherTenant };
 }
@@ -123,7 +123,7 @@ export function knownValues({ ids }: Fixtures): KnownValues {
     graph_id: ["echo"],
     thread_id: [ids.thread_id!],
     session_id: [ids.session_id!],
-    session_name: ["fuzz"],
+    session_name: [ids.session_name!],
     // A run must not wait for minutes or call out to the network.
     after_seconds: [0],
     webhook: ["http://127.0.0.1:9/fuzz-webhook"],

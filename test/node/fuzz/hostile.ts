@@ -14,7 +14,7 @@ export function describeHostileInput(): void {
     beforeAll(async () => {
       // The generic run may have put the organization on a plan without crons or bulk export.
       await api("PATCH", "/api/v1/orgs/current", { plan: null });
-      fixtures = await createFixtures();
+      fixtures = await createFixtures("fuzz-hostile");
     }, 60_000);
 
     describe("field values", () => describeFieldValues(() => fixtures));
