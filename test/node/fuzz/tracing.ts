@@ -40,7 +40,10 @@ async function readRun<T>(id: string): Promise<Exchange & { run?: T }> {
   }
 }
 
-/** Tampered variants of a pre-signed URL, none of which may open the attachment. */
+/**
+ * Tampered variants of a pre-signed URL, none of which may open the attachment. (Percent-encoding a
+ * character, or the MAC in the standard base64 alphabet, spells the same URL and MAC: not tampering.)
+ */
 function tampered(url: URL): [string, string][] {
   const variants: [string, string][] = [];
   const signature = url.searchParams.get("signature")!;
@@ -60,11 +63,6 @@ function tampered(url: URL): [string, string][] {
     ["signature with a character more", withParams(ok(`${signature}A`))],
     ["signature one character short", withParams(ok(signature.slice(0, -1)))],
     ["signature upper-cased", withParams(ok(signature.toUpperCase()))],
-    ["signature in standard base64", withParams(ok(signature.replace(/-/g, "+").replace(/_/g, "/")))],
-    [
-      "signature percent-encoded",
-      withParams(ok(encodeURIComponent(signature).replace(/[A-Za-z]/, (c) => `%${c.charCodeAt(0).toString(16)}`))),
-    ],
     ["empty signature", withParams(ok(""))],
     ["no signature", withParams(`expires=${expires}`)],
     [
@@ -85,10 +83,6 @@ function tampered(url: URL): [string, string][] {
     ["upper-case workspace id", withParams(ok(), `/api/v1/attachments/${workspace!.toUpperCase()}/${run}/${name}`)],
     ["upper-case run id", withParams(ok(), `/api/v1/attachments/${workspace}/${run!.toUpperCase()}/${name}`)],
     ["upper-case attachment name", withParams(ok(), `/api/v1/attachments/${workspace}/${run}/${name!.toUpperCase()}`)],
-    [
-      "percent-encoded run id",
-      withParams(ok(), `/api/v1/attachments/${workspace}/%${run!.charCodeAt(0).toString(16)}${run!.slice(1)}/${name}`),
-    ],
     ["run id with braces", withParams(ok(), `/api/v1/attachments/${workspace}/%7B${run}%7D/${name}`)],
     ["trailing slash", withParams(ok(), `/api/v1/attachments/${workspace}/${run}/${name}/`)],
   );
