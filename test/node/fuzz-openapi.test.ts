@@ -1,18 +1,25 @@
 // Property-based fuzzing of the whole API against its own OpenAPI document: every operation gets
 // requests generated from its schemas (valid) and hostile mutations of them; every answer must be
 // documented (status, content type, body schema) and none may be a 5xx. FUZZ_SEED / FUZZ_RUNS.
+// Then, on the same server, the hostile-input suites of ./fuzz/hostile.ts.
 import { type Schema, Validator } from "@cfworker/json-schema";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  type Components,
-  type JsonSchema,
-  type KnownValues,
-  resolve,
-  schemaArbitrary,
-  wrongTypeValue,
-} from "./fuzz/schema-arbitrary.ts";
-import { startTestServer, type TestServer } from "./helpers.ts";
+  createFixtures,
+  type Endpoint,
+  type Fixtures,
+  fill as fillPath,
+  fuzz,
+  inParallel,
+  jsonSchemaOf,
+  knownValues,
+  params,
+  serverError,
+  startFuzzServer,
+} from "./fuzz/harness.ts";
+import { describeHostileInput } from "./fuzz/hostile.ts";
+import { type JsonSchema, resolve, schemaArbitrary, wrongTypeValue } from "./fuzz/schema-arbitrary.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_124);
 /** Scales the number of generated valid requests per operation (3 × FUZZ_RUNS). */
@@ -22,30 +29,6 @@ const CONCURRENCY = 6;
 const REQUEST_TIMEOUT_MS = 15_000;
 const MAX_LISTED_FINDINGS = 60;
 
-interface Parameter {
-  name: string;
-  in: "path" | "query" | "header" | "cookie";
-  required?: boolean;
-  schema?: JsonSchema;
-}
-interface MediaType {
-  schema?: JsonSchema;
-}
-interface Operation {
-  parameters?: Parameter[];
-  requestBody?: { required?: boolean; content: Record<string, MediaType> };
-  responses: Record<string, { description: string; content?: Record<string, MediaType> }>;
-  security?: unknown[];
-}
-interface OpenApiDocument {
-  paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Components };
-}
-interface Endpoint {
-  method: string;
-  path: string;
-  operation: Operation;
-}
 /** One request the fuzzer sends, and what kind of input it carries (for the failure report). */
 interface Probe {
   endpoint: Endpoint;
@@ -65,95 +48,7 @@ interface Finding {
   why: string;
 }
 
-let server: TestServer;
-let doc: OpenApiDocument;
-const fixtures = { otherTenant: {} as Record<string, string>, ids: {} as Record<string, string> };
-
-async function api<T>(
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: T; headers: Headers }> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: {
-      "X-Api-Key": server.apiKey,
-      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
-      ...headers,
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (response.status >= 300) throw new Error(`fixture ${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
-  return { status: response.status, body: (text ? JSON.parse(text) : null) as T, headers: response.headers };
-}
-
-/** Data for the generated requests to find: an assistant, a thread with a run, a cron, an item, a project, a traced run, a key; and a thread and an assistant of another workspace. */
-async function createFixtures(): Promise<void> {
-  const ids = fixtures.ids;
-  ids.assistant_id = (
-    await api<{ assistant_id: string }>("POST", "/assistants", { graph_id: "echo", name: "fuzz" })
-  ).body.assistant_id;
-  ids.thread_id = (await api<{ thread_id: string }>("POST", "/threads", { metadata: { fuzz: true } })).body.thread_id;
-  const waited = await api("POST", `/threads/${ids.thread_id}/runs/wait`, {
-    assistant_id: "echo",
-    input: { messages: [{ role: "user", content: "hi" }] },
-  });
-  ids.run_id = waited.headers.get("content-location")!.split("/").pop()!;
-  const state = await api<{ checkpoint: { checkpoint_id: string } }>("GET", `/threads/${ids.thread_id}/state`);
-  ids.checkpoint_id = state.body.checkpoint.checkpoint_id;
-  ids.cron_id = (
-    await api<{ cron_id: string }>("POST", "/runs/crons", { assistant_id: "echo", schedule: "0 0 1 1 *" })
-  ).body.cron_id;
-  await api("PUT", "/store/items", { namespace: ["fuzz"], key: "item", value: { a: 1 } });
-  ids.session_id = (await api<{ id: string }>("POST", "/api/v1/sessions", { name: "fuzz" })).body.id;
-  ids.tracing_run_id = crypto.randomUUID();
-  await api("POST", "/api/v1/runs", {
-    id: ids.tracing_run_id,
-    name: "fuzz",
-    run_type: "chain",
-    session_name: "fuzz",
-    start_time: new Date().toISOString(),
-    inputs: {},
-  });
-  ids.api_key_id = (await api<{ id: string }>("POST", "/api/v1/api-key", { description: "fuzz" })).body.id;
-
-  const workspace = (await api<{ id: string }>("POST", "/api/v1/workspaces", { display_name: "fuzz other tenant" }))
-    .body.id;
-  const other = { "X-Tenant-Id": workspace };
-  fixtures.otherTenant.thread_id = (await api<{ thread_id: string }>("POST", "/threads", {}, other)).body.thread_id;
-  fixtures.otherTenant.assistant_id = (
-    await api<{ assistant_id: string }>("POST", "/assistants", { graph_id: "echo" }, other)
-  ).body.assistant_id;
-  fixtures.otherTenant.session_id = (
-    await api<{ id: string }>("POST", "/api/v1/sessions", { name: "fuzz other" }, other)
-  ).body.id;
-}
-
-/** Body fields that mostly take fixture values, so valid requests reach real threads and runs. */
-function knownValues(): KnownValues {
-  const { ids } = fixtures;
-  return {
-    assistant_id: [ids.assistant_id!, "echo"],
-    graph_id: ["echo"],
-    thread_id: [ids.thread_id!],
-    session_id: [ids.session_id!],
-    session_name: ["fuzz"],
-    // A run must not wait for minutes or call out to the network.
-    after_seconds: [0],
-    webhook: ["http://127.0.0.1:9/fuzz-webhook"],
-  };
-}
-
-/** The fixture id for a path parameter: the tracing API's run_id is a traced run, not an agent run. */
-function pathValue(path: string, name: string): string {
-  const { ids } = fixtures;
-  if (name === "run_id" && path.startsWith("/api/v1/runs")) return ids.tracing_run_id!;
-  if (name === "namespace") return "fuzz";
-  if (name === "name") return "attachment";
-  return ids[name] ?? crypto.randomUUID();
-}
+let fixtures: Fixtures;
 
 const HOSTILE_IDS: Record<string, (path: string, name: string) => string> = {
   "another tenant's id": (_path, name) => fixtures.otherTenant[name] ?? crypto.randomUUID(),
@@ -164,16 +59,7 @@ const HOSTILE_IDS: Record<string, (path: string, name: string) => string> = {
   "unicode id": () => encodeURIComponent("ü🙂\u202eñ"),
 };
 
-const fill = (endpoint: Endpoint, override: Record<string, string> = {}) =>
-  endpoint.path.replace(
-    /\{([^}]+)\}/g,
-    (_m, name: string) => override[name] ?? encodeURIComponent(pathValue(endpoint.path, name)),
-  );
-
-const jsonSchemaOf = (endpoint: Endpoint): JsonSchema | undefined =>
-  endpoint.operation.requestBody?.content["application/json"]?.schema;
-const params = (endpoint: Endpoint, where: Parameter["in"]) =>
-  (endpoint.operation.parameters ?? []).filter((p) => p.in === where);
+const fill = (endpoint: Endpoint, override: Record<string, string> = {}) => fillPath(fixtures, endpoint, override);
 
 function sample<T>(arbitrary: fc.Arbitrary<T>, seed: number, count: number): T[] {
   return fc.sample(arbitrary, { seed, numRuns: count });
@@ -184,7 +70,7 @@ function queryArbitrary(endpoint: Endpoint): fc.Arbitrary<URLSearchParams> {
   const record: Record<string, fc.Arbitrary<unknown>> = {};
   const required: string[] = [];
   for (const parameter of params(endpoint, "query")) {
-    record[parameter.name] = schemaArbitrary(parameter.schema ?? {}, doc.components.schemas);
+    record[parameter.name] = schemaArbitrary(parameter.schema ?? {}, fuzz.doc.components.schemas);
     if (parameter.required) required.push(parameter.name);
   }
   return fc.record(record, { requiredKeys: required }).map((values) => {
@@ -201,12 +87,12 @@ const deepValue = (levels: number): string => "[".repeat(levels) + "]".repeat(le
 
 /** Puts `value` into every free-form field of a generated body (where hostile data can travel furthest). */
 function plant(body: unknown, schema: JsonSchema, value: unknown): unknown {
-  const s = resolve(schema, doc.components.schemas);
+  const s = resolve(schema, fuzz.doc.components.schemas);
   if (!body || typeof body !== "object" || Array.isArray(body)) return { fuzz: value };
   const result: Record<string, unknown> = { ...(body as Record<string, unknown>) };
   let planted = false;
   for (const [name, property] of Object.entries(s.properties ?? {})) {
-    const p = resolve(property, doc.components.schemas);
+    const p = resolve(property, fuzz.doc.components.schemas);
     const freeForm = !p.type || p.type === "object" || (Array.isArray(p.type) && p.type.includes("object"));
     if (freeForm && !p.enum && !p.$ref) {
       result[name] = value;
@@ -220,12 +106,14 @@ function plant(body: unknown, schema: JsonSchema, value: unknown): unknown {
 /** Every request the fuzzer sends for one operation. */
 function probesFor(endpoint: Endpoint, index: number): Probe[] {
   const seed = SEED + index * 7_919;
-  const components = doc.components.schemas;
+  const components = fuzz.doc.components.schemas;
   const probes: Probe[] = [];
   const queries = sample(queryArbitrary(endpoint), seed, 3 * RUNS);
   const bodySchema = jsonSchemaOf(endpoint);
   const json = (body: unknown) => ({ headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
-  const valid = bodySchema ? sample(schemaArbitrary(bodySchema, components, knownValues()), seed, 3 * RUNS) : [];
+  const valid = bodySchema
+    ? sample(schemaArbitrary(bodySchema, components, knownValues(fixtures)), seed, 3 * RUNS)
+    : [];
   const base = valid[0] ?? {};
 
   for (let i = 0; i < 3 * RUNS; i++) {
@@ -381,7 +269,7 @@ const validators = new Map<JsonSchema, Validator>();
 function validatorFor(schema: JsonSchema): Validator {
   let validator = validators.get(schema);
   if (!validator) {
-    validator = new Validator({ ...schema, components: doc.components } as Schema, "2020-12", true);
+    validator = new Validator({ ...schema, components: fuzz.doc.components } as Schema, "2020-12", true);
     validators.set(schema, validator);
   }
   return validator;
@@ -441,11 +329,11 @@ async function send(probe: Probe): Promise<Outcome> {
 }
 
 async function sendOnce(probe: Probe): Promise<Outcome> {
-  const url = `${server.url}${probe.path}${probe.query?.size ? `?${probe.query}` : ""}`;
+  const url = `${fuzz.server.url}${probe.path}${probe.query?.size ? `?${probe.query}` : ""}`;
   try {
     const response = await fetch(url, {
       method: probe.endpoint.method.toUpperCase(),
-      headers: { "X-Api-Key": server.apiKey, Accept: "application/json, text/event-stream", ...probe.headers },
+      headers: { "X-Api-Key": fuzz.server.apiKey, Accept: "application/json, text/event-stream", ...probe.headers },
       body: probe.body,
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
@@ -466,47 +354,23 @@ async function sendOnce(probe: Probe): Promise<Outcome> {
   }
 }
 
-/** The unhandled error the Worker logged for this request, found by its X-Request-Id. */
-async function serverError(response: Response): Promise<string> {
-  const requestId = response.headers.get("x-request-id");
-  await new Promise((done) => setTimeout(done, 200));
-  const line = server
-    .output()
-    .split("\n")
-    .find((l) => requestId && l.includes(requestId) && l.includes("unhandled error"));
-  const logged = line?.match(/"error":"((?:[^"\\]|\\.)*)"/)?.[1];
-  if (!logged) return "(no log line)";
-  // Driver errors put the SQL first and the cause last: keep both ends.
-  return logged.length <= 200 ? logged : `${logged.slice(0, 100)} … ${logged.slice(-100)}`;
-}
-
-async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) await work(items[next++]!);
-    }),
-  );
-}
-
 let setupSeconds = 0;
 
 beforeAll(async () => {
   const started = Date.now();
-  server = await startTestServer();
-  doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as OpenApiDocument;
-  await createFixtures();
+  await startFuzzServer();
+  fixtures = await createFixtures();
   setupSeconds = (Date.now() - started) / 1000;
 }, 180_000);
 
 afterAll(async () => {
-  await server?.stop();
+  await fuzz.server?.stop();
 });
 
 describe("fuzzing every operation of /openapi.json", () => {
   it("answers generated valid and hostile requests with documented statuses and bodies, never a 5xx", async () => {
     const started = Date.now();
-    const endpoints: Endpoint[] = Object.entries(doc.paths).flatMap(([path, operations]) =>
+    const endpoints: Endpoint[] = Object.entries(fuzz.doc.paths).flatMap(([path, operations]) =>
       Object.entries(operations).map(([method, operation]) => ({ method, path, operation })),
     );
     // Deletions last, so they do not remove the fixtures the other operations read.
@@ -559,3 +423,5 @@ describe("fuzzing every operation of /openapi.json", () => {
     expect(findings.length, report).toBe(0);
   }, 240_000);
 });
+
+describeHostileInput();
