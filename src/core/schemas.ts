@@ -33,6 +33,17 @@ export const JsonObject = z.record(z.string(), z.unknown()).superRefine(nestedAt
 /** Context-like values that may be any JSON, nested at most MAX_METADATA_DEPTH levels. */
 export const JsonSetting = z.unknown().superRefine(nestedAtMost(MAX_METADATA_DEPTH));
 
+/**
+ * `schema` whose JSON is at most `maxBytes` UTF-8 bytes (422 naming the size and the limit above):
+ * for free-form JSON stored in a D1 or Durable Object row, which holds at most 2,000,000 bytes.
+ */
+export const jsonWithin = <T extends z.ZodType>(schema: T, maxBytes: number) =>
+  schema.superRefine((value, ctx) => {
+    const bytes = jsonBytes(value, maxBytes);
+    if (bytes > maxBytes)
+      ctx.addIssue({ code: "custom", message: `${bytes} bytes of JSON; the limit is ${maxBytes} bytes` });
+  });
+
 /** Graph input, commands and state values: any JSON nested at most MAX_GRAPH_DATA_DEPTH levels. */
 export const JsonGraphData = z.unknown().superRefine(nestedAtMost(MAX_GRAPH_DATA_DEPTH));
 

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_ID_LENGTH } from "../../core/limits.ts";
-import { JsonObject, JsonSetting } from "../../core/schemas.ts";
+import { MAX_ID_LENGTH, MAX_JSON_FIELD_BYTES } from "../../core/limits.ts";
+import { JsonObject, JsonSetting, jsonWithin } from "../../core/schemas.ts";
 import { isoTime } from "../schemas.ts";
 
 /**
@@ -15,9 +15,14 @@ const Score = z
   .nullish()
   .transform((v) => (typeof v === "boolean" ? (v ? 1 : 0) : v));
 const Key = z.string().trim().min(1).max(MAX_ID_LENGTH);
+/** A feedback's value or correction: its row also holds the comment and the source, under 2 MB. */
+const FeedbackJson = jsonWithin(JsonSetting, MAX_JSON_FIELD_BYTES);
 /** `{type: "api" | "app" | "model", metadata: {...}}` */
 const FeedbackSource = z
-  .object({ type: z.string().max(MAX_ID_LENGTH).nullish(), metadata: JsonObject.nullish() })
+  .object({
+    type: z.string().max(MAX_ID_LENGTH).nullish(),
+    metadata: jsonWithin(JsonObject, MAX_JSON_FIELD_BYTES).nullish(),
+  })
   .passthrough();
 
 export const FeedbackCreateSchema = z
@@ -27,9 +32,9 @@ export const FeedbackCreateSchema = z
     trace_id: Id.nullish(),
     key: Key,
     score: Score,
-    value: JsonSetting.nullish(),
+    value: FeedbackJson.nullish(),
     comment: z.string().max(100_000).nullish(),
-    correction: JsonSetting.nullish(),
+    correction: FeedbackJson.nullish(),
     feedback_source: FeedbackSource.nullish(),
     feedback_group_id: Id.nullish(),
     comparative_experiment_id: Id.nullish(),
@@ -44,9 +49,9 @@ export type FeedbackCreate = z.output<typeof FeedbackCreateSchema>;
 export const FeedbackUpdateSchema = z
   .object({
     score: Score,
-    value: JsonSetting.nullish(),
+    value: FeedbackJson.nullish(),
     comment: z.string().max(100_000).nullish(),
-    correction: JsonSetting.nullish(),
+    correction: FeedbackJson.nullish(),
   })
   .openapi("FeedbackUpdate");
 export type FeedbackUpdate = z.output<typeof FeedbackUpdateSchema>;

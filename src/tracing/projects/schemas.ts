@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_ID_LIST, MAX_NAME_LENGTH } from "../../core/limits.ts";
-import { BoolQuery, Description, JsonObject, Name } from "../../core/schemas.ts";
+import { MAX_ID_LIST, MAX_JSON_FIELD_BYTES, MAX_NAME_LENGTH } from "../../core/limits.ts";
+import { BoolQuery, Description, JsonObject, jsonWithin, Name } from "../../core/schemas.ts";
 import { isoTime, nullMeansAbsent } from "../schemas.ts";
 
 /** The wire shapes of tracing projects (`/api/v1/sessions`, LangSmith's "sessions"). */
@@ -26,7 +26,7 @@ export type TracerSession = z.infer<typeof TracerSessionSchema>;
 
 const editable = {
   description: Description.nullish(),
-  extra: JsonObject.nullish(),
+  extra: jsonWithin(JsonObject, MAX_JSON_FIELD_BYTES).nullish(),
   default_dataset_id: z.uuid().nullish(),
   trace_tier: z.enum(["longlived", "shortlived"]).nullish(),
   end_time: isoTime.nullish(),
