@@ -62,6 +62,23 @@ describe("HTTP conventions", () => {
     expect((await json<Detail>(query)).detail[0].loc).toEqual(["query", "workspace_id"]);
   });
 
+  it("refuses a query parameter whose bytes are not UTF-8 with 422 naming it, and takes valid UTF-8", async () => {
+    // %ED%A0%80 is a lone surrogate (U+D800) spelled in UTF-8: decoded loosely it reads as U+FFFD x3.
+    for (const [query, name] of [
+      ["namespace=a&key=%ED%A0%80", "key"],
+      ["namespace=%ED%A0%80&key=k", "namespace"],
+      ["namespace=a&key=%FF", "key"],
+    ]) {
+      const response = await call(`/store/items?${query}`);
+      expect(response.status, query).toBe(422);
+      const body = await json<Detail>(response);
+      expect(body.detail[0].loc, query).toEqual(["query", name]);
+      expect(body.detail[0].msg).toContain("not valid UTF-8");
+    }
+    const valid = await call(`/store/items?namespace=a&key=${encodeURIComponent("✓ é 😀")}`);
+    expect(valid.status).toBe(200);
+  });
+
   it("rejects a body over MAX_BODY_BYTES with 413, by length or while streaming", async () => {
     const big = JSON.stringify({ display_name: "x".repeat(70_000) });
     const declared = await call("/api/v1/workspaces", {

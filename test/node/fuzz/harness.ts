@@ -204,7 +204,8 @@ export async function call(method: string, path: string, options: CallOptions = 
       body: options.body === undefined ? undefined : raw ? (options.body as string) : JSON.stringify(options.body),
       signal: AbortSignal.timeout(timeoutMs),
     });
-    if (options.headersOnly) {
+    // A stream that opened is left unread; a refusal is read, so its detail can be checked.
+    if (options.headersOnly && response.ok) {
       await response.body?.cancel();
       return { status: response.status, text: "", headers: response.headers };
     }
