@@ -43,9 +43,18 @@ function malformedQueryParameter(url: string): string | null {
     const name = split < 0 ? pair : pair.slice(0, split);
     const value = split < 0 ? "" : pair.slice(split + 1);
     if (!isUtf8(name)) return "?";
-    if (!isUtf8(value)) return decodeURIComponent(name.replace(/\+/g, " "));
+    if (!isUtf8(value)) return readableName(name);
   }
   return null;
+}
+
+/** A parameter's name as the client meant it, or as sent when it does not decode (a stray `%`). */
+function readableName(name: string): string {
+  try {
+    return decodeURIComponent(name.replace(/\+/g, " "));
+  } catch {
+    return name;
+  }
 }
 
 /** Whether a percent-encoded query component decodes to valid UTF-8. */

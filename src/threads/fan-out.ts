@@ -53,11 +53,17 @@ export interface FanOutStep {
   next: FanOutOperation | null;
 }
 
-/** `call` on each id, six at a time (a Worker has six simultaneous connections); how many answered ok. */
+/**
+ * `call` on each id, six at a time (a Worker has six simultaneous connections); how many answered ok.
+ * A thread whose call fails (its object reset, say) counts as not done: the rest of the step still
+ * runs and is still queued.
+ */
 async function sixAtATime(ids: string[], call: (id: string) => Promise<{ ok: boolean }>): Promise<number> {
   let ok = 0;
   for (let i = 0; i < ids.length; i += 6)
-    ok += (await Promise.all(ids.slice(i, i + 6).map(call))).filter((outcome) => outcome.ok).length;
+    ok += (await Promise.allSettled(ids.slice(i, i + 6).map(call))).filter(
+      (outcome) => outcome.status === "fulfilled" && outcome.value.ok,
+    ).length;
   return ok;
 }
 

@@ -68,6 +68,8 @@ describe("HTTP conventions", () => {
       ["namespace=a&key=%ED%A0%80", "key"],
       ["namespace=%ED%A0%80&key=k", "namespace"],
       ["namespace=a&key=%FF", "key"],
+      // A name that does not percent-decode (a stray %) is named as sent.
+      ["namespace=a&x%=%FF", "x%"],
     ]) {
       const response = await call(`/store/items?${query}`);
       expect(response.status, query).toBe(422);

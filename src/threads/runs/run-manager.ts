@@ -357,7 +357,27 @@ export class RunManager {
     // (other runs' first events) are not queued behind this run's execution.
     await yieldToUrgentWork(execution.controller.signal);
     const config = this.#graphConfig(run);
-    const graph = await this.host.bindGraph(run.graphId, config);
+    /** How the run ends when it throws, or when its abort (cancel, deadline) stops it. */
+    const failure = (error: unknown): RunOutcome => {
+      if (execution.timedOut) {
+        publish("error", execution.timedOut);
+        return { kind: "timeout", error: execution.timedOut };
+      }
+      if (execution.controller.signal.aborted) return { kind: "cancelled", action: execution.cancel ?? "interrupt" };
+      const payload = errorPayload(error);
+      publish("error", payload);
+      return { kind: "error", error: payload };
+    };
+    let graph: Awaited<ReturnType<RunHost["bindGraph"]>>;
+    try {
+      // A graph factory that never resolves is stopped by the deadline too.
+      graph = await Promise.race([
+        this.host.bindGraph(run.graphId, config),
+        rejectOnAbort(execution.controller.signal),
+      ]);
+    } catch (error) {
+      return this.#settle(run, failure(error));
+    }
     if (!graph) {
       return this.#settle(run, {
         kind: "error",
@@ -391,19 +411,12 @@ export class RunManager {
         callbacks: tracer ? [tracer] : undefined,
         protocol: protocol && ((event) => protocol.event(run.run_id, event)),
       });
-      // LangGraph stops at the abort (cancel, deadline); a graph that would not must not keep the
-      // run (and the runs queued behind it) from ending.
-      await Promise.race([graphRun, rejectOnAbort(execution.controller.signal)]);
+      // LangGraph stops at the abort (cancel, deadline) and then waits for its checkpoint writes, so
+      // the run settles on its final state. Only a graph that still has not ended ABORT_GRACE_MS
+      // after the abort is given up on, so that it cannot keep the run (and those queued) open.
+      await Promise.race([graphRun, rejectOnAbort(execution.controller.signal, ABORT_GRACE_MS)]);
     } catch (error) {
-      if (execution.timedOut) {
-        outcome = { kind: "timeout", error: execution.timedOut };
-        publish("error", outcome.error);
-      } else if (execution.controller.signal.aborted) {
-        outcome = { kind: "cancelled", action: execution.cancel ?? "interrupt" };
-      } else {
-        outcome = { kind: "error", error: errorPayload(error) };
-        publish("error", outcome.error);
-      }
+      outcome = failure(error);
     }
     try {
       await this.#settle(run, outcome, graph);
@@ -752,10 +765,18 @@ function timeoutError(runId: string, limitMs: number): { error: string; message:
 }
 
 /** Rejects once `signal` aborts (with its reason); never settles otherwise. */
-function rejectOnAbort(signal: AbortSignal): Promise<never> {
+/**
+ * How long a run's graph has, after its abort, to end on its own (LangGraph finishes its pending
+ * checkpoint writes first) before the run settles without it.
+ */
+const ABORT_GRACE_MS = 5_000;
+
+/** Rejects `graceMs` after `signal` aborts (never before). */
+function rejectOnAbort(signal: AbortSignal, graceMs = 0): Promise<never> {
   return new Promise((_resolve, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+    const later = () => (graceMs > 0 ? setTimeout(() => reject(signal.reason), graceMs) : reject(signal.reason));
+    if (signal.aborted) later();
+    else signal.addEventListener("abort", later, { once: true });
   });
 }
 

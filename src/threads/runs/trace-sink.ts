@@ -21,8 +21,8 @@ export function agentTraceSink(env: Env, record: ThreadRecord): TraceSink | null
         truncateOversize: true,
       });
       // One batch at a time: the next is converted only once this one is stored.
-      let errors: RunProblem[] = [];
-      for (const runs of batches) if (runs.length) ({ errors } = await ingestor.ingest(runs, []));
+      const errors: RunProblem[] = [];
+      for (const runs of batches) if (runs.length) errors.push(...(await ingestor.ingest(runs, [])).errors);
       if (errors.length)
         log.warn("agent run trace rejected runs", { thread_id: record.threadId, errors: errors.slice(0, 3) });
     },
