@@ -121,8 +121,8 @@ export async function matchingShards(
     .all();
 }
 
-/** What a shard answers for one page (see TraceShardDO.query). */
-type ShardRunsPage = { truncated: boolean; sizes: number[]; runs: StoredTracedRun[] };
+/** What a shard answers for one page (see TraceShardDO.query); `next` is the first run it left out. */
+type ShardRunsPage = { next: Cursor | null; sizes: number[]; runs: StoredTracedRun[] };
 
 const compareRuns = (order: "asc" | "desc") => (a: StoredTracedRun, b: StoredTracedRun) => {
   const ascending =
@@ -172,31 +172,47 @@ export async function queryRuns(
       break;
     }
     calls += projectIds.length;
-    // Each shard gets its share of the bytes left (at least one run each).
+    // Each shard gets its share of the bytes left. With several shards none returns a run past its
+    // share, so the page stays within its bytes however many projects the day has.
     const share = Math.max(1, Math.floor((budget.pageBytes - bytes) / projectIds.length));
+    const readShard = async (projectId: string, maxBytes: number, atLeastOne: boolean) =>
+      JSON.parse(
+        await shards
+          .getByName(traceShardName(workspaceId, projectId, day))
+          .query({ ...conditions, limit: wanted - found.length, maxBytes, select: query.select, atLeastOne }),
+      ) as ShardRunsPage;
     const pages = await Promise.all(
-      projectIds.map(
-        async (projectId) =>
-          JSON.parse(
-            await shards
-              .getByName(traceShardName(workspaceId, projectId, day))
-              .query({ ...conditions, limit: wanted - found.length, maxBytes: share, select: query.select }),
-          ) as ShardRunsPage,
-      ),
+      projectIds.map((projectId) => readShard(projectId, share, projectIds.length === 1)),
     );
+    const compare = compareRuns(order);
+    // A shard that stopped early may hold more runs before the others' later ones: the merged day is
+    // only complete before the earliest run a shard left out.
+    const boundaryOf = (all: ShardRunsPage[]) =>
+      all.reduce<Cursor | null>(
+        (first, page) =>
+          page.next && (!first || compare(page.next as StoredTracedRun, first as StoredTracedRun) < 0)
+            ? page.next
+            : first,
+        null,
+      );
+    const mergedBefore = (all: ShardRunsPage[], boundary: Cursor | null) => {
+      const runs = all.flatMap((page) => page.runs).sort(compare);
+      return boundary ? runs.filter((run) => compare(run, boundary as StoredTracedRun) < 0) : runs;
+    };
+    let boundary = boundaryOf(pages);
+    let merged = mergedBefore(pages, boundary);
+    if (!merged.length && !found.length && boundary) {
+      // Every share was smaller than its shard's next run: the shard holding the earliest of them is
+      // read again alone with the whole budget, which always returns that run.
+      const index = pages.findIndex((page) => page.next === boundary);
+      calls += 1;
+      pages[index] = await readShard(projectIds[index], budget.pageBytes - bytes, true);
+      boundary = boundaryOf(pages);
+      merged = mergedBefore(pages, boundary);
+    }
     const sizes = new Map<StoredTracedRun, number>();
     for (const page of pages) page.runs.forEach((run, i) => sizes.set(run, page.sizes[i]));
-    let merged = pages.flatMap((page) => page.runs).sort(compareRuns(order));
-    // A shard that stopped at its byte share may hold more runs before the others' later ones:
-    // the merged day is only complete up to the earliest last run of such a shard.
-    let cut = false;
-    for (const page of pages) {
-      const last = page.truncated ? page.runs.at(-1) : undefined;
-      if (!last) continue;
-      const index = merged.indexOf(last);
-      if (index >= 0 && index + 1 < merged.length) merged = merged.slice(0, index + 1);
-      cut = true;
-    }
+    let cut = boundary !== null;
     for (const run of merged) {
       if (found.length >= wanted) break;
       const size = sizes.get(run) ?? 0;

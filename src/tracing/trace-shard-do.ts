@@ -66,17 +66,20 @@ export class TraceShardDO extends DurableObject<Env> {
 
   /**
    * One page of runs as JSON `ShardRunsPage`: at most `limit` runs and at most `maxBytes` characters
-   * of run JSON (the first run always), so the answer stays far below the 32 MiB RPC cap.
+   * of run JSON, so the answer stays far below the 32 MiB RPC cap. The first run comes whatever its
+   * size only with `atLeastOne`: a Worker reading many shards at once gives each a small share, and
+   * one oversized run per shard would add up. A page that stopped early names the first run it left
+   * out (`next`), so the Worker knows how far its merge of the shards is complete.
    */
-  query(query: TracedRunQuery & { maxBytes: number; select?: string[] }): string {
+  query(query: TracedRunQuery & { maxBytes: number; select?: string[]; atLeastOne?: boolean }): string {
     const texts: string[] = [];
     const runs: StoredTracedRun[] = [];
     let size = 0;
-    let truncated = false;
+    let next: { start_time: string; id: string } | null = null;
     for (const run of this.#runs.rows(query)) {
       const text = JSON.stringify(query.select?.length ? projectRun(run, query.select) : run);
-      if (runs.length > 0 && size + text.length > query.maxBytes) {
-        truncated = true;
+      if ((runs.length > 0 || query.atLeastOne === false) && size + text.length > query.maxBytes) {
+        next = { start_time: run.start_time, id: run.id };
         break;
       }
       size += text.length;
@@ -92,7 +95,7 @@ export class TraceShardDO extends DurableObject<Env> {
       (run, i) =>
         `${texts[i].slice(0, -1)}${texts[i].length > 2 ? "," : ""}"feedback_stats":${JSON.stringify(stats.get(run.id) ?? null)}}`,
     );
-    return `{"truncated":${truncated},"sizes":${JSON.stringify(withStats.map((text) => text.length))},"runs":[${withStats.join(",")}]}`;
+    return `{"next":${JSON.stringify(next)},"sizes":${JSON.stringify(withStats.map((text) => text.length))},"runs":[${withStats.join(",")}]}`;
   }
 }
 

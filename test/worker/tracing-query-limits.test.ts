@@ -316,6 +316,53 @@ describe("pages bounded by bytes", () => {
   });
 });
 
+describe("pages over many projects of one day", () => {
+  it("keeps what the shards answer within the page's bytes when every share is smaller than its next run", async () => {
+    // Twelve projects on one day, one ~30 KB run each: a share (120 KB / 12) holds none of them.
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const wide = run(`wide-${i}`, `wide-${i}`, `2026-09-02T10:00:${String(i).padStart(2, "0")}.000Z`, {
+        inputs: { text: `${i}`.padEnd(30_000, "x") },
+      });
+      ids.push(wide.id);
+      await ingest([wide]);
+    }
+    const sessions = await json<{ id: string; name: string }[]>(await call("/api/v1/sessions", { key }));
+    const wideProjects = sessions.filter((p) => p.name.startsWith("wide-")).map((p) => p.id);
+    expect(wideProjects).toHaveLength(12);
+    const budget = { shardCalls: 100, pageBytes: 120_000 };
+    /** TRACE_SHARD, summing the characters its shards answer a page with. */
+    const answered = { chars: 0 };
+    const namespace = {
+      getByName: (name: string) => {
+        const shard = env.TRACE_SHARD.getByName(name);
+        return {
+          query: async (q: Parameters<TraceShardDO["query"]>[0]) => {
+            const text = await shard.query(q);
+            answered.chars += text.length;
+            return text;
+          },
+        };
+      },
+    } as unknown as DurableObjectNamespace<TraceShardDO>;
+    for (const order of ["desc", "asc"] as const) {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        answered.chars = 0;
+        const query = RunsQuerySchema.parse({ session: wideProjects, order, cursor });
+        const page = await queryRuns(database(env), namespace, workspaceId, query, budget);
+        // Before, each of the twelve shards answered its one run whatever its share: 360 KB.
+        expect(answered.chars).toBeLessThan(budget.pageBytes + 40_000);
+        expect(page.runs.length).toBeGreaterThan(0);
+        seen.push(...page.runs.map((r) => String(r.id)));
+        cursor = page.cursors.next ?? undefined;
+      } while (cursor);
+      expect(seen).toEqual(order === "desc" ? [...ids].reverse() : ids);
+    }
+  });
+});
+
 describe("shard calls per request", () => {
   /** TRACE_SHARD, counting the shards a request calls. */
   function counted() {
