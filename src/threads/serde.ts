@@ -114,7 +114,7 @@ const isLangChainRecord = (value: JsonRecord): boolean =>
  */
 const REVIVABLE_MODULES = new Set(["messages", "prompt_values", "documents"]);
 
-const isRevivable = (value: JsonRecord): boolean => {
+export const isRevivable = (value: JsonRecord): boolean => {
   const id = value.id as unknown[];
   return id.length >= 3 && id[0] === "langchain_core" && REVIVABLE_MODULES.has(id[1] as string);
 };

@@ -1,3 +1,6 @@
+import { isLangChainEscape, LC_ESCAPED_KEY } from "../db/serialize.ts";
+import { isRevivable } from "./serde.ts";
+
 /**
  * LangChain's `load()` (which revives every stored message) refuses an object nested deeper than
  * this, counting from the serialized object itself (`@langchain/core/load`, DEFAULT_MAX_DEPTH).
@@ -47,7 +50,9 @@ function isSerializedLangChainObject(value: Record<string, unknown>): boolean {
 /**
  * The nesting of the deepest LangChain-serialized object in `json` that `load()` would refuse
  * (deepest value counted from the object, as `load()` counts), or undefined when all load. Only
- * text nested deeper than the limit is parsed; the walk is iterative, so any depth is safe.
+ * the records the serde hands to `load()` count: a client's object escaped as data, or a record of
+ * a class the serde does not revive, reads back as plain JSON at any depth. Only text nested
+ * deeper than the limit is parsed; the walk is iterative, so any depth is safe.
  */
 export function unloadableDepth(json: Uint8Array): number | undefined {
   if (maxBracketDepth(json) <= MAX_LOADABLE_DEPTH) return undefined;
@@ -55,6 +60,8 @@ export function unloadableDepth(json: Uint8Array): number | undefined {
   // Post-order: a container's height is 1 + its highest child's (a scalar's is 0, an empty one's 0).
   const heights = new Map<object, number>();
   const stack: [object, boolean][] = [];
+  /** The objects inside escape wrappers: data, never given to `load()`. */
+  const escaped = new Set<object>();
   if (root !== null && typeof root === "object") stack.push([root, false]);
   let worst: number | undefined;
   while (stack.length > 0) {
@@ -63,6 +70,10 @@ export function unloadableDepth(json: Uint8Array): number | undefined {
       (c): c is object => c !== null && typeof c === "object",
     );
     if (!expanded) {
+      if (!Array.isArray(node) && isLangChainEscape(node)) {
+        const inner = (node as Record<string, unknown>)[LC_ESCAPED_KEY];
+        if (inner !== null && typeof inner === "object") escaped.add(inner);
+      }
       stack.push([node, true]);
       for (const child of children) stack.push([child, false]);
       continue;
@@ -75,7 +86,9 @@ export function unloadableDepth(json: Uint8Array): number | undefined {
     if (
       !Array.isArray(node) &&
       height > MAX_LOADABLE_DEPTH &&
-      isSerializedLangChainObject(node as Record<string, unknown>)
+      !escaped.has(node) &&
+      isSerializedLangChainObject(node as Record<string, unknown>) &&
+      isRevivable(node as Record<string, unknown>)
     ) {
       worst = Math.max(worst ?? 0, height);
     }

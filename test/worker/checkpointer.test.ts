@@ -158,6 +158,21 @@ describe("SqliteCheckpointSaver on Durable Object SQLite", () => {
     // A string full of brackets is not nesting.
     const [, text] = await serde.dumpsTyped([new AIMessage("{[".repeat(1000))]);
     expect(unloadableDepth(text)).toBeUndefined();
+    // A client's LangChain-shaped object is stored escaped and read back as data at any depth, and so
+    // is a record of a class the serde never revives: neither is refused as too deep.
+    const record = (id: string[]) => ({ lc: 1, type: "constructor", id, kwargs: { deep: nested(80) } });
+    for (const value of [
+      record(["langchain", "llms", "openai", "OpenAI"]),
+      record(["langchain_core", "messages", "AIMessage"]),
+    ]) {
+      const [, escaped] = await serde.dumpsTyped({ client: value });
+      expect(unloadableDepth(escaped)).toBeUndefined();
+      expect(await serde.loadsTyped("json", escaped)).toEqual({ client: value });
+    }
+    const notRevived = new TextEncoder().encode(JSON.stringify(record(["langchain", "llms", "openai", "OpenAI"])));
+    expect(unloadableDepth(notRevived)).toBeUndefined();
+    const revived = new TextEncoder().encode(JSON.stringify(record(["langchain_core", "messages", "AIMessage"])));
+    expect(unloadableDepth(revived)).toBeGreaterThan(MAX_LOADABLE_DEPTH);
   });
 
   it("fails a step that writes a message nested too deep, and keeps the thread readable", async () => {
