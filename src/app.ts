@@ -16,7 +16,7 @@ import { mountDocs } from "./http/docs.ts";
 import { onError, onNotFound } from "./http/error-handler.ts";
 import { bindLoopback } from "./http/loopback.ts";
 import { httpMetrics } from "./http/metrics.ts";
-import { limitUrlLength } from "./http/url-limit.ts";
+import { checkRequestUrl } from "./http/url-limit.ts";
 import { mcpRoutes } from "./mcp/routes.ts";
 import { storeRoutes } from "./store/routes.ts";
 import { systemRoutes } from "./system/routes.ts";
@@ -61,7 +61,7 @@ export function createApp(manifest: DeploymentManifest = deployment) {
   app.use("*", requestId({ headerName: "X-Request-Id" }));
   app.use("*", httpMetrics);
   app.use("*", corsMiddleware(http.cors));
-  app.use("*", limitUrlLength);
+  app.use("*", checkRequestUrl);
   app.use("*", limitBodySize);
   // In-process API calls serve the deployment's custom routes; without an app nothing could make one.
   if (userApp) app.use("*", bindLoopback(app));

@@ -1,19 +1,13 @@
+import { utf8Length } from "./bytes.ts";
 import { invalid } from "./errors.ts";
 import { MAX_ERROR_MESSAGE_LENGTH, MAX_JSON_FIELD_BYTES } from "./limits.ts";
 
 /** Measuring stored JSON against the row bounds of `limits.ts`. */
 
-const encoder = new TextEncoder();
-
-/** UTF-8 bytes of `text`; at most 3 per UTF-16 unit, so a short text is measured without encoding. */
-export function utf8Bytes(text: string, limit = 0): number {
-  return text.length * 3 <= limit ? text.length : encoder.encode(text).byteLength;
-}
-
-/** UTF-8 bytes of `value` as JSON (0 for undefined). Exact whenever it matters: above a third of `limit`. */
-export function jsonBytes(value: unknown, limit = 0): number {
+/** UTF-8 bytes of `value` as JSON (0 for undefined), exactly: sizes of several columns add up. */
+export function jsonBytes(value: unknown): number {
   if (value === undefined) return 0;
-  return utf8Bytes(JSON.stringify(value) ?? "", limit);
+  return utf8Length(JSON.stringify(value) ?? "");
 }
 
 /**
@@ -32,7 +26,7 @@ export function rowBound(env: { MAX_JSON_FIELD_BYTES?: string }, bound: number):
 
 /** Why a JSON value at `loc` is too large for its column, or null when it fits. */
 export function oversize(loc: (string | number)[], value: unknown, limit: number): string | null {
-  const bytes = jsonBytes(value, limit);
+  const bytes = jsonBytes(value);
   return bytes > limit ? `${loc.join(".")} is ${bytes} bytes of JSON; the limit is ${limit} bytes` : null;
 }
 

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { isPathKey } from "../db/json-path.ts";
 import { exceedsDepth, findKey } from "./json-depth.ts";
-import { jsonBytes } from "./json-size.ts";
+import { oversize } from "./json-size.ts";
 import {
   MAX_DATA_DEPTH,
   MAX_DESCRIPTION_LENGTH,
@@ -34,14 +34,14 @@ export const JsonObject = z.record(z.string(), z.unknown()).superRefine(nestedAt
 export const JsonSetting = z.unknown().superRefine(nestedAtMost(MAX_METADATA_DEPTH));
 
 /**
- * `schema` whose JSON is at most `maxBytes` UTF-8 bytes (422 naming the size and the limit above):
- * for free-form JSON stored in a D1 or Durable Object row, which holds at most 2,000,000 bytes.
+ * `schema` whose JSON is at most `maxBytes` UTF-8 bytes (422 naming the field, its size and the
+ * limit above): for free-form JSON stored in a D1 or Durable Object row, which holds at most
+ * 2,000,000 bytes, and for filters bound as SQL parameters.
  */
-export const jsonWithin = <T extends z.ZodType>(schema: T, maxBytes: number) =>
+export const jsonWithin = <T extends z.ZodType>(schema: T, maxBytes: number, what = "value") =>
   schema.superRefine((value, ctx) => {
-    const bytes = jsonBytes(value, maxBytes);
-    if (bytes > maxBytes)
-      ctx.addIssue({ code: "custom", message: `${bytes} bytes of JSON; the limit is ${maxBytes} bytes` });
+    const problem = oversize([what], value, maxBytes);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
   });
 
 /** Graph input, commands and state values: any JSON nested at most MAX_GRAPH_DATA_DEPTH levels. */
@@ -57,15 +57,7 @@ export const JsonDataObject = z.record(z.string(), z.unknown()).superRefine(nest
  * A containment filter on stored JSON (`{"metadata": {...}}`): nested at most MAX_METADATA_DEPTH
  * levels, at most MAX_FILTER_BYTES of JSON, and every key writable as a SQLite JSON path step.
  */
-export const JsonFilter = JsonObject.superRefine((value, ctx) => {
-  const bytes = jsonBytes(value, MAX_FILTER_BYTES);
-  if (bytes > MAX_FILTER_BYTES) {
-    ctx.addIssue({
-      code: "custom",
-      message: `filter is ${bytes} bytes of JSON; the limit is ${MAX_FILTER_BYTES} bytes`,
-    });
-    return;
-  }
+export const JsonFilter = jsonWithin(JsonObject, MAX_FILTER_BYTES, "filter").superRefine((value, ctx) => {
   const key = findKey(value, (k) => !isPathKey(k));
   if (key !== undefined)
     ctx.addIssue({

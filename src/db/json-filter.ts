@@ -11,6 +11,13 @@ export const MAX_FILTER_CONDITIONS = 28;
 export class FilterTooLargeError extends Error {}
 
 /**
+ * `column IN (values)` with the whole list bound as one JSON parameter, read with json_each: any
+ * number of values in one statement, where D1 and Durable Object SQLite bind at most 100 parameters.
+ */
+export const inJsonList = (column: SQLiteColumn, values: readonly (string | number)[]): SQL =>
+  sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(values)}))`;
+
+/**
  * The containment conditions of several JSON filters of one search, together within the limit
  * (a FilterTooLargeError otherwise, which routes turn into a 422). Every store searches through it.
  */

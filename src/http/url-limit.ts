@@ -8,7 +8,7 @@ import type { AppEnv } from "./app-env.ts";
  * query parameters whose percent-encoded bytes are not UTF-8 (a 422 naming the parameter). The URL
  * of a Request is already percent-encoded ASCII, so its length is its size in bytes.
  */
-export const limitUrlLength = createMiddleware<AppEnv>(async (c, next) => {
+export const checkRequestUrl = createMiddleware<AppEnv>(async (c, next) => {
   const url = c.req.url;
   if (url.length > MAX_URL_BYTES)
     throw new DomainError(

@@ -2,6 +2,7 @@
  * The 2 MB value and row limit and the 32-argument limit, checked on a statement before it runs and on
  * the rows it reads back. The errors read as SQLite's (what D1 and Durable Object SQLite answer).
  */
+import { utf8Length } from "../core/bytes.ts";
 import { MAX_SQL_VALUE_BYTES } from "./limits.ts";
 import { sqlShape } from "./sql-text.ts";
 
@@ -14,22 +15,6 @@ export function sqlError(engine: SqlEngine, message: string): Error {
   return new Error(engine === "d1" ? `D1_ERROR: ${message}` : message);
 }
 
-/** UTF-8 bytes of a string (SQLite stores TEXT as UTF-8). */
-function utf8Bytes(text: string): number {
-  let bytes = text.length;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) continue;
-    if (code < 0x800) bytes += 1;
-    else if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
-      // A surrogate pair: 2 UTF-16 units, 4 bytes.
-      bytes += 2;
-      i++;
-    } else bytes += 2;
-  }
-  return bytes;
-}
-
 /** An upper bound of a value's stored size, without looking at a string's characters. */
 function boundBytes(value: unknown): number {
   if (typeof value === "string") return value.length * 3;
@@ -40,7 +25,7 @@ function boundBytes(value: unknown): number {
 
 /** A value's stored size in bytes. */
 export function valueBytes(value: unknown): number {
-  if (typeof value === "string") return value.length * 3 <= MAX_SQL_VALUE_BYTES ? value.length : utf8Bytes(value);
+  if (typeof value === "string") return value.length * 3 <= MAX_SQL_VALUE_BYTES ? value.length : utf8Length(value);
   return boundBytes(value);
 }
 
@@ -51,7 +36,7 @@ function fits(values: Iterable<unknown>): boolean {
   if (bound <= MAX_SQL_VALUE_BYTES) return true;
   let bytes = 0;
   for (const value of values) {
-    bytes += typeof value === "string" ? utf8Bytes(value) : boundBytes(value);
+    bytes += typeof value === "string" ? utf8Length(value) : boundBytes(value);
     if (bytes > MAX_SQL_VALUE_BYTES) return false;
   }
   return true;

@@ -155,12 +155,12 @@ const RUN_KEYS = ["run_id", "thread_id", "graph_id", "assistant_id"];
 
 /** `extra` whole when it fits MAX_CHECKPOINT_RUN_METADATA_BYTES; else the run's ids, then the other keys that still fit, in order. */
 export function boundedRunMetadata(extra: Record<string, unknown>): Record<string, unknown> {
-  if (jsonBytes(extra, MAX_CHECKPOINT_RUN_METADATA_BYTES) <= MAX_CHECKPOINT_RUN_METADATA_BYTES) return extra;
+  if (jsonBytes(extra) <= MAX_CHECKPOINT_RUN_METADATA_BYTES) return extra;
   const keys = [...RUN_KEYS.filter((key) => key in extra), ...Object.keys(extra).filter((k) => !RUN_KEYS.includes(k))];
   const kept: Record<string, unknown> = {};
   let bytes = 2;
   for (const key of keys) {
-    const size = jsonBytes(key) + jsonBytes(extra[key], MAX_CHECKPOINT_RUN_METADATA_BYTES) + 2;
+    const size = jsonBytes(key) + jsonBytes(extra[key]) + 2;
     if (bytes + size > MAX_CHECKPOINT_RUN_METADATA_BYTES) continue;
     kept[key] = extra[key];
     bytes += size;

@@ -1,4 +1,5 @@
-import { subrequestBudget } from "../core/limits.ts";
+import { chunked } from "../core/batches.ts";
+import { type PlanVars, subrequestBudget } from "../core/limits.ts";
 import { database } from "../db/client.ts";
 import { log } from "../observability/log.ts";
 import { threadStub } from "./client.ts";
@@ -42,7 +43,7 @@ export interface ThreadFanOutMessage {
   operation: FanOutOperation;
 }
 
-type FanOutEnv = Pick<Env, "DB" | "THREAD" | "QUEUE"> & { LIMITS_GUARD?: string; SUBREQUEST_BUDGET?: string };
+type FanOutEnv = Pick<Env, "DB" | "THREAD" | "QUEUE"> & PlanVars & { SUBREQUEST_BUDGET?: string };
 
 /** What one step did, and what is left for the queue (null: nothing). */
 export interface FanOutStep {
@@ -60,10 +61,10 @@ export interface FanOutStep {
  */
 async function sixAtATime(ids: string[], call: (id: string) => Promise<{ ok: boolean }>): Promise<number> {
   let ok = 0;
-  for (let i = 0; i < ids.length; i += 6)
-    ok += (await Promise.allSettled(ids.slice(i, i + 6).map(call))).filter(
-      (outcome) => outcome.status === "fulfilled" && outcome.value.ok,
-    ).length;
+  for (const group of chunked(ids, 6)) {
+    const outcomes = await Promise.allSettled(group.map(call));
+    ok += outcomes.filter((outcome) => outcome.status === "fulfilled" && outcome.value.ok).length;
+  }
   return ok;
 }
 

@@ -1,11 +1,11 @@
 import { and, asc, count, desc, eq, type SQL, sql } from "drizzle-orm";
-import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { jsonBytes, utf8Bytes } from "../core/json-size.ts";
+import { utf8Length } from "../core/bytes.ts";
+import { jsonBytes } from "../core/json-size.ts";
 import { MAX_THREAD_ROW_STATE_BYTES, MAX_THREAD_SEARCH_PAGE_BYTES } from "../core/limits.ts";
 import type { Database } from "../db/client.ts";
-import { containments } from "../db/json-filter.ts";
+import { containments, inJsonList } from "../db/json-filter.ts";
 import { type ThreadIndexRow, threadIndex } from "../db/schema.ts";
-import { stateColumns, type ThreadRecord } from "./thread-record.ts";
+import { interruptIds, stateColumns, type ThreadRecord } from "./thread-record.ts";
 import type { ThreadJson, ThreadStatus } from "./types.ts";
 
 /**
@@ -19,9 +19,9 @@ const MAX_INDEX_ROW_BYTES = 1_900_000;
 
 /** What the D1 index keeps of the thread record: a projection that always fits one row. */
 export function indexProjection(record: ThreadRecord) {
-  const other = utf8Bytes(JSON.stringify(record.metadata) + (record.error ?? ""), MAX_INDEX_ROW_BYTES);
+  const other = jsonBytes(record.metadata) + utf8Length(record.error ?? "");
   let config = record.config;
-  let configBytes = jsonBytes(config, MAX_INDEX_ROW_BYTES);
+  let configBytes = jsonBytes(config);
   if (other + configBytes > MAX_INDEX_ROW_BYTES) {
     config = {};
     configBytes = 2;
@@ -33,7 +33,7 @@ export function indexProjection(record: ThreadRecord) {
   return {
     values: state.values === null ? null : record.values,
     valuesIndexed: !state.oversize,
-    interrupts: JSON.parse(state.interrupts) as Record<string, unknown[]>,
+    interrupts: state.oversize ? interruptIds(record.interrupts) : record.interrupts,
     config,
   };
 }
@@ -84,10 +84,6 @@ export interface ThreadSearch extends ThreadFilter {
   sortBy: "thread_id" | "status" | "created_at" | "updated_at" | "state_updated_at";
   sortOrder: "asc" | "desc";
 }
-
-/** `column IN (ids)` with one JSON parameter for any number of ids (D1 binds at most 100). */
-const inJsonList = (column: SQLiteColumn, ids: string[]) =>
-  sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
 
 function whereClause(workspaceId: string, filter: ThreadFilter): SQL | undefined {
   const conditions: SQL[] = [eq(threadIndex.workspaceId, workspaceId)];

@@ -1,4 +1,4 @@
-import { utf8Bytes } from "../core/json-size.ts";
+import { utf8Length } from "../core/bytes.ts";
 import { MAX_THREAD_ROW_STATE_BYTES } from "../core/limits.ts";
 import type { SqlStore } from "../db/sql.ts";
 import type { ThreadJson, ThreadStatus, TtlSetting, TtlStrategy } from "./types.ts";
@@ -75,7 +75,7 @@ export function stateColumns(
 ): { values: string | null; interrupts: string; oversize: boolean } {
   const values = record.values === null ? null : JSON.stringify(record.values);
   const interrupts = JSON.stringify(record.interrupts);
-  const bytes = (values === null ? 0 : utf8Bytes(values, budget)) + utf8Bytes(interrupts, budget);
+  const bytes = (values === null ? 0 : utf8Length(values)) + utf8Length(interrupts);
   const oversize = (values === null && (record.valuesOversize ?? false)) || bytes > budget;
   if (!oversize) return { values, interrupts, oversize };
   return { values: null, interrupts: JSON.stringify(interruptIds(record.interrupts)), oversize };
@@ -176,7 +176,8 @@ export class ThreadRecords {
     const metadata = JSON.stringify(record.metadata);
     const config = JSON.stringify(record.config);
     const requestConfig = JSON.stringify(record.requestConfig);
-    const others = utf8Bytes(metadata + config + requestConfig + (record.error ?? ""), ROW_BYTES);
+    const others =
+      utf8Length(metadata) + utf8Length(config) + utf8Length(requestConfig) + utf8Length(record.error ?? "");
     const state = stateColumns(record, Math.max(0, Math.min(MAX_THREAD_ROW_STATE_BYTES, ROW_BYTES - others)));
     record.valuesOversize = state.oversize;
     const row: ThreadRow = {

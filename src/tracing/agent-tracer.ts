@@ -1,4 +1,5 @@
 import { BaseTracer, type Run } from "@langchain/core/tracers/base";
+import { bySize, rpcBytes } from "../core/batches.ts";
 import { MAX_SHARD_RPC_BYTES } from "../core/limits.ts";
 import { toJson } from "../db/serialize.ts";
 
@@ -70,7 +71,13 @@ export class AgentRunTracer extends BaseTracer {
    * than that goes alone), converted as they are taken: the tracer lets go of each run once it is
    * converted, so a long trace is never held twice, and never whole in one RPC (see MAX_SHARD_RPC_BYTES).
    */
-  *takeRunBatches(reason = "Cancelled", maxBytes = MAX_SHARD_RPC_BYTES): Generator<TracedRun[]> {
+  takeRunBatches(reason = "Cancelled", maxBytes = MAX_SHARD_RPC_BYTES): Generator<TracedRun[]> {
+    // Measured as the ingestor measures a run for its RPC.
+    return bySize(this.#takeConverted(reason), rpcBytes, maxBytes);
+  }
+
+  /** The runs, converted one by one as they are read, each let go of once converted. */
+  *#takeConverted(reason: string): Generator<TracedRun> {
     const endedAt = Date.now();
     const roots = [...this.#finished];
     this.#finished.length = 0;
@@ -80,24 +87,12 @@ export class AgentRunTracer extends BaseTracer {
     this.runMap.clear();
     // Depth first, parents before children, in the order they ran.
     const pending: Run[] = roots.reverse();
-    let batch: TracedRun[] = [];
-    let bytes = 0;
     for (let run = pending.pop(); run; run = pending.pop()) {
       const children = run.child_runs;
       run.child_runs = [];
-      if (isHiddenLeaf({ ...run, child_runs: children })) continue;
-      const traced = this.#convert(run, endedAt, reason);
-      const size = 2 * JSON.stringify(traced).length; // as ingest.ts measures a run for its RPC
-      if (batch.length && bytes + size > maxBytes) {
-        yield batch;
-        batch = [];
-        bytes = 0;
-      }
-      batch.push(traced);
-      bytes += size;
+      if (!isHiddenLeaf({ ...run, child_runs: children })) yield this.#convert(run, endedAt, reason);
       for (let i = children.length - 1; i >= 0; i--) pending.push(children[i]);
     }
-    if (batch.length) yield batch;
   }
 
   #convert(run: Run, endedAt: number, reason: string): TracedRun {

@@ -1,7 +1,9 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
+import { bySize, chunked, rpcBytes } from "../core/batches.ts";
 import type { ErrorKind } from "../core/errors.ts";
 import { MAX_INGEST_PROJECTS, MAX_INGEST_SHARDS, MAX_SHARD_RPC_BYTES } from "../core/limits.ts";
 import type { Database } from "../db/client.ts";
+import { inJsonList } from "../db/json-filter.ts";
 import { traceRunLocations } from "../db/schema.ts";
 import { deriveLineage, type Lineage, MAX_OUTSIDE_PARENTS } from "./lineage.ts";
 import { getProject, projectIdForName } from "./projects/service.ts";
@@ -171,8 +173,8 @@ export class Ingestor {
     const stub = this.shards.getByName(name);
     const limit = this.options.maxRpcBytes ?? MAX_SHARD_RPC_BYTES;
     const refused: RefusedPatch[] = [];
-    for (const posts of bySize(shard.posts, runBytes, limit)) await stub.ingest(shard.projectId, posts, [], []);
-    for (const patches of bySize(shard.patches, runBytes, limit))
+    for (const posts of bySize(shard.posts, rpcBytes, limit)) await stub.ingest(shard.projectId, posts, [], []);
+    for (const patches of bySize(shard.patches, rpcBytes, limit))
       refused.push(...(await stub.ingest(shard.projectId, [], patches, [])));
     for (const attachments of bySize(shard.attachments, attachmentBytes, limit))
       await stub.ingest(shard.projectId, [], [], attachments);
@@ -304,8 +306,8 @@ export class Ingestor {
     // Raw D1 statements: drizzle batches only its own builders, and these bind a JSON array each.
     const d1 = this.db.$client;
     const statements: D1PreparedStatement[] = [];
-    for (let i = 0; i < posts.length; i += LOCATION_IDS_PER_LOOKUP) {
-      const rows = posts.slice(i, i + LOCATION_IDS_PER_LOOKUP).map((p) => [p.run.id, p.projectId, p.day]);
+    for (const group of chunked(posts, LOCATION_IDS_PER_LOOKUP)) {
+      const rows = group.map((p) => [p.run.id, p.projectId, p.day]);
       statements.push(
         d1
           .prepare(
@@ -349,17 +351,11 @@ export async function locateRuns(
   runIds: string[],
 ): Promise<Map<string, RunLocation>> {
   const found = new Map<string, RunLocation>();
-  for (let at = 0; at < runIds.length; at += LOCATION_IDS_PER_LOOKUP) {
-    const ids = JSON.stringify(runIds.slice(at, at + LOCATION_IDS_PER_LOOKUP));
+  for (const ids of chunked(runIds, LOCATION_IDS_PER_LOOKUP)) {
     const rows = await db
       .select({ runId: traceRunLocations.runId, projectId: traceRunLocations.projectId, day: traceRunLocations.day })
       .from(traceRunLocations)
-      .where(
-        and(
-          eq(traceRunLocations.workspaceId, workspaceId),
-          sql`${traceRunLocations.runId} IN (SELECT value FROM json_each(${ids}))`,
-        ),
-      )
+      .where(and(eq(traceRunLocations.workspaceId, workspaceId), inJsonList(traceRunLocations.runId, ids)))
       .all();
     for (const { runId, ...location } of rows) found.set(runId, location);
   }
@@ -381,27 +377,5 @@ function outsideParents(runs: RunPost[]): string[] {
   return [...new Set(parents)].slice(0, MAX_OUTSIDE_PARENTS);
 }
 
-/**
- * Bytes a run takes in an RPC, from above: V8 serializes a string holding any character past
- * Latin-1 at two bytes per UTF-16 unit.
- */
-const runBytes = (run: RunPatch): number => 2 * JSON.stringify(run).length;
 const attachmentBytes = (attachment: RunAttachment): number =>
   attachment.data.byteLength + 2 * (attachment.name.length + attachment.mime_type.length + attachment.run_id.length);
-
-/** `items` in consecutive groups of at most `limit` bytes (an item larger than that goes alone). */
-function* bySize<T>(items: T[], size: (item: T) => number, limit: number): Generator<T[]> {
-  let group: T[] = [];
-  let bytes = 0;
-  for (const item of items) {
-    const itemBytes = size(item);
-    if (group.length && bytes + itemBytes > limit) {
-      yield group;
-      group = [];
-      bytes = 0;
-    }
-    group.push(item);
-    bytes += itemBytes;
-  }
-  if (group.length) yield group;
-}

@@ -1,7 +1,9 @@
-import { and, desc, eq, gte, lt, lte, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, gte, lt, lte, type SQL } from "drizzle-orm";
+import { chunked } from "../core/batches.ts";
 import { DomainError } from "../core/errors.ts";
 import { MAX_QUERY_PAGE_BYTES, onFreePlan, type PlanVars, SHARD_CALLS_PER_REQUEST } from "../core/limits.ts";
 import type { Database } from "../db/client.ts";
+import { inJsonList } from "../db/json-filter.ts";
 import { traceShards } from "../db/schema.ts";
 import { type CompiledFilter, compileFilter } from "./filter/compile.ts";
 import { checkQueryFilters, filterProblemsDetail } from "./filter/query-filters.ts";
@@ -98,8 +100,7 @@ export async function matchingShards(
     projects = projects ? projects.filter((p) => p === location.projectId) : [location.projectId];
   }
   const where: SQL[] = [eq(traceShards.workspaceId, workspaceId)];
-  // One JSON parameter for any number of projects (D1 binds at most 100 per statement).
-  if (projects) where.push(sql`${traceShards.projectId} IN (SELECT value FROM json_each(${JSON.stringify(projects)}))`);
+  if (projects) where.push(inJsonList(traceShards.projectId, projects));
   if (query.start_time) where.push(gte(traceShards.day, new Date(query.start_time).toISOString().slice(0, 10)));
   if (query.end_time) where.push(lte(traceShards.day, new Date(query.end_time).toISOString().slice(0, 10)));
   if (after) {
@@ -242,6 +243,7 @@ export async function queryRuns(
   return { runs: page.map((run) => projectRun(run, query.select)), cursors: { next, prev: null } };
 }
 
+/** Shard answers folded together at a time, so the Worker holds at most this many sketches at once. */
 const STATS_SHARDS_AT_ONCE = 32;
 
 /** Shards (project-days) one stats request reads: each is a call, and a request has a bounded number. */
@@ -270,11 +272,9 @@ export async function runStats(
   // A bounded number of shard calls in flight at once; each batch is folded into the stats so far,
   // so the Worker holds one batch of sketches, never every shard's.
   let merged: ShardRunStats[] = [];
-  for (let i = 0; i < rows.length; i += STATS_SHARDS_AT_ONCE) {
+  for (const group of chunked(rows, STATS_SHARDS_AT_ONCE)) {
     const batch = await Promise.all(
-      rows
-        .slice(i, i + STATS_SHARDS_AT_ONCE)
-        .map((row) => shards.getByName(traceShardName(workspaceId, row.projectId, row.day)).stats(conditions)),
+      group.map((row) => shards.getByName(traceShardName(workspaceId, row.projectId, row.day)).stats(conditions)),
     );
     merged = [foldRunStats([...merged, ...batch])];
   }

@@ -1,3 +1,4 @@
+import { utf8Length } from "../core/bytes.ts";
 import { MAX_TRACED_RUN_BYTES } from "../core/limits.ts";
 import type { RunPatch } from "./schemas.ts";
 
@@ -14,13 +15,6 @@ type Payload = (typeof PAYLOADS)[number];
 /** A post or a patch: both carry the payload fields. */
 type SizedRun = Pick<RunPatch, Payload | "id">;
 
-const encoder = new TextEncoder();
-
-/** UTF-8 bytes of `text`; at most 3 per UTF-16 unit, so a short text is sized without encoding. */
-function utf8Bytes(text: string, limit: number): number {
-  return text.length * 3 <= limit ? text.length : encoder.encode(text).byteLength;
-}
-
 /** The limit in force: `MAX_TRACED_RUN_BYTES`, or a lower `MAX_TRACED_RUN_BYTES` var (never higher: the row must fit). */
 export function tracedRunLimit(env: { MAX_TRACED_RUN_BYTES?: string }): number {
   const configured = Number(env.MAX_TRACED_RUN_BYTES);
@@ -29,17 +23,15 @@ export function tracedRunLimit(env: { MAX_TRACED_RUN_BYTES?: string }): number {
     : MAX_TRACED_RUN_BYTES;
 }
 
-function fieldBytes(run: SizedRun, field: Payload, limit: number): number {
+function fieldBytes(run: SizedRun, field: Payload): number {
   const value = run[field];
   if (value === undefined || value === null) return 0;
-  return utf8Bytes(typeof value === "string" ? value : JSON.stringify(value), limit);
+  return utf8Length(typeof value === "string" ? value : JSON.stringify(value));
 }
 
 /** The payload fields of `run` over the limit, with their sizes. */
 function oversizeFields(run: SizedRun, limit: number): { field: Payload; bytes: number }[] {
-  return PAYLOADS.map((field) => ({ field, bytes: fieldBytes(run, field, limit) })).filter(
-    ({ bytes }) => bytes > limit,
-  );
+  return PAYLOADS.map((field) => ({ field, bytes: fieldBytes(run, field) })).filter(({ bytes }) => bytes > limit);
 }
 
 /** Why `run` is too large to trace, naming each field over the limit and the limit, or null when it fits. */
@@ -69,7 +61,7 @@ export function truncateOversize<T extends SizedRun>(run: T, limit: number): T {
       fitted.tags = [text];
     } else if (field === "extra") {
       const metadata = run.extra?.metadata;
-      const keep = metadata !== undefined && utf8Bytes(JSON.stringify(metadata), limit) <= limit / 2;
+      const keep = metadata !== undefined && utf8Length(JSON.stringify(metadata)) <= limit / 2;
       fitted.extra = keep ? { metadata, __truncated__: text } : { __truncated__: text };
     } else {
       fitted[field] = { __truncated__: text };

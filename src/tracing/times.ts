@@ -71,9 +71,13 @@ const format = ({ millis, micros }: Instant): string =>
  * keeps millisecond precision. Undefined when it is not a time of the years 0000–9999.
  */
 export function toStoredTime(value: string | number): string | undefined {
-  const instant = typeof value === "number" ? fromEpochMillis(value) : textInstant(value);
+  const instant = instantOf(value);
   return instant && storable(instant) ? format(instant) : undefined;
 }
+
+/** A client's time: ISO text or epoch milliseconds. */
+const instantOf = (value: string | number): Instant | undefined =>
+  typeof value === "number" ? fromEpochMillis(value) : textInstant(value);
 
 function fromEpochMillis(value: number): Instant | undefined {
   if (!Number.isFinite(value)) return undefined;
@@ -102,7 +106,7 @@ const storable = ({ millis }: Instant): boolean => millis >= YEAR_ZERO_MILLIS &&
  * export format holds (`RUN_TIME_RANGE`, v1 Parquet's nanoseconds since 1970 in 64 bits).
  */
 export function toRunTime(value: string | number): { time: string } | { problem: string } {
-  const instant = typeof value === "number" ? fromEpochMillis(value) : textInstant(value);
+  const instant = instantOf(value);
   if (instant === undefined)
     return { problem: `not an ISO-8601 time or epoch milliseconds: ${JSON.stringify(value).slice(0, 100)}` };
   const time = storable(instant) ? format(instant) : undefined;

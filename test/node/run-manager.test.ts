@@ -75,6 +75,8 @@ class FakeHost implements RunHost {
     return 3_600_000;
   }
   async bindGraph(graphId: string): Promise<LoadedGraph | undefined> {
+    // A graph factory that never resolves (an async factory awaiting what never comes).
+    if (graphId === "never-built") return new Promise<never>(() => {});
     if (graphId !== "gated") return undefined;
     const gates = this.gates;
     return (
@@ -353,6 +355,18 @@ describe("a run's wall-clock limit and the config it runs with", () => {
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(host.thread?.values).toEqual({ text: "queued", seen: ["QUEUED"] });
     expect(runs.get(stuck.runId)).toMatchObject({ ok: true, value: { status: "timeout" } });
+  });
+
+  it("stops a run whose graph is never built once its deadline passes, and runs the queued one", async () => {
+    const { host, runs } = setup();
+    const stuck = run("unbuilt", { graphId: "never-built", timeoutMs: 30 });
+    await created(runs, stuck);
+    const queued = run("after");
+    await created(runs, queued);
+    expect(failure(await runs.join(stuck.runId)).error).toBe("TimeoutError");
+    expect(runs.get(stuck.runId)).toMatchObject({ ok: true, value: { status: "timeout" } });
+    expect((await runs.join(queued.runId)).ok).toBe(true);
+    expect(host.thread?.values).toEqual({ text: "after", seen: ["AFTER"] });
   });
 
   it("leaves the thread in error when the timed-out run was the last one", async () => {

@@ -5,7 +5,7 @@ import { readParquet } from "parquet-wasm/esm";
 import { describe, expect, it } from "vitest";
 import { type ExportRunMessage, handleExportRun } from "../../src/export/partition-writer.ts";
 import { exportTick } from "../../src/export/planner.ts";
-import { call, json } from "./helpers.ts";
+import { call, completedExport, json } from "./helpers.ts";
 
 const post = (path: string, body: unknown) => call(path, { method: "POST", json: body });
 
@@ -70,17 +70,9 @@ describe("exports through an R2 binding", () => {
       }),
     );
     await exportTick(env, new Date("2026-09-03T01:00:00Z"));
-    let status = "";
-    for (let i = 0; i < 200 && status !== "Completed"; i++) {
-      status = (await json<{ status: string }>(await call(`/api/v1/bulk-exports/${exported.id}`))).status;
-      if (status === "Failed")
-        throw new Error(JSON.stringify(await json(await call(`/api/v1/bulk-exports/${exported.id}/runs`))));
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    expect(status).toBe("Completed");
+    const { tenant_id: tenant } = await completedExport(exported.id);
 
     // The deployment's own store: every key sits under the workspace's root.
-    const tenant = (await json<{ tenant_id: string }>(await call(`/api/v1/bulk-exports/${exported.id}`))).tenant_id;
     const root = `workspaces/${tenant}/lake`;
     const listed = await env.EXPORT_TEST_BUCKET.list({ prefix: `${root}/export_id=${exported.id}/` });
     const files = listed.objects

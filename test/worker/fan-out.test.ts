@@ -4,7 +4,8 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { describe, expect, it } from "vitest";
 import { FREE_PLAN_SUBREQUEST_BUDGET, SUBREQUEST_BUDGET, subrequestBudget } from "../../src/core/limits.ts";
 import worker, { queueHandlers } from "../../src/index.ts";
-import { THREAD_FAN_OUT_MESSAGE, type ThreadFanOutMessage } from "../../src/threads/fan-out.ts";
+import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
+import { fanOutStep, THREAD_FAN_OUT_MESSAGE, type ThreadFanOutMessage } from "../../src/threads/fan-out.ts";
 import type { ThreadJson } from "../../src/threads/types.ts";
 import { BOOTSTRAP_KEY, call, json } from "./helpers.ts";
 
@@ -87,6 +88,8 @@ describe("the subrequest budget", () => {
     expect(subrequestBudget({ SUBREQUEST_BUDGET: "5000" })).toBe(SUBREQUEST_BUDGET);
     expect(subrequestBudget({ LIMITS_GUARD: "free", SUBREQUEST_BUDGET: "100" })).toBe(FREE_PLAN_SUBREQUEST_BUDGET);
     expect(subrequestBudget({ SUBREQUEST_BUDGET: "nope" })).toBe(SUBREQUEST_BUDGET);
+    // A deployment on the Free plan says so with WORKERS_PLAN.
+    expect(subrequestBudget({ WORKERS_PLAN: "free" })).toBe(FREE_PLAN_SUBREQUEST_BUDGET);
   });
 });
 
@@ -158,5 +161,33 @@ describe("fan-outs over threads", () => {
     messages.push(structuredClone(messages[0]));
     await drain();
     for (const id of threads) expect(await exists(id)).toBe(false);
+  });
+});
+
+describe("a fan-out step whose thread call fails", () => {
+  it("counts that thread as not done and still reaches the others", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++)
+      ids.push((await json<ThreadJson>(await call("/threads", { method: "POST", json: {} }))).thread_id);
+    const [, failing] = ids;
+    // The failing thread's object answers every call with an error (reset, overloaded).
+    const thread = new Proxy(env.THREAD, {
+      get(namespace, name) {
+        if (name === "get")
+          return (id: DurableObjectId) =>
+            id.equals(namespace.idFromName(`${DEFAULT_WORKSPACE_ID}:${failing}`))
+              ? { prune: () => Promise.reject(new Error("Durable Object reset because its code was updated.")) }
+              : namespace.get(id);
+        const value = Reflect.get(namespace, name);
+        return typeof value === "function" ? value.bind(namespace) : value;
+      },
+    });
+    const step = await fanOutStep({ ...env, THREAD: thread }, DEFAULT_WORKSPACE_ID, {
+      op: "prune",
+      threadIds: ids,
+      strategy: "delete",
+    });
+    expect(step).toMatchObject({ done: 2, next: null });
+    for (const id of ids) expect((await call(`/threads/${id}`)).status, id).toBe(id === failing ? 200 : 404);
   });
 });

@@ -21,3 +21,21 @@ export function call(
 export async function json<T = Record<string, unknown>>(response: Response): Promise<T> {
   return (await response.json()) as T;
 }
+
+/**
+ * Bulk export `id` once it is Completed, polled (every 25 ms, 5 s at most); a Failed export fails
+ * the test with its runs' errors.
+ */
+export async function completedExport<T extends { status: string } = { status: string; tenant_id: string }>(
+  id: string,
+): Promise<T> {
+  let exported = await json<T>(await call(`/api/v1/bulk-exports/${id}`));
+  for (let i = 0; i < 200 && exported.status !== "Completed"; i++) {
+    if (exported.status === "Failed")
+      throw new Error(JSON.stringify(await json(await call(`/api/v1/bulk-exports/${id}/runs`))));
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    exported = await json<T>(await call(`/api/v1/bulk-exports/${id}`));
+  }
+  if (exported.status !== "Completed") throw new Error(`export ${id} is still ${exported.status}`);
+  return exported;
+}

@@ -5,7 +5,7 @@ import { readParquet } from "parquet-wasm/esm";
 import { describe, expect, it } from "vitest";
 import { exportTick } from "../../src/export/planner.ts";
 import { formatMicros, toStoredTime } from "../../src/tracing/times.ts";
-import { call, json } from "./helpers.ts";
+import { call, completedExport, json } from "./helpers.ts";
 
 const post = (path: string, body: unknown) => call(path, { method: "POST", json: body });
 
@@ -107,15 +107,7 @@ describe("microsecond times", () => {
         }),
       );
       await exportTick(env, new Date("2026-08-16T01:00:00Z"));
-      let status = "";
-      for (let i = 0; i < 200 && status !== "Completed"; i++) {
-        status = (await json<{ status: string }>(await call(`/api/v1/bulk-exports/${exported.id}`))).status;
-        if (status === "Failed")
-          throw new Error(JSON.stringify(await json(await call(`/api/v1/bulk-exports/${exported.id}/runs`))));
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-      expect(status).toBe("Completed");
-      const tenant = (await json<{ tenant_id: string }>(await call(`/api/v1/bulk-exports/${exported.id}`))).tenant_id;
+      const { tenant_id: tenant } = await completedExport(exported.id);
       const listed = await env.EXPORT_TEST_BUCKET.list({
         prefix: `workspaces/${tenant}/micro/export_id=${exported.id}/`,
       });

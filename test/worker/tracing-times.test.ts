@@ -8,7 +8,7 @@ import { RUN_TIME_RANGE } from "../../src/core/limits.ts";
 import { exportRecordBatch, storedTimeMicros, storedTimeMillis } from "../../src/export/columns.ts";
 import { exportTick } from "../../src/export/planner.ts";
 import { toStoredTime } from "../../src/tracing/times.ts";
-import { call, json } from "./helpers.ts";
+import { call, completedExport, json } from "./helpers.ts";
 
 const post = (path: string, body: unknown) => call(path, { method: "POST", json: body });
 
@@ -181,15 +181,7 @@ describe("run times at the edges", () => {
           }),
         );
         await exportTick(env, new Date(Date.parse(window[1]) + 3_600_000));
-        let status = "";
-        for (let i = 0; i < 200 && status !== "Completed"; i++) {
-          status = (await json<{ status: string }>(await call(`/api/v1/bulk-exports/${exported.id}`))).status;
-          if (status === "Failed")
-            throw new Error(JSON.stringify(await json(await call(`/api/v1/bulk-exports/${exported.id}/runs`))));
-          await new Promise((resolve) => setTimeout(resolve, 25));
-        }
-        expect(status).toBe("Completed");
-        const tenant = (await json<{ tenant_id: string }>(await call(`/api/v1/bulk-exports/${exported.id}`))).tenant_id;
+        const { tenant_id: tenant } = await completedExport(exported.id);
         const listed = await env.EXPORT_TEST_BUCKET.list({
           prefix: `workspaces/${tenant}/edges/export_id=${exported.id}/`,
         });

@@ -764,7 +764,6 @@ function timeoutError(runId: string, limitMs: number): { error: string; message:
   };
 }
 
-/** Rejects once `signal` aborts (with its reason); never settles otherwise. */
 /**
  * How long a run's graph has, after its abort, to end on its own (LangGraph finishes its pending
  * checkpoint writes first) before the run settles without it.

@@ -1,3 +1,5 @@
+import { utf8Length } from "../../core/bytes.ts";
+
 /**
  * `like(attribute, pattern)` in SQL. `%` matches any run of characters, `_` one character, and a
  * backslash makes the next character literal (`\%`, `\_`, `\\`), as in PostgreSQL; letters compare
@@ -36,8 +38,6 @@ function tokens(pattern: string): Token[] {
 const likeText = (token: Token) =>
   token.kind === "any" ? "%" : token.kind === "one" ? "_" : /[%_\\]/.test(token.char) ? `\\${token.char}` : token.char;
 
-const bytes = (text: string) => new TextEncoder().encode(text).byteLength;
-
 /** ASCII-only lower case, as SQLite's lower() and LIKE fold letters. */
 const asciiLower = (text: string) => text.replace(/[A-Z]/g, (c) => c.toLowerCase());
 
@@ -54,7 +54,7 @@ function pieces(segment: Token[]): Piece[] {
   let current: Piece | null = null;
   segment.forEach((token, offset) => {
     const text = likeText(token);
-    if (!current || bytes(current.p + text) > LIKE_PIECE_BYTES) {
+    if (!current || utf8Length(current.p + text) > LIKE_PIECE_BYTES) {
       current = { o: offset, n: 0, p: "" };
       out.push(current);
     }
@@ -80,7 +80,7 @@ function describeSegment(segment: Token[], placed: Segment["f"]): Segment {
 
 /** Whether `pattern` is over SQLite's LIKE limit, so it compiles into the piecewise match. */
 export function isLongLike(pattern: string): boolean {
-  return bytes(tokens(pattern).map(likeText).join("")) > MAX_LIKE_PATTERN_BYTES;
+  return utf8Length(tokens(pattern).map(likeText).join("")) > MAX_LIKE_PATTERN_BYTES;
 }
 
 /**
@@ -90,7 +90,7 @@ export function isLongLike(pattern: string): boolean {
 export function likeCondition(target: string, pattern: string, bind: (value: string) => string): string {
   const parsed = tokens(pattern);
   const text = parsed.map(likeText).join("");
-  if (bytes(text) <= MAX_LIKE_PATTERN_BYTES) return `${target} LIKE ${bind(text)} ESCAPE '\\'`;
+  if (utf8Length(text) <= MAX_LIKE_PATTERN_BYTES) return `${target} LIKE ${bind(text)} ESCAPE '\\'`;
 
   const parts: Token[][] = [[]];
   for (const token of parsed) {

@@ -1,6 +1,7 @@
 import { and, asc, eq, type SQL, sql } from "drizzle-orm";
 import { conflict, notFound } from "../../core/errors.ts";
 import type { Database } from "../../db/client.ts";
+import { inJsonList } from "../../db/json-filter.ts";
 import { type TracingProjectRow, tracingProjects } from "../../db/schema.ts";
 import type { ProjectCreate, ProjectFields, TracerSession } from "./schemas.ts";
 
@@ -128,9 +129,7 @@ export async function listProjects(
   query: { ids?: string[]; name?: string; nameContains?: string; limit: number; offset: number },
 ): Promise<TracerSession[]> {
   const conditions: SQL[] = [eq(tracingProjects.workspaceId, workspaceId)];
-  // One JSON parameter for any number of ids (D1 binds at most 100 per statement).
-  if (query.ids?.length)
-    conditions.push(sql`${tracingProjects.id} IN (SELECT value FROM json_each(${JSON.stringify(query.ids)}))`);
+  if (query.ids?.length) conditions.push(inJsonList(tracingProjects.id, query.ids));
   if (query.name !== undefined) conditions.push(eq(tracingProjects.name, query.name));
   if (query.nameContains) {
     // instr, not LIKE: names may hold % and _, and D1 caps LIKE patterns at 50 bytes.
