@@ -16,6 +16,7 @@ import { handleThreadFanOut, THREAD_FAN_OUT_MESSAGE, type ThreadFanOutMessage } 
 import { ThreadDO as ThreadObject } from "./threads/thread-do.ts";
 import { placeWaitingFeedback } from "./tracing/feedback/service.ts";
 import { TraceShardDO as TraceShardObject } from "./tracing/trace-shard-do.ts";
+import { workspaceObject } from "./workspace/workspace-do.ts";
 
 // Wrangler bundles LangGraph's web build, which never registers AsyncLocalStorage; without this,
 // interrupt(), getStore() and getWriter() fail with "Called interrupt() outside the context of a graph".
@@ -29,6 +30,8 @@ registerMemoryProbe("parquet-wasm", parquetMemoryBytes);
 export const MetricsDO = guardDurableObject(MetricsObject);
 export const ThreadDO = guardDurableObject(ThreadObject);
 export const TraceShardDO = guardDurableObject(TraceShardObject);
+/** Each kind of workspace partition's scheduled work, run on its object's alarm. */
+export const WorkspaceDO = guardDurableObject(workspaceObject({}));
 
 const app = createApp();
 

@@ -1,0 +1,66 @@
+import type { PartitionKind } from "./partition.ts";
+
+/**
+ * The SQLite schema of each partition kind, as numbered steps: an object applies the steps it has not
+ * yet applied when it is first used (its `_schema` table remembers how many), so a step is never
+ * edited once deployed, only followed by new ones. The tables are the ones `src/db/schema.ts` declares
+ * for drizzle (the same definitions serve D1 and the partitions), and keep their `workspace_id` column
+ * so the queries are the same wherever a table lives.
+ */
+export const PARTITION_SCHEMA: Record<PartitionKind, readonly string[]> = {
+  threads: [
+    `CREATE TABLE threads (
+      workspace_id TEXT NOT NULL, thread_id TEXT NOT NULL, status TEXT NOT NULL, metadata TEXT NOT NULL,
+      "values" TEXT, values_indexed INTEGER DEFAULT true NOT NULL, config TEXT NOT NULL, interrupts TEXT NOT NULL,
+      error TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, state_updated_at TEXT NOT NULL,
+      PRIMARY KEY (workspace_id, thread_id))`,
+    "CREATE INDEX threads_workspace_created_idx ON threads (workspace_id, created_at)",
+    "CREATE INDEX threads_workspace_updated_idx ON threads (workspace_id, updated_at)",
+    "CREATE INDEX threads_workspace_status_idx ON threads (workspace_id, status)",
+  ],
+  store: [
+    `CREATE TABLE store_items (
+      workspace_id TEXT NOT NULL, namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+      created_at TEXT NOT NULL, updated_at TEXT NOT NULL, ttl_minutes INTEGER, expires_at TEXT,
+      PRIMARY KEY (workspace_id, namespace, key))`,
+    "CREATE INDEX store_items_expires_idx ON store_items (expires_at)",
+  ],
+  crons: [
+    `CREATE TABLE crons (
+      workspace_id TEXT NOT NULL, cron_id TEXT PRIMARY KEY NOT NULL, assistant_id TEXT NOT NULL, thread_id TEXT,
+      schedule TEXT NOT NULL, timezone TEXT NOT NULL, payload TEXT NOT NULL, metadata TEXT NOT NULL,
+      enabled INTEGER NOT NULL, on_run_completed TEXT, end_time TEXT, user_id TEXT, next_run_date TEXT,
+      disabled_reason TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
+    "CREATE INDEX crons_due_idx ON crons (enabled, next_run_date)",
+    "CREATE INDEX crons_workspace_created_idx ON crons (workspace_id, created_at)",
+  ],
+  traces: [
+    `CREATE TABLE tracing_projects (
+      id TEXT NOT NULL, workspace_id TEXT NOT NULL, name TEXT NOT NULL, description TEXT, extra TEXT,
+      reference_dataset_id TEXT, default_dataset_id TEXT, trace_tier TEXT, start_time TEXT NOT NULL,
+      end_time TEXT, created_at TEXT NOT NULL, PRIMARY KEY (workspace_id, id))`,
+    "CREATE UNIQUE INDEX tracing_projects_name_idx ON tracing_projects (workspace_id, name)",
+    `CREATE TABLE trace_shards (
+      workspace_id TEXT NOT NULL, project_id TEXT NOT NULL, day TEXT NOT NULL,
+      PRIMARY KEY (workspace_id, project_id, day))`,
+    `CREATE TABLE trace_feedback (
+      id TEXT NOT NULL, workspace_id TEXT NOT NULL, run_id TEXT, trace_id TEXT, project_id TEXT, day TEXT,
+      key TEXT NOT NULL, score REAL, value TEXT, comment TEXT, correction TEXT, feedback_source TEXT,
+      feedback_group_id TEXT, comparative_experiment_id TEXT, created_at TEXT NOT NULL, modified_at TEXT NOT NULL,
+      PRIMARY KEY (workspace_id, id))`,
+    "CREATE INDEX trace_feedback_run_idx ON trace_feedback (workspace_id, run_id)",
+    "CREATE INDEX trace_feedback_created_idx ON trace_feedback (workspace_id, created_at)",
+    `CREATE INDEX trace_feedback_waiting_idx ON trace_feedback (workspace_id, created_at)
+      WHERE day IS NULL AND run_id IS NOT NULL`,
+  ],
+  runs: [
+    `CREATE TABLE trace_run_locations (
+      workspace_id TEXT NOT NULL, run_id TEXT NOT NULL, project_id TEXT NOT NULL, day TEXT NOT NULL,
+      PRIMARY KEY (workspace_id, run_id))`,
+  ],
+  a2a: [
+    `CREATE TABLE a2a_tasks (
+      task_id TEXT PRIMARY KEY NOT NULL, workspace_id TEXT NOT NULL, thread_id TEXT NOT NULL,
+      assistant_id TEXT NOT NULL, created_at TEXT NOT NULL)`,
+  ],
+};
