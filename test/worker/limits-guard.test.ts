@@ -1,6 +1,7 @@
 // The limits guard (src/limits-guard/): what Cloudflare refuses and local workerd accepts fails here too.
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { database } from "../../src/db/client.ts";
 import worker from "../../src/index.ts";
 import { guardEnv } from "../../src/limits-guard/bindings.ts";
 import { guardD1 } from "../../src/limits-guard/d1.ts";
@@ -133,6 +134,22 @@ describe("D1", () => {
       for (let i = 0; i < 50; i++) await select.first();
       await expect(select.all()).rejects.toThrow("Too many API requests");
     });
+  });
+});
+
+describe("the D1 client", () => {
+  it("is built once per binding (guarded or not) and still counts every query of an invocation", async () => {
+    // Building a drizzle client reads the whole schema again: every call used to pay for it.
+    expect(database(env)).toBe(database(env));
+    expect(database({ ...env, LIMITS_GUARD: "off" })).toBe(database({ ...env, LIMITS_GUARD: "off" }));
+    expect(database({ ...env, LIMITS_GUARD: "off" })).not.toBe(database(env));
+    const limits = guardLimits(env)!;
+    const counts = await inInvocation(limits, null, async () => {
+      await database(env).$client.prepare("SELECT 1").all();
+      await database(env).$client.prepare("SELECT 2").all();
+      return invocationCounts();
+    });
+    expect(counts?.d1Queries).toBe(2);
   });
 });
 
