@@ -16,6 +16,12 @@ import { handleThreadFanOut, THREAD_FAN_OUT_MESSAGE, type ThreadFanOutMessage } 
 import { ThreadDO as ThreadObject } from "./threads/thread-do.ts";
 import { placeWaitingFeedback } from "./tracing/feedback/service.ts";
 import { TraceShardDO as TraceShardObject } from "./tracing/trace-shard-do.ts";
+import {
+  handlePartitionMigration,
+  PARTITION_MIGRATION_MESSAGE,
+  type PartitionMigrationMessage,
+  startPartitionMigrations,
+} from "./workspace/migration.ts";
 import { workspaceObject } from "./workspace/workspace-do.ts";
 
 // Wrangler bundles LangGraph's web build, which never registers AsyncLocalStorage; without this,
@@ -40,12 +46,15 @@ export const tickJobs: Record<string, TickJob> = {
   "store-ttl-sweep": async (env) => void (await sweepExpiredItems(database(env))),
   crons: async (env, at) => void (await fireDueCrons(env, at)),
   "bulk-export": (env, at) => exportTick(env, at),
+  "partition-migration": async (env) => void (await startPartitionMigrations(env)),
   "feedback-placement": async (env, at) => void (await placeWaitingFeedback(database(env), env.TRACE_SHARD, at)),
 };
 /** Handlers of the work queue, by message kind. */
 export const queueHandlers: Record<string, WorkHandler> = {
   [EXPORT_RUN_MESSAGE]: (body, env) => handleExportRun(body as ExportRunMessage, env),
   [THREAD_FAN_OUT_MESSAGE]: (body, env) => handleThreadFanOut(body as unknown as ThreadFanOutMessage, env),
+  [PARTITION_MIGRATION_MESSAGE]: (body, env) =>
+    handlePartitionMigration(body as unknown as PartitionMigrationMessage, env),
 };
 
 export default guardWorker({

@@ -377,3 +377,15 @@ export const bulkExportRuns = sqliteTable(
 );
 
 export type BulkExportRunRow = typeof bulkExportRuns.$inferSelect;
+
+/**
+ * The move of a table's rows from D1 into workspace partitions (src/workspace/migration.ts): one row
+ * per legacy table; `done_at` once the table is empty in D1. `leased_until` keeps one chain of queue
+ * messages per table at a time.
+ */
+export const partitionMigrations = sqliteTable("partition_migrations", {
+  tableName: text("table_name").primaryKey(),
+  moved: integer("moved").notNull().default(0),
+  leasedUntil: integer("leased_until").notNull().default(0),
+  doneAt: text("done_at"),
+});

@@ -32,3 +32,8 @@ export function hashBucket(key: string, buckets: number): number {
   }
   return (hash >>> 0) % buckets;
 }
+
+/** Thread index objects per workspace (threads by hash of the thread id). */
+export const THREAD_INDEX_SHARDS = 8;
+/** Run locator objects per workspace (traced runs by hash of the run id). */
+export const RUN_LOCATOR_SHARDS = 16;
