@@ -48,6 +48,16 @@ export const tooLarge = (detail: ErrorDetail) => new DomainError("too_large", de
 export const invalid = (detail: ErrorDetail) => new DomainError("invalid", detail);
 export const unavailable = (detail: string) => new DomainError("unavailable", detail);
 
+/**
+ * The `DomainError` an error is, or was raised under (a library such as drizzle wraps what its
+ * driver throws, keeping it as `cause`), so its kind still picks the status.
+ */
+export function domainErrorOf(error: unknown): DomainError | undefined {
+  for (let at = error, depth = 0; at instanceof Error && depth < 8; at = at.cause, depth++)
+    if (at instanceof DomainError) return at;
+  return undefined;
+}
+
 /** True for a `DomainError` of the given kind. */
 export const isDomainError = (error: unknown, kind?: ErrorKind): error is DomainError =>
   error instanceof DomainError && (kind === undefined || error.kind === kind);

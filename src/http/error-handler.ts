@@ -1,7 +1,7 @@
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { DomainError, type ErrorKind } from "../core/errors.ts";
+import { domainErrorOf, type ErrorKind } from "../core/errors.ts";
 import { log } from "../observability/log.ts";
 import type { AppEnv } from "./app-env.ts";
 
@@ -22,9 +22,8 @@ export const STATUS_OF_KIND = {
 
 /** Maps anything thrown by a route to the Python server's error shape, `{"detail": ...}`. */
 export const onError: ErrorHandler<AppEnv> = (err, c) => {
-  if (err instanceof DomainError) {
-    return c.json({ detail: err.detail }, STATUS_OF_KIND[err.kind]);
-  }
+  const domain = domainErrorOf(err);
+  if (domain) return c.json({ detail: domain.detail }, STATUS_OF_KIND[domain.kind]);
   if (err instanceof HTTPException) {
     if (err.res) return err.getResponse();
     // Hono's own validators report unparsable JSON as 400; the Python server's contract is 422.

@@ -1,10 +1,18 @@
 import { eq, sql } from "drizzle-orm";
 import { bySize } from "../core/batches.ts";
+import { unavailable } from "../core/errors.ts";
 import { database } from "../db/client.ts";
 import { partitionMigrations } from "../db/schema.ts";
 import { log } from "../observability/log.ts";
-import { armPartition, type WorkspaceBindings } from "./database.ts";
-import { hashBucket, type Partition, partitionName, RUN_LOCATOR_SHARDS, THREAD_INDEX_SHARDS } from "./partition.ts";
+import {
+  hashBucket,
+  type Partition,
+  type PartitionKind,
+  partitionName,
+  RUN_LOCATOR_SHARDS,
+  THREAD_INDEX_SHARDS,
+} from "./partition.ts";
+import type { WorkspaceDO } from "./workspace-do.ts";
 
 /**
  * Moves a deployment's per-workspace rows out of the global D1 (the layout before workspace
@@ -13,6 +21,10 @@ import { hashBucket, type Partition, partitionName, RUN_LOCATOR_SHARDS, THREAD_I
  * its partitions (a row the partition already has is newer, written there since the upgrade, and
  * wins) and then deleted from D1, so every row is in D1 or in its partition at any moment, a page
  * moved twice changes nothing, and an interrupted chain resumes where the rows left off.
+ *
+ * Until a table is done, the first use of a workspace's partition moves that workspace's rows of it
+ * first (`moveWorkspaceRows`), so reads see every row, and an update or delete never meets a row
+ * that the chain would bring back later.
  */
 
 export const PARTITION_MIGRATION_MESSAGE = "workspace.partition-migration";
@@ -23,6 +35,9 @@ export interface PartitionMigrationMessage {
 }
 
 type Row = Record<string, string | number | null>;
+
+/** What moving rows needs: D1 (with the limits guard's switch) and the partitions. */
+export type MigrationEnv = Pick<Env, "DB" | "LIMITS_GUARD"> & { WORKSPACE: DurableObjectNamespace<WorkspaceDO> };
 
 /** A D1 table of the old layout: its columns (frozen: the layout no longer changes) and where each row goes. */
 interface LegacyTable {
@@ -145,12 +160,18 @@ const LEASE_MS = 5 * 60_000;
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /** The rowids and sizes of the next page's rows, then the rows that fit in PAGE_BYTES (at least one). */
-async function readPage(env: Env, table: string, spec: LegacyTable): Promise<{ rowids: number[]; rows: Row[] }> {
+async function readPage(
+  env: MigrationEnv,
+  table: string,
+  spec: LegacyTable,
+  workspaceId?: string,
+): Promise<{ rowids: number[]; rows: Row[] }> {
   const d1 = database(env).$client;
   const size = spec.columns.map((c) => `coalesce(length(CAST(${quote(c)} AS BLOB)), 0)`).join(" + ");
+  const where = workspaceId === undefined ? "" : "WHERE workspace_id = ?";
   const sizes = await d1
-    .prepare(`SELECT rowid AS id, ${size} AS bytes FROM ${quote(table)} ORDER BY rowid LIMIT ?`)
-    .bind(PAGE_ROWS)
+    .prepare(`SELECT rowid AS id, ${size} AS bytes FROM ${quote(table)} ${where} ORDER BY rowid LIMIT ?`)
+    .bind(...(workspaceId === undefined ? [] : [workspaceId]), PAGE_ROWS)
     .all<{ id: number; bytes: number }>();
   const [first] = bySize(sizes.results, (r) => r.bytes, PAGE_BYTES);
   if (!first) return { rowids: [], rows: [] };
@@ -164,7 +185,7 @@ async function readPage(env: Env, table: string, spec: LegacyTable): Promise<{ r
 }
 
 /** Copies rows into one partition: as many rows per statement as 100 bound parameters allow, one atomic RPC. */
-async function copyInto(env: WorkspaceBindings, table: string, spec: LegacyTable, partition: Partition, rows: Row[]) {
+async function copyInto(env: MigrationEnv, table: string, spec: LegacyTable, partition: Partition, rows: Row[]) {
   const perStatement = Math.max(1, Math.floor(100 / spec.columns.length));
   const statements = [];
   for (let i = 0; i < rows.length; i += perStatement) {
@@ -176,18 +197,19 @@ async function copyInto(env: WorkspaceBindings, table: string, spec: LegacyTable
       method: "run" as const,
     });
   }
-  await env.WORKSPACE.getByName(partitionName(partition)).exec(partition, statements);
+  const stub = env.WORKSPACE.getByName(partitionName(partition));
+  await stub.exec(partition, statements);
   // The partition's scheduled work (crons due, expiries, feedback waiting) looks at what it now holds.
-  await armPartition(env, partition, Date.now());
+  await stub.arm(partition, Date.now());
 }
 
 /**
  * Moves one page of a table; answers whether rows remain. Rows of one partition go in one RPC, the
  * partitions of a page in parallel, and the page leaves D1 only once every partition has it.
  */
-export async function movePage(env: Env, table: string): Promise<boolean> {
+export async function movePage(env: MigrationEnv, table: string, workspaceId?: string): Promise<boolean> {
   const spec = LEGACY_TABLES[table];
-  const { rowids, rows } = await readPage(env, table, spec);
+  const { rowids, rows } = await readPage(env, table, spec, workspaceId);
   if (!rowids.length) return false;
   const byPartition = new Map<string, { partition: Partition; rows: Row[] }>();
   for (const row of rows) {
@@ -270,8 +292,8 @@ export async function startPartitionMigrations(env: Env, now = Date.now()): Prom
   return started;
 }
 
-/** Whether a legacy table may still hold rows (reads fall back to D1 until it is done). */
-export async function legacyRowsRemain(env: Env, table: keyof typeof LEGACY_TABLES): Promise<boolean> {
+/** Whether a legacy table may still hold rows (until its chain marked it done). */
+export async function legacyRowsRemain(env: MigrationEnv, table: string): Promise<boolean> {
   if (done.has(table)) return false;
   const row = await database(env)
     .select({ doneAt: partitionMigrations.doneAt })
@@ -280,4 +302,41 @@ export async function legacyRowsRemain(env: Env, table: keyof typeof LEGACY_TABL
     .get();
   if (row?.doneAt) done.add(table);
   return !row?.doneAt;
+}
+
+/** The legacy tables each kind of partition takes its rows from. */
+const KIND_TABLES: Record<PartitionKind, readonly string[]> = {
+  threads: ["threads"],
+  store: ["store_items"],
+  crons: ["crons"],
+  a2a: ["a2a_tasks"],
+  traces: ["tracing_projects", "trace_shards", "trace_feedback"],
+  runs: ["trace_run_locations"],
+};
+
+/** Pages one request moves for its workspace before it answers 503 and leaves the rest to the chain. */
+const INLINE_PAGES = 4;
+
+/** `table\nworkspace` pairs this isolate has seen moved. */
+const movedWorkspaces = new Set<string>();
+
+/**
+ * Moves a workspace's rows of a kind's legacy tables before the partition is first used (once per
+ * isolate and workspace; nothing once the tables are done). A workspace with more rows than a
+ * request may move is answered 503 until the chain has caught up.
+ */
+export async function moveWorkspaceRows(env: MigrationEnv, workspaceId: string, kind: PartitionKind): Promise<void> {
+  for (const table of KIND_TABLES[kind]) {
+    const key = `${table}\n${workspaceId}`;
+    if (done.has(table) || movedWorkspaces.has(key)) continue;
+    if (await legacyRowsRemain(env, table)) {
+      for (let pages = 0; await movePage(env, table, workspaceId); pages++) {
+        if (pages + 1 >= INLINE_PAGES)
+          throw unavailable(
+            `this workspace's ${table.replaceAll("_", " ")} are being moved out of the shared database; retry in a few seconds`,
+          );
+      }
+    }
+    movedWorkspaces.add(key);
+  }
 }

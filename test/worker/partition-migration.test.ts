@@ -1,6 +1,9 @@
 // The move of a populated D1 (the layout before workspace partitions) into workspace partitions.
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { domainErrorOf } from "../../src/core/errors.ts";
+import { storeItems } from "../../src/db/schema.ts";
+import { workspaceDatabase } from "../../src/workspace/database.ts";
 import {
   handlePartitionMigration,
   LEGACY_TABLES,
@@ -98,6 +101,40 @@ describe("partition migration", () => {
     const items = await rowsIn(partition, "store_items");
     expect(items).toHaveLength(2);
     expect(JSON.parse(String(items.find((r) => r.key === "k0")?.value))).toEqual({ fresh: true });
+  });
+
+  it("moves a workspace's rows before its partition is first used, so a read sees them all", async () => {
+    await seedLegacy(["mw5", "mw6"], 30);
+    const items = await workspaceDatabase(env, { workspaceId: "mw5", kind: "store" })
+      .select({ key: storeItems.key })
+      .from(storeItems)
+      .all();
+    expect(items).toHaveLength(30);
+    const left = await env.DB.prepare(
+      "SELECT workspace_id, count(*) AS n FROM store_items GROUP BY workspace_id",
+    ).all();
+    expect(left.results).toEqual([{ workspace_id: "mw6", n: 30 }]);
+  });
+
+  it("answers 503 for a workspace with more rows than one request moves, and the next request goes on", async () => {
+    // Four pages of 200 rows move inline; 1,000 rows need five.
+    await seedLegacy(["mw7"], 1000);
+    const db = workspaceDatabase(env, { workspaceId: "mw7", kind: "store" });
+    const error = await db
+      .select()
+      .from(storeItems)
+      .all()
+      .catch((e: unknown) => e);
+    // drizzle wraps it; the error handler finds it under the wrapper and answers 503.
+    expect(domainErrorOf(error)?.kind).toBe("unavailable");
+    expect(String(domainErrorOf(error)?.detail)).toMatch(/store items are being moved/);
+    const rows = await workspaceDatabase(env, { workspaceId: "mw7", kind: "store" })
+      .select({ key: storeItems.key })
+      .from(storeItems)
+      .all();
+    expect(rows).toHaveLength(1000);
+    await env.DB.prepare("DELETE FROM threads").run();
+    await env.DB.prepare("DELETE FROM trace_run_locations").run();
   });
 
   it("starts one chain per table with rows, continues it on the queue, and marks the table done", async () => {
