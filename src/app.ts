@@ -12,6 +12,7 @@ import type { AppEnv } from "./http/app-env.ts";
 import { decodeJsonBody, limitBodySize } from "./http/body-limit.ts";
 import { corsMiddleware } from "./http/cors.ts";
 import { customApp, customRoutesAuthenticated, mountCustomApp, requireCredentials } from "./http/custom-app.ts";
+import { d1Session } from "./http/d1-session.ts";
 import { mountDocs } from "./http/docs.ts";
 import { onError, onNotFound } from "./http/error-handler.ts";
 import { bindLoopback } from "./http/loopback.ts";
@@ -67,6 +68,7 @@ export function createApp(manifest: DeploymentManifest = deployment) {
   if (userApp) app.use("*", bindLoopback(app));
   if (http.disable_meta) app.use("*", async (c, next) => (isMetaPath(c.req.path) ? onNotFound(c) : next()));
   if (userApp && !customRoutesAuthenticated(http)) mountCustomApp(app, userApp);
+  app.use("*", d1Session);
   app.use("*", authenticate(isPublicRequest));
   // After authentication: only a caller with a key makes the Worker inflate a body.
   app.use("*", decodeJsonBody);
