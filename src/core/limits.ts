@@ -265,3 +265,14 @@ export const MAX_THREAD_SEARCH_PAGE_BYTES = 8 * 1024 * 1024;
  * Never lower it: counts flushed to a shard past the new number would no longer be read.
  */
 export const METRICS_SHARDS = 32;
+
+/**
+ * Verified API keys each isolate keeps, so that authenticating does not query D1 on every request:
+ * at most `API_KEY_CACHE_ENTRIES` (key and X-Tenant-Id pairs; the least recently used goes first, a
+ * few hundred bytes each against the isolate's 128 MB), each for at most `API_KEY_CACHE_TTL_MS` (and
+ * never past the key's own expiry). A key revoked in one isolate is refused there at once; the other
+ * isolates refuse it once their entry expires, within the TTL (plus a read replica's lag). A failed
+ * check is never cached: a key created a moment ago works on its first request.
+ */
+export const API_KEY_CACHE_TTL_MS = 60_000;
+export const API_KEY_CACHE_ENTRIES = 1_000;
