@@ -112,7 +112,8 @@ export function createApp(manifest: DeploymentManifest = deployment) {
       version: manifest.versions.platform,
       description:
         "LangGraph Platform-compatible Agent Server, tracing API and trace bulk export on Cloudflare Workers. " +
-        "Every route except /ok, /info, /docs, /openapi.json, the console (GET /console/...), GET /ui/{graph_id}/{file} and the pre-signed GET /api/v1/attachments/{workspace_id}/{run_id}/{name} needs an X-Api-Key header.",
+        "Every route except /ok, /info, /docs, /openapi.json, the console (GET /console/...), GET /ui/{graph_id}/{file} and the pre-signed GET /api/v1/attachments/{workspace_id}/{run_id}/{name} needs an X-Api-Key header. " +
+        "A response that read or wrote the platform's database carries an x-d1-bookmark header: send it back on the next request to read your own writes (an assistant just created or patched) wherever the request is served.",
     },
   });
   mountDocs(app);
