@@ -124,11 +124,12 @@ export const tenancyRoutes = createRouter()
     return c.json(rows.map(apiKeyJson), 200);
   })
   .openapi(routes.revokeApiKey, async (c) => {
-    // Through the request's D1 session: this isolate's later key checks read no older than the revocation.
+    // Written through the request's D1 session: this isolate's later key checks read no older than it.
     const row = await revokeApiKey(
-      sessionDatabase(c.env),
+      database(c.env),
       c.get("principal").organizationId,
       c.req.valid("param").api_key_id,
+      sessionDatabase(c.env),
     );
     forgetApiKey(row.keyHash);
     return c.json(apiKeyJson(row), 200);

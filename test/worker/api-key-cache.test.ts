@@ -4,6 +4,7 @@ import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { API_KEY_CACHE_TTL_MS } from "../../src/core/limits.ts";
 import { TtlCache } from "../../src/core/ttl-cache.ts";
+import { D1_BOOKMARK_HEADER } from "../../src/db/client.ts";
 import { hashApiKey } from "../../src/tenancy/keys.ts";
 import { DEFAULT_ORGANIZATION_ID } from "../../src/tenancy/store.ts";
 import { spiedD1 } from "./d1-spy.ts";
@@ -43,7 +44,13 @@ describe("the API-key cache", () => {
     const created = await json<CreatedKey>(await d1.fetch("/api/v1/api-key", { method: "POST", json: {} }));
     expect((await d1.fetch("/api/v1/orgs/current", { key: created.key })).status).toBe(200);
     expect((await d1.fetch("/api/v1/orgs/current", { key: created.key })).status).toBe(200);
-    expect((await d1.fetch(`/api/v1/api-key/${created.id}`, { method: "DELETE" })).status).toBe(200);
+    const revoked = await d1.fetch(`/api/v1/api-key/${created.id}`, { method: "DELETE" });
+    expect(revoked.status).toBe(200);
+    // Written through the request's D1 session: its bookmark (this isolate's next sessions start there) covers it.
+    expect(d1.matching(/^update "api_keys" set "revoked_at"/i).map((update) => update.via)).toEqual([
+      { session: expect.any(String) },
+    ]);
+    expect(revoked.headers.get(D1_BOOKMARK_HEADER)).toEqual(expect.any(String));
     const refused = await d1.fetch("/api/v1/orgs/current", { key: created.key });
     expect(refused.status).toBe(401);
     expect(await refused.json()).toEqual({ detail: "API key has been revoked" });
