@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { drizzle } from "drizzle-orm/d1";
 import { guardD1, guardD1Session } from "../limits-guard/d1.ts";
 import { guardLimits } from "../limits-guard/limits.ts";
+import { log } from "../observability/log.ts";
 import * as schema from "./schema.ts";
 
 /** drizzle's D1 driver calls only `prepare` and `batch` of its client, which a D1 session has too. */
@@ -129,14 +130,21 @@ export function sessionDatabase(env: D1Env): Database {
  * A read on the hot path, answered by a read replica where one is recent enough: through the
  * request's session, or (in a Durable Object, queue or tick) one of its own. When it finds nothing it
  * asks the primary: a row written moments ago by another client (a new key, a new assistant) may not
- * have reached the replica yet, and a miss must not refuse it.
+ * have reached the replica yet, and a miss must not refuse it. So does a session that fails (a
+ * replica unavailable, a bookmark D1 will not take): the read is answered all the same.
  */
 export async function readReplicated<T>(
   env: D1Env,
   read: (db: Database) => Promise<T | undefined>,
 ): Promise<T | undefined> {
   const session = requestSession(env) ?? new RequestSession(env);
-  return (await read(session.db)) ?? read(database(env));
+  let found: T | undefined;
+  try {
+    found = await read(session.db);
+  } catch (error) {
+    log.warn("D1 session read failed; reading the primary", { error: writeErrorReason(error), start: session.start });
+  }
+  return found ?? read(database(env));
 }
 
 /**

@@ -91,6 +91,26 @@ describe("D1 sessions", () => {
     expect(d1.sessions.at(-1)).not.toBe("first-unconstrained");
   });
 
+  it("fall back to the primary when a session fails: the run and the key check are answered all the same", async () => {
+    const assistant = await json<Assistant>(
+      await spiedD1().fetch("/assistants", { method: "POST", json: { graph_id: "echo" } }),
+    );
+    const key = await json<{ key: string }>(await spiedD1().fetch("/api/v1/api-key", { method: "POST", json: {} }));
+    const d1 = spiedD1({ failingSessions: true });
+    const run = await d1.fetch("/runs/wait", {
+      method: "POST",
+      key: key.key,
+      json: { assistant_id: assistant.assistant_id, input: { messages: [] } },
+    });
+    expect(run.status).toBe(200);
+    for (const table of ["api_keys", "assistants"]) {
+      expect(d1.matching(new RegExp(`^select .* from "${table}" where`, "i")).map((query) => query.via)).toEqual([
+        { session: expect.any(String) },
+        "primary",
+      ]);
+    }
+  });
+
   it("take first-primary, and refuse a header that is no bookmark with 400", async () => {
     const d1 = spiedD1();
     const primary = await d1.fetch("/assistants/search", {

@@ -11,8 +11,9 @@ export interface PreparedQuery {
 /**
  * The test env with a D1 binding that records what the Worker asks of it: each statement prepared,
  * and each session opened (`withSession`'s argument). The guard still wraps it (it is a D1Database).
+ * With `failingSessions`, every query on a session fails.
  */
-export function spiedD1() {
+export function spiedD1(options: { failingSessions?: boolean } = {}) {
   const queries: PreparedQuery[] = [];
   const sessions: string[] = [];
   const spy = <T extends object>(target: T, via: PreparedQuery["via"]): T =>
@@ -28,6 +29,7 @@ export function spiedD1() {
         if (property === "withSession") {
           return (start: string) => {
             sessions.push(start);
+            if (options.failingSessions) return failingSession(start);
             return spy((value as (start: string) => object).call(object, start), { session: start });
           };
         }
@@ -35,6 +37,19 @@ export function spiedD1() {
         return typeof value === "function" && property !== "constructor" ? value.bind(object) : value;
       },
     });
+  /** A session whose every query fails, as one on an unavailable replica would. */
+  const failingSession = (start: string) => {
+    const fail = () => Promise.reject(new Error("D1_ERROR: replica unavailable"));
+    const statement = { bind: () => statement, first: fail, run: fail, all: fail, raw: fail };
+    return {
+      prepare: (sql: string) => {
+        queries.push({ sql, via: { session: start } });
+        return statement;
+      },
+      batch: fail,
+      getBookmark: () => null,
+    };
+  };
   const spiedEnv: Env = { ...env, DB: spy(env.DB, "primary") };
   /** Sends a request through the Worker with the spied binding (the bootstrap key unless `key` says otherwise). */
   async function fetch(
