@@ -20,7 +20,7 @@ interface Assistant {
 const ASSISTANT_LOOKUP = /^select .* from "assistants" where/i;
 
 describe("D1 sessions", () => {
-  it("run the assistant lookup before each run on a session, first-unconstrained without a bookmark", async () => {
+  it("run the assistant lookup before each run on a session, which a read replica may answer", async () => {
     const d1 = spiedD1();
     const assistant = await json<Assistant>(
       await d1.fetch("/assistants", { method: "POST", json: { graph_id: "echo" } }),
