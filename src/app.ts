@@ -12,6 +12,7 @@ import type { AppEnv } from "./http/app-env.ts";
 import { decodeJsonBody, limitBodySize } from "./http/body-limit.ts";
 import { corsMiddleware } from "./http/cors.ts";
 import { customApp, customRoutesAuthenticated, mountCustomApp, requireCredentials } from "./http/custom-app.ts";
+import { d1Session } from "./http/d1-session.ts";
 import { mountDocs } from "./http/docs.ts";
 import { onError, onNotFound } from "./http/error-handler.ts";
 import { bindLoopback } from "./http/loopback.ts";
@@ -67,6 +68,7 @@ export function createApp(manifest: DeploymentManifest = deployment) {
   if (userApp) app.use("*", bindLoopback(app));
   if (http.disable_meta) app.use("*", async (c, next) => (isMetaPath(c.req.path) ? onNotFound(c) : next()));
   if (userApp && !customRoutesAuthenticated(http)) mountCustomApp(app, userApp);
+  app.use("*", d1Session);
   app.use("*", authenticate(isPublicRequest));
   // After authentication: only a caller with a key makes the Worker inflate a body.
   app.use("*", decodeJsonBody);
@@ -110,7 +112,8 @@ export function createApp(manifest: DeploymentManifest = deployment) {
       version: manifest.versions.platform,
       description:
         "LangGraph Platform-compatible Agent Server, tracing API and trace bulk export on Cloudflare Workers. " +
-        "Every route except /ok, /info, /docs, /openapi.json, the console (GET /console/...), GET /ui/{graph_id}/{file} and the pre-signed GET /api/v1/attachments/{workspace_id}/{run_id}/{name} needs an X-Api-Key header.",
+        "Every route except /ok, /info, /docs, /openapi.json, the console (GET /console/...), GET /ui/{graph_id}/{file} and the pre-signed GET /api/v1/attachments/{workspace_id}/{run_id}/{name} needs an X-Api-Key header. " +
+        "A response that read or wrote the platform's database carries an x-d1-bookmark header: send it back on the next request to read your own writes (an assistant just created or patched) wherever the request is served.",
     },
   });
   mountDocs(app);

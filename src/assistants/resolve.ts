@@ -1,6 +1,6 @@
 import { v5 as uuidv5 } from "uuid";
 import { matchesFilter } from "../core/auth-filter.ts";
-import { database } from "../db/client.ts";
+import { database, readReplicated } from "../db/client.ts";
 import type { AssistantRow } from "../db/schema.ts";
 import { type AuthUser, authorize } from "../deployment/custom-auth.ts";
 import { deployment } from "../deployment/index.ts";
@@ -64,7 +64,7 @@ export function assistantIdOf(idOrGraphId: string): string {
     : idOrGraphId.toLowerCase();
 }
 
-/** The workspace's assistant named by an assistant id or a graph id, or undefined. */
+/** The workspace's assistant named by an assistant id or a graph id, or undefined (the latest write). */
 export async function findAssistant(
   env: Env,
   workspaceId: string,
@@ -104,7 +104,10 @@ export async function resolveAssistant(
   idOrGraphId: string,
   use?: AssistantUse,
 ): Promise<ResolvedAssistant | undefined> {
-  const row = await findAssistant(env, workspaceId, idOrGraphId);
+  // Before every run: a read replica may answer (through the request's D1 session, so a client that
+  // sends the bookmark of its last change runs the assistant as changed).
+  await ensureWorkspaceAssistants(env, workspaceId);
+  const row = await readReplicated(env, (db) => getAssistant(db, workspaceId, assistantIdOf(idOrGraphId)));
   if (!row) return undefined;
   if (
     use &&

@@ -4,7 +4,7 @@ import { conflict, invalid, notFound } from "../core/errors.ts";
 import { withFilterLimit } from "../core/filter-limit.ts";
 import { checkJsonSizes, rowBound } from "../core/json-size.ts";
 import { MAX_JSON_FIELD_BYTES } from "../core/limits.ts";
-import { database } from "../db/client.ts";
+import { database, sessionDatabase } from "../db/client.ts";
 import type { AssistantRow, AssistantVersionRow } from "../db/schema.ts";
 import { deployment, graphs } from "../deployment/index.ts";
 import { ensureWorkspaceAssistants, findAssistant, systemAssistantGraph } from "./resolve.ts";
@@ -67,8 +67,9 @@ export async function createAssistant(
   const filter = await authorize("assistants:create", value);
   const limit = rowBound(env, MAX_JSON_FIELD_BYTES);
   checkJsonSizes({ config: body.config, context: body.context, metadata: value.metadata }, limit);
+  // Writes go through the request's D1 session: the bookmark it answers with covers them.
   const created = await insertAssistant(
-    database(env),
+    sessionDatabase(env),
     workspaceId,
     assistantId,
     {
@@ -143,7 +144,7 @@ export async function patchAssistant(
   const limit = rowBound(env, MAX_JSON_FIELD_BYTES);
   checkJsonSizes({ config: body.config, context: body.context }, limit);
   const updated = await addVersion(
-    database(env),
+    sessionDatabase(env),
     workspaceId,
     current,
     (latest) => {
@@ -184,7 +185,7 @@ export async function deletableAssistant(
 }
 
 export async function removeAssistant(env: Env, workspaceId: string, row: AssistantRow): Promise<void> {
-  await deleteAssistant(database(env), workspaceId, row.assistantId);
+  await deleteAssistant(sessionDatabase(env), workspaceId, row.assistantId);
 }
 
 export async function assistantVersions(
@@ -209,10 +210,9 @@ export async function setLatestVersion(
   if (version === undefined)
     throw invalid([{ type: "missing", loc: ["body", "version"], msg: "Give the version to make current" }]);
   const row = await visibleAssistant(env, workspaceId, id, authorize, "assistants:update", { version });
-  const db = database(env);
-  const found = await getVersion(db, workspaceId, row.assistantId, version);
+  const found = await getVersion(database(env), workspaceId, row.assistantId, version);
   if (!found) throw notFound(`Assistant ${row.assistantId} has no version ${version}`);
-  return (await setCurrentVersion(db, workspaceId, found, new Date().toISOString())) ?? row;
+  return (await setCurrentVersion(sessionDatabase(env), workspaceId, found, new Date().toISOString())) ?? row;
 }
 
 /** The assistant's graph, built with the assistant's config (graph factories receive it). */

@@ -1,7 +1,9 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { forbidden, unauthorized } from "../core/errors.ts";
-import { type Database, database } from "../db/client.ts";
+import { API_KEY_CACHE_ENTRIES, API_KEY_CACHE_TTL_MS } from "../core/limits.ts";
+import { TtlCache } from "../core/ttl-cache.ts";
+import { database, readReplicated } from "../db/client.ts";
 import { authenticateUser, customAuthEnabled, STUDIO_USER, studioAuthDisabled } from "../deployment/custom-auth.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { hashApiKey } from "../tenancy/keys.ts";
@@ -16,23 +18,21 @@ import {
 } from "../tenancy/store.ts";
 import type { Principal } from "./principal.ts";
 
-/** How long a verified key is trusted without asking D1 again; bounds how late a revocation bites. */
-const CACHE_TTL_MS = 10_000;
-const CACHE_MAX_ENTRIES = 1_000;
 /** `last_used_at` is refreshed at most this often per key, off the request path. */
 const TOUCH_INTERVAL_MS = 60_000;
 
-interface CachedPrincipal {
-  principal: Principal;
-  expiresAt: number;
-}
-
-const cache = new Map<string, CachedPrincipal>();
+/** Verified keys, by key hash and X-Tenant-Id: failures are never cached (see API_KEY_CACHE_TTL_MS). */
+const cache = new TtlCache<Principal>(API_KEY_CACHE_ENTRIES);
 let defaultTenancyReady = false;
 
-/** Forget every cached verification (tests, and after a key is revoked in this isolate). */
+/** Forget every cached verification (tests). */
 export function clearApiKeyCache(): void {
   cache.clear();
+}
+
+/** Forget a key's verifications in this isolate (it was revoked here): its next request is checked again. */
+export function forgetApiKey(keyHash: string): void {
+  cache.deleteWhere((cacheKey) => cacheKey.startsWith(`${keyHash}:`));
 }
 
 /**
@@ -46,17 +46,19 @@ export function singleHeaderValue(value: string | undefined): string | undefined
   return rest.every((part) => part === first) ? first : value;
 }
 
-/** The principal of an API key (cached for CACHE_TTL_MS); throws 401/403 for a bad key or tenant. */
+/**
+ * The principal of an API key (cached for API_KEY_CACHE_TTL_MS, never past the key's expiry); throws
+ * 401/403 for a bad key or tenant.
+ */
 async function principalForKey(c: Context<AppEnv>, key: string): Promise<Principal> {
   const tenant = singleHeaderValue(c.req.header("x-tenant-id")) ?? "";
   const keyHash = await hashApiKey(key);
   const cacheKey = `${keyHash}:${tenant}`;
   const now = Date.now();
-  const cached = cache.get(cacheKey);
-  if (cached && cached.expiresAt > now) return cached.principal;
-  const principal = await verify(database(c.env), c.env, key, keyHash, tenant, c.executionCtx);
-  if (cache.size >= CACHE_MAX_ENTRIES) cache.clear();
-  cache.set(cacheKey, { principal, expiresAt: now + CACHE_TTL_MS });
+  const cached = cache.get(cacheKey, now);
+  if (cached) return cached;
+  const { principal, keyExpiresAt } = await verify(c.env, key, keyHash, tenant, c.executionCtx);
+  cache.set(cacheKey, principal, Math.min(now + API_KEY_CACHE_TTL_MS, keyExpiresAt ?? Number.POSITIVE_INFINITY));
   return principal;
 }
 
@@ -103,50 +105,56 @@ export function authenticate(isPublic: (path: string, method: string) => boolean
   });
 }
 
+/**
+ * Checks a key against D1. The reads may come from a read replica (see `readReplicated`): a key or
+ * workspace the replica does not have yet is looked up on the primary before it is refused.
+ */
 async function verify(
-  db: Database,
   env: Env,
   key: string,
   keyHash: string,
   tenant: string,
   executionCtx: { waitUntil(promise: Promise<unknown>): void },
-): Promise<Principal> {
+): Promise<{ principal: Principal; keyExpiresAt: number | null }> {
   if (env.BOOTSTRAP_API_KEY && (await sameSecret(key, env.BOOTSTRAP_API_KEY))) {
     if (!defaultTenancyReady) {
-      await ensureDefaultTenancy(db);
+      await ensureDefaultTenancy(database(env));
       defaultTenancyReady = true;
     }
-    const workspaceId = await resolveWorkspace(db, DEFAULT_ORGANIZATION_ID, null, tenant);
-    return {
+    const workspaceId = await resolveWorkspace(env, DEFAULT_ORGANIZATION_ID, null, tenant);
+    const principal: Principal = {
       keyId: "bootstrap",
       organizationId: DEFAULT_ORGANIZATION_ID,
       workspaceId,
       keyWorkspaceId: null,
       role: "admin",
     };
+    return { principal, keyExpiresAt: null };
   }
 
-  const row = await findApiKeyByHash(db, keyHash);
+  const row = await readReplicated(env, (db) => findApiKeyByHash(db, keyHash));
   if (!row) throw unauthorized("Invalid API key");
   if (row.revokedAt) throw unauthorized("API key has been revoked");
-  const nowIso = new Date().toISOString();
-  if (row.expiresAt && row.expiresAt <= nowIso) throw unauthorized("API key has expired");
+  const now = Date.now();
+  const keyExpiresAt = row.expiresAt ? Date.parse(row.expiresAt) : null;
+  if (keyExpiresAt !== null && keyExpiresAt <= now) throw unauthorized("API key has expired");
 
-  const workspaceId = await resolveWorkspace(db, row.organizationId, row.workspaceId, tenant);
-  if (!row.lastUsedAt || Date.parse(row.lastUsedAt) < Date.now() - TOUCH_INTERVAL_MS) {
-    executionCtx.waitUntil(touchApiKey(db, row.id, nowIso));
+  const workspaceId = await resolveWorkspace(env, row.organizationId, row.workspaceId, tenant);
+  if (!row.lastUsedAt || Date.parse(row.lastUsedAt) < now - TOUCH_INTERVAL_MS) {
+    executionCtx.waitUntil(touchApiKey(database(env), row.id, new Date(now).toISOString()));
   }
-  return {
+  const principal: Principal = {
     keyId: row.id,
     organizationId: row.organizationId,
     workspaceId,
     keyWorkspaceId: row.workspaceId,
     role: row.role,
   };
+  return { principal, keyExpiresAt };
 }
 
 async function resolveWorkspace(
-  db: Database,
+  env: Env,
   organizationId: string,
   keyWorkspaceId: string | null,
   tenant: string,
@@ -158,11 +166,11 @@ async function resolveWorkspace(
     return keyWorkspaceId;
   }
   if (tenant) {
-    const workspace = await findWorkspace(db, organizationId, tenant);
+    const workspace = await readReplicated(env, (db) => findWorkspace(db, organizationId, tenant));
     if (!workspace) throw forbidden(`Workspace ${tenant} (X-Tenant-Id) does not exist in this key's organization`);
     return workspace.id;
   }
-  const fallback = await defaultWorkspace(db, organizationId);
+  const fallback = await readReplicated(env, (db) => defaultWorkspace(db, organizationId));
   if (!fallback) throw forbidden("This key's organization has no workspace yet; create one first");
   return fallback.id;
 }

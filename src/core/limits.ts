@@ -255,3 +255,24 @@ export function subrequestBudget(env: PlanVars & { SUBREQUEST_BUDGET?: string | 
  * isolate's 128 MB of memory; past this budget the page ends early (X-Pagination-Next follows it).
  */
 export const MAX_THREAD_SEARCH_PAGE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Metrics objects (MetricsDO) the HTTP metrics are spread over: each isolate flushes its counts to
+ * one of them, picked at random once per isolate, and `/metrics` reads all of them and sums. A
+ * Durable Object takes about 1,000 requests/s and an isolate flushes every 5 s, so one object would
+ * stop at about 5,000 active isolates; 32 raise that to about 160,000. `/metrics` makes one call per
+ * shard, 33 subrequests with its own flush: within the Free plan's 50 per invocation (1,000 on Paid).
+ * Never lower it: counts flushed to a shard past the new number would no longer be read.
+ */
+export const METRICS_SHARDS = 32;
+
+/**
+ * Verified API keys each isolate keeps, so that authenticating does not query D1 on every request:
+ * at most `API_KEY_CACHE_ENTRIES` (key and X-Tenant-Id pairs; the least recently used goes first, a
+ * few hundred bytes each against the isolate's 128 MB), each for at most `API_KEY_CACHE_TTL_MS` (and
+ * never past the key's own expiry). A key revoked in one isolate is refused there at once; the other
+ * isolates refuse it once their entry expires, within the TTL (plus a read replica's lag). A failed
+ * check is never cached: a key created a moment ago works on its first request.
+ */
+export const API_KEY_CACHE_TTL_MS = 60_000;
+export const API_KEY_CACHE_ENTRIES = 1_000;

@@ -1,8 +1,16 @@
 import { cors } from "hono/cors";
+import { D1_BOOKMARK_HEADER } from "../db/client.ts";
 import type { CorsConfig } from "../deployment/config.ts";
 
-/** Headers browsers must be able to read for the SDK to work (run ids, pagination, reconnection). */
-const REQUIRED_EXPOSED = ["content-location", "location", "x-pagination-total", "x-pagination-next", "x-request-id"];
+/** Headers browsers must be able to read for the SDK to work (run ids, pagination, reconnection, D1 bookmarks). */
+const REQUIRED_EXPOSED = [
+  "content-location",
+  "location",
+  "x-pagination-total",
+  "x-pagination-next",
+  "x-request-id",
+  D1_BOOKMARK_HEADER,
+];
 
 /** CORS from langgraph.json `http.cors`; without it, any origin may call (as the official JS server). */
 export function corsMiddleware(config: CorsConfig | undefined) {

@@ -2,6 +2,7 @@ import type { RouteConfig, z } from "@hono/zod-openapi";
 import type { Context, TypedResponse } from "hono";
 import type { JSONParsed } from "hono/utils/types";
 import { MAX_URL_BYTES } from "../core/limits.ts";
+import { D1_BOOKMARK_HEADER } from "../db/client.ts";
 import { ErrorSchema } from "./schemas.ts";
 
 /**
@@ -27,6 +28,7 @@ const takesBody = (route: RouteConfig) => route.method !== "get" && route.method
 /** The error answers of the middleware stack that apply to `route`. */
 function middlewareErrors(route: RouteConfig, authenticated: boolean): Responses {
   return {
+    400: errorResponse(`An ${D1_BOOKMARK_HEADER} header that is no D1 bookmark`),
     ...(authenticated && {
       401: errorResponse("Missing, invalid, revoked or expired API key"),
       403: errorResponse("The key may not perform this operation, or act in the workspace named by X-Tenant-Id"),

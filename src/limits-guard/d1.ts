@@ -1,7 +1,7 @@
 /**
  * A D1 binding that enforces what local D1 does not: 2 MB values and rows, 32 arguments per function,
  * and the D1 query (and subrequest) count of an invocation. Every query of the platform goes through it
- * (`database` in src/db/client.ts wraps `env.DB`).
+ * (`database` in src/db/client.ts wraps `env.DB`, and its sessions of the Sessions API).
  */
 import { countD1Query } from "./invocation.ts";
 import type { InvocationLimits } from "./limits.ts";
@@ -76,11 +76,12 @@ class GuardedStatement {
   }
 }
 
-class GuardedD1 {
-  constructor(readonly db: D1Database) {}
+/** A D1 session (Sessions API) whose queries are checked and counted like the binding's own. */
+class GuardedSession {
+  constructor(readonly session: D1Database | D1DatabaseSession) {}
 
   prepare(sql: string): GuardedStatement {
-    return new GuardedStatement(this.db.prepare(sql), sql, []);
+    return new GuardedStatement(this.session.prepare(sql), sql, []);
   }
 
   /** A batch is one round trip, but each of its statements is a query of the invocation. */
@@ -94,9 +95,19 @@ class GuardedD1 {
       if (error) throw error;
       return statement;
     });
-    const results = await this.db.batch<T>(plain);
+    const results = await this.session.batch<T>(plain);
     for (const result of results) checkRows(result.results);
     return results;
+  }
+
+  getBookmark(): string | null {
+    return (this.session as D1DatabaseSession).getBookmark();
+  }
+}
+
+class GuardedD1 extends GuardedSession {
+  constructor(readonly db: D1Database) {
+    super(db);
   }
 
   async exec(sql: string): Promise<D1ExecResult> {
@@ -104,12 +115,22 @@ class GuardedD1 {
     return this.db.exec(sql);
   }
 
-  withSession(constraintOrBookmark?: string) {
-    // Not used by the platform: a session's queries are not guarded.
-    return this.db.withSession(constraintOrBookmark);
+  withSession(constraintOrBookmark?: string): D1DatabaseSession {
+    return sessionWrapper(this.db.withSession(constraintOrBookmark));
   }
 
   dump(): Promise<ArrayBuffer> {
     return (this.db as unknown as { dump(): Promise<ArrayBuffer> }).dump();
   }
+}
+
+function sessionWrapper(session: D1DatabaseSession): D1DatabaseSession {
+  const wrapper = new GuardedSession(session) as unknown as D1DatabaseSession;
+  wrappers.add(wrapper);
+  return wrapper;
+}
+
+/** `session` with the guard when `limits` is set (a session of a guarded binding already is), else itself. */
+export function guardD1Session(session: D1DatabaseSession, limits: InvocationLimits | null): D1DatabaseSession {
+  return !limits || wrappers.has(session) ? session : sessionWrapper(session);
 }

@@ -1,7 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import { LATENCY_BUCKETS, type Series } from "./metrics.ts";
 
-/** The deployment-wide totals of the HTTP metrics: one instance (named "global") for the Worker. */
+/**
+ * One shard of the HTTP metrics' totals: the isolates that picked it add their counts here, and
+ * `/metrics` sums every shard (`METRICS_SHARDS`, see src/http/metrics.ts).
+ */
 export class MetricsDO extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);

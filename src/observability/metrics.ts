@@ -1,6 +1,7 @@
 /**
  * HTTP metrics. Each isolate accumulates counts and latency histograms in memory and flushes the
- * deltas to the MetricsDO every few seconds, so /metrics reports the whole deployment, not one isolate.
+ * deltas every few seconds to one of `METRICS_SHARDS` MetricsDOs, so /metrics reports the whole
+ * deployment, not one isolate, and no single object takes every isolate's flushes.
  */
 
 /** Upper bounds of the latency histogram, in seconds (Prometheus convention). */
@@ -19,11 +20,13 @@ export interface Series extends SeriesKey {
   buckets: number[];
 }
 
+const seriesId = (key: SeriesKey) => `${key.method} ${key.route} ${key.status}`;
+
 export class MetricsBuffer {
   #series = new Map<string, Series>();
 
   record(key: SeriesKey, seconds: number): void {
-    const id = `${key.method} ${key.route} ${key.status}`;
+    const id = seriesId(key);
     let series = this.#series.get(id);
     if (!series) {
       series = { ...key, count: 0, sumSeconds: 0, buckets: new Array(LATENCY_BUCKETS.length + 1).fill(0) };
@@ -49,7 +52,7 @@ export class MetricsBuffer {
   /** Puts drained series back (after a failed flush), so no observation is lost. */
   restore(series: Series[]): void {
     for (const s of series) {
-      const id = `${s.method} ${s.route} ${s.status}`;
+      const id = seriesId(s);
       const current = this.#series.get(id);
       if (!current) {
         this.#series.set(id, { ...s, buckets: [...s.buckets] });
@@ -60,6 +63,13 @@ export class MetricsBuffer {
       s.buckets.forEach((n, i) => (current.buckets[i] += n));
     }
   }
+}
+
+/** The deployment's totals from the metrics shards' snapshots: series with the same labels summed. */
+export function sumSeries(snapshots: Series[][]): Series[] {
+  const total = new MetricsBuffer();
+  for (const snapshot of snapshots) total.restore(snapshot);
+  return total.drain();
 }
 
 const escapeLabel = (value: string) => value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");

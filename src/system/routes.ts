@@ -3,7 +3,7 @@ import { requireOrganizationAdmin } from "../auth/require-admin.ts";
 import { customAuthEnabled } from "../deployment/custom-auth.ts";
 import { deployment } from "../deployment/index.ts";
 import { collectMetrics } from "../http/metrics.ts";
-import { publicRoute } from "../http/responses.ts";
+import { errorResponse, publicRoute } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { jsonContent } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
@@ -51,6 +51,7 @@ const routes = {
         "Prometheus metrics: request counts and latency histograms by route and status (organization-admin keys only)",
       responses: {
         200: { description: "Prometheus text exposition format", content: { "text/plain": { schema: z.string() } } },
+        503: errorResponse("A metrics shard did not answer: the totals would be incomplete"),
       },
     }),
     requireOrganizationAdmin,

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { clearApiKeyCache } from "../auth/api-key-auth.ts";
+import { forgetApiKey } from "../auth/api-key-auth.ts";
 import { requireOrganizationAdmin } from "../auth/require-admin.ts";
-import { database } from "../db/client.ts";
+import { database, sessionDatabase } from "../db/client.ts";
 import { createRouter } from "../http/router.ts";
 import { jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { securedRoutes } from "../http/secured.ts";
@@ -124,7 +124,13 @@ export const tenancyRoutes = createRouter()
     return c.json(rows.map(apiKeyJson), 200);
   })
   .openapi(routes.revokeApiKey, async (c) => {
-    const row = await revokeApiKey(database(c.env), c.get("principal").organizationId, c.req.valid("param").api_key_id);
-    clearApiKeyCache();
+    // Written through the request's D1 session: this isolate's later key checks read no older than it.
+    const row = await revokeApiKey(
+      database(c.env),
+      c.get("principal").organizationId,
+      c.req.valid("param").api_key_id,
+      sessionDatabase(c.env),
+    );
+    forgetApiKey(row.keyHash);
     return c.json(apiKeyJson(row), 200);
   });

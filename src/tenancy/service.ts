@@ -55,11 +55,19 @@ export async function createApiKey(
   return { row, key };
 }
 
-/** Revokes a key of the organization (a revoked key stays as it was). */
-export async function revokeApiKey(db: Database, organizationId: string, id: string): Promise<ApiKeyRow> {
+/**
+ * Revokes a key of the organization (a revoked key stays as it was). `writer` makes the change (the
+ * request's D1 session, whose bookmark then covers it); `db` finds the key.
+ */
+export async function revokeApiKey(
+  db: Database,
+  organizationId: string,
+  id: string,
+  writer: Database = db,
+): Promise<ApiKeyRow> {
   const existing = await findApiKey(db, organizationId, id);
   if (!existing) throw notFound(`API key ${id} not found`);
-  const row = existing.revokedAt ? existing : await markApiKeyRevoked(db, id, new Date().toISOString());
+  const row = existing.revokedAt ? existing : await markApiKeyRevoked(writer, id, new Date().toISOString());
   return row ?? existing;
 }
 
