@@ -24,17 +24,17 @@ let sessionsMetered = false;
  * Counts every statement the D1 binding runs, with its `meta.rows_read` / `rows_written`, for the usage
  * meter. The public API hides the meta of `raw()` and `first()` (drizzle reads through `raw()`), so
  * the count is taken where every call of every session (the binding's own and `withSession`'s) ends:
- * the runtime's D1 session class (workerd's `cloudflare-internal:d1-api`), whose `_send` (HTTP
- * binding) and `_queryOrThrow` (JSRPC binding) return each statement's result with its meta. Patched
- * once per isolate; a runtime without them leaves D1 unmetered, which test/worker/usage-meter.test.ts
- * catches.
+ * the runtime's D1 session class (workerd's `cloudflare-internal:d1-api`, reached through the prototype
+ * of a `withSession()` session, as the binding keeps its own session in a private field), whose `_send`
+ * (HTTP binding) and `_queryOrThrow` (JSRPC binding) return each statement's result with its meta.
+ * Patched once per isolate; a runtime without them leaves D1 unmetered (with a warning), which
+ * test/worker/usage-meter.test.ts catches.
  */
 function meterD1Sessions(db: D1Database): void {
   if (sessionsMetered) return;
   sessionsMetered = true;
-  let prototype = Object.getPrototypeOf(
-    (db as unknown as { alwaysPrimarySession?: object }).alwaysPrimarySession ?? {},
-  );
+  // A session of the public API (creating one sends nothing) leads to the class every session shares.
+  let prototype: object | null = typeof db.withSession === "function" ? Object.getPrototypeOf(db.withSession()) : null;
   while (prototype && prototype !== Object.prototype && !Object.hasOwn(prototype, "_send")) {
     prototype = Object.getPrototypeOf(prototype);
   }
