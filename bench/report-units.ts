@@ -7,6 +7,12 @@ import type { ScenarioResult } from "./load.ts";
 import { ANCHOR, anchorCost, CLOUDFLARE, cloudflareCost, PRICES_READ, type Work } from "./prices.ts";
 import { ceilings } from "./usage.ts";
 
+/**
+ * Below this per operation, a count is background work that happened to fall in the window (the minute
+ * tick, a metrics flush every 5 s), not the operation's: the tables leave it out (the JSON keeps it).
+ */
+const NOISE = 0.005;
+
 /** A figure for a table: up to 2 decimals when small, grouped digits when large. */
 export function figure(value: number | undefined): string {
   if (value === undefined || Number.isNaN(value)) return "-";
@@ -50,6 +56,7 @@ export function formatUnitsTable(results: readonly ScenarioResult[]): string {
       figure(perOp.cpuMs),
     ]);
     for (const [name, object] of Object.entries(perOp.objects).sort()) {
+      if (Math.max(object.calls, object.rowsRead, object.rowsWritten) < NOISE) continue;
       rows.push([`  ${name}`, "", "", figure(object.calls), pair(object.rowsRead, object.rowsWritten)]);
     }
   }
@@ -140,7 +147,7 @@ export function formatCeilingTable(results: readonly ScenarioResult[]): string {
   const rows: string[][] = [];
   const summaries: string[] = [];
   for (const result of metered(results)) {
-    const parts = ceilings(result.units);
+    const parts = ceilings(result.units).filter((c) => c.perOp >= NOISE || c.opsToFull !== undefined);
     const work = perWork(result.work);
     const inWork = (ops: number) =>
       work && Number.isFinite(ops) ? ` (${figure(ops * work.per)} ${work.unit}s/s)` : "";

@@ -108,6 +108,7 @@ export const RUN_SCENARIOS: Scenario[] = [
   },
   {
     name: "hitl",
+    // Two runs (a resume is a new run): steps 1–3 and review up to its interrupt, then review again.
     work: { agentRuns: 2, nodes: 5 },
     description: "'steps' until interrupt(), then resume with Command({resume})",
     concurrency: 16,

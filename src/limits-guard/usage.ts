@@ -188,7 +188,8 @@ async function sameSecret(given: string, expected: string): Promise<boolean> {
 
 /** Whether `request` is for the meter's route. */
 export function isUsageRequest(request: Request): boolean {
-  return new URL(request.url).pathname === USAGE_PATH;
+  // The substring test first: every request of the guarded Worker asks.
+  return request.url.includes(USAGE_PATH) && new URL(request.url).pathname === USAGE_PATH;
 }
 
 /** The meter route's answer (see `USAGE_PATH`). */
