@@ -384,8 +384,10 @@ async function main(): Promise<number> {
       ? [
           "Units per operation, counted by the platform's usage meter (src/limits-guard/usage.ts) over each measured window:",
           formatUnitsTable(unitRows),
-          "req/op: Worker invocations (HTTP, plus cron ticks and queue batches); DO rows r/w: Durable Object SQLite rows read/written (setAlarm",
-          "writes one); D1 q r/w: D1 queries that read / write; max subreq/inv: the most subrequests one invocation made in the window, and where.",
+          "req/op: Worker invocations (HTTP, plus cron ticks and queue batches); DO calls/op: requests each class received (RPC calls,",
+          "fetches, alarms); DO rows r/w: its SQLite rows read/written (setAlarm writes one); D1 q r/w: D1 queries that read / write;",
+          "max subreq/inv: the most subrequests one invocation made in the window, and where. Work in flight at the window's edges",
+          "(the minute tick, index writes after a response) lands in the window it finishes in.",
           "",
           formatCostTable(unitRows),
           "",
