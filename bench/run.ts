@@ -43,6 +43,12 @@ const HELP = `Usage: npm run bench -- [options]
   --rounds <n>         with --compare: rounds per scenario (default 2)
   --list               list the scenarios and exit
 
+Under the table: the units each operation used (Worker requests, Durable Object calls and SQLite rows by
+class, D1 queries and rows, queue messages, R2 operations, the most subrequests of one invocation), as
+the platform's usage meter counts them (it needs the limits guard, on in the local server and npm start,
+and the admin key); their price at Cloudflare's list prices beside the anchor's (bench/prices.ts); and
+each part's ceiling (bench/ceilings.ts), with bytes stored per operation when the bench started the server.
+
 Scenarios:
 ${SCENARIOS.map((s) => `  ${s.name.padEnd(18)} ${s.description}`).join("\n")}`;
 
