@@ -3,6 +3,8 @@
  * helper that makes every scenario fail the same way.
  */
 import type { Client } from "@langchain/langgraph-sdk";
+import type { Work } from "./prices.ts";
+import type { UsageMeter } from "./usage.ts";
 
 export interface BenchContext {
   /** The target server, without a trailing slash. Every request goes here and nowhere else. */
@@ -26,6 +28,10 @@ export interface BenchContext {
   notes: string[];
   /** The local server's export log lines so far (`export file written`), when the bench started it. */
   serverLog?: () => string[];
+  /** The server's usage meter (the platform with its limits guard on), read around the measured window. */
+  usage?: UsageMeter;
+  /** The local server's state directory, whose SQLite files give the bytes stored per operation. */
+  persistDir?: string;
 }
 
 /** Named marks in ms within one operation (e.g. `{"first-event": 4.2}`), reported as extra rows. */
@@ -46,6 +52,8 @@ export interface Scenario {
    * to it, all start at once. The preflight operation before it is not counted.
    */
   ops?: number;
+  /** What one operation is in the anchor's billing units (agent runs, nodes, traces), for prices and ceilings. */
+  work?: Work;
   /**
    * false when the reference server (the LangGraph.js dev server, graphs `echo` and `steps` only, no
    * LangSmith API) cannot run this scenario: --compare skips it.

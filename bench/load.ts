@@ -1,8 +1,11 @@
 /** The closed-loop load generator: N workers, each issuing the next operation when its last one ends. */
 import { performance } from "node:perf_hooks";
 import type { BenchContext, Scenario } from "./context.ts";
+import type { Work } from "./prices.ts";
 import { treeCpuMs } from "./proc-cpu.ts";
 import { type LatencySummary, summarize } from "./stats.ts";
+import { probeStorage } from "./storage.ts";
+import { type ScenarioUnits, unitsPerOp } from "./usage.ts";
 
 export interface LoadOptions {
   concurrency: number;
@@ -33,6 +36,10 @@ export interface ScenarioResult extends LatencySummary {
   cpuMsPerOp?: number;
   /** The largest JS heap of the Worker isolate during the scenario (warm-up included), in MB; see isolate-heap.ts. */
   heapPeakMb?: number;
+  /** What one operation is in the anchor's billing units (see Scenario.work). */
+  work?: Work;
+  /** What the server's usage meter counted over the measured window, per operation (the platform only). */
+  units?: ScenarioUnits;
   /** In --compare runs: which server the row was measured on, and in which round. */
   server?: "platform" | "reference";
   round?: number;
@@ -45,6 +52,22 @@ function cpuPerOp(before: number | undefined, after: number | undefined, ops: nu
 }
 
 const readCpu = (ctx: BenchContext) => (ctx.serverPid ? treeCpuMs(ctx.serverPid) : undefined);
+
+/**
+ * Opens the usage meter's window (reset, and a reading of the stored bytes); its `close` reads what the
+ * window's operations used. Nothing when the server has no meter.
+ */
+async function usageWindow(ctx: BenchContext) {
+  const meter = ctx.usage;
+  if (!meter) return undefined;
+  await meter.reset();
+  const storage = ctx.persistDir ? probeStorage(ctx.persistDir) : undefined;
+  return {
+    close: async (ops: number, cpuMsPerOp: number | undefined): Promise<{ units?: ScenarioUnits }> => ({
+      units: unitsPerOp(await meter.read(), ops, cpuMsPerOp, storage?.after()),
+    }),
+  };
+}
 
 const describeError = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
@@ -96,7 +119,12 @@ export async function runScenario(
   ctx: BenchContext,
   options: LoadOptions,
 ): Promise<ScenarioResult[]> {
-  const base = { scenario: scenario.name, description: scenario.description, concurrency: options.concurrency };
+  const base = {
+    scenario: scenario.name,
+    description: scenario.description,
+    concurrency: options.concurrency,
+    ...(scenario.work ? { work: scenario.work } : {}),
+  };
   if (scenario.once) return [await runOnce(scenario, ctx, base)];
   // One unmeasured operation first: a scenario that cannot succeed at all is reported as failed
   // instead of spinning through its whole budget of fast errors.
@@ -121,6 +149,7 @@ export async function runScenario(
     firstError: undefined as string | undefined,
     marks: {} as Record<string, number[]>,
   };
+  const window = await usageWindow(ctx);
   const cpuBefore = readCpu(ctx);
   const start = performance.now();
   await loop(scenario, ctx, measured, fixedOps === undefined ? start + options.durationMs : Infinity, record);
@@ -128,12 +157,14 @@ export async function runScenario(
   const cpuAfter = readCpu(ctx);
 
   const summary = summarize(record.latencies.subarray(0, record.count), record.errors, elapsedMs);
+  const cpu = cpuPerOp(cpuBefore, cpuAfter, summary.ops);
   const main = {
     ...base,
     ...summary,
     elapsedS: elapsedMs / 1000,
-    ...cpuPerOp(cpuBefore, cpuAfter, summary.ops),
+    ...cpu,
     ...(record.firstError ? { firstError: record.firstError } : {}),
+    ...(await window?.close(summary.ops, cpu.cpuMsPerOp)),
   };
   const marks = Object.entries(record.marks).map(([name, values]) => ({
     ...base,
@@ -148,21 +179,24 @@ export async function runScenario(
 async function runOnce(
   scenario: Scenario,
   ctx: BenchContext,
-  base: { scenario: string; description: string; concurrency: number },
+  base: { scenario: string; description: string; concurrency: number; work?: Work },
 ): Promise<ScenarioResult> {
   try {
     await scenario.setup?.(ctx);
+    const window = await usageWindow(ctx);
     const cpuBefore = readCpu(ctx);
     const start = performance.now();
     await scenario.run(ctx);
     const elapsedMs = performance.now() - start;
     const cpuAfter = readCpu(ctx);
+    const cpu = cpuPerOp(cpuBefore, cpuAfter, 1);
     return {
       ...base,
       ...summarize(Float64Array.of(elapsedMs), 0, elapsedMs),
       elapsedS: elapsedMs / 1000,
-      ...cpuPerOp(cpuBefore, cpuAfter, 1),
+      ...cpu,
       notes: [...ctx.notes],
+      ...(await window?.close(1, cpu.cpuMsPerOp)),
     };
   } catch (error) {
     return { ...base, ...summarize([], 0, 0), elapsedS: 0, failed: describeError(error), notes: [...ctx.notes] };

@@ -15,9 +15,12 @@ import { DEV_API_KEY, freePort } from "../scripts/lib/wrangler.ts";
 import { type BenchContext, makeRequest, type Scenario } from "./context.ts";
 import { type HeapSampler, sampleIsolateHeap, workerInspectorUrl } from "./isolate-heap.ts";
 import { runScenario, type ScenarioResult } from "./load.ts";
+import { anchorCost, cloudflareCost } from "./prices.ts";
 import { type ReferenceServer, startReference } from "./reference.ts";
 import { formatCompareTable, formatTable } from "./report.ts";
+import { formatCeilingTable, formatCostTable, formatUnitsTable } from "./report-units.ts";
 import { findScenario, SCENARIOS } from "./scenarios.ts";
+import { ceilings, connectMeter, type UsageMeter } from "./usage.ts";
 
 const HELP = `Usage: npm run bench -- [options]
 
@@ -31,13 +34,20 @@ const HELP = `Usage: npm run bench -- [options]
   --concurrency <n>    concurrent closed-loop workers (default 8)
   --max-ops <n>        cap on measured operations per scenario (default 200000)
   --scenario <name>    run only this scenario; repeatable (default: all)
-  --var NAME=value     a Worker var for the local server (e.g. AGENT_TRACING=off); repeatable
+  --var NAME=value     a Worker var for the local server (e.g. AGENT_TRACING=off); repeatable.
+                       LIMITS_GUARD=off runs it without the limits guard, and so without its usage meter
   --json               print the results as a JSON array on stdout (the table goes to stderr)
   --compare            start the platform AND the reference server (the LangGraph.js dev server, via
                        the anchor's start.sh) and run each scenario the reference can run on both,
                        alternating platform, reference, platform, reference; one side-by-side table
   --rounds <n>         with --compare: rounds per scenario (default 2)
   --list               list the scenarios and exit
+
+Under the table: the units each operation used (Worker requests, Durable Object calls and SQLite rows by
+class, D1 queries and rows, queue messages, R2 operations, the most subrequests of one invocation), as
+the platform's usage meter counts them (it needs the limits guard, on in the local server and npm start,
+and the admin key); their price at Cloudflare's list prices beside the anchor's (bench/prices.ts); and
+each part's ceiling (bench/ceilings.ts), with bytes stored per operation when the bench started the server.
 
 Scenarios:
 ${SCENARIOS.map((s) => `  ${s.name.padEnd(18)} ${s.description}`).join("\n")}`;
@@ -178,6 +188,9 @@ interface Target {
   apiKey?: string;
   serverPid?: number;
   serverLog?: () => string[];
+  /** The platform's usage meter, when it has one (limits guard on), and its local state directory. */
+  usage?: UsageMeter;
+  persistDir?: string;
 }
 
 /** A fresh context per scenario run, so setups cannot leak into each other. */
@@ -198,6 +211,8 @@ function contextFor(target: Target): BenchContext {
     serverPid: target.serverPid,
     notes: [],
     serverLog: target.serverLog,
+    usage: target.usage,
+    persistDir: target.persistDir,
   };
 }
 
@@ -272,8 +287,9 @@ async function main(): Promise<number> {
         // A throw-away key for bulk-export credentials (the state dir is deleted afterwards anyway).
         vars: {
           EXPORT_ENCRYPTION_KEY: randomBytes(24).toString("base64url"),
-          // The bench measures what a deployment costs: no limits guard (Cloudflare enforces them there).
-          LIMITS_GUARD: "off",
+          // The limits guard, as in npm start: its usage meter counts the units each operation costs
+          // (`--var LIMITS_GUARD=off` measures without it, and without units).
+          LIMITS_GUARD: "paid",
           ...options.vars,
           BOOTSTRAP_API_KEY: options.apiKey,
         },
@@ -309,11 +325,15 @@ async function main(): Promise<number> {
       env += ` | reference ${reference.url} (LangGraph.js dev server, pid ${reference.pid}) | ${options.rounds} round(s)`;
     }
     log(env);
+    const usage = await connectMeter(url, options.apiKey);
+    if (!usage) log("No usage meter on the server (limits guard off, or not the admin key): no units per operation.");
     const platform: Target = {
       url,
       apiKey: options.apiKey,
       serverPid: server?.child.pid ?? options.serverPid,
       serverLog: () => [...exportLog],
+      usage,
+      persistDir: stateDir,
     };
     // The reference needs no API key: its client sends none (null also skips the SDK's env lookup).
     const targets: [Target, ScenarioResult["server"]][] = reference
@@ -363,10 +383,37 @@ async function main(): Promise<number> {
           results.map((row) => ({ ...row, scenario: `${row.scenario} [${row.server} ${row.round}]` })),
         )}`
       : formatTable(results);
-    const table = `${env}\n\n${detail}\n\n${notes.join("\n")}`;
+    const unitRows = options.compare
+      ? results.map((row) => ({ ...row, scenario: `${row.scenario} [${row.round}]` }))
+      : results;
+    const units = results.some((row) => row.units)
+      ? [
+          "Units per operation, counted by the platform's usage meter (src/limits-guard/usage.ts) over each measured window:",
+          formatUnitsTable(unitRows),
+          "req/op: Worker invocations (HTTP, plus cron ticks and queue batches); DO calls/op: requests each class received (RPC calls,",
+          "fetches, alarms); DO rows r/w: its SQLite rows read/written (setAlarm writes one); D1 q r/w: D1 queries that read / write;",
+          "max subreq/inv: the most subrequests one invocation made in the window, and where. Work in flight at the window's edges",
+          "(the minute tick, index writes after a response) lands in the window it finishes in.",
+          "",
+          formatCostTable(unitRows),
+          "",
+          formatCeilingTable(unitRows),
+        ].join("\n")
+      : "";
+    const table = `${env}\n\n${detail}\n\n${notes.join("\n")}${units ? `\n\n${units}` : ""}`;
     if (options.json) {
       log(`\n${table}`);
-      console.log(JSON.stringify(results, null, 2));
+      const enriched = results.map((row) =>
+        row.units
+          ? {
+              ...row,
+              cost: cloudflareCost(row.units.perOp),
+              anchor: anchorCost(row.work),
+              ceilings: ceilings(row.units),
+            }
+          : row,
+      );
+      console.log(JSON.stringify(enriched, null, 2));
     } else {
       console.log(`\n${table}`);
     }

@@ -34,6 +34,7 @@ async function streamOnNewThread(ctx: BenchContext, graph: string, message: stri
 export const RUN_SCENARIOS: Scenario[] = [
   {
     name: "wait",
+    work: { agentRuns: 1, nodes: 1 },
     description: "client.threads.create() then client.runs.wait(thread, 'echo')",
     concurrency: 16,
     run: async (ctx) => {
@@ -43,6 +44,7 @@ export const RUN_SCENARIOS: Scenario[] = [
   },
   {
     name: "stream",
+    work: { agentRuns: 1, nodes: 3 },
     reference: false,
     description: "client.runs.stream(thread, 'agent', modes values+updates+messages-tuple) to the end",
     concurrency: 16,
@@ -50,12 +52,14 @@ export const RUN_SCENARIOS: Scenario[] = [
   },
   {
     name: "stream-echo",
+    work: { agentRuns: 1, nodes: 1 },
     description: "client.runs.stream(thread, 'echo', modes values+updates+messages-tuple) to the end",
     concurrency: 16,
     run: (ctx) => streamOnNewThread(ctx, "echo", "hello"),
   },
   {
     name: "streams-500",
+    work: { agentRuns: 1, nodes: 1 },
     description: `${STREAMS} concurrent client.runs.stream(thread, 'echo', values) on ${STREAMS} fresh threads, once`,
     concurrency: STREAMS,
     ops: STREAMS,
@@ -97,12 +101,15 @@ export const RUN_SCENARIOS: Scenario[] = [
   },
   {
     name: "stateless",
+    work: { agentRuns: 1, nodes: 1 },
     description: "client.runs.wait(null, 'echo'): a run without a thread",
     concurrency: 16,
     run: async (ctx) => void (await ctx.client.runs.wait(null, "echo", { input: human("stateless") })),
   },
   {
     name: "hitl",
+    // Two runs (a resume is a new run): steps 1–3 and review up to its interrupt, then review again.
+    work: { agentRuns: 2, nodes: 5 },
     description: "'steps' until interrupt(), then resume with Command({resume})",
     concurrency: 16,
     run: async (ctx) => {

@@ -92,6 +92,7 @@ async function captureSdkBatches(ctx: BenchContext, project: string, count: numb
 export const TRACING_SCENARIOS: Scenario[] = [
   {
     name: "ingest",
+    work: { tracedRuns: RUNS_PER_BATCH, traces: 1 },
     reference: false,
     description: `langsmith Client.multipartIngestRuns with ${RUNS_PER_BATCH} runs (~1.5 KB each); runs/s = ops/s × ${RUNS_PER_BATCH}`,
     concurrency: 8,
@@ -115,6 +116,7 @@ export const TRACING_SCENARIOS: Scenario[] = [
   },
   {
     name: "ingest-server",
+    work: { tracedRuns: RUNS_PER_BATCH, traces: 1 },
     reference: false,
     description: `the server alone: replays distinct multipart batches the SDK encoded (gzip, ${RUNS_PER_BATCH} runs each); runs/s = ops/s × ${RUNS_PER_BATCH}`,
     concurrency: 8,

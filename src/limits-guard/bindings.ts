@@ -2,16 +2,23 @@
  * An env whose bindings count subrequests: every Durable Object call (RPC method or fetch), R2
  * operation and queue send is one, a D1 query is one (and a D1 query, see d1.ts); outbound `fetch`
  * is counted by `guardFetch`. Past the invocation's limit the call fails with Workers' error.
+ * The usage meter (usage.ts) counts R2 operations by class and queue messages here too.
  */
 import { guardD1 } from "./d1.ts";
 import { countSubrequest } from "./invocation.ts";
 import type { InvocationLimits } from "./limits.ts";
+import { meterQueueMessages, meterR2 } from "./usage.ts";
 
-/** `method` counted as one subrequest per call; a call past the limit rejects. */
-function counted(method: (...args: unknown[]) => unknown, self: object) {
+/** What the usage meter counts of a call of a binding's method. */
+type Meter = (method: string, args: unknown[]) => void;
+
+/** `method` counted as one subrequest per call (and metered); a call past the limit rejects. */
+function counted(method: (...args: unknown[]) => unknown, self: object, meter?: () => void) {
   return (...args: unknown[]) => {
     const refusal = countSubrequest();
-    return refusal ? Promise.reject(refusal) : Reflect.apply(method, self, args);
+    if (refusal) return Promise.reject(refusal);
+    meter?.();
+    return Reflect.apply(method, self, args);
   };
 }
 
@@ -44,22 +51,32 @@ function guardNamespace(namespace: DurableObjectNamespace): DurableObjectNamespa
 }
 
 /** An R2 bucket or queue: each method call is one subrequest, so is each call on a multipart upload. */
-function guardService<T extends object>(service: T): T {
+function guardService<T extends object>(service: T, meter: Meter): T {
+  const uploads = (upload: object) => guardService(upload, meter);
   return new Proxy(service, {
     get(target, property) {
       const value = Reflect.get(target, property, target);
       if (typeof value !== "function") return value;
+      const method = value as (...args: unknown[]) => unknown;
+      const name = String(property);
       if (property === "createMultipartUpload") {
-        const create = counted(value as (...args: unknown[]) => unknown, target);
-        return (...args: unknown[]) => (create(...args) as Promise<object>).then(guardService);
+        return (...args: unknown[]) =>
+          (counted(method, target, () => meter(name, args))(...args) as Promise<object>).then(uploads);
       }
       if (property === "resumeMultipartUpload") {
-        return (...args: unknown[]) => guardService(Reflect.apply(value, target, args) as object);
+        return (...args: unknown[]) => uploads(Reflect.apply(method, target, args) as object);
       }
-      return counted(value as (...args: unknown[]) => unknown, target);
+      return (...args: unknown[]) => counted(method, target, () => meter(name, args))(...args);
     },
   });
 }
+
+const meterBucket: Meter = (method) => meterR2(method);
+/** `send` sends one message, `sendBatch` one per message (counted in an array; any other iterable is not read twice). */
+const meterQueue: Meter = (method, args) => {
+  if (method === "send") meterQueueMessages(1);
+  else if (method === "sendBatch") meterQueueMessages(Array.isArray(args[0]) ? args[0].length : 1);
+};
 
 /** How a binding is guarded, by its runtime class (duck typing would match RPC service bindings). */
 function guardBinding(value: unknown, limits: InvocationLimits): unknown {
@@ -70,8 +87,9 @@ function guardBinding(value: unknown, limits: InvocationLimits): unknown {
     case "DurableObjectNamespace":
       return guardNamespace(value as DurableObjectNamespace);
     case "R2Bucket":
+      return guardService(value, meterBucket);
     case "WorkerQueue":
-      return guardService(value);
+      return guardService(value, meterQueue);
     default:
       return value;
   }

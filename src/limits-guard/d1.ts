@@ -1,11 +1,65 @@
 /**
  * A D1 binding that enforces what local D1 does not: 2 MB values and rows, 32 arguments per function,
  * and the D1 query (and subrequest) count of an invocation. Every query of the platform goes through it
- * (`database` in src/db/client.ts wraps `env.DB`, and its sessions of the Sessions API).
+ * (`database` in src/db/client.ts wraps `env.DB`, and its sessions of the Sessions API). The usage meter
+ * counts every statement D1 runs, with the rows it reports, see `meterD1Sessions`.
  */
 import { countD1Query } from "./invocation.ts";
 import type { InvocationLimits } from "./limits.ts";
 import { rowError, rowsError, statementError } from "./sql-values.ts";
+import { type D1Meta, meterD1 } from "./usage.ts";
+
+/** A result of the runtime's D1 session: `mapD1Result` of the binding's wire answer. */
+type SessionResult = { meta?: D1Meta } | undefined;
+type Send = (
+  endpoint: string,
+  query: string | string[],
+  ...rest: unknown[]
+) => Promise<SessionResult | SessionResult[]>;
+type QueryOrThrow = (request: { queries: { sql: string }[] }, ...rest: unknown[]) => Promise<SessionResult[]>;
+
+let sessionsMetered = false;
+
+/**
+ * Counts every statement the D1 binding runs, with its `meta.rows_read` / `rows_written`, for the usage
+ * meter. The public API hides the meta of `raw()` and `first()` (drizzle reads through `raw()`), so
+ * the count is taken where every call of every session (the binding's own and `withSession`'s) ends:
+ * the runtime's D1 session class (workerd's `cloudflare-internal:d1-api`, reached through the prototype
+ * of a `withSession()` session, as the binding keeps its own session in a private field), whose `_send`
+ * (HTTP binding) and `_queryOrThrow` (JSRPC binding) return each statement's result with its meta.
+ * Patched once per isolate; a runtime without them leaves D1 unmetered (with a warning), which
+ * test/worker/usage-meter.test.ts catches.
+ */
+function meterD1Sessions(db: D1Database): void {
+  if (sessionsMetered) return;
+  sessionsMetered = true;
+  // A session of the public API (creating one sends nothing) leads to the class every session shares.
+  let prototype: object | null = typeof db.withSession === "function" ? Object.getPrototypeOf(db.withSession()) : null;
+  while (prototype && prototype !== Object.prototype && !Object.hasOwn(prototype, "_send")) {
+    prototype = Object.getPrototypeOf(prototype);
+  }
+  if (!prototype || prototype === Object.prototype) {
+    console.warn("limits guard: this runtime's D1 binding has no session to meter; D1 usage is not counted");
+    return;
+  }
+  const session = prototype as { _send: Send; _queryOrThrow?: QueryOrThrow };
+  const send = session._send;
+  session._send = async function (this: object, endpoint, query, ...rest) {
+    const results = await send.call(this, endpoint, query, ...rest);
+    const list = Array.isArray(results) ? results : [results];
+    const texts = Array.isArray(query) ? query : [query];
+    list.forEach((result, i) => meterD1(texts[i] ?? "", result?.meta));
+    return results;
+  };
+  const queryOrThrow = session._queryOrThrow;
+  if (queryOrThrow) {
+    session._queryOrThrow = async function (this: object, request, ...rest) {
+      const results = await queryOrThrow.call(this, request, ...rest);
+      results.forEach((result, i) => meterD1(request.queries[i]?.sql ?? "", result?.meta));
+      return results;
+    };
+  }
+}
 
 const guarded = new WeakMap<D1Database, D1Database>();
 const wrappers = new WeakSet<object>();
@@ -15,6 +69,7 @@ export function guardD1(db: D1Database, limits: InvocationLimits | null): D1Data
   if (!limits || wrappers.has(db)) return db;
   let wrapper = guarded.get(db);
   if (!wrapper) {
+    meterD1Sessions(db);
     wrapper = new GuardedD1(db) as unknown as D1Database;
     wrappers.add(wrapper);
     guarded.set(db, wrapper);

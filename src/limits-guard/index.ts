@@ -9,15 +9,19 @@ import { guardState } from "./durable-object-sql.ts";
 import { inInvocation } from "./invocation.ts";
 import { guardLimits, type InvocationLimits } from "./limits.ts";
 import { checkMemoryAfter } from "./memory.ts";
+import { type Entry, isUsageRequest, usageResponse } from "./usage.ts";
 
 export { registerMemoryProbe } from "./memory.ts";
 
 /** One invocation of the guard: counted, and failed when it leaves the isolate over its memory. */
-function invoke<T>(limits: InvocationLimits, owner: object | null, work: () => T): T {
-  return inInvocation(limits, owner, () => checkMemoryAfter(work()));
+function invoke<T>(limits: InvocationLimits, owner: object | null, entry: Entry, work: () => T): T {
+  return inInvocation(limits, owner, () => checkMemoryAfter(work()), entry);
 }
 
-/** The Worker's handlers, each call one invocation with guarded bindings (the handlers themselves when off). */
+/**
+ * The Worker's handlers, each call one invocation with guarded bindings (the handlers themselves when
+ * off). The fetch handler also answers the usage meter's route (usage.ts), outside any invocation.
+ */
 export function guardWorker<H extends ExportedHandler<Env>>(handler: H): H {
   const limits = guardLimits(workerEnv as Env);
   if (!limits) return handler;
@@ -26,14 +30,18 @@ export function guardWorker<H extends ExportedHandler<Env>>(handler: H): H {
   const guarded: ExportedHandler<Env> = {
     ...handler,
     ...(fetch && {
-      fetch: (request, env, ctx) => invoke(limits, null, () => fetch(request, guardEnv(env, limits), ctx)),
+      fetch: (request, env, ctx) =>
+        isUsageRequest(request)
+          ? usageResponse(request, env)
+          : invoke(limits, null, { worker: "fetch" }, () => fetch(request, guardEnv(env, limits), ctx)),
     }),
     ...(scheduled && {
       scheduled: (controller, env, ctx) =>
-        invoke(limits, null, () => scheduled(controller, guardEnv(env, limits), ctx)),
+        invoke(limits, null, { worker: "scheduled" }, () => scheduled(controller, guardEnv(env, limits), ctx)),
     }),
     ...(queue && {
-      queue: (batch, env, ctx) => invoke(limits, null, () => queue(batch, guardEnv(env, limits), ctx)),
+      queue: (batch, env, ctx) =>
+        invoke(limits, null, { worker: "queue" }, () => queue(batch, guardEnv(env, limits), ctx)),
     }),
   };
   return guarded as H;
@@ -43,12 +51,14 @@ type DurableObjectClass = new (ctx: DurableObjectState, env: Env) => DurableObje
 
 /**
  * A Durable Object class whose every entry (RPC method, fetch, alarm, WebSocket event) is one
- * invocation, with a guarded env and guarded SQLite (the class itself when off).
+ * invocation, with a guarded env and guarded SQLite (the class itself when off). The usage meter counts
+ * its entries and SQLite rows under the class's name.
  */
 export function guardDurableObject<C extends DurableObjectClass>(Base: C): C {
   const planLimits = guardLimits(workerEnv as Env);
   if (!planLimits) return Base;
   const limits: InvocationLimits = planLimits;
+  const className = Base.name;
   guardFetch();
   class Guarded extends (Base as DurableObjectClass) {
     constructor(ctx: DurableObjectState, env: Env) {
@@ -60,7 +70,7 @@ export function guardDurableObject<C extends DurableObjectClass>(Base: C): C {
   Object.defineProperty(Guarded.prototype, "ctx", {
     set(this: object, ctx: DurableObjectState) {
       Object.defineProperty(this, "ctx", {
-        value: guardState(ctx),
+        value: guardState(ctx, className),
         writable: true,
         enumerable: true,
         configurable: true,
@@ -82,7 +92,7 @@ export function guardDurableObject<C extends DurableObjectClass>(Base: C): C {
       Object.defineProperty(Guarded.prototype, name, {
         ...descriptor,
         value(this: object, ...args: unknown[]) {
-          return invoke(limits, this, () => method.apply(this, args));
+          return invoke(limits, this, { object: className, method: name }, () => method.apply(this, args));
         },
       });
     }

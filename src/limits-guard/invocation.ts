@@ -5,22 +5,29 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { InvocationLimits } from "./limits.ts";
+import { type Entry, entryName, meterEntry, meterInvocation } from "./usage.ts";
 
 interface Invocation {
   limits: InvocationLimits;
   /** The Durable Object whose entry opened it (its calls to its own methods stay in it), or null. */
   owner: object | null;
+  /** Where it entered (`fetch`, `ThreadDO.create`), for the usage meter's peaks. */
+  entry: string;
   subrequests: number;
   d1Queries: number;
 }
 
 const current = new AsyncLocalStorage<Invocation>();
 
-/** Runs `work` as one invocation with `limits`, unless it is a call of `owner` to itself. */
-export function inInvocation<T>(limits: InvocationLimits, owner: object | null, work: () => T): T {
+/**
+ * Runs `work` as one invocation with `limits`, unless it is a call of `owner` to itself. An invocation
+ * with an `entry` is counted by the usage meter (usage.ts).
+ */
+export function inInvocation<T>(limits: InvocationLimits, owner: object | null, work: () => T, entry?: Entry): T {
   const running = current.getStore();
   if (owner && running?.owner === owner) return work();
-  return current.run({ limits, owner, subrequests: 0, d1Queries: 0 }, work);
+  if (entry) meterEntry(entry);
+  return current.run({ limits, owner, entry: entry ? entryName(entry) : "", subrequests: 0, d1Queries: 0 }, work);
 }
 
 /** Workers' error past the subrequest limit. */
@@ -32,7 +39,9 @@ export const TOO_MANY_D1_QUERIES = "D1_ERROR: Too many API requests by single wo
 export function countSubrequest(): Error | null {
   const invocation = current.getStore();
   if (!invocation) return null;
-  return ++invocation.subrequests > invocation.limits.subrequests ? tooMany(TOO_MANY_SUBREQUESTS, invocation) : null;
+  if (++invocation.subrequests > invocation.limits.subrequests) return tooMany(TOO_MANY_SUBREQUESTS, invocation);
+  if (invocation.entry) meterInvocation(invocation.entry, invocation.subrequests, invocation.d1Queries);
+  return null;
 }
 
 /** Counts one D1 query, which is also a subrequest. */
