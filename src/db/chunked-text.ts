@@ -18,7 +18,7 @@ export const CHUNKS_SCHEMA = `CREATE TABLE IF NOT EXISTS run_chunks (
   chunk INTEGER NOT NULL,
   data BLOB NOT NULL,
   PRIMARY KEY (run_id, field, chunk)
-)`;
+) WITHOUT ROWID`;
 
 const encoder = new TextEncoder();
 

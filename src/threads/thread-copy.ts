@@ -1,4 +1,5 @@
-import type { SqlRow, SqlStore } from "../db/sql.ts";
+import type { SqlRow, SqlStore, SqlValue } from "../db/sql.ts";
+import { CHECKPOINT_TABLE_KEYS } from "./checkpointer.ts";
 import type { ThreadClient } from "./client.ts";
 import type { ThreadRecord } from "./thread-record.ts";
 import type { Outcome, ThreadJson } from "./types.ts";
@@ -77,18 +78,23 @@ function* exportPages(sql: SqlStore, threadId: string, newThreadId: string): Gen
       )
       .map((r) => r.sql);
     const schema = [create, ...indexes];
-    let lastRowId = 0;
+    // Keyset pages by the primary key: tables made since WITHOUT ROWID have no rowid.
+    const key: readonly string[] = CHECKPOINT_TABLE_KEYS[name as keyof typeof CHECKPOINT_TABLE_KEYS];
+    const keyList = key.map((c) => `"${c}"`).join(", ");
+    let after: SqlValue[] | null = null;
     for (;;) {
       // Few rows per read: a blob row holds up to 1 MiB, and the isolate has 128 MB.
-      const rows = sql.all(
-        `SELECT rowid AS __rowid, * FROM "${name}" WHERE rowid > ? ORDER BY rowid LIMIT 16`,
-        lastRowId,
-      );
+      const rows: SqlRow[] = after
+        ? sql.all(
+            `SELECT * FROM "${name}" WHERE (${keyList}) > (${key.map(() => "?").join(", ")}) ORDER BY ${keyList} LIMIT 16`,
+            ...after,
+          )
+        : sql.all(`SELECT * FROM "${name}" ORDER BY ${keyList} LIMIT 16`);
       if (rows.length === 0) break;
+      after = key.map((c) => rows[rows.length - 1][c]);
       let page: SqlRow[] = [];
       let bytes = 0;
-      for (const { __rowid, ...row } of rows) {
-        lastRowId = Number(__rowid);
+      for (const row of rows) {
         if (row.thread_id === threadId) row.thread_id = newThreadId;
         if (typeof row.metadata === "string")
           row.metadata = row.metadata.replaceAll(`"thread_id":"${threadId}"`, `"thread_id":"${newThreadId}"`);
