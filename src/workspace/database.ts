@@ -9,10 +9,17 @@ export interface WorkspaceBindings {
   WORKSPACE: DurableObjectNamespace<WorkspaceDO>;
 }
 
-/** The drizzle client of one partition of a workspace's data. */
-export function workspaceDatabase(env: WorkspaceBindings, partition: Partition): WorkspaceDatabase {
+/**
+ * The drizzle client of one partition of a workspace's data. With `armAt` (epoch ms), each of its
+ * calls also makes the partition's alarm fire no later than that, in the same RPC.
+ */
+export function workspaceDatabase(
+  env: WorkspaceBindings,
+  partition: Partition,
+  options: { armAt?: number } = {},
+): WorkspaceDatabase {
   const stub = env.WORKSPACE.getByName(partitionName(partition));
-  return sqlDatabase((statements) => stub.exec(partition, statements));
+  return sqlDatabase((statements) => stub.exec(partition, statements, options.armAt));
 }
 
 /** Asks a partition's object to run its alarm work no later than `at` (epoch ms). */
