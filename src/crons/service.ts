@@ -292,8 +292,15 @@ async function fireCron(
     return false;
   }
   const from = new Date(Math.max(Date.parse(occurrence), now.getTime()));
-  if (!(await claimCron(db, cron.cronId, occurrence, nextRunDate(cron.schedule, cron.timezone, from), at)))
+  let next: string;
+  try {
+    next = nextRunDate(cron.schedule, cron.timezone, from);
+  } catch (error) {
+    // A schedule that no longer evaluates would keep the alarm failing for every cron of the workspace.
+    await disableCron(db, cron.cronId, `schedule cannot be evaluated: ${String(error)}`, at);
     return false;
+  }
+  if (!(await claimCron(db, cron.cronId, occurrence, next, at))) return false;
   // Claimed all the same, so the occurrence passes instead of staying due.
   if (!allowed) return false;
   const problem = await startCronRun(env, cron);

@@ -472,6 +472,25 @@ describe("each workspace's crons on its own alarm", () => {
       expect((await runsIn(quiet.key, threadId))[0].metadata).toMatchObject({ cron_id: quietCrons[i].cron_id });
   }, 60_000);
 
+  it("disables a cron whose stored schedule no longer evaluates, and fires the others", async () => {
+    const { id, key } = await newWorkspace("Cron bad schedule");
+    const made = async () =>
+      json<Cron>(await post("/runs/crons", { assistant_id: "echo", schedule: FAR_SCHEDULE }, key));
+    const [broken, fine] = [await made(), await made()];
+    const db = workspaceDatabase(env, { workspaceId: id, kind: "crons" });
+    const due = new Date(Math.floor(Date.now() / 60_000) * 60_000).toISOString();
+    await db.update(crons).set({ nextRunDate: due }).run();
+    await db.update(crons).set({ schedule: "61 * * * *" }).where(eq(crons.cronId, broken.cron_id)).run();
+    expect(await fireCrons(new Date(), id)).toBe(1);
+    const state = async (cronId: string) => json<Cron>(await call(`/runs/crons/${cronId}`, { key }));
+    expect(await state(broken.cron_id)).toMatchObject({
+      enabled: false,
+      next_run_date: null,
+      disabled_reason: expect.stringContaining("schedule cannot be evaluated"),
+    });
+    expect(await state(fine.cron_id)).toMatchObject({ enabled: true, next_run_date: fine.next_run_date });
+  });
+
   it("fires at most its budget of crons per pass, and comes back at once for the rest", async () => {
     const { id, key } = await newWorkspace("Cron budget");
     for (let i = 0; i < 7; i++)
