@@ -3,7 +3,7 @@ import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { createApp } from "./app.ts";
 import { runTick, type TickJob } from "./background/cron.ts";
 import { dispatchQueueBatch, type WorkHandler } from "./background/queue.ts";
-import { fireDueCrons } from "./crons/service.ts";
+import { cronAlarm } from "./crons/service.ts";
 import { database } from "./db/client.ts";
 import { applyDeploymentEnv } from "./deployment/index.ts";
 import { parquetMemoryBytes } from "./export/parquet.ts";
@@ -11,7 +11,7 @@ import { EXPORT_RUN_MESSAGE, type ExportRunMessage, handleExportRun } from "./ex
 import { exportTick } from "./export/planner.ts";
 import { guardDurableObject, guardWorker, registerMemoryProbe } from "./limits-guard/index.ts";
 import { MetricsDO as MetricsObject } from "./observability/metrics-do.ts";
-import { sweepExpiredItems } from "./store/store.ts";
+import { storeAlarm } from "./store/store.ts";
 import { handleThreadFanOut, THREAD_FAN_OUT_MESSAGE, type ThreadFanOutMessage } from "./threads/fan-out.ts";
 import { ThreadDO as ThreadObject } from "./threads/thread-do.ts";
 import { placeWaitingFeedback } from "./tracing/feedback/service.ts";
@@ -37,14 +37,12 @@ export const MetricsDO = guardDurableObject(MetricsObject);
 export const ThreadDO = guardDurableObject(ThreadObject);
 export const TraceShardDO = guardDurableObject(TraceShardObject);
 /** Each kind of workspace partition's scheduled work, run on its object's alarm. */
-export const WorkspaceDO = guardDurableObject(workspaceObject({}));
+export const WorkspaceDO = guardDurableObject(workspaceObject({ crons: cronAlarm, store: storeAlarm }));
 
 const app = createApp();
 
-/** Work done on every minute tick. */
+/** Work done on every minute tick. Crons and the store's TTL sweep run on each workspace's own alarm instead. */
 export const tickJobs: Record<string, TickJob> = {
-  "store-ttl-sweep": async (env) => void (await sweepExpiredItems(database(env))),
-  crons: async (env, at) => void (await fireDueCrons(env, at)),
   "bulk-export": (env, at) => exportTick(env, at),
   "partition-migration": async (env) => void (await startPartitionMigrations(env)),
   "feedback-placement": async (env, at) => void (await placeWaitingFeedback(database(env), env.TRACE_SHARD, at)),

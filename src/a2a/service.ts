@@ -1,7 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { finalText } from "../assistants/agents.ts";
 import { notFound } from "../core/errors.ts";
-import { database } from "../db/client.ts";
 import { type AssistantRow, a2aTasks } from "../db/schema.ts";
 import { deployment } from "../deployment/index.ts";
 import { threadStub, unwrap } from "../threads/client.ts";
@@ -9,6 +8,7 @@ import type { RunCreate } from "../threads/runs/schemas.ts";
 import { createRun, type RunRequest } from "../threads/runs/service.ts";
 import type { RunJson } from "../threads/runs/types.ts";
 import type { Outcome } from "../threads/types.ts";
+import { workspaceDatabase } from "../workspace/database.ts";
 import type { NeutralPart, NeutralTask } from "./protocol.ts";
 
 /**
@@ -90,11 +90,14 @@ export function taskRun(
   };
 }
 
+/** The workspace's A2A partition, where its tasks are recorded. */
+const tasksDatabase = (env: Env, workspaceId: string) => workspaceDatabase(env, { workspaceId, kind: "a2a" });
+
 /** Starts a task (the run is authorized already) and records it, so `tasks/get` finds it by its id. */
 export async function startTask(env: Env, request: RunRequest & { threadId: string }): Promise<TaskRef> {
   const { threadId, caller } = request;
   const run = await createRun(env, request);
-  await database(env)
+  await tasksDatabase(env, caller.workspaceId)
     .insert(a2aTasks)
     .values({
       taskId: run.run_id,
@@ -110,7 +113,7 @@ export async function startTask(env: Env, request: RunRequest & { threadId: stri
 /** The recorded task a JSON-RPC `params.id` names, or undefined. */
 export async function findTask(env: Env, workspaceId: string, taskId: unknown): Promise<TaskRef | undefined> {
   if (typeof taskId !== "string") return undefined;
-  const row = await database(env)
+  const row = await tasksDatabase(env, workspaceId)
     .select()
     .from(a2aTasks)
     .where(and(eq(a2aTasks.workspaceId, workspaceId), eq(a2aTasks.taskId, taskId.toLowerCase())))

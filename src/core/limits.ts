@@ -250,6 +250,27 @@ export function subrequestBudget(env: PlanVars & { SUBREQUEST_BUDGET?: string | 
 }
 
 /**
+ * Subrequests one cron firing makes: its assistant's D1 read and its thread's Durable Object call.
+ * A partition's alarm fires at most `subrequestBudget(env) / SUBREQUESTS_PER_CRON_FIRING` crons per
+ * run (250 on the Paid plan, 12 on Free), and runs again at once while more are due, so a busy minute
+ * never passes the 1,000 (50) subrequests of an invocation; the budget's other half covers the run's
+ * plan read and the isolate's first look at the workspace's assistants.
+ */
+export const SUBREQUESTS_PER_CRON_FIRING = 2;
+
+/** Crons one alarm run of a workspace's crons partition fires at most (see SUBREQUESTS_PER_CRON_FIRING). */
+export function cronFiringsPerAlarm(env: PlanVars & { SUBREQUEST_BUDGET?: string | number }): number {
+  return Math.max(1, Math.floor(subrequestBudget(env) / SUBREQUESTS_PER_CRON_FIRING));
+}
+
+/**
+ * Expired store items one alarm run of a store partition deletes at most, in one statement (each is
+ * about two rows written, the item and its expiry index entry). The object serves nothing else while
+ * SQLite runs it, so the sweep goes in short steps: past this many it runs again at once.
+ */
+export const STORE_SWEEP_PER_ALARM = 1_000;
+
+/**
  * Thread data (metadata, values, config, interrupts, error) in one page of `threads.search`, in
  * UTF-8 bytes. A page of 1,000 threads of 100 KB states would pass D1's 50 MB result limit and the
  * isolate's 128 MB of memory; past this budget the page ends early (X-Pagination-Next follows it).

@@ -1,7 +1,8 @@
 import { assistantIdOf, assistantNotFound, resolveAssistant } from "../assistants/resolve.ts";
+import { chunked } from "../core/batches.ts";
 import { conflict, invalid, isDomainError, notFound } from "../core/errors.ts";
 import { checkJsonSizes, rowBound } from "../core/json-size.ts";
-import { MAX_CRON_PAYLOAD_BYTES, MAX_JSON_FIELD_BYTES } from "../core/limits.ts";
+import { cronFiringsPerAlarm, MAX_CRON_PAYLOAD_BYTES, MAX_JSON_FIELD_BYTES } from "../core/limits.ts";
 import { database } from "../db/client.ts";
 import type { CronRow } from "../db/schema.ts";
 import type { AuthUser } from "../deployment/custom-auth.ts";
@@ -9,25 +10,32 @@ import { log } from "../observability/log.ts";
 import { planAllows, workspacePlans } from "../tenancy/plans.ts";
 import { threadStub } from "../threads/client.ts";
 import { planRun, startRun } from "../threads/runs/service.ts";
+import type { WorkspaceDatabase } from "../workspace/database.ts";
+import type { PartitionAlarm } from "../workspace/workspace-do.ts";
 import { nextRunDate, scheduleProblem, timezoneProblem } from "./schedule.ts";
 import { type Cron, type CronCount, type CronCreate, type CronPatch, type CronPayload, payloadOf } from "./schemas.ts";
 import {
+  armTime,
   type CronFilter,
   type CronSearch,
   claimCron,
   countCrons,
+  cronsDatabase,
+  type DueCron,
   deleteCron as deleteCronRow,
   disableCron,
   dueCrons,
   getCron,
   insertCron,
+  nextDue,
   replaceCron,
   searchCrons as searchCronRows,
 } from "./store.ts";
 
 /**
- * Crons: scheduled runs. Their CRUD (the caller authorizes first, at the edge) and the minute tick
- * that starts the due ones through the same run creation as the API.
+ * Crons: scheduled runs. Their CRUD (the caller authorizes first, at the edge), and the alarm of each
+ * workspace's crons partition, which starts the due ones through the same run creation as the API.
+ * Every write that schedules a run arms that alarm at the run's time.
  */
 
 export function cronJson(row: CronRow): Cron {
@@ -92,7 +100,8 @@ export async function createCron(
   const next = nextRunDate(body.schedule, body.timezone, now);
   const payload = payloadOf(body);
   checkCronSizes(env, payload, request.metadata);
-  const row = await insertCron(database(env), {
+  const nextRun = body.enabled ? next : null;
+  const row = await insertCron(cronsDatabase(env, workspaceId, armTime({ nextRunDate: nextRun })), {
     workspaceId,
     cronId: crypto.randomUUID(),
     assistantId: assistant.assistantId,
@@ -105,7 +114,7 @@ export async function createCron(
     onRunCompleted: threadId ? null : (body.on_run_completed ?? "delete"),
     endTime: body.end_time ? new Date(body.end_time).toISOString() : null,
     userId: body.user_id ?? caller.callerId,
-    nextRunDate: body.enabled ? next : null,
+    nextRunDate: nextRun,
     disabledReason: null,
     createdAt: now.toISOString(),
     updatedAt: now.toISOString(),
@@ -126,7 +135,7 @@ const cronNotFound = (cronId: string) => `Cron ${cronId} not found`;
 
 /** The workspace's cron, or a not-found error. */
 export async function findCron(env: Env, workspaceId: string, cronId: string): Promise<CronRow> {
-  const row = await getCron(database(env), workspaceId, cronId);
+  const row = await getCron(cronsDatabase(env, workspaceId), workspaceId, cronId);
   if (!row) throw notFound(cronNotFound(cronId));
   return row;
 }
@@ -146,12 +155,13 @@ export async function updateCron(
   body: CronPatch,
   metadata: Record<string, unknown> | null | undefined,
 ): Promise<Cron> {
-  const db = database(env);
+  const db = cronsDatabase(env, first.workspaceId);
   let current: CronRow | undefined = first;
   for (let attempt = 0; attempt < MAX_PATCH_ATTEMPTS && current; attempt++) {
     const next = patched(current, body, metadata);
     checkCronSizes(env, next.payload, next.metadata);
-    const row = await replaceCron(db, current, next);
+    // A new schedule or a re-enable arms the alarm at the next run, in the same call.
+    const row = await replaceCron(cronsDatabase(env, first.workspaceId, armTime(next)), current, next);
     if (row) return cronJson(row);
     current = await getCron(db, first.workspaceId, first.cronId);
   }
@@ -188,7 +198,8 @@ function patched(current: CronRow, body: CronPatch, metadata: Record<string, unk
 }
 
 export async function deleteCron(env: Env, workspaceId: string, cronId: string): Promise<void> {
-  if (!(await deleteCronRow(database(env), workspaceId, cronId))) throw notFound(cronNotFound(cronId));
+  if (!(await deleteCronRow(cronsDatabase(env, workspaceId), workspaceId, cronId)))
+    throw notFound(cronNotFound(cronId));
 }
 
 /** The conditions shared by search and count: the request's fields and the auth handler's filter (as containment). */
@@ -207,60 +218,103 @@ export async function searchCrons(
   workspaceId: string,
   search: CronSearch,
 ): Promise<{ crons: Cron[]; total: number }> {
-  const { rows, total } = await searchCronRows(database(env), workspaceId, search);
+  const { rows, total } = await searchCronRows(cronsDatabase(env, workspaceId), workspaceId, search);
   return { crons: rows.map(cronJson), total };
 }
 
 export function countCronsOf(env: Env, workspaceId: string, filter: CronFilter): Promise<number> {
-  return countCrons(database(env), workspaceId, filter);
+  return countCrons(cronsDatabase(env, workspaceId), workspaceId, filter);
 }
 
 /**
- * How early a trigger may come and still start the occurrence it was meant for (a Cron Trigger can
- * fire a moment before its minute). Anything further ahead waits for the next tick.
+ * How early a firing may come and still start the occurrence it was meant for (an alarm or a clock
+ * a moment ahead). Anything further ahead waits for its own time.
  */
 export const EARLY_TRIGGER_TOLERANCE_MS = 5_000;
-const BATCH = 100;
+
+/** Firings started together: a Worker invocation keeps at most six connections open at once. */
+const FIRING_CONCURRENCY = 6;
+
+/** What one pass over a workspace's due crons did, and when the next should run (epoch ms), or null. */
+export interface CronFiring {
+  started: number;
+  next: number | null;
+}
 
 /**
- * The minute tick: starts every cron whose occurrence has come (at or before the tick time, or within
- * EARLY_TRIGGER_TOLERANCE_MS after it), once. A due cron is claimed first (its next run moved past
- * the occurrence, compare-and-set), so overlapping or retried ticks never start the same occurrence
- * twice, nor the next one ahead of its time. Missed occurrences (downtime) are not replayed: one run,
- * then the schedule continues from now. The cron of an organization whose plan no longer has crons
- * stays as it is but starts nothing: its occurrences pass unrun until the plan allows crons again.
+ * Starts every cron of the workspace whose occurrence has come (at or before `now`, or within
+ * EARLY_TRIGGER_TOLERANCE_MS after it), once, at most `cronFiringsPerAlarm(env)` of them; the answer's
+ * `next` is now when more are due (the alarm runs again at once), else the soonest next run. A due
+ * cron is claimed first (its next run moved past the occurrence, compare-and-set), so overlapping or
+ * retried passes never start the same occurrence twice, nor the next one ahead of its time. Missed
+ * occurrences (the object was unreachable) are not replayed: one run, then the schedule continues
+ * from now. The cron of an organization whose plan no longer has crons stays as it is but starts
+ * nothing: its occurrences pass unrun until the plan allows crons again.
  */
-export async function fireDueCrons(env: Env, tickTime: Date): Promise<number> {
-  const db = database(env);
-  const horizon = new Date(tickTime.getTime() + EARLY_TRIGGER_TOLERANCE_MS).toISOString();
+export async function fireDueCrons(
+  env: Env,
+  db: WorkspaceDatabase,
+  workspaceId: string,
+  now: Date,
+): Promise<CronFiring> {
+  const horizon = new Date(now.getTime() + EARLY_TRIGGER_TOLERANCE_MS).toISOString();
+  const limit = cronFiringsPerAlarm(env);
+  const due = await dueCrons(db, horizon, limit + 1);
+  const firing = due.slice(0, limit);
   let started = 0;
-  const due = await dueCrons(db, horizon, BATCH);
-  const planOf = await workspacePlans(
-    db,
-    env,
-    due.map((cron) => cron.workspaceId),
-  );
-  for (const cron of due) {
-    const at = new Date().toISOString();
-    const occurrence = cron.nextRunDate!;
-    if (cron.endTime && occurrence > cron.endTime) {
-      await disableCron(db, cron.cronId, `end_time ${cron.endTime} passed`, at);
-      continue;
+  if (firing.length) {
+    const plan = (await workspacePlans(database(env), env, [workspaceId]))(workspaceId);
+    const allowed = planAllows(plan, "crons");
+    for (const group of chunked(firing, FIRING_CONCURRENCY)) {
+      const outcomes = await Promise.all(group.map((cron) => fireCron(env, db, workspaceId, cron, now, allowed)));
+      started += outcomes.filter(Boolean).length;
     }
-    const from = new Date(Math.max(Date.parse(occurrence), tickTime.getTime()));
-    if (!(await claimCron(db, cron.cronId, occurrence, nextRunDate(cron.schedule, cron.timezone, from), at))) continue;
-    // Claimed all the same, so the occurrence passes instead of staying due (and crowding the batch).
-    if (!planAllows(planOf(cron.workspaceId), "crons")) continue;
-    const problem = await startCronRun(env, cron);
-    if (problem) {
-      log.warn("cron disabled", { cron_id: cron.cronId, reason: problem });
-      await disableCron(db, cron.cronId, problem, at);
-      continue;
-    }
-    started += 1;
   }
-  return started;
+  return { started, next: due.length > limit ? Date.now() : await nextDue(db) };
 }
+
+/** Fires one due cron (see fireDueCrons); true when a run was started. */
+async function fireCron(
+  env: Env,
+  db: WorkspaceDatabase,
+  workspaceId: string,
+  due: DueCron,
+  now: Date,
+  allowed: boolean,
+): Promise<boolean> {
+  const cron = await getCron(db, workspaceId, due.cronId);
+  // Patched, disabled or deleted since the scan: that write decided its next run.
+  if (!cron?.enabled || cron.nextRunDate !== due.nextRunDate) return false;
+  const at = new Date().toISOString();
+  const occurrence = due.nextRunDate;
+  if (cron.endTime && occurrence > cron.endTime) {
+    await disableCron(db, cron.cronId, `end_time ${cron.endTime} passed`, at);
+    return false;
+  }
+  const from = new Date(Math.max(Date.parse(occurrence), now.getTime()));
+  let next: string;
+  try {
+    next = nextRunDate(cron.schedule, cron.timezone, from);
+  } catch (error) {
+    // A schedule that no longer evaluates would keep the alarm failing for every cron of the workspace.
+    await disableCron(db, cron.cronId, `schedule cannot be evaluated: ${String(error)}`, at);
+    return false;
+  }
+  if (!(await claimCron(db, cron.cronId, occurrence, next, at))) return false;
+  // Claimed all the same, so the occurrence passes instead of staying due.
+  if (!allowed) return false;
+  const problem = await startCronRun(env, cron);
+  if (problem) {
+    log.warn("cron disabled", { cron_id: cron.cronId, reason: problem });
+    await disableCron(db, cron.cronId, problem, at);
+    return false;
+  }
+  return true;
+}
+
+/** The crons partition's alarm: fires the workspace's due crons, and comes back for the next. */
+export const cronAlarm: PartitionAlarm = async (env, partition, db) =>
+  (await fireDueCrons(env, db, partition.workspaceId, new Date())).next;
 
 /** Starts one run of the cron through the API's own run creation. Returns why the cron cannot run, if so. */
 async function startCronRun(env: Env, cron: CronRow): Promise<string | null> {

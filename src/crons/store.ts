@@ -1,9 +1,25 @@
-import { and, asc, count, desc, eq, isNull, lte, type SQL } from "drizzle-orm";
-import type { Database } from "../db/client.ts";
+import { and, asc, count, desc, eq, isNotNull, isNull, lte, type SQL } from "drizzle-orm";
 import { containments } from "../db/json-filter.ts";
 import { type CronRow, crons } from "../db/schema.ts";
+import { type WorkspaceBindings, type WorkspaceDatabase, workspaceDatabase } from "../workspace/database.ts";
 
-/** D1 storage of crons. Queries are scoped to a workspace, except the tick's due-cron scan. */
+/**
+ * Storage of crons: a workspace's crons live in its `crons` partition (a Durable Object of its own),
+ * whose alarm fires them. Every query here is one call to it (or, from the alarm, a local query).
+ */
+
+type Database = WorkspaceDatabase;
+
+/**
+ * The workspace's crons partition. With `armAt` (epoch ms), the call also makes its alarm fire no
+ * later than then: a write that schedules a run arms the alarm in the same call.
+ */
+export const cronsDatabase = (env: WorkspaceBindings, workspaceId: string, armAt?: number): Database =>
+  workspaceDatabase(env, { workspaceId, kind: "crons" }, { armAt });
+
+/** The epoch ms of a row's next run, to arm the alarm with; undefined when it has none. */
+export const armTime = (row: { nextRunDate?: string | null }): number | undefined =>
+  row.nextRunDate ? Date.parse(row.nextRunDate) : undefined;
 
 export type NewCron = typeof crons.$inferInsert;
 
@@ -114,20 +130,42 @@ export async function countCrons(db: Database, workspaceId: string, filter: Cron
   return row?.total ?? 0;
 }
 
-/** Enabled crons whose next run is at or before `horizon`, soonest first (every workspace: the tick). */
-export async function dueCrons(db: Database, horizon: string, limit: number): Promise<CronRow[]> {
-  return db
-    .select()
-    .from(crons)
-    .where(and(eq(crons.enabled, true), lte(crons.nextRunDate, horizon)))
-    .orderBy(asc(crons.nextRunDate))
-    .limit(limit)
-    .all();
+/** A cron that has come due: which one, and the occurrence it is due for. */
+export interface DueCron {
+  cronId: string;
+  nextRunDate: string;
 }
 
 /**
- * Moves a cron's next run from `expected` to `next`; true when this caller won. Concurrent ticks see
- * the same due row, but only one of them can make this update.
+ * Enabled crons whose next run is at or before `horizon`, soonest first, at most `limit`: their ids
+ * only, so a long list does not hold every payload in memory (the firing reads each row).
+ */
+export async function dueCrons(db: Database, horizon: string, limit: number): Promise<DueCron[]> {
+  const rows = await db
+    .select({ cronId: crons.cronId, nextRunDate: crons.nextRunDate })
+    .from(crons)
+    .where(and(isNotNull(crons.nextRunDate), lte(crons.nextRunDate, horizon), eq(crons.enabled, true)))
+    .orderBy(asc(crons.nextRunDate))
+    .limit(limit)
+    .all();
+  return rows as DueCron[];
+}
+
+/** The soonest next run of an enabled cron (epoch ms), or null when none is scheduled. */
+export async function nextDue(db: Database): Promise<number | null> {
+  const row = await db
+    .select({ at: crons.nextRunDate })
+    .from(crons)
+    .where(and(isNotNull(crons.nextRunDate), eq(crons.enabled, true)))
+    .orderBy(asc(crons.nextRunDate))
+    .limit(1)
+    .get();
+  return row?.at ? Date.parse(row.at) : null;
+}
+
+/**
+ * Moves a cron's next run from `expected` to `next`; true when this caller won. A concurrent patch
+ * (or an overlapping alarm run) may have changed it first; only one of them can make this update.
  */
 export async function claimCron(
   db: Database,

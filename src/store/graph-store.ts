@@ -11,7 +11,6 @@ import {
 import { oversize, rowBound } from "../core/json-size.ts";
 import { MAX_STORE_VALUE_BYTES } from "../core/limits.ts";
 import { isWellFormed, LONE_SURROGATE } from "../core/schemas.ts";
-import { database } from "../db/client.ts";
 import type { StoreItem } from "./schemas.ts";
 import { deleteItem, getItem, listNamespaces, namespaceProblem, putItem, searchItems } from "./store.ts";
 
@@ -28,19 +27,19 @@ const isSearch = (op: Operation): op is SearchOperation => "namespacePrefix" in 
 const isGet = (op: Operation): op is GetOperation => "key" in op && !("value" in op);
 
 /**
- * LangGraph's store interface over the platform's D1 store, scoped to one workspace: what a node
- * writes through `getStore()` / `config.store` is what the `/store` API reads, and back.
+ * LangGraph's store interface over the platform's store (the workspace's store partition), scoped to
+ * one workspace: what a node writes through `getStore()` / `config.store` is what the `/store` API
+ * reads, and back. Each operation is one call to the partition.
  */
-export class D1Store extends BaseStore {
+export class WorkspaceStore extends BaseStore {
   constructor(
-    private readonly env: Pick<Env, "DB" | "MAX_JSON_FIELD_BYTES">,
+    private readonly env: Pick<Env, "WORKSPACE" | "DB" | "LIMITS_GUARD" | "MAX_JSON_FIELD_BYTES">,
     private readonly workspaceId: string,
   ) {
     super();
   }
 
   async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
-    const db = database(this.env);
     const results: unknown[] = [];
     for (const op of operations) {
       if (isPut(op)) {
@@ -50,9 +49,9 @@ export class D1Store extends BaseStore {
         // The API's schemas refuse these; a graph's own writes are checked here.
         if (!isWellFormed(op.key) || op.namespace.some((label) => !isWellFormed(label)))
           throw new Error(`A store namespace or key ${LONE_SURROGATE}`);
-        if (op.value === null) await deleteItem(db, this.workspaceId, op.namespace, op.key);
+        if (op.value === null) await deleteItem(this.env, this.workspaceId, op.namespace, op.key);
         else
-          await putItem(db, this.workspaceId, {
+          await putItem(this.env, this.workspaceId, {
             namespace: op.namespace,
             key: op.key,
             value: op.value,
@@ -60,7 +59,7 @@ export class D1Store extends BaseStore {
           });
         results.push(undefined);
       } else if (isSearch(op)) {
-        const items = await searchItems(db, this.workspaceId, {
+        const items = await searchItems(this.env, this.workspaceId, {
           namespacePrefix: op.namespacePrefix,
           filter: op.filter,
           query: op.query,
@@ -69,14 +68,14 @@ export class D1Store extends BaseStore {
         });
         results.push(items.map(toItem));
       } else if (isGet(op)) {
-        const item = await getItem(db, this.workspaceId, op.namespace, op.key);
+        const item = await getItem(this.env, this.workspaceId, op.namespace, op.key);
         results.push(item ? toItem(item) : null);
       } else {
         const list = op as ListNamespacesOperation;
         const prefix = list.matchConditions?.find((c) => c.matchType === "prefix")?.path;
         const suffix = list.matchConditions?.find((c) => c.matchType === "suffix")?.path;
         results.push(
-          await listNamespaces(db, this.workspaceId, {
+          await listNamespaces(this.env, this.workspaceId, {
             prefix,
             suffix,
             maxDepth: list.maxDepth,

@@ -4,7 +4,6 @@ import { badRequest, forbidden, invalid, notFound } from "../core/errors.ts";
 import { withFilterLimit } from "../core/filter-limit.ts";
 import { checkJsonSizes, rowBound } from "../core/json-size.ts";
 import { MAX_STORE_VALUE_BYTES } from "../core/limits.ts";
-import { type Database, database } from "../db/client.ts";
 import type { DeleteSchema, NamespacesSchema, PutSchema, SearchSchema, StoreItem } from "./schemas.ts";
 import {
   deleteItem,
@@ -30,13 +29,13 @@ const itemMetadata = (item: { namespace: string[]; key: string; value: Record<st
  * it were not there). Returns that item, if any.
  */
 async function guardExistingItem(
-  db: Database,
+  env: Env,
   workspaceId: string,
   request: { namespace: string[]; key: string },
   filter: AuthFilter | undefined,
 ): Promise<StoreItem | null> {
   if (!filter) return null;
-  const existing = await getItem(db, workspaceId, request.namespace, request.key, false);
+  const existing = await getItem(env, workspaceId, request.namespace, request.key, false);
   if (existing && !matchesFilter(itemMetadata(existing), filter)) throw notFound("Item not found");
   return existing;
 }
@@ -81,10 +80,9 @@ export async function putStoreItem(
   const filter = await authorize("store:put", request);
   checkNamespace(request.namespace, ["body", "namespace"]);
   checkJsonSizes({ value: request.value }, rowBound(env, MAX_STORE_VALUE_BYTES));
-  const db = database(env);
-  const existing = await guardExistingItem(db, workspaceId, request, filter);
+  const existing = await guardExistingItem(env, workspaceId, request, filter);
   if (filter && !existing && !matchesFilter(itemMetadata(request), filter)) throw forbidden("Not authorized");
-  await putItem(db, workspaceId, {
+  await putItem(env, workspaceId, {
     namespace: request.namespace,
     key: request.key,
     value: request.value,
@@ -104,7 +102,7 @@ export async function getStoreItem(
   const request = { namespace: namespace === "" ? [] : namespace.split("."), key };
   const filter = await authorize("store:get", request);
   checkNamespace(request.namespace, ["query", "namespace"]);
-  const item = await getItem(database(env), workspaceId, request.namespace, request.key, refreshTtl);
+  const item = await getItem(env, workspaceId, request.namespace, request.key, refreshTtl);
   if (item && !matchesFilter(itemMetadata(item), filter)) throw notFound("Item not found");
   return item;
 }
@@ -118,9 +116,8 @@ export async function deleteStoreItem(
   const request = { namespace: body.namespace, key: body.key };
   const filter = await authorize("store:delete", request);
   checkNamespace(request.namespace, ["body", "namespace"]);
-  const db = database(env);
-  await guardExistingItem(db, workspaceId, request, filter);
-  await deleteItem(db, workspaceId, request.namespace, request.key);
+  await guardExistingItem(env, workspaceId, request, filter);
+  await deleteItem(env, workspaceId, request.namespace, request.key);
 }
 
 export async function searchStoreItems(
@@ -140,7 +137,7 @@ export async function searchStoreItems(
   checkNamespace(request.namespace, ["body", "namespace_prefix"], true);
   const search = (limit: number, offset: number) =>
     withFilterLimit(() =>
-      searchItems(database(env), workspaceId, {
+      searchItems(env, workspaceId, {
         namespacePrefix: request.namespace,
         filter: body.filter ?? undefined,
         query: body.query ?? undefined,
@@ -169,7 +166,6 @@ export async function listStoreNamespaces(
   };
   const authorization = await authorize("store:list_namespaces", request);
   checkNamespace(request.namespace, ["body", "prefix"], true);
-  const db = database(env);
   const listing = {
     prefix: request.namespace,
     suffix: body.suffix ?? undefined,
@@ -177,10 +173,10 @@ export async function listStoreNamespaces(
     limit: body.limit,
     offset: body.offset,
   };
-  if (!authorization) return listNamespaces(db, workspaceId, listing);
+  if (!authorization) return listNamespaces(env, workspaceId, listing);
   // As item search: only namespaces that hold an item the filter lets this user see.
   const visible = await visibleItems(
-    (limit, offset) => searchItems(db, workspaceId, { namespacePrefix: request.namespace, limit, offset }),
+    (limit, offset) => searchItems(env, workspaceId, { namespacePrefix: request.namespace, limit, offset }),
     authorization,
   );
   return shapeNamespaces(

@@ -1,11 +1,20 @@
-import { and, asc, eq, gt, isNull, lt, lte, or, type SQL, sql } from "drizzle-orm";
-import { MAX_NAMESPACE_LABEL_LENGTH, MAX_NAMESPACE_LABELS } from "../core/limits.ts";
-import type { Database } from "../db/client.ts";
+import { and, asc, eq, gt, isNotNull, isNull, lt, lte, or, type SQL, sql } from "drizzle-orm";
+import { MAX_NAMESPACE_LABEL_LENGTH, MAX_NAMESPACE_LABELS, STORE_SWEEP_PER_ALARM } from "../core/limits.ts";
 import { containments } from "../db/json-filter.ts";
 import { type StoreItemRow, storeItems } from "../db/schema.ts";
+import { type WorkspaceBindings, type WorkspaceDatabase, workspaceDatabase } from "../workspace/database.ts";
+import type { PartitionAlarm } from "../workspace/workspace-do.ts";
 import type { StoreItem } from "./schemas.ts";
 
-/** Store items in D1, for the API and for graphs (through `D1Store`). Every call is per workspace. */
+/**
+ * Store items, for the API and for graphs (through `WorkspaceStore`). A workspace's items live in its
+ * `store` partition (a Durable Object of its own): every call is one RPC to it, and no other
+ * workspace's load reaches that object. Items with a TTL are deleted by the partition's alarm.
+ */
+
+/** The workspace's store partition; `armAt` makes its alarm fire no later than then, in the same call. */
+const storeDatabase = (env: WorkspaceBindings, workspaceId: string, armAt?: number): WorkspaceDatabase =>
+  workspaceDatabase(env, { workspaceId, kind: "store" }, { armAt });
 
 /** Why a namespace is unusable, or null: labels are non-empty and period-free, within the size limits. */
 export function namespaceProblem(namespace: string[], allowEmpty = false): string | null {
@@ -48,13 +57,19 @@ export function itemJson(row: StoreItemRow): StoreItem {
   };
 }
 
-export async function putItem(
-  db: Database,
-  workspaceId: string,
-  item: { namespace: string[]; key: string; value: Record<string, unknown>; ttlMinutes: number | null },
-): Promise<void> {
+/** An item to store. */
+export interface NewItem {
+  namespace: string[];
+  key: string;
+  value: Record<string, unknown>;
+  ttlMinutes: number | null;
+}
+
+/** Creates or replaces an item; one with a TTL arms the partition's alarm at its expiry, in the same call. */
+export async function putItem(env: WorkspaceBindings, workspaceId: string, item: NewItem): Promise<void> {
   const now = Date.now();
   const at = new Date(now).toISOString();
+  const expiresAt = expiry(item.ttlMinutes, now);
   const row = {
     workspaceId,
     namespace: joined(item.namespace),
@@ -63,9 +78,9 @@ export async function putItem(
     createdAt: at,
     updatedAt: at,
     ttlMinutes: item.ttlMinutes,
-    expiresAt: expiry(item.ttlMinutes, now),
+    expiresAt,
   };
-  await db
+  await storeDatabase(env, workspaceId, expiresAt ? Date.parse(expiresAt) : undefined)
     .insert(storeItems)
     .values(row)
     .onConflictDoUpdate({
@@ -75,8 +90,13 @@ export async function putItem(
     .run();
 }
 
-export async function deleteItem(db: Database, workspaceId: string, namespace: string[], key: string): Promise<void> {
-  await db
+export async function deleteItem(
+  env: WorkspaceBindings,
+  workspaceId: string,
+  namespace: string[],
+  key: string,
+): Promise<void> {
+  await storeDatabase(env, workspaceId)
     .delete(storeItems)
     .where(
       and(
@@ -88,49 +108,42 @@ export async function deleteItem(db: Database, workspaceId: string, namespace: s
     .run();
 }
 
-/** Pushes the expiry of items that have a TTL (`refresh_ttl`). */
-async function refresh(db: Database, workspaceId: string, rows: StoreItemRow[]): Promise<void> {
-  const now = Date.now();
-  const withTtl = rows.filter((row) => row.ttlMinutes);
-  if (withTtl.length === 0) return;
-  await db.batch(
-    withTtl.map((row) =>
-      db
-        .update(storeItems)
-        .set({ expiresAt: expiry(row.ttlMinutes, now) })
-        .where(
-          and(
-            eq(storeItems.workspaceId, workspaceId),
-            eq(storeItems.namespace, row.namespace),
-            eq(storeItems.key, row.key),
-          ),
-        ),
-    ) as unknown as Parameters<typeof db.batch>[0],
-  );
-}
+/**
+ * The expiry a read gives an item with a TTL (`refresh_ttl`): `now` plus its TTL, in the same
+ * ISO-8601 form as `expiry`. Computed in SQL, so the read and the refresh are one statement batch.
+ */
+const refreshedExpiry = (now: number) =>
+  sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', (${now} + ${storeItems.ttlMinutes} * 60000) / 1000.0, 'unixepoch')`;
 
 export async function getItem(
-  db: Database,
+  env: WorkspaceBindings,
   workspaceId: string,
   namespace: string[],
   key: string,
   refreshTtl = true,
 ): Promise<StoreItem | null> {
-  const row = await db
-    .select()
-    .from(storeItems)
-    .where(
-      and(
-        eq(storeItems.workspaceId, workspaceId),
-        eq(storeItems.namespace, joined(namespace)),
-        eq(storeItems.key, key),
-        live(new Date().toISOString()),
-      ),
-    )
-    .get();
-  if (!row) return null;
-  if (refreshTtl) await refresh(db, workspaceId, [row]);
-  return itemJson(row);
+  const db = storeDatabase(env, workspaceId);
+  const now = Date.now();
+  const where = and(
+    eq(storeItems.workspaceId, workspaceId),
+    eq(storeItems.namespace, joined(namespace)),
+    eq(storeItems.key, key),
+    live(new Date(now).toISOString()),
+  );
+  const read = db.select().from(storeItems).where(where);
+  if (!refreshTtl) {
+    const row = await read.get();
+    return row ? itemJson(row) : null;
+  }
+  // Read, then push the expiry of the item if it has a TTL: one call, atomically.
+  const [rows] = await db.batch([
+    read,
+    db
+      .update(storeItems)
+      .set({ expiresAt: refreshedExpiry(now) })
+      .where(and(where, isNotNull(storeItems.ttlMinutes))),
+  ]);
+  return rows[0] ? itemJson(rows[0]) : null;
 }
 
 export interface ItemSearch {
@@ -146,23 +159,45 @@ export interface ItemSearch {
  * Items under a namespace prefix. `filter` is containment on the value. `query` matches the value's
  * text case-insensitively: no embedding model is configured, so there is no semantic ranking.
  */
-export async function searchItems(db: Database, workspaceId: string, search: ItemSearch): Promise<StoreItem[]> {
+export async function searchItems(
+  env: WorkspaceBindings,
+  workspaceId: string,
+  search: ItemSearch,
+): Promise<StoreItem[]> {
+  const db = storeDatabase(env, workspaceId);
+  const now = Date.now();
   const conditions: (SQL | undefined)[] = [
     eq(storeItems.workspaceId, workspaceId),
     underPrefix(search.namespacePrefix),
-    live(new Date().toISOString()),
+    live(new Date(now).toISOString()),
   ];
   conditions.push(...containments([storeItems.value, search.filter]));
   if (search.query) conditions.push(sql`instr(lower(${storeItems.value}), ${search.query.toLowerCase()}) > 0`);
-  const rows = await db
+  const where = and(...conditions);
+  const order = [asc(storeItems.namespace), asc(storeItems.key)] as const;
+  const page = db
     .select()
     .from(storeItems)
-    .where(and(...conditions))
-    .orderBy(asc(storeItems.namespace), asc(storeItems.key))
+    .where(where)
+    .orderBy(...order)
     .limit(search.limit)
-    .offset(search.offset)
-    .all();
-  if (search.refreshTtl) await refresh(db, workspaceId, rows);
+    .offset(search.offset);
+  if (!search.refreshTtl) return (await page.all()).map(itemJson);
+  // The page, then the expiry of its items that have a TTL pushed: one call, atomically.
+  const pageRows = db
+    .select({ rowid: sql`rowid` })
+    .from(storeItems)
+    .where(where)
+    .orderBy(...order)
+    .limit(search.limit)
+    .offset(search.offset);
+  const [rows] = await db.batch([
+    page,
+    db
+      .update(storeItems)
+      .set({ expiresAt: refreshedExpiry(now) })
+      .where(and(isNotNull(storeItems.ttlMinutes), sql`rowid IN ${pageRows}`)),
+  ]);
   return rows.map(itemJson);
 }
 
@@ -178,11 +213,11 @@ export interface NamespaceListing {
 }
 
 export async function listNamespaces(
-  db: Database,
+  env: WorkspaceBindings,
   workspaceId: string,
   options: NamespaceListing,
 ): Promise<string[][]> {
-  const rows = await db
+  const rows = await storeDatabase(env, workspaceId)
     .selectDistinct({ namespace: storeItems.namespace })
     .from(storeItems)
     .where(
@@ -216,10 +251,27 @@ export function shapeNamespaces(namespaces: string[][], options: NamespaceListin
   return shaped.slice(options.offset, options.offset + options.limit);
 }
 
-/** Deletes expired items, a bounded batch at a time (the minute tick). Returns how many went. */
-export async function sweepExpiredItems(db: Database, limit = 1000): Promise<number> {
-  const now = new Date().toISOString();
-  const expired = db.select({ rowid: sql`rowid` }).from(storeItems).where(lte(storeItems.expiresAt, now)).limit(limit);
+/**
+ * Deletes expired items, at most STORE_SWEEP_PER_ALARM of them; answers when the sweep should run
+ * again: at once if that many went (more may be waiting), else at the next item's expiry, or never.
+ */
+export async function sweepExpiredItems(db: WorkspaceDatabase, now: number): Promise<number | null> {
+  const expired = db
+    .select({ rowid: sql`rowid` })
+    .from(storeItems)
+    .where(lte(storeItems.expiresAt, new Date(now).toISOString()))
+    .limit(STORE_SWEEP_PER_ALARM);
   const deleted = await db.delete(storeItems).where(sql`rowid IN ${expired}`).returning({ key: storeItems.key });
-  return deleted.length;
+  if (deleted.length === STORE_SWEEP_PER_ALARM) return Date.now();
+  const next = await db
+    .select({ at: storeItems.expiresAt })
+    .from(storeItems)
+    .where(isNotNull(storeItems.expiresAt))
+    .orderBy(asc(storeItems.expiresAt))
+    .limit(1)
+    .get();
+  return next?.at ? Date.parse(next.at) : null;
 }
+
+/** The store partition's alarm: the TTL sweep. */
+export const storeAlarm: PartitionAlarm = (_env, _partition, db) => sweepExpiredItems(db, Date.now());

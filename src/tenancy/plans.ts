@@ -10,7 +10,7 @@ import { log } from "../observability/log.ts";
  * Plan tiers. Every organization has one; crons and bulk export need `plus` or `enterprise`.
  * An organization without an explicit plan has the deployment's `DEFAULT_PLAN` (unset: `enterprise`,
  * since a self-hosted deployment gets everything). Only the routes that create a gated resource and
- * the minute tick read the plan, so other requests never pay a query for it.
+ * the crons alarm read the plan, so other requests never pay a query for it.
  */
 
 export const PLANS = ["developer", "plus", "enterprise"] as const;
@@ -64,7 +64,7 @@ export async function organizationPlan(db: Database, env: PlanEnv, organizationI
 }
 
 /**
- * The plan in force for each of `workspaceIds` (one query per 90), for the minute tick. A workspace not
+ * The plan in force for each of `workspaceIds` (one query per 90), for the crons alarm. A workspace not
  * found (resources kept after their workspace went) gets the deployment default.
  */
 export async function workspacePlans(

@@ -4,7 +4,7 @@ import { rowBound } from "../core/json-size.ts";
 import { MAX_JSON_FIELD_BYTES, runTimeoutMs } from "../core/limits.ts";
 import { database } from "../db/client.ts";
 import { durableObjectSql } from "../db/sql.ts";
-import { D1Store } from "../store/graph-store.ts";
+import { WorkspaceStore } from "../store/graph-store.ts";
 import { AlarmPlanner } from "./alarm-planner.ts";
 import { threadStub } from "./client.ts";
 import { IndexSync } from "./index-sync.ts";
@@ -47,7 +47,7 @@ export class ThreadDO extends DurableObject<Env> {
   readonly #checkpoints = new ThreadCheckpoints(
     this.#sql,
     (ns, checkpointId) => this.#states.onCheckpointChange(ns, checkpointId),
-    (workspaceId) => new D1Store(this.env, workspaceId),
+    (workspaceId) => new WorkspaceStore(this.env, workspaceId),
   );
   readonly #states = new StateReader(this.#checkpoints);
   readonly #protocol = new ProtocolHub(this.#sql, this.ctx, () => this.#records.read()?.metadata ?? null);

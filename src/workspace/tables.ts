@@ -23,7 +23,8 @@ export const PARTITION_SCHEMA: Record<PartitionKind, readonly string[]> = {
       workspace_id TEXT NOT NULL, namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
       created_at TEXT NOT NULL, updated_at TEXT NOT NULL, ttl_minutes INTEGER, expires_at TEXT,
       PRIMARY KEY (workspace_id, namespace, key))`,
-    "CREATE INDEX store_items_expires_idx ON store_items (expires_at)",
+    // Only items with a TTL: the sweep and the next expiry read it, and an item without one writes no index row.
+    "CREATE INDEX store_items_expires_idx ON store_items (expires_at) WHERE expires_at IS NOT NULL",
   ],
   crons: [
     `CREATE TABLE crons (
@@ -31,8 +32,10 @@ export const PARTITION_SCHEMA: Record<PartitionKind, readonly string[]> = {
       schedule TEXT NOT NULL, timezone TEXT NOT NULL, payload TEXT NOT NULL, metadata TEXT NOT NULL,
       enabled INTEGER NOT NULL, on_run_completed TEXT, end_time TEXT, user_id TEXT, next_run_date TEXT,
       disabled_reason TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
-    "CREATE INDEX crons_due_idx ON crons (enabled, next_run_date)",
-    "CREATE INDEX crons_workspace_created_idx ON crons (workspace_id, created_at)",
+    // A disabled cron has no next run, so the due scan and the next alarm need only the scheduled ones.
+    "CREATE INDEX crons_due_idx ON crons (next_run_date) WHERE next_run_date IS NOT NULL",
+    // workspace_id is the same in every row of a partition: search's default order needs created_at alone.
+    "CREATE INDEX crons_created_idx ON crons (created_at)",
   ],
   traces: [
     `CREATE TABLE tracing_projects (

@@ -42,15 +42,24 @@ export function workspaceObject(alarms: Partial<Record<PartitionKind, PartitionA
       this.#ready.add(partition.kind);
     }
 
-    /** Runs a statement, or several atomically, on the partition's tables. */
-    exec(partition: Partition, statements: SqlStatement[]): SqlResult[] {
+    /**
+     * Runs a statement, or several atomically, on the partition's tables; with `armAt`, then makes the
+     * alarm fire no later than that (a write that schedules work, in the same call).
+     */
+    async exec(partition: Partition, statements: SqlStatement[], armAt?: number): Promise<SqlResult[]> {
       this.#prepare(partition);
-      return executeStatements(this.ctx.storage, statements);
+      const results = executeStatements(this.ctx.storage, statements);
+      if (armAt !== undefined) await this.#arm(armAt);
+      return results;
     }
 
     /** Makes the alarm fire no later than `at`. */
     async arm(partition: Partition, at: number): Promise<void> {
       this.#prepare(partition);
+      await this.#arm(at);
+    }
+
+    async #arm(at: number): Promise<void> {
       const current = await this.ctx.storage.getAlarm();
       if (current === null || at < current) await this.ctx.storage.setAlarm(at);
     }

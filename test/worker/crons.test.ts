@@ -1,10 +1,14 @@
-import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { EARLY_TRIGGER_TOLERANCE_MS } from "../../src/crons/service.ts";
-import worker from "../../src/index.ts";
+import { cronFiringsPerAlarm } from "../../src/core/limits.ts";
+import { EARLY_TRIGGER_TOLERANCE_MS, fireDueCrons } from "../../src/crons/service.ts";
+import { crons } from "../../src/db/schema.ts";
 import type { RunJson } from "../../src/threads/runs/types.ts";
 import type { ThreadJson } from "../../src/threads/types.ts";
-import { call, json } from "./helpers.ts";
+import { workspaceDatabase } from "../../src/workspace/database.ts";
+import { partitionName } from "../../src/workspace/partition.ts";
+import { call, FAR_SCHEDULE, fireCrons, json } from "./helpers.ts";
 
 interface Cron {
   cron_id: string;
@@ -23,14 +27,36 @@ interface Cron {
 
 const post = (path: string, body: unknown, key?: string) => call(path, { method: "POST", json: body, key });
 
-async function tick(at: Date): Promise<void> {
-  const ctx = createExecutionContext();
-  await worker.scheduled(createScheduledController({ scheduledTime: at, cron: "* * * * *" }), env, ctx);
-  await waitOnExecutionContext(ctx);
+/** The workspace's crons partition fired at `at` (see fireCrons). */
+const tick = async (at: Date) => void (await fireCrons(at));
+
+/** When FAR_SCHEDULE next fires: the first minute of its day. */
+const farOccurrence = async () => {
+  const probe = await json<Cron>(await post("/runs/crons", { assistant_id: "echo", schedule: FAR_SCHEDULE }));
+  await call(`/runs/crons/${probe.cron_id}`, { method: "DELETE" });
+  return new Date(probe.next_run_date!);
+};
+
+/** The crons partition object of a workspace, and its alarm time. */
+const cronsObject = (workspaceId: string) => env.WORKSPACE.getByName(partitionName({ workspaceId, kind: "crons" }));
+const alarmOf = (workspaceId: string) =>
+  runInDurableObject(cronsObject(workspaceId), (_instance, state) => state.storage.getAlarm());
+
+/** A new workspace, an API key of it, and its id. */
+async function newWorkspace(name: string): Promise<{ id: string; key: string }> {
+  const workspace = await json<{ id: string }>(await post("/api/v1/workspaces", { display_name: name }));
+  const { key } = await json<{ key: string }>(await post("/api/v1/api-key", { workspace_id: workspace.id }));
+  return { id: workspace.id, key };
 }
 
-/** A tick late enough that every cron created so far has come due. */
-const tickAfterNextMinute = () => tick(new Date(Date.now() + 60_000));
+/**
+ * Waits out the last 2 s of a minute: a "* * * * *" cron created then would be due (and fired by its
+ * alarm) before the test reads it back.
+ */
+async function clearOfMinuteBoundary(): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 2_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
+}
 
 async function runsOf(threadId: string): Promise<RunJson[]> {
   return json<RunJson[]>(await call(`/threads/${threadId}/runs`));
@@ -43,6 +69,7 @@ async function newThread(): Promise<string> {
 describe("creating crons", () => {
   it("creates a thread cron with its next run at the next minute", async () => {
     const threadId = await newThread();
+    await clearOfMinuteBoundary();
     const response = await post(`/threads/${threadId}/runs/crons`, {
       assistant_id: "echo",
       schedule: "* * * * *",
@@ -65,6 +92,7 @@ describe("creating crons", () => {
     expect(next - Date.now()).toBeLessThanOrEqual(60_000);
     expect(new Date(next).getUTCSeconds()).toBe(0);
     expect(await json<Cron>(await call(`/runs/crons/${cron.cron_id}`))).toEqual(cron);
+    await call(`/runs/crons/${cron.cron_id}`, { method: "DELETE" });
   });
 
   it("rejects bad schedules, time zones, assistants and threads", async () => {
@@ -96,7 +124,7 @@ describe("firing", () => {
     const cron = await json<Cron>(
       await post(`/threads/${threadId}/runs/crons`, {
         assistant_id: "echo",
-        schedule: "* * * * *",
+        schedule: FAR_SCHEDULE,
         input: { messages: [{ role: "user", content: "tick" }] },
       }),
     );
@@ -124,7 +152,7 @@ describe("firing", () => {
     const cron = await json<Cron>(
       await post(`/threads/${threadId}/runs/crons`, {
         assistant_id: "nested",
-        schedule: "* * * * *",
+        schedule: FAR_SCHEDULE,
         input: {},
         config: { configurable: forged },
       }),
@@ -142,21 +170,21 @@ describe("firing", () => {
     const tag = crypto.randomUUID();
     await post("/runs/crons", {
       assistant_id: "echo",
-      schedule: "* * * * *",
+      schedule: FAR_SCHEDULE,
       input: { messages: [{ role: "user", content: "gone" }] },
       metadata: { tag },
     });
     const keep = await json<Cron>(
       await post("/runs/crons", {
         assistant_id: "echo",
-        schedule: "* * * * *",
+        schedule: FAR_SCHEDULE,
         input: { messages: [{ role: "user", content: "kept" }] },
         on_run_completed: "keep",
         metadata: { tag },
       }),
     );
     expect(keep.on_run_completed).toBe("keep");
-    await tickAfterNextMinute();
+    await tick(await farOccurrence());
     // Kept runs leave their thread (indexed with the run's assistant); deleted ones leave nothing.
     let kept: ThreadJson[] = [];
     // The index has the thread from its run's start (busy), and its values once the run ends (idle).
@@ -178,21 +206,21 @@ describe("firing", () => {
     const ended = await json<Cron>(
       await post("/runs/crons", {
         assistant_id: "echo",
-        schedule: "* * * * *",
+        schedule: FAR_SCHEDULE,
         end_time: new Date(Date.now() - 1_000).toISOString(),
       }),
     );
     const assistant = await json<{ assistant_id: string }>(await post("/assistants", { graph_id: "echo" }));
     const orphan = await json<Cron>(
-      await post("/runs/crons", { assistant_id: assistant.assistant_id, schedule: "* * * * *" }),
+      await post("/runs/crons", { assistant_id: assistant.assistant_id, schedule: FAR_SCHEDULE }),
     );
     await call(`/assistants/${assistant.assistant_id}`, { method: "DELETE" });
     const threadId = await newThread();
     const threadless = await json<Cron>(
-      await post(`/threads/${threadId}/runs/crons`, { assistant_id: "echo", schedule: "* * * * *" }),
+      await post(`/threads/${threadId}/runs/crons`, { assistant_id: "echo", schedule: FAR_SCHEDULE }),
     );
     await call(`/threads/${threadId}`, { method: "DELETE" });
-    await tickAfterNextMinute();
+    await tick(await farOccurrence());
     const state = async (id: string) => json<Cron>(await call(`/runs/crons/${id}`));
     expect(await state(ended.cron_id)).toMatchObject({
       enabled: false,
@@ -215,7 +243,7 @@ describe("firing time", () => {
     const cron = await json<Cron>(
       await post(`/threads/${threadId}/runs/crons`, {
         assistant_id: "echo",
-        schedule: "* * * * *",
+        schedule: FAR_SCHEDULE,
         input: { messages: [{ role: "user", content: "on time" }] },
       }),
     );
@@ -340,5 +368,146 @@ describe("filter limits", () => {
       expect(response.status, path).toBe(422);
       expect(JSON.stringify(await response.json())).toContain("at most 28 values");
     }
+  });
+});
+
+describe("each workspace's crons on its own alarm", () => {
+  it("arms the alarm at a new cron's next run, and at a re-enabled one's", async () => {
+    const { id, key } = await newWorkspace("Cron alarm");
+    // The minute after next: due in one to two minutes, not while the test reads it back.
+    const minute = (new Date().getUTCMinutes() + 2) % 60;
+    const soon = await json<Cron>(
+      await post("/runs/crons", { assistant_id: "echo", schedule: `${minute} * * * *` }, key),
+    );
+    const next = Date.parse(soon.next_run_date!);
+    expect(next - Date.now()).toBeGreaterThan(60_000);
+    expect(next - Date.now()).toBeLessThanOrEqual(120_000);
+    expect(await alarmOf(id)).toBe(next);
+    await call(`/runs/crons/${soon.cron_id}`, { method: "DELETE", key });
+
+    const other = await newWorkspace("Cron alarm, enabled later");
+    const paused = await json<Cron>(
+      await post("/runs/crons", { assistant_id: "echo", schedule: FAR_SCHEDULE, enabled: false }, other.key),
+    );
+    expect(paused.next_run_date).toBeNull();
+    expect(await alarmOf(other.id)).toBeNull();
+    const resumed = await json<Cron>(
+      await call(`/runs/crons/${paused.cron_id}`, { method: "PATCH", json: { enabled: true }, key: other.key }),
+    );
+    expect(await alarmOf(other.id)).toBe(Date.parse(resumed.next_run_date!));
+  });
+
+  it("fires 150 crons due in the same minute on one alarm run, each workspace on its own", async () => {
+    const busy = await newWorkspace("150 crons");
+    const quiet = await newWorkspace("3 crons");
+    const threadsOf = async (key: string, n: number) => {
+      const ids: string[] = [];
+      for (let i = 0; i < n; i += 10)
+        ids.push(
+          ...(await Promise.all(
+            Array.from(
+              { length: Math.min(10, n - i) },
+              async () => (await json<ThreadJson>(await post("/threads", {}, key))).thread_id,
+            ),
+          )),
+        );
+      return ids;
+    };
+    const cronsOn = async (key: string, threadIds: string[]) => {
+      const made: Cron[] = [];
+      for (let i = 0; i < threadIds.length; i += 10)
+        made.push(
+          ...(await Promise.all(
+            threadIds.slice(i, i + 10).map(async (threadId) =>
+              json<Cron>(
+                await post(
+                  `/threads/${threadId}/runs/crons`,
+                  {
+                    assistant_id: "echo",
+                    schedule: FAR_SCHEDULE,
+                    input: { messages: [{ role: "user", content: "hi" }] },
+                  },
+                  key,
+                ),
+              ),
+            ),
+          )),
+        );
+      return made;
+    };
+    const busyThreads = await threadsOf(busy.key, 150);
+    const quietThreads = await threadsOf(quiet.key, 3);
+    const busyCrons = await cronsOn(busy.key, busyThreads);
+    const quietCrons = await cronsOn(quiet.key, quietThreads);
+    const planned = busyCrons[0].next_run_date!;
+    // Every one of them comes due this minute (as after the object was evicted: the alarm still runs).
+    const due = new Date(Math.floor(Date.now() / 60_000) * 60_000).toISOString();
+    for (const workspaceId of [busy.id, quiet.id])
+      await workspaceDatabase(env, { workspaceId, kind: "crons" }).update(crons).set({ nextRunDate: due }).run();
+    expect(cronFiringsPerAlarm(env)).toBeGreaterThanOrEqual(150);
+
+    expect(await runDurableObjectAlarm(cronsObject(busy.id))).toBe(true);
+    const runsIn = async (key: string, threadId: string) =>
+      json<RunJson[]>(await call(`/threads/${threadId}/runs`, { key }));
+    for (let i = 0; i < busyThreads.length; i += 25) {
+      const batch = await Promise.all(busyThreads.slice(i, i + 25).map((threadId) => runsIn(busy.key, threadId)));
+      for (const [j, runs] of batch.entries()) {
+        expect(runs, busyThreads[i + j]).toHaveLength(1);
+        expect(runs[0].metadata).toMatchObject({ cron_id: busyCrons[i + j].cron_id });
+      }
+    }
+    const busyAfter = await workspaceDatabase(env, { workspaceId: busy.id, kind: "crons" })
+      .select({ next: crons.nextRunDate })
+      .from(crons)
+      .all();
+    expect(busyAfter).toHaveLength(150);
+    // Each moved on to its next occurrence, where the alarm now waits.
+    expect(new Set(busyAfter.map((row) => row.next))).toEqual(new Set([planned]));
+    expect(await alarmOf(busy.id)).toBe(Date.parse(planned));
+
+    // The other workspace's crons did not move: its own alarm fires them.
+    for (const threadId of quietThreads) expect(await runsIn(quiet.key, threadId)).toHaveLength(0);
+    expect(await runDurableObjectAlarm(cronsObject(quiet.id))).toBe(true);
+    for (const [i, threadId] of quietThreads.entries())
+      expect((await runsIn(quiet.key, threadId))[0].metadata).toMatchObject({ cron_id: quietCrons[i].cron_id });
+  }, 60_000);
+
+  it("disables a cron whose stored schedule no longer evaluates, and fires the others", async () => {
+    const { id, key } = await newWorkspace("Cron bad schedule");
+    const made = async () =>
+      json<Cron>(await post("/runs/crons", { assistant_id: "echo", schedule: FAR_SCHEDULE }, key));
+    const [broken, fine] = [await made(), await made()];
+    const db = workspaceDatabase(env, { workspaceId: id, kind: "crons" });
+    const due = new Date(Math.floor(Date.now() / 60_000) * 60_000).toISOString();
+    await db.update(crons).set({ nextRunDate: due }).run();
+    await db.update(crons).set({ schedule: "61 * * * *" }).where(eq(crons.cronId, broken.cron_id)).run();
+    expect(await fireCrons(new Date(), id)).toBe(1);
+    const state = async (cronId: string) => json<Cron>(await call(`/runs/crons/${cronId}`, { key }));
+    expect(await state(broken.cron_id)).toMatchObject({
+      enabled: false,
+      next_run_date: null,
+      disabled_reason: expect.stringContaining("schedule cannot be evaluated"),
+    });
+    expect(await state(fine.cron_id)).toMatchObject({ enabled: true, next_run_date: fine.next_run_date });
+  });
+
+  it("fires at most its budget of crons per pass, and comes back at once for the rest", async () => {
+    const { id, key } = await newWorkspace("Cron budget");
+    for (let i = 0; i < 7; i++)
+      await post("/runs/crons", { assistant_id: "echo", schedule: FAR_SCHEDULE, metadata: { i } }, key);
+    const db = workspaceDatabase(env, { workspaceId: id, kind: "crons" });
+    const due = new Date(Math.floor(Date.now() / 60_000) * 60_000).toISOString();
+    await db.update(crons).set({ nextRunDate: due }).run();
+    // A budget of 10 subrequests: 5 firings a pass.
+    const small = { ...env, SUBREQUEST_BUDGET: "10" };
+    expect(cronFiringsPerAlarm(small)).toBe(5);
+    const first = await fireDueCrons(small, db, id, new Date());
+    expect(first.started).toBe(5);
+    expect(first.next).toBeLessThanOrEqual(Date.now());
+    expect(await db.select().from(crons).where(eq(crons.nextRunDate, due)).all()).toHaveLength(2);
+    const second = await fireDueCrons(small, db, id, new Date());
+    expect(second.started).toBe(2);
+    expect(await db.select().from(crons).where(eq(crons.nextRunDate, due)).all()).toHaveLength(0);
+    expect(second.next).toBeGreaterThan(Date.now());
   });
 });

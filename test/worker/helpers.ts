@@ -1,4 +1,8 @@
+import { env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
+import { fireDueCrons } from "../../src/crons/service.ts";
+import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
+import { workspaceDatabase } from "../../src/workspace/database.ts";
 
 export const BOOTSTRAP_KEY = "lgp_test_bootstrap_key";
 
@@ -38,4 +42,19 @@ export async function completedExport<T extends { status: string } = { status: s
   }
   if (exported.status !== "Completed") throw new Error(`export ${id} is still ${exported.status}`);
   return exported;
+}
+
+/**
+ * Every minute of the first day of a month half a year away: a cron whose occurrences a test fires
+ * itself (`fireCrons`), which its partition's alarm does not reach while the tests run.
+ */
+export const FAR_SCHEDULE = `* * 1 ${((new Date().getUTCMonth() + 6) % 12) + 1} *`;
+
+/**
+ * Fires the workspace's crons due at `at`, as its crons partition's alarm would at that time (the
+ * alarm itself runs at the real time). Answers how many runs started.
+ */
+export async function fireCrons(at: Date, workspaceId = DEFAULT_WORKSPACE_ID): Promise<number> {
+  const db = workspaceDatabase(env, { workspaceId, kind: "crons" });
+  return (await fireDueCrons(env, db, workspaceId, at)).started;
 }

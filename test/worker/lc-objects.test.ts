@@ -3,13 +3,7 @@
 // secret, and never break a later run or state read of the thread (issue 27). Checkpoints an older
 // version stored with such an object inside are read back as stored.
 
-import {
-  createExecutionContext,
-  createScheduledController,
-  env,
-  runInDurableObject,
-  waitOnExecutionContext,
-} from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { Send } from "@langchain/langgraph";
 import {
@@ -21,14 +15,13 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { durableObjectSql } from "../../src/db/sql.ts";
-import worker from "../../src/index.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import { SqliteCheckpointSaver } from "../../src/threads/checkpointer.ts";
 import type { RunJson } from "../../src/threads/runs/types.ts";
 import { SafeJsonPlusSerializer } from "../../src/threads/serde.ts";
 import type { ThreadDO } from "../../src/threads/thread-do.ts";
 import type { ThreadJson, ThreadStateJson } from "../../src/threads/types.ts";
-import { call, json } from "./helpers.ts";
+import { call, FAR_SCHEDULE, fireCrons, json } from "./helpers.ts";
 import { parseSse } from "./sse.ts";
 
 /** `load()` refuses it ("Invalid namespace"): a checkpoint holding it failed every later read. */
@@ -270,19 +263,13 @@ describe("LangChain-shaped objects in client data stay plain data", () => {
     const cron = await ok<{ cron_id: string; next_run_date: string; payload: Record<string, unknown> }>(
       await post(`/threads/${threadId}/runs/crons`, {
         assistant_id: "steps",
-        schedule: "* * * * *",
+        schedule: FAR_SCHEDULE,
         input: { answer: PAYLOAD },
         metadata: { payload: PAYLOAD },
       }),
     );
     expect(cron.payload).toMatchObject({ input: { answer: PAYLOAD } });
-    const ctx = createExecutionContext();
-    await worker.scheduled(
-      createScheduledController({ scheduledTime: new Date(cron.next_run_date), cron: "* * * * *" }),
-      env,
-      ctx,
-    );
-    await waitOnExecutionContext(ctx);
+    await fireCrons(new Date(cron.next_run_date));
     const [run] = await ok<RunJson[]>(await call(`/threads/${threadId}/runs`));
     await ok(await call(`/threads/${threadId}/runs/${run.run_id}/join`));
     expect((await ok<RunJson>(await call(`/threads/${threadId}/runs/${run.run_id}`))).status).toBe("success");

@@ -2,13 +2,12 @@
 // plan-gated create routes of crons and bulk export, and what a downgrade does to what exists.
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { fireDueCrons } from "../../src/crons/service.ts";
 import { database } from "../../src/db/client.ts";
 import { exportTick } from "../../src/export/planner.ts";
 import worker from "../../src/index.ts";
 import { defaultPlan, organizationPlan, planRefusal } from "../../src/tenancy/plans.ts";
 import { DEFAULT_ORGANIZATION_ID } from "../../src/tenancy/store.ts";
-import { call, json } from "./helpers.ts";
+import { call, FAR_SCHEDULE, fireCrons, json } from "./helpers.ts";
 
 interface Organization {
   id: string;
@@ -231,12 +230,12 @@ describe("after a downgrade", () => {
     await setPlan("plus");
     const threadId = await newThread();
     const cron = await json<Cron>(
-      await post(`/threads/${threadId}/runs/crons`, { assistant_id: "echo", schedule: "* * * * *" }),
+      await post(`/threads/${threadId}/runs/crons`, { assistant_id: "echo", schedule: FAR_SCHEDULE }),
     );
     const occurrence = Date.parse(cron.next_run_date!);
 
     await setPlan("developer");
-    expect(await fireDueCrons(env, new Date(occurrence))).toBe(0);
+    expect(await fireCrons(new Date(occurrence))).toBe(0);
     expect(await json<unknown[]>(await call(`/threads/${threadId}/runs`))).toHaveLength(0);
     // Still enabled, readable, and moved on to its next occurrence (the missed one is not replayed).
     const kept = await json<Cron>(await call(`/runs/crons/${cron.cron_id}`));
@@ -247,7 +246,7 @@ describe("after a downgrade", () => {
     );
 
     await setPlan("plus");
-    expect(await fireDueCrons(env, new Date(occurrence + 60_000))).toBe(1);
+    expect(await fireCrons(new Date(occurrence + 60_000))).toBe(1);
     const runs = await json<{ metadata: Record<string, unknown> }[]>(await call(`/threads/${threadId}/runs`));
     expect(runs).toHaveLength(1);
     expect(runs[0]!.metadata).toMatchObject({ cron_id: cron.cron_id });

@@ -3,19 +3,21 @@
 // before; and every run has a wall-clock limit (BG_JOB_TIMEOUT_SECS), past which it ends `timeout`.
 import {
   createExecutionContext,
-  createScheduledController,
   env,
   runDurableObjectAlarm,
   runInDurableObject,
   waitOnExecutionContext,
 } from "cloudflare:test";
+import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { crons } from "../../src/db/schema.ts";
 import worker from "../../src/index.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import type { RunJson } from "../../src/threads/runs/types.ts";
 import type { ThreadDO } from "../../src/threads/thread-do.ts";
 import type { ThreadJson } from "../../src/threads/types.ts";
-import { BOOTSTRAP_KEY, call, json } from "./helpers.ts";
+import { workspaceDatabase } from "../../src/workspace/database.ts";
+import { BOOTSTRAP_KEY, call, FAR_SCHEDULE, fireCrons, json } from "./helpers.ts";
 import { parseSse } from "./sse.ts";
 
 const post = (path: string, body: unknown) => call(path, { method: "POST", json: body });
@@ -160,15 +162,19 @@ describe("a config stored before it was checked", () => {
 
   it("a cron whose stored payload has max_concurrency 0: its run ends as error, the thread is free", async () => {
     const threadId = await newThread();
-    const cron = await json<{ cron_id: string }>(
-      await post(`/threads/${threadId}/runs/crons`, { assistant_id: "echo", schedule: "* * * * *", input: human("x") }),
+    const cron = await json<{ cron_id: string; next_run_date: string }>(
+      await post(`/threads/${threadId}/runs/crons`, {
+        assistant_id: "echo",
+        schedule: FAR_SCHEDULE,
+        input: human("x"),
+      }),
     );
-    await env.DB.prepare("UPDATE crons SET payload = json_set(payload, '$.config', json(?)) WHERE cron_id = ?")
-      .bind(JSON.stringify({ max_concurrency: 0 }), cron.cron_id)
+    await workspaceDatabase(env, { workspaceId: DEFAULT_WORKSPACE_ID, kind: "crons" })
+      .update(crons)
+      .set({ payload: sql`json_set(payload, '$.config', json(${JSON.stringify({ max_concurrency: 0 })}))` })
+      .where(eq(crons.cronId, cron.cron_id))
       .run();
-    const ctx = createExecutionContext();
-    await worker.scheduled(createScheduledController({ scheduledTime: new Date(Date.now() + 60_000) }), env, ctx);
-    await waitOnExecutionContext(ctx);
+    await fireCrons(new Date(cron.next_run_date));
     const [fired] = await json<RunJson[]>(await call(`/threads/${threadId}/runs`));
     expect((await join(threadId, fired.run_id)).__error__).toEqual({
       error: "InvalidConfig",

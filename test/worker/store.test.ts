@@ -1,9 +1,14 @@
-import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { and, asc, eq, isNotNull } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import worker from "../../src/index.ts";
-import { D1Store } from "../../src/store/graph-store.ts";
+import { STORE_SWEEP_PER_ALARM } from "../../src/core/limits.ts";
+import { storeItems } from "../../src/db/schema.ts";
+import { WorkspaceStore } from "../../src/store/graph-store.ts";
+import { putItem, sweepExpiredItems } from "../../src/store/store.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import type { ThreadJson } from "../../src/threads/types.ts";
+import { workspaceDatabase } from "../../src/workspace/database.ts";
+import { partitionName } from "../../src/workspace/partition.ts";
 import { call, json } from "./helpers.ts";
 
 interface Item {
@@ -115,7 +120,7 @@ describe("store items", () => {
     expect((await put({ namespace: ["surrogates", "😀"], key: "😀", value: { a: 1 } })).status).toBe(204);
     expect((await json<Item>(await get(["surrogates", "😀"], "😀"))).value).toEqual({ a: 1 });
     // A graph's own writes (through its store) are refused the same way.
-    const store = new D1Store(env, DEFAULT_WORKSPACE_ID);
+    const store = new WorkspaceStore(env, DEFAULT_WORKSPACE_ID);
     await expect(store.put(["surrogates"], lone, { a: 1 })).rejects.toThrow("lone UTF-16 surrogate");
     await expect(store.put(["surrogates", lone], "k", { a: 1 })).rejects.toThrow("lone UTF-16 surrogate");
     expect(await store.search(["surrogates"])).toHaveLength(1);
@@ -123,12 +128,29 @@ describe("store items", () => {
 });
 
 describe("TTL", () => {
-  it("hides expired items and the minute tick deletes them; reads refresh the TTL", async () => {
+  const storeObject = (workspaceId: string) => env.WORKSPACE.getByName(partitionName({ workspaceId, kind: "store" }));
+  const storeDb = (workspaceId: string) => workspaceDatabase(env, { workspaceId, kind: "store" });
+  const alarmOf = (workspaceId: string) =>
+    runInDurableObject(storeObject(workspaceId), (_instance, state) => state.storage.getAlarm());
+  const expiresAt = async (workspaceId: string, key: string) =>
+    (
+      await storeDb(workspaceId)
+        .select({ at: storeItems.expiresAt })
+        .from(storeItems)
+        .where(eq(storeItems.key, key))
+        .get()
+    )?.at;
+  const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+  it("hides expired items and the partition's alarm deletes them; reads refresh the TTL", async () => {
     const ns = ["ttl", crypto.randomUUID()];
+    const db = storeDb(DEFAULT_WORKSPACE_ID);
     await put({ namespace: ns, key: "short", value: { v: 1 }, ttl: 5 });
     await put({ namespace: ns, key: "kept", value: { v: 2 } });
-    await env.DB.prepare("UPDATE store_items SET expires_at = ? WHERE key = 'short' AND namespace = ?")
-      .bind("2000-01-01T00:00:00.000Z", ns.join("."))
+    await db
+      .update(storeItems)
+      .set({ expiresAt: "2000-01-01T00:00:00.000Z" })
+      .where(and(eq(storeItems.key, "short"), eq(storeItems.namespace, ns.join("."))))
       .run();
     expect(await (await get(ns, "short")).json()).toBeNull();
     expect(
@@ -136,21 +158,92 @@ describe("TTL", () => {
         (i) => i.key,
       ),
     ).toEqual(["kept"]);
-    const ctx = createExecutionContext();
-    await worker.scheduled(createScheduledController({ scheduledTime: new Date(), cron: "* * * * *" }), env, ctx);
-    await waitOnExecutionContext(ctx);
-    const left = await env.DB.prepare("SELECT key FROM store_items WHERE namespace = ?").bind(ns.join(".")).all();
-    expect(left.results.map((r) => r.key)).toEqual(["kept"]);
+    // The put armed the alarm at the item's expiry; run now, it deletes what has expired.
+    expect(await runDurableObjectAlarm(storeObject(DEFAULT_WORKSPACE_ID))).toBe(true);
+    const left = await db
+      .select({ key: storeItems.key })
+      .from(storeItems)
+      .where(eq(storeItems.namespace, ns.join(".")))
+      .all();
+    expect(left.map((r) => r.key)).toEqual(["kept"]);
 
     await put({ namespace: ns, key: "refresh", value: {}, ttl: 10 });
-    await env.DB.prepare("UPDATE store_items SET expires_at = ? WHERE key = 'refresh'")
-      .bind(new Date(Date.now() + 60_000).toISOString())
-      .run();
+    const soon = new Date(Date.now() + 60_000).toISOString();
+    await db.update(storeItems).set({ expiresAt: soon }).where(eq(storeItems.key, "refresh")).run();
     await get(ns, "refresh");
-    const row = await env.DB.prepare("SELECT expires_at FROM store_items WHERE key = 'refresh'").first<{
-      expires_at: string;
-    }>();
-    expect(Date.parse(row!.expires_at) - Date.now()).toBeGreaterThan(9 * 60_000);
+    const refreshed = await expiresAt(DEFAULT_WORKSPACE_ID, "refresh");
+    expect(refreshed).toMatch(ISO);
+    expect(Date.parse(refreshed!) - Date.now()).toBeGreaterThan(9 * 60_000);
+    expect(Date.parse(refreshed!) - Date.now()).toBeLessThanOrEqual(10 * 60_000);
+
+    // A search refreshes the items of its page when asked to, and only then.
+    await db.update(storeItems).set({ expiresAt: soon }).where(eq(storeItems.key, "refresh")).run();
+    await post("/store/items/search", { namespace_prefix: ns });
+    expect(await expiresAt(DEFAULT_WORKSPACE_ID, "refresh")).toBe(soon);
+    await post("/store/items/search", { namespace_prefix: ns, refresh_ttl: true });
+    const searched = await expiresAt(DEFAULT_WORKSPACE_ID, "refresh");
+    expect(searched).toMatch(ISO);
+    expect(Date.parse(searched!) - Date.now()).toBeGreaterThan(9 * 60_000);
+    expect(await expiresAt(DEFAULT_WORKSPACE_ID, "kept")).toBeNull();
+  });
+
+  it("a put with a TTL arms the alarm at its expiry, keeping an earlier one", async () => {
+    const workspaceId = crypto.randomUUID();
+    const item = (key: string, ttlMinutes: number | null) => ({ namespace: ["a"], key, value: {}, ttlMinutes });
+    await putItem(env, workspaceId, item("plain", null));
+    expect(await alarmOf(workspaceId)).toBeNull();
+    await putItem(env, workspaceId, item("ten", 10));
+    expect(await alarmOf(workspaceId)).toBe(Date.parse((await expiresAt(workspaceId, "ten"))!));
+    await putItem(env, workspaceId, item("five", 5));
+    const five = Date.parse((await expiresAt(workspaceId, "five"))!);
+    expect(await alarmOf(workspaceId)).toBe(five);
+    await putItem(env, workspaceId, item("sixty", 60));
+    expect(await alarmOf(workspaceId)).toBe(five);
+  });
+
+  /** A workspace whose store holds `expired` items past their TTL, one live with a TTL, one without. */
+  async function expiredStore(expired: number): Promise<{ workspaceId: string; live: number }> {
+    const workspaceId = crypto.randomUUID();
+    await putItem(env, workspaceId, { namespace: ["n"], key: "live", value: {}, ttlMinutes: 60 });
+    await putItem(env, workspaceId, { namespace: ["n"], key: "forever", value: {}, ttlMinutes: null });
+    await runInDurableObject(storeObject(workspaceId), (_instance, state) => {
+      state.storage.sql.exec(
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+         INSERT INTO store_items (workspace_id, namespace, key, value, created_at, updated_at, ttl_minutes, expires_at)
+         SELECT ?, 'n', 'expired-' || i, '{}', '2000-01-01T00:00:00.000Z', '2000-01-01T00:00:00.000Z', 1,
+           '2000-01-01T00:01:00.000Z' FROM n`,
+        expired,
+        workspaceId,
+      );
+    });
+    return { workspaceId, live: Date.parse((await expiresAt(workspaceId, "live"))!) };
+  }
+  const keysOf = async (workspaceId: string) =>
+    (await storeDb(workspaceId).select({ key: storeItems.key }).from(storeItems).all()).map((row) => row.key);
+
+  it("sweeps a bounded number of items per pass, coming back at once while more have expired", async () => {
+    const { workspaceId, live } = await expiredStore(STORE_SWEEP_PER_ALARM + 500);
+    const db = storeDb(workspaceId);
+    const before = Date.now();
+    expect(await sweepExpiredItems(db, Date.now())).toBeGreaterThanOrEqual(before);
+    expect(await keysOf(workspaceId)).toHaveLength(500 + 2);
+    expect(await sweepExpiredItems(db, Date.now())).toBe(live);
+    expect((await keysOf(workspaceId)).sort()).toEqual(["forever", "live"]);
+    const withTtl = await db
+      .select({ key: storeItems.key })
+      .from(storeItems)
+      .where(isNotNull(storeItems.expiresAt))
+      .orderBy(asc(storeItems.expiresAt))
+      .all();
+    expect(withTtl).toEqual([{ key: "live" }]);
+  });
+
+  it("the alarm deletes more expired items than one run does, then waits for the next expiry", async () => {
+    const { workspaceId, live } = await expiredStore(2 * STORE_SWEEP_PER_ALARM + 500);
+    // Each run deletes one bounded pass and re-arms at once; the runtime may also run the re-armed alarm itself.
+    for (let run = 0; run < 3; run++) await runDurableObjectAlarm(storeObject(workspaceId));
+    expect((await keysOf(workspaceId)).sort()).toEqual(["forever", "live"]);
+    expect(await alarmOf(workspaceId)).toBe(live);
   });
 });
 

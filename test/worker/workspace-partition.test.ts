@@ -77,7 +77,7 @@ describe("workspace partitions", () => {
     const soon = Date.now() + 60_000;
     await armPartition(env, partition, soon);
     await armPartition(env, partition, soon + 60_000);
-    // No crons work is registered in this test's Worker yet; the alarm runs and sets nothing again.
+    // The crons alarm runs, finds no cron in this partition, and sets nothing again.
     expect(await runDurableObjectAlarm(stub)).toBe(true);
   });
 });
