@@ -292,16 +292,34 @@ export async function startPartitionMigrations(env: Env, now = Date.now()): Prom
   return started;
 }
 
-/** Whether a legacy table may still hold rows (until its chain marked it done). */
+/** How long this isolate trusts its read of the migration state while a table is still moving. */
+const STATE_TTL_MS = 10_000;
+let stateRead: Promise<void> | undefined;
+let stateReadAt = 0;
+
+/**
+ * Whether a legacy table may still hold rows (until its chain marked it done). One query reads every
+ * table's state, at most every STATE_TTL_MS; a table once done is done for the isolate's life, so a
+ * migrated (or new) deployment reads the state once per isolate.
+ */
 export async function legacyRowsRemain(env: MigrationEnv, table: string): Promise<boolean> {
   if (done.has(table)) return false;
-  const row = await database(env)
-    .select({ doneAt: partitionMigrations.doneAt })
-    .from(partitionMigrations)
-    .where(eq(partitionMigrations.tableName, table))
-    .get();
-  if (row?.doneAt) done.add(table);
-  return !row?.doneAt;
+  if (!stateRead || Date.now() - stateReadAt > STATE_TTL_MS) {
+    stateReadAt = Date.now();
+    stateRead = database(env)
+      .select({ tableName: partitionMigrations.tableName, doneAt: partitionMigrations.doneAt })
+      .from(partitionMigrations)
+      .all()
+      .then((rows) => {
+        for (const row of rows) if (row.doneAt) done.add(row.tableName);
+      })
+      .catch((error: unknown) => {
+        stateRead = undefined;
+        throw error;
+      });
+  }
+  await stateRead;
+  return !done.has(table);
 }
 
 /** The legacy tables each kind of partition takes its rows from. */

@@ -6,22 +6,28 @@ import { fireDueCrons } from "../../src/crons/service.ts";
 import worker from "../../src/index.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import { workspaceDatabase } from "../../src/workspace/database.ts";
+import { legacyRowsRemain } from "../../src/workspace/migration.ts";
 import { BOOTSTRAP_KEY, call, FAR_SCHEDULE, json } from "./helpers.ts";
 
 /** An env whose D1 binding records every statement the Worker prepares on it. */
 function recording() {
   const statements: string[] = [];
-  const DB = new Proxy(env.DB, {
-    get(target, property) {
-      const value = Reflect.get(target, property, target);
-      if (property === "prepare")
-        return (sql: string) => {
-          statements.push(sql);
-          return target.prepare(sql);
-        };
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  // The binding and its read-replication sessions (the hot path's reads go through one).
+  const record = <T extends D1Database | D1DatabaseSession>(db: T): T =>
+    new Proxy(db, {
+      get(target, property) {
+        const value = Reflect.get(target, property, target);
+        if (property === "prepare")
+          return (sql: string) => {
+            statements.push(sql);
+            return target.prepare(sql);
+          };
+        if (property === "withSession")
+          return (constraint?: string) => record((target as D1Database).withSession(constraint));
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  const DB = record(env.DB);
   const writes = () => statements.filter((sql) => /^\s*(insert|update|delete|replace)\b/i.test(sql));
   /** Tables read, in order, by their `from`. */
   const reads = () => statements.map((sql) => /\bfrom\s+"?(\w+)"?/i.exec(sql)?.[1] ?? sql);
@@ -48,8 +54,10 @@ async function send(recorded: ReturnType<typeof recording>, method: string, path
 describe("partitioned paths touch no D1 row", () => {
   // An isolate's first request sets up the default organization and workspace, and its first look at
   // a workspace's assistants writes the system assistants: once each, not per operation.
+  // The isolate also reads, once, whether rows of the old layout remain to move (none: a new deployment).
   beforeAll(async () => {
     expect((await call("/assistants/echo")).status).toBe(200);
+    expect(await legacyRowsRemain(env, "store_items")).toBe(false);
   });
 
   it("store puts, gets, searches, lists and deletes query no D1 at all", async () => {

@@ -4,6 +4,7 @@ import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { storeItems } from "../../src/db/schema.ts";
 import { armPartition, workspaceDatabase } from "../../src/workspace/database.ts";
+import { LEGACY_TABLES } from "../../src/workspace/migration.ts";
 import { hashBucket, partitionName } from "../../src/workspace/partition.ts";
 
 const item = (workspaceId: string, key: string, value: Record<string, unknown>) => ({
@@ -16,6 +17,13 @@ const item = (workspaceId: string, key: string, value: Record<string, unknown>) 
 });
 
 describe("workspace partitions", () => {
+  it("starts a new deployment with every legacy table marked moved, so no partition waits on D1", async () => {
+    const done = await env.DB.prepare(
+      "SELECT table_name FROM partition_migrations WHERE done_at IS NOT NULL ORDER BY table_name",
+    ).all<{ table_name: string }>();
+    expect(done.results.map((r) => r.table_name)).toEqual(Object.keys(LEGACY_TABLES).sort());
+  });
+
   it("names one object per workspace and kind, and per shard of a spread kind", () => {
     expect(partitionName({ workspaceId: "ws", kind: "store" })).toBe("ws/store");
     expect(partitionName({ workspaceId: "ws", kind: "threads", shard: 3 })).toBe("ws/threads/3");
