@@ -4,6 +4,8 @@
  * operation rate at which one object (or the database) reaches its documented limit. The limits and
  * the placement of each part are declared here, once.
  */
+import { METRICS_SHARDS } from "../src/core/limits.ts";
+import { RUN_LOCATOR_SHARDS, THREAD_INDEX_SHARDS } from "../src/workspace/partition.ts";
 
 /** Cloudflare's documented limits the ceilings are computed against. */
 export const LIMITS = {
@@ -33,6 +35,8 @@ export interface Placement {
   per: string;
   /** The object is replaced by a new one after this long (a trace shard per UTC day): storage rolls over. */
   rollsOverS?: number;
+  /** Objects of one tenant the part's load spreads over evenly (a hash of the key picks one); 1 when absent. */
+  spread?: number;
 }
 
 /** The D1 database's name in the tables (the meter counts it apart from the Durable Object classes). */
@@ -45,8 +49,16 @@ export const D1 = "D1";
 export const PLACEMENT: Record<string, Placement> = {
   ThreadDO: { scope: "entity", per: "thread" },
   TraceShardDO: { scope: "tenant", per: "project-day", rollsOverS: 86_400 },
-  WorkspaceDO: { scope: "tenant", per: "workspace part" },
-  MetricsDO: { scope: "deployment", per: "deployment ('global')" },
+  // Workspace partitions (src/workspace/partition.ts), counted by kind: `WorkspaceDO:<kind>`.
+  WorkspaceDO: { scope: "tenant", per: "workspace partition" },
+  "WorkspaceDO:threads": { scope: "tenant", per: "workspace thread index shard", spread: THREAD_INDEX_SHARDS },
+  "WorkspaceDO:runs": { scope: "tenant", per: "workspace run locator shard", spread: RUN_LOCATOR_SHARDS },
+  "WorkspaceDO:store": { scope: "tenant", per: "workspace store" },
+  "WorkspaceDO:crons": { scope: "tenant", per: "workspace crons" },
+  "WorkspaceDO:traces": { scope: "tenant", per: "workspace tracing directory" },
+  "WorkspaceDO:a2a": { scope: "tenant", per: "workspace A2A tasks" },
+  // Each isolate flushes to one of METRICS_SHARDS objects every 5 s: no load per operation.
+  MetricsDO: { scope: "deployment", per: "metrics shard", spread: METRICS_SHARDS },
   [D1]: { scope: "deployment", per: "deployment" },
 };
 
@@ -81,7 +93,7 @@ export interface Ceiling {
 export function ceilingOf(load: PartLoad): Ceiling {
   const placement = placementOf(load.part);
   const limit = load.part === D1 || load.part.startsWith(`${D1} `) ? LIMITS.d1QueriesPerS : LIMITS.objectRequestsPerS;
-  const opsPerS = load.perOp > 0 ? limit / load.perOp : Number.POSITIVE_INFINITY;
+  const opsPerS = load.perOp > 0 ? (limit * (placement.spread ?? 1)) / load.perOp : Number.POSITIVE_INFINITY;
   const growth = load.largestObjectBytesPerOp;
   const opsToFull = growth && growth > 0 ? LIMITS.storageBytes / growth : undefined;
   return {

@@ -21,12 +21,12 @@ function check(error: Error | null): void {
  * Adds what `cursor` has read and written since the last call to its class's usage. A statement that
  * returns no rows runs whole in `exec`; a query steps as it is read, so this runs after each step.
  */
-function rowMeter(cursor: SqlStorageCursor<Record<string, SqlStorageValue>>, className: string): () => void {
+function rowMeter(cursor: SqlStorageCursor<Record<string, SqlStorageValue>>, className: () => string): () => void {
   let read = 0;
   let written = 0;
   return () => {
     const { rowsRead, rowsWritten } = cursor;
-    meterObjectRows(className, rowsRead - read, rowsWritten - written);
+    meterObjectRows(className(), rowsRead - read, rowsWritten - written);
     read = rowsRead;
     written = rowsWritten;
   };
@@ -71,7 +71,7 @@ function guardCursor<C extends object>(cursor: C, meter: () => void): C {
   return proxy;
 }
 
-function guardSql(sql: SqlStorage, className: string): SqlStorage {
+function guardSql(sql: SqlStorage, className: () => string): SqlStorage {
   const exec = (query: string, ...bindings: unknown[]) => {
     check(statementError("durable-object", query, bindings));
     const cursor = sql.exec(query, ...bindings);
@@ -82,10 +82,10 @@ function guardSql(sql: SqlStorage, className: string): SqlStorage {
   return new Proxy(sql, { get: (target, property) => (property === "exec" ? exec : member(target, property)) });
 }
 
-function guardStorage(storage: DurableObjectStorage, className: string): DurableObjectStorage {
+function guardStorage(storage: DurableObjectStorage, className: () => string): DurableObjectStorage {
   const sql = guardSql(storage.sql, className);
   const setAlarm = (...args: Parameters<DurableObjectStorage["setAlarm"]>) => {
-    meterObjectRows(className, 0, 1);
+    meterObjectRows(className(), 0, 1);
     return storage.setAlarm(...args);
   };
   return new Proxy(storage, {
@@ -94,8 +94,8 @@ function guardStorage(storage: DurableObjectStorage, className: string): Durable
   });
 }
 
-/** `ctx` whose `storage.sql` is guarded, and metered under `className`. */
-export function guardState(ctx: DurableObjectState, className: string): DurableObjectState {
+/** `ctx` whose `storage.sql` is guarded, and metered under the name `className` gives at the time. */
+export function guardState(ctx: DurableObjectState, className: () => string): DurableObjectState {
   const storage = guardStorage(ctx.storage, className);
   return new Proxy(ctx, { get: (target, property) => (property === "storage" ? storage : member(target, property)) });
 }

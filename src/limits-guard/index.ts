@@ -50,6 +50,14 @@ export function guardWorker<H extends ExportedHandler<Env>>(handler: H): H {
 type DurableObjectClass = new (ctx: DurableObjectState, env: Env) => DurableObject<Env>;
 
 /**
+ * An object may name the part of its class its usage counts under (a workspace partition's kind), from
+ * the arguments of the call when it has not learnt it yet.
+ */
+interface LabelledObject {
+  usageLabel?(args?: readonly unknown[]): string | undefined;
+}
+
+/**
  * A Durable Object class whose every entry (RPC method, fetch, alarm, WebSocket event) is one
  * invocation, with a guarded env and guarded SQLite (the class itself when off). The usage meter counts
  * its entries and SQLite rows under the class's name.
@@ -59,6 +67,7 @@ export function guardDurableObject<C extends DurableObjectClass>(Base: C): C {
   if (!planLimits) return Base;
   const limits: InvocationLimits = planLimits;
   const className = Base.name;
+  const labelOf = (self: object, args?: readonly unknown[]) => (self as LabelledObject).usageLabel?.(args) ?? className;
   guardFetch();
   class Guarded extends (Base as DurableObjectClass) {
     constructor(ctx: DurableObjectState, env: Env) {
@@ -70,7 +79,7 @@ export function guardDurableObject<C extends DurableObjectClass>(Base: C): C {
   Object.defineProperty(Guarded.prototype, "ctx", {
     set(this: object, ctx: DurableObjectState) {
       Object.defineProperty(this, "ctx", {
-        value: guardState(ctx, className),
+        value: guardState(ctx, () => labelOf(this)),
         writable: true,
         enumerable: true,
         configurable: true,
@@ -85,14 +94,19 @@ export function guardDurableObject<C extends DurableObjectClass>(Base: C): C {
   ) {
     for (const name of Object.getOwnPropertyNames(prototype)) {
       const descriptor = Object.getOwnPropertyDescriptor(prototype, name)!;
-      if (name === "constructor" || Object.hasOwn(Guarded.prototype, name) || typeof descriptor.value !== "function") {
+      if (
+        name === "constructor" ||
+        name === "usageLabel" ||
+        Object.hasOwn(Guarded.prototype, name) ||
+        typeof descriptor.value !== "function"
+      ) {
         continue;
       }
       const method = descriptor.value as (...args: unknown[]) => unknown;
       Object.defineProperty(Guarded.prototype, name, {
         ...descriptor,
         value(this: object, ...args: unknown[]) {
-          return invoke(limits, this, { object: className, method: name }, () => method.apply(this, args));
+          return invoke(limits, this, { object: labelOf(this, args), method: name }, () => method.apply(this, args));
         },
       });
     }

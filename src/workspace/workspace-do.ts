@@ -29,10 +29,20 @@ export function workspaceObject(alarms: Partial<Record<PartitionKind, PartitionA
   return class WorkspaceDO extends DurableObject<Env> {
     /** Kinds whose schema this instance has checked (once per instance, not per call). */
     readonly #ready = new Set<PartitionKind>();
+    /** The kind this object holds, once a call named it. */
+    #kind: PartitionKind | undefined;
     /** The object itself as a database, for its alarm work (no RPC to itself). */
     readonly #db = sqlDatabase((statements) => executeStatements(this.ctx.storage, statements));
 
+    /** What the usage meter counts this object's requests and rows under: `WorkspaceDO:<kind>`. */
+    usageLabel(args?: readonly unknown[]): string {
+      const named = (args?.[0] as Partial<Partition> | undefined)?.kind;
+      const kind = typeof named === "string" ? named : this.#kind;
+      return kind ? `WorkspaceDO:${kind}` : "WorkspaceDO";
+    }
+
     #prepare(partition: Partition): void {
+      this.#kind ??= partition.kind;
       if (this.#ready.has(partition.kind)) return;
       applyPartitionSchema(this.ctx.storage, {
         kind: partition.kind,

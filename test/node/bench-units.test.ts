@@ -6,6 +6,7 @@ import { ANCHOR, anchorCost, CLOUDFLARE, cloudflareCost, QUEUE_OPS_PER_MESSAGE }
 import { figure } from "../../bench/report-units.ts";
 import { probeStorage } from "../../bench/storage.ts";
 import { ceilings, connectMeter, type UsageMeter, unitsPerOp } from "../../bench/usage.ts";
+import { THREAD_INDEX_SHARDS } from "../../src/workspace/partition.ts";
 import { startTestServer, type TestServer } from "./helpers.ts";
 
 describe("the usage meter under npm start", () => {
@@ -44,6 +45,9 @@ describe("the usage meter under npm start", () => {
     expect(units.storage?.ThreadDO).toMatchObject({ newObjects: 3 });
     expect(units.storage?.ThreadDO?.grownBytes).toBeGreaterThan(0);
     expect(ceilings(units).find((c) => c.part === "ThreadDO")).toMatchObject({ perOp: 1, opsPerS: 1000 });
+    // A workspace's thread index spreads over THREAD_INDEX_SHARDS objects: its ceiling is theirs together.
+    expect(ceilingOf({ part: "WorkspaceDO:threads", perOp: 2 }).opsPerS).toBe((1000 * THREAD_INDEX_SHARDS) / 2);
+    expect(placementOf("WorkspaceDO:store")).toMatchObject({ scope: "tenant", known: true });
   });
 });
 

@@ -3,6 +3,7 @@ import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { and, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { storeItems } from "../../src/db/schema.ts";
+import { resetUsage, usageSnapshot } from "../../src/limits-guard/usage.ts";
 import { armPartition, workspaceDatabase } from "../../src/workspace/database.ts";
 import { LEGACY_TABLES } from "../../src/workspace/migration.ts";
 import { hashBucket, partitionName } from "../../src/workspace/partition.ts";
@@ -77,6 +78,20 @@ describe("workspace partitions", () => {
     ]);
     expect(inserted).toEqual([{ key: "fresh" }]);
     expect(read).toEqual([{ value: { n: 2 } }]);
+  });
+
+  it("meters each partition's requests and rows under its kind", async () => {
+    resetUsage();
+    const db = workspaceDatabase(env, { workspaceId: "wm", kind: "store" });
+    await db
+      .insert(storeItems)
+      .values(item("wm", "k", { n: 1 }))
+      .run();
+    await db.select().from(storeItems).all();
+    const usage = usageSnapshot().durableObjects["WorkspaceDO:store"];
+    expect(usage.calls).toBe(2);
+    expect(usage.methods).toEqual({ exec: 2 });
+    expect(usage.rowsWritten).toBeGreaterThanOrEqual(1);
   });
 
   it("arms the alarm no later than asked, keeping an earlier time", async () => {
