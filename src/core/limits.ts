@@ -297,3 +297,10 @@ export const METRICS_SHARDS = 32;
  */
 export const API_KEY_CACHE_TTL_MS = 60_000;
 export const API_KEY_CACHE_ENTRIES = 1_000;
+
+/**
+ * What one call to a workspace partition answers at most, counted as it reads the rows: a Durable
+ * Object RPC carries at most 32 MiB, and the Worker has 128 MB for everything. A query past it fails
+ * with `PARTITION_RESULT_TOO_LARGE`, which the domain answers as a 422 naming what to narrow.
+ */
+export const MAX_PARTITION_RESULT_BYTES = 16 * 1024 * 1024;

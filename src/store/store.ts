@@ -1,8 +1,15 @@
 import { and, asc, eq, gt, isNotNull, isNull, lt, lte, or, type SQL, sql } from "drizzle-orm";
-import { MAX_NAMESPACE_LABEL_LENGTH, MAX_NAMESPACE_LABELS, STORE_SWEEP_PER_ALARM } from "../core/limits.ts";
+import { invalid } from "../core/errors.ts";
+import {
+  MAX_NAMESPACE_LABEL_LENGTH,
+  MAX_NAMESPACE_LABELS,
+  MAX_PARTITION_RESULT_BYTES,
+  STORE_SWEEP_PER_ALARM,
+} from "../core/limits.ts";
 import { containments } from "../db/json-filter.ts";
 import { type StoreItemRow, storeItems } from "../db/schema.ts";
 import { type WorkspaceBindings, type WorkspaceDatabase, workspaceDatabase } from "../workspace/database.ts";
+import { isPartitionResultTooLarge } from "../workspace/sql.ts";
 import type { PartitionAlarm } from "../workspace/workspace-do.ts";
 import type { StoreItem } from "./schemas.ts";
 
@@ -182,7 +189,8 @@ export async function searchItems(
     .orderBy(...order)
     .limit(search.limit)
     .offset(search.offset);
-  if (!search.refreshTtl) return (await page.all()).map(itemJson);
+  const tooLarge = `limit: the page's items hold more than ${MAX_PARTITION_RESULT_BYTES} bytes of values; ask for fewer items`;
+  if (!search.refreshTtl) return (await bounded(page.all(), tooLarge)).map(itemJson);
   // The page, then the expiry of its items that have a TTL pushed: one call, atomically.
   const pageRows = db
     .select({ rowid: sql`rowid` })
@@ -191,14 +199,27 @@ export async function searchItems(
     .orderBy(...order)
     .limit(search.limit)
     .offset(search.offset);
-  const [rows] = await db.batch([
-    page,
-    db
-      .update(storeItems)
-      .set({ expiresAt: refreshedExpiry(now) })
-      .where(and(isNotNull(storeItems.ttlMinutes), sql`rowid IN ${pageRows}`)),
-  ]);
+  const [rows] = await bounded(
+    db.batch([
+      page,
+      db
+        .update(storeItems)
+        .set({ expiresAt: refreshedExpiry(now) })
+        .where(and(isNotNull(storeItems.ttlMinutes), sql`rowid IN ${pageRows}`)),
+    ]),
+    tooLarge,
+  );
   return rows.map(itemJson);
+}
+
+/** A query whose answer would pass MAX_PARTITION_RESULT_BYTES, answered as a 422 saying what to narrow. */
+async function bounded<T>(query: Promise<T>, narrow: string): Promise<T> {
+  try {
+    return await query;
+  } catch (error) {
+    if (isPartitionResultTooLarge(error)) throw invalid(narrow);
+    throw error;
+  }
 }
 
 /** Distinct namespaces scanned at most, before prefix/suffix/depth are applied in code. */
@@ -217,15 +238,18 @@ export async function listNamespaces(
   workspaceId: string,
   options: NamespaceListing,
 ): Promise<string[][]> {
-  const rows = await storeDatabase(env, workspaceId)
-    .selectDistinct({ namespace: storeItems.namespace })
-    .from(storeItems)
-    .where(
-      and(eq(storeItems.workspaceId, workspaceId), underPrefix(options.prefix ?? []), live(new Date().toISOString())),
-    )
-    .orderBy(asc(storeItems.namespace))
-    .limit(MAX_NAMESPACES_SCANNED)
-    .all();
+  const rows = await bounded(
+    storeDatabase(env, workspaceId)
+      .selectDistinct({ namespace: storeItems.namespace })
+      .from(storeItems)
+      .where(
+        and(eq(storeItems.workspaceId, workspaceId), underPrefix(options.prefix ?? []), live(new Date().toISOString())),
+      )
+      .orderBy(asc(storeItems.namespace))
+      .limit(MAX_NAMESPACES_SCANNED)
+      .all(),
+    `prefix: the namespaces under it pass ${MAX_PARTITION_RESULT_BYTES} bytes; name a longer prefix`,
+  );
   return shapeNamespaces(
     rows.map((row) => row.namespace.split(".")),
     options,

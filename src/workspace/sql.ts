@@ -1,4 +1,5 @@
 import { drizzle, type SqliteRemoteDatabase } from "drizzle-orm/sqlite-proxy";
+import { MAX_PARTITION_RESULT_BYTES } from "../core/limits.ts";
 import type { PartitionKind } from "./partition.ts";
 import { PARTITION_SCHEMA } from "./tables.ts";
 
@@ -27,14 +28,36 @@ function bindable(value: unknown): Bindable {
   return value as Bindable;
 }
 
+/** The message of a partition call whose rows pass MAX_PARTITION_RESULT_BYTES. */
+export const PARTITION_RESULT_TOO_LARGE = "partition result too large";
+
+/** Whether an error (or what it wraps: drizzle keeps the driver's as `cause`) is a too-large result. */
+export function isPartitionResultTooLarge(error: unknown): boolean {
+  for (let at = error, depth = 0; at instanceof Error && depth < 8; at = at.cause, depth++)
+    if (at.message.includes(PARTITION_RESULT_TOO_LARGE)) return true;
+  return false;
+}
+
+/** Bytes a cell takes in the answer, from above (a string crosses RPC at up to two bytes per unit). */
+const cellBytes = (value: unknown): number =>
+  typeof value === "string" ? 2 * value.length : value instanceof ArrayBuffer ? value.byteLength : 8;
+
 /**
  * Runs statements on a Durable Object's SQLite, several in one transaction (all apply or none, as a
- * D1 batch), and answers rows in the proxy's shape.
+ * D1 batch), and answers rows in the proxy's shape; the rows of all of them stay within
+ * MAX_PARTITION_RESULT_BYTES.
  */
 export function executeStatements(storage: DurableObjectStorage, statements: readonly SqlStatement[]): SqlResult[] {
+  let bytes = 0;
   const run = () =>
     statements.map(({ sql, params, method }): SqlResult => {
-      const rows = Array.from(storage.sql.exec(sql, ...params.map(bindable)).raw());
+      const rows: unknown[][] = [];
+      for (const row of storage.sql.exec(sql, ...params.map(bindable)).raw()) {
+        for (const cell of row) bytes += cellBytes(cell);
+        if (bytes > MAX_PARTITION_RESULT_BYTES)
+          throw new Error(`${PARTITION_RESULT_TOO_LARGE}: over ${MAX_PARTITION_RESULT_BYTES} bytes`);
+        rows.push(row);
+      }
       if (method === "run") return { rows: [] };
       return { rows: method === "get" ? (rows[0] as unknown[]) : rows };
     });

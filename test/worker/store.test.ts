@@ -284,3 +284,34 @@ describe("tenancy", () => {
     expect((await json<Item>(await get(ns, "k"))).value).toEqual({ mine: true });
   });
 });
+
+describe("a store page past what one partition call may answer", () => {
+  it("answers 422 naming limit, and a smaller page still works", async () => {
+    // Nine items of a million characters: more than MAX_PARTITION_RESULT_BYTES (16 MiB) in one page,
+    // written straight into the partition (the API's value bound is lower in the tests).
+    const db = workspaceDatabase(env, { workspaceId: DEFAULT_WORKSPACE_ID, kind: "store" });
+    const now = new Date().toISOString();
+    for (let i = 0; i < 9; i++) {
+      await db
+        .insert(storeItems)
+        .values({
+          workspaceId: DEFAULT_WORKSPACE_ID,
+          namespace: "bulky",
+          key: `k${i}`,
+          value: { text: "x".repeat(1_000_000) },
+          createdAt: now,
+          updatedAt: now,
+        })
+        .run();
+    }
+    const big = await call("/store/items/search", { method: "POST", json: { namespace_prefix: ["bulky"], limit: 10 } });
+    expect(big.status).toBe(422);
+    expect(await big.text()).toMatch(/limit: the page's items hold more than 16777216 bytes of values/);
+    const small = await call("/store/items/search", {
+      method: "POST",
+      json: { namespace_prefix: ["bulky"], limit: 2 },
+    });
+    expect(small.status).toBe(200);
+    expect((await json<{ items: unknown[] }>(small)).items).toHaveLength(2);
+  });
+});
