@@ -303,4 +303,4 @@ export const API_KEY_CACHE_ENTRIES = 1_000;
  * Object RPC carries at most 32 MiB, and the Worker has 128 MB for everything. A query past it fails
  * with `PARTITION_RESULT_TOO_LARGE`, which the domain answers as a 422 naming what to narrow.
  */
-export const MAX_PARTITION_RESULT_BYTES = 16 * 1024 * 1024;
+export const MAX_PARTITION_RESULT_BYTES = 24 * 1024 * 1024;

@@ -287,11 +287,12 @@ describe("tenancy", () => {
 
 describe("a store page past what one partition call may answer", () => {
   it("answers 422 naming limit, and a smaller page still works", async () => {
-    // Nine items of a million characters: more than MAX_PARTITION_RESULT_BYTES (16 MiB) in one page,
+    // Thirteen items of a million characters (two bytes each across RPC, from above): more than
+    // MAX_PARTITION_RESULT_BYTES (24 MiB) in one page,
     // written straight into the partition (the API's value bound is lower in the tests).
     const db = workspaceDatabase(env, { workspaceId: DEFAULT_WORKSPACE_ID, kind: "store" });
     const now = new Date().toISOString();
-    for (let i = 0; i < 9; i++) {
+    for (let i = 0; i < 13; i++) {
       await db
         .insert(storeItems)
         .values({
@@ -304,9 +305,9 @@ describe("a store page past what one partition call may answer", () => {
         })
         .run();
     }
-    const big = await call("/store/items/search", { method: "POST", json: { namespace_prefix: ["bulky"], limit: 10 } });
+    const big = await call("/store/items/search", { method: "POST", json: { namespace_prefix: ["bulky"], limit: 20 } });
     expect(big.status).toBe(422);
-    expect(await big.text()).toMatch(/limit: the page's items hold more than 16777216 bytes of values/);
+    expect(await big.text()).toMatch(/limit: the page's items hold more than 25165824 bytes of values/);
     const small = await call("/store/items/search", {
       method: "POST",
       json: { namespace_prefix: ["bulky"], limit: 2 },
