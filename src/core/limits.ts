@@ -278,6 +278,21 @@ export const STORE_SWEEP_PER_ALARM = 1_000;
 export const MAX_THREAD_SEARCH_PAGE_BYTES = 8 * 1024 * 1024;
 
 /**
+ * `offset + limit` of a thread search at most: the index is spread over a workspace's thread shards,
+ * and each answers the sort keys of its first `offset + limit` matches for the merge (about 100 bytes
+ * each, so a search reads at most a few MB whatever the offset).
+ */
+export const MAX_THREAD_SEARCH_WINDOW = 10_000;
+
+/**
+ * A thread's values (and interrupts) the index keeps, in UTF-8 bytes of JSON: a summary for search,
+ * never the whole state. A thread past it is found by metadata and status, not by `values`, and a
+ * search reads its values from the thread itself. Keeps index rows small, so a workspace's thread
+ * index shards hold millions of threads.
+ */
+export const MAX_INDEX_VALUES_BYTES = 64 * 1024;
+
+/**
  * Metrics objects (MetricsDO) the HTTP metrics are spread over: each isolate flushes its counts to
  * one of them, picked at random once per isolate, and `/metrics` reads all of them and sums. A
  * Durable Object takes about 1,000 requests/s and an isolate flushes every 5 s, so one object would

@@ -9,14 +9,16 @@ import type { PartitionKind } from "./partition.ts";
  */
 export const PARTITION_SCHEMA: Record<PartitionKind, readonly string[]> = {
   threads: [
+    // WITHOUT ROWID: the row lives in its key's b-tree (one row written per upsert, not two). The
+    // partition holds one workspace, so the indexes need no workspace_id.
     `CREATE TABLE threads (
       workspace_id TEXT NOT NULL, thread_id TEXT NOT NULL, status TEXT NOT NULL, metadata TEXT NOT NULL,
       "values" TEXT, values_indexed INTEGER DEFAULT true NOT NULL, config TEXT NOT NULL, interrupts TEXT NOT NULL,
       error TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, state_updated_at TEXT NOT NULL,
-      PRIMARY KEY (workspace_id, thread_id))`,
-    "CREATE INDEX threads_workspace_created_idx ON threads (workspace_id, created_at)",
-    "CREATE INDEX threads_workspace_updated_idx ON threads (workspace_id, updated_at)",
-    "CREATE INDEX threads_workspace_status_idx ON threads (workspace_id, status)",
+      PRIMARY KEY (workspace_id, thread_id)) WITHOUT ROWID`,
+    "CREATE INDEX threads_created_idx ON threads (created_at, thread_id)",
+    "CREATE INDEX threads_updated_idx ON threads (updated_at, thread_id)",
+    "CREATE INDEX threads_status_idx ON threads (status)",
   ],
   store: [
     `CREATE TABLE store_items (

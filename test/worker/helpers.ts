@@ -3,6 +3,7 @@ import { exports } from "cloudflare:workers";
 import { fireDueCrons } from "../../src/crons/service.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import { workspaceDatabase } from "../../src/workspace/database.ts";
+import { hashBucket, partitionName, THREAD_INDEX_SHARDS } from "../../src/workspace/partition.ts";
 
 export const BOOTSTRAP_KEY = "lgp_test_bootstrap_key";
 
@@ -57,4 +58,24 @@ export const FAR_SCHEDULE = `* * 1 ${((new Date().getUTCMonth() + 6) % 12) + 1} 
 export async function fireCrons(at: Date, workspaceId = DEFAULT_WORKSPACE_ID): Promise<number> {
   const db = workspaceDatabase(env, { workspaceId, kind: "crons" });
   return (await fireDueCrons(env, db, workspaceId, at)).started;
+}
+
+/**
+ * Runs a statement on a workspace's thread index shards, for tests that reach around the API (the
+ * shard holding `threadId`, or every shard).
+ */
+export async function inThreadIndex(
+  sql: string,
+  params: unknown[] = [],
+  options: { workspaceId?: string; threadId?: string } = {},
+): Promise<void> {
+  const workspaceId = options.workspaceId ?? DEFAULT_WORKSPACE_ID;
+  const shards =
+    options.threadId === undefined
+      ? Array.from({ length: THREAD_INDEX_SHARDS }, (_, i) => i)
+      : [hashBucket(options.threadId, THREAD_INDEX_SHARDS)];
+  for (const shard of shards) {
+    const partition = { workspaceId, kind: "threads", shard } as const;
+    await env.WORKSPACE.getByName(partitionName(partition)).exec(partition, [{ sql, params, method: "run" }]);
+  }
 }
