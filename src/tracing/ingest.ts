@@ -126,7 +126,8 @@ export class Ingestor {
     // Runs this request does not locate by itself are looked up in the D1 index together. A patch
     // without its dotted_order cannot name its trace root's time, so its split comes from the index.
     const unlocated = new Set<string>();
-    for (const run of checked) if (!postsById.has(run.id) && !run.dotted_order) unlocated.add(run.id);
+    for (const run of checked)
+      if (!postsById.has(run.id) && !(run.dotted_order && selfLocated(run))) unlocated.add(run.id);
     for (const { run_id } of rawAttachments) if (!postsById.has(run_id) && !patchIds.has(run_id)) unlocated.add(run_id);
     const indexed = await locateRuns(this.db, this.workspaceId, [...unlocated]);
 

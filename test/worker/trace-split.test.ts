@@ -132,7 +132,22 @@ describe("trace shard splits", () => {
       end_time: `${day}T12:30:00.000Z`,
       outputs: { done: true },
     } as RunPatch;
-    expect(await ingestor(t0 + 250 * 60_000).ingest([continued], [patch])).toEqual({ accepted: 2, errors: [] });
+    // Children's patches naming their project and start time but not their dotted_order cannot tell
+    // their trace root: the run locator says where each went (by its own time and id, most would
+    // land in another split and wait there forever).
+    const children = late.map((t) => t[1]);
+    const bare = children.map((child) => ({
+      id: child.id,
+      session_name: name,
+      start_time: child.start_time,
+      end_time: `${day}T12:00:00.000Z`,
+    }));
+    expect(await ingestor(t0 + 250 * 60_000).ingest([continued], [patch, ...(bare as RunPatch[])])).toEqual({
+      accepted: 2 + bare.length,
+      errors: [],
+    });
+    for (const child of children)
+      expect((await json<{ end_time: string }>(await call(`/api/v1/runs/${child.id}`))).end_time).toMatch(/T12:00:00/);
 
     const generations =
       (await generationsOf(env, DEFAULT_WORKSPACE_ID, [{ projectId: project, day }], { fresh: true })).get(
