@@ -187,18 +187,31 @@ export const TRACE_SHARD_CAP_BYTES = 8 * 1024 ** 3;
 export const TRACE_DIRECTORY_CACHE_MS = 10_000;
 export const TRACE_GENERATION_MARGIN_MS = 30_000;
 
-/** The vars that may lower the trace shard sizes (tests set them small). */
-export type TraceShardVars = { TRACE_SHARD_SPLIT_BYTES?: string | number; TRACE_SHARD_CAP_BYTES?: string | number };
+/**
+ * Ingest calls one trace shard takes in a second past which its project-day also opens the next
+ * generation, however small the shard: Cloudflare puts a Durable Object's soft limit near 1,000
+ * requests/s, and an ingest call writes many rows, so a busy project-day spreads before it nears it.
+ * The `TRACE_SHARD_SPLIT_CALLS` var may lower it (tests do).
+ */
+export const TRACE_SHARD_SPLIT_CALLS_PER_SECOND = 250;
 
-/** The split and cap sizes of trace shards in force: the defaults, or lower configured values. */
-export function traceShardBounds(env: TraceShardVars): { splitBytes: number; capBytes: number } {
+/** The vars that may lower the trace shard bounds (tests set them small). */
+export type TraceShardVars = {
+  TRACE_SHARD_SPLIT_BYTES?: string | number;
+  TRACE_SHARD_CAP_BYTES?: string | number;
+  TRACE_SHARD_SPLIT_CALLS?: string | number;
+};
+
+/** The split size, cap and split call rate of trace shards in force: the defaults, or lower configured values. */
+export function traceShardBounds(env: TraceShardVars): { splitBytes: number; capBytes: number; splitCalls: number } {
   const lowered = (value: string | number | undefined, fallback: number) => {
-    const configured = Number(value);
-    return Number.isFinite(configured) && configured > 0 ? Math.min(configured, fallback) : fallback;
+    const configured = value === undefined || value === "" ? Number.NaN : Number(value);
+    return Number.isFinite(configured) && configured >= 0 ? Math.min(configured, fallback) : fallback;
   };
   return {
     splitBytes: lowered(env.TRACE_SHARD_SPLIT_BYTES, TRACE_SHARD_SPLIT_BYTES),
     capBytes: lowered(env.TRACE_SHARD_CAP_BYTES, TRACE_SHARD_CAP_BYTES),
+    splitCalls: lowered(env.TRACE_SHARD_SPLIT_CALLS, TRACE_SHARD_SPLIT_CALLS_PER_SECOND),
   };
 }
 

@@ -25,6 +25,7 @@ import {
   dayOfSplit,
   type Generation,
   generationOfSplit,
+  MAX_LOAD_SPLIT_BUCKETS,
   nextGeneration,
   placeTrace,
   rootTimeOf,
@@ -164,7 +165,10 @@ export class Ingestor {
       refusedCount += refused.length + fullRuns.length;
     }
     await this.#split(
-      [...shards.byName.values()].filter((_, i) => answers[i].bytes >= this.#bounds.splitBytes),
+      [...shards.byName.values()].flatMap((shard, i) => {
+        const large = answers[i].bytes >= this.#bounds.splitBytes;
+        return large || answers[i].busy ? [{ shard, large }] : [];
+      }),
       this.#generations,
     );
     return {
@@ -215,18 +219,21 @@ export class Ingestor {
   }
 
   /**
-   * Opens the next generation of the project-days whose shards just passed the split size, when
-   * the shard is of the newest generation (an older one only finishes its traces) and the new one
-   * would start within the day (a past day's roots all fall before it: only the cap bounds a backfill).
+   * Opens the next generation of the project-days whose shards just passed the split size
+   * (`large`) or the split call rate, when the shard is of the newest generation (an older one only
+   * finishes its traces) and the new one would start within the day (a past day's roots all fall
+   * before it: only the cap bounds a backfill). Load alone spreads a day over at most
+   * `MAX_LOAD_SPLIT_BUCKETS` buckets: one hot trace stays in one shard however many there are.
    */
-  async #split(full: Shard[], known: Map<string, Generation[]>): Promise<void> {
+  async #split(full: { shard: Shard; large: boolean }[], known: Map<string, Generation[]>): Promise<void> {
     const now = this.options.now?.() ?? Date.now();
     const from = now + TRACE_GENERATION_MARGIN_MS;
     const opening = new Map<string, Shard>();
-    for (const shard of full) {
+    for (const { shard, large } of full) {
       const generations = known.get(`${shard.projectId}/${shard.day}`) ?? [];
       const newest = withGenerationZero(generations).at(-1)!;
       if (generationOfSplit(shard.split) !== newest.generation) continue;
+      if (!large && newest.buckets >= MAX_LOAD_SPLIT_BUCKETS) continue;
       if (from >= Date.parse(`${shard.day}T00:00:00Z`) + DAY_MS) continue;
       opening.set(`${shard.projectId}/${shard.day}`, shard);
     }
@@ -298,25 +305,30 @@ export class Ingestor {
     refused: RefusedPatch[];
     fullRuns: { operation: "post"; id: string; detail: string }[];
     bytes: number;
+    busy: boolean;
   }> {
     const stub = this.shards.getByName(name);
     const limit = this.options.maxRpcBytes ?? MAX_SHARD_RPC_BYTES;
-    const cap = this.#bounds.capBytes;
+    const { capBytes, splitCalls } = this.#bounds;
+    const bounds = { capBytes, splitCalls };
     const refused: RefusedPatch[] = [];
     const fullRuns: { operation: "post"; id: string; detail: string }[] = [];
     let bytes = 0;
+    let busy = false;
     for (const posts of bySize(shard.posts, rpcBytes, limit)) {
-      const answer = await stub.ingest(shard.projectId, posts, [], [], cap);
+      const answer = await stub.ingest(shard.projectId, posts, [], [], bounds);
       if (answer.full) for (const run of posts) fullRuns.push({ operation: "post", id: run.id, detail: answer.full });
       bytes = answer.bytes;
+      busy ||= answer.busy;
     }
     for (const patches of bySize(shard.patches, rpcBytes, limit)) {
-      const answer = await stub.ingest(shard.projectId, [], patches, [], cap);
+      const answer = await stub.ingest(shard.projectId, [], patches, [], bounds);
       refused.push(...answer.refused);
       bytes = answer.bytes;
+      busy ||= answer.busy;
     }
     for (const attachments of bySize(shard.attachments, attachmentBytes, limit)) {
-      const answer = await stub.ingest(shard.projectId, [], [], attachments, cap);
+      const answer = await stub.ingest(shard.projectId, [], [], attachments, bounds);
       if (answer.full)
         for (const attachment of attachments)
           fullRuns.push({
@@ -325,8 +337,9 @@ export class Ingestor {
             detail: `attachment ${attachment.name}: ${answer.full}`,
           });
       bytes = answer.bytes;
+      busy ||= answer.busy;
     }
-    return { refused, fullRuns, bytes };
+    return { refused, fullRuns, bytes, busy };
   }
 
   #problem(

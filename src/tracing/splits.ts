@@ -27,6 +27,13 @@ export const GENERATION_ZERO: Generation = { generation: 0, buckets: 1, from: Nu
 /** Buckets of a generation at most: generation g has `2^g` up to this. */
 export const MAX_GENERATION_BUCKETS = 1024;
 
+/**
+ * Buckets a project-day grows to by load alone (a shard over its split call rate, not its size):
+ * 64 shards of 250 ingest calls/s each take 16,000 calls/s, and a day split by load stays at 127
+ * shards, well within the shard calls of one query.
+ */
+export const MAX_LOAD_SPLIT_BUCKETS = 64;
+
 /** The key of one split of a project-day. */
 export function splitKey(day: string, generation: number, bucket: number): string {
   return generation === 0 ? day : `${day}/${generation}.${bucket}`;

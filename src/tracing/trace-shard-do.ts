@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { TRACE_SHARD_CAP_BYTES } from "../core/limits.ts";
+import { TRACE_SHARD_CAP_BYTES, TRACE_SHARD_SPLIT_CALLS_PER_SECOND } from "../core/limits.ts";
 import { durableObjectSql } from "../db/sql.ts";
 import { type ExportPage, type ExportPageQuery, readExportPage } from "./export-page.ts";
 import { parseModelPrices, type RunAttachment } from "./run-input.ts";
@@ -18,29 +18,41 @@ export class TraceShardDO extends DurableObject<Env> {
   readonly #sql = durableObjectSql(this.ctx.storage);
   readonly #runs = new ShardRuns(this.#sql, parseModelPrices(this.env.MODEL_PRICES));
 
+  /** Ingest calls in the current second (`#second`, epoch s): how busy the shard is. */
+  #second = 0;
+  #calls = 0;
+
   /**
    * Posts, patches and attachments of one ingest request, for runs of this shard's project. Past
    * `capBytes` the shard takes only patches (they finish runs it holds): its posts and attachments
    * are refused whole (`full` says why), so it never meets the 10 GB cap where every write fails.
-   * Answers the refused patches and the shard's size after the writes, by which the Worker splits.
+   * Answers the refused patches, the shard's size after the writes, and whether it took more than
+   * `splitCalls` ingest calls this second: by size or by load, the Worker splits the project-day.
    */
   ingest(
     sessionId: string,
     posts: RunPost[],
     patches: RunPatch[],
     attachments: RunAttachment[] = [],
-    capBytes: number = TRACE_SHARD_CAP_BYTES,
+    bounds: { capBytes: number; splitCalls: number } = {
+      capBytes: TRACE_SHARD_CAP_BYTES,
+      splitCalls: TRACE_SHARD_SPLIT_CALLS_PER_SECOND,
+    },
   ): ShardIngestAnswer {
+    const second = Math.floor(Date.now() / 1000);
+    if (second !== this.#second) [this.#second, this.#calls] = [second, 0];
+    this.#calls += 1;
     const before = this.ctx.storage.sql.databaseSize;
-    const full = before >= capBytes && (posts.length > 0 || attachments.length > 0);
+    const full = before >= bounds.capBytes && (posts.length > 0 || attachments.length > 0);
     const refused = this.#runs.ingest(full ? [] : posts, patches, sessionId);
     if (!full) for (const attachment of attachments) this.#runs.putAttachment(attachment);
     return {
       refused,
       full: full
-        ? `the trace shard holding this run's trace holds ${before} bytes, at its cap of ${capBytes} (TRACE_SHARD_CAP_BYTES): it takes no new runs or attachments, only patches; a backfill of one project-day past that size is refused`
+        ? `the trace shard holding this run's trace holds ${before} bytes, at its cap of ${bounds.capBytes} (TRACE_SHARD_CAP_BYTES): it takes no new runs or attachments, only patches; a backfill of one project-day past that size is refused`
         : null,
       bytes: this.ctx.storage.sql.databaseSize,
+      busy: this.#calls > bounds.splitCalls,
     };
   }
 
@@ -119,8 +131,11 @@ export class TraceShardDO extends DurableObject<Env> {
   }
 }
 
-/** What a shard answers an ingest: the patches it refused, why it refused posts (or null), its size in bytes. */
-export type ShardIngestAnswer = { refused: RefusedPatch[]; full: string | null; bytes: number };
+/**
+ * What a shard answers an ingest: the patches it refused, why it refused posts (or null), its size
+ * in bytes, and whether it is busy (more ingest calls this second than the split rate).
+ */
+export type ShardIngestAnswer = { refused: RefusedPatch[]; full: string | null; bytes: number; busy: boolean };
 
 /**
  * The Durable Object name of a shard. `split` is a split key (splits.ts): the UTC day for a

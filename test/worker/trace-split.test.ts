@@ -46,12 +46,13 @@ function trace(project: string, rootAt: string, childTimes: string[] = []): RunP
 }
 
 /** An Ingestor whose shards split past `splitBytes` (and refuse past `capBytes`), at the clock `now`. */
-const ingestor = (now: number, vars: { split?: number; cap?: number } = {}) =>
+const ingestor = (now: number, vars: { split?: number; cap?: number; calls?: number } = {}) =>
   new Ingestor(database(env), env.TRACE_SHARD, DEFAULT_WORKSPACE_ID, {
     maxRunBytes: 32 * 1024,
     env: Object.assign({}, env, {
       TRACE_SHARD_SPLIT_BYTES: String(vars.split ?? 1),
       TRACE_SHARD_CAP_BYTES: String(vars.cap ?? 8 * 1024 ** 3),
+      TRACE_SHARD_SPLIT_CALLS: String(vars.calls ?? 250),
     }),
     now: () => now,
   });
@@ -222,6 +223,33 @@ describe("trace shard splits", () => {
       exportedIds.push(...(table.getChild("id")!.toArray() as string[]));
     }
     expect(exportedIds.sort()).toEqual(all.map((run) => run.id).sort());
+  });
+
+  it("opens a generation under load however small the shard, up to MAX_LOAD_SPLIT_BUCKETS", async () => {
+    const name = `busy-${crypto.randomUUID()}`;
+    const day = "2026-06-14";
+    const t0 = Date.parse(`${day}T08:00:00Z`);
+    const busy = (now: number) => ingestor(now, { split: 8 * 1024 ** 3, calls: 0 });
+    expect((await busy(t0).ingest(trace(name, `${day}T07:59:00.000Z`), [])).errors).toEqual([]);
+    const project = await projectId(name);
+    const read = async () =>
+      (await generationsOf(env, DEFAULT_WORKSPACE_ID, [{ projectId: project, day }], { fresh: true })).get(
+        `${project}/${day}`,
+      ) ?? [];
+    expect(await read()).toEqual([{ generation: 1, buckets: 2, from: t0 + TRACE_GENERATION_MARGIN_MS }]);
+    // Not by the size: the same shard under the default call rate opens nothing more.
+    await ingestor(t0 + 1000, { split: 8 * 1024 ** 3 }).ingest(trace(name, `${day}T08:00:40.000Z`), []);
+    expect(await read()).toHaveLength(1);
+    // Load alone stops at 64 buckets: a day whose newest generation has them opens no other.
+    for (let g = 2; g <= 6; g++)
+      await openGeneration(
+        env,
+        DEFAULT_WORKSPACE_ID,
+        { projectId: project, day },
+        { generation: g, buckets: 2 ** g, from: t0 + g * 60_000 },
+      );
+    await busy(t0 + 3_600_000).ingest(trace(name, `${day}T08:59:00.000Z`), []);
+    expect((await read()).map((g) => g.buckets)).toEqual([2, 4, 8, 16, 32, 64]);
   });
 
   it("agrees on a generation two isolates open at once", async () => {
