@@ -112,7 +112,9 @@ const routes = {
       400: errorResponse(
         "A filter that does not parse or is over the filter limits (each problem with its field), a bad cursor, or limit above 100",
       ),
-      422: errorResponse("A body field that does not validate, or one day with more projects than one request reads"),
+      422: errorResponse(
+        "A body field that does not validate, or one day in more trace shards (projects and splits) than one request reads",
+      ),
     },
   }),
   validate: route({
