@@ -158,7 +158,11 @@ export class Ingestor {
     // Index first: a run is readable by id as soon as the request succeeds.
     await this.#index(shards.posts, [...shards.byName.values()]);
     const answers = await Promise.all([...shards.byName.entries()].map(([name, shard]) => this.#send(name, shard)));
-    let refusedCount = 0;
+    let refusedCount = await this.#redirectWaiting(
+      [...shards.byName.values()].flatMap((shard, i) => answers[i].waiting.map((id) => ({ id, shard }))),
+      patches,
+      postsById,
+    );
     for (const { refused, fullRuns } of answers) {
       for (const { id, detail } of refused) this.#problem("patch", id, detail);
       for (const { operation, id, detail } of fullRuns) this.#problem(operation, id, detail, "unavailable");
@@ -175,6 +179,40 @@ export class Ingestor {
       accepted: shards.posts.length + shards.patches.length + shards.attachments.length - refusedCount,
       errors: this.#errors,
     };
+  }
+
+  /**
+   * Patches that a shard holds no run for, when the run index places the run in another split:
+   * sent there. A patch naming its dotted_order goes where its trace's root time places it, and so
+   * does its post, unless the post was placed before an isolate knew a generation its root falls
+   * in (a root start_time ahead of the server's clock by more than the generation margin). One index
+   * query, only when some patch waits. Answers how many of them the right shard refused.
+   */
+  async #redirectWaiting(
+    waiting: { id: string; shard: Shard }[],
+    patches: Placed<RunPatch>[],
+    postsById: Map<string, Located<RunPost>>,
+  ): Promise<number> {
+    const candidates = waiting.filter(({ id }) => !postsById.has(id));
+    if (!candidates.length) return 0;
+    const located = await locateRuns(
+      this.db,
+      this.workspaceId,
+      candidates.map(({ id }) => id),
+    );
+    const moved = new Map<string, Shard>();
+    for (const { id, shard } of candidates) {
+      const location = located.get(id);
+      if (!location || (location.projectId === shard.projectId && location.day === shard.split)) continue;
+      const at = placedAt(location);
+      const name = traceShardName(this.workspaceId, at.projectId, at.split);
+      const target = moved.get(name) ?? { ...at, posts: [], patches: [], attachments: [] };
+      target.patches.push(...patches.filter((patch) => patch.run.id === id).map((patch) => patch.run));
+      moved.set(name, target);
+    }
+    const answers = await Promise.all([...moved.entries()].map(([name, shard]) => this.#send(name, shard)));
+    for (const { refused } of answers) for (const { id, detail } of refused) this.#problem("patch", id, detail);
+    return answers.reduce((sum, { refused }) => sum + refused.length, 0);
   }
 
   get #env(): WorkspaceBindings & TraceShardVars {
@@ -304,6 +342,7 @@ export class Ingestor {
   ): Promise<{
     refused: RefusedPatch[];
     fullRuns: { operation: "post"; id: string; detail: string }[];
+    waiting: string[];
     bytes: number;
     busy: boolean;
   }> {
@@ -315,6 +354,7 @@ export class Ingestor {
     const fullRuns: { operation: "post"; id: string; detail: string }[] = [];
     let bytes = 0;
     let busy = false;
+    const waiting: string[] = [];
     for (const posts of bySize(shard.posts, rpcBytes, limit)) {
       const answer = await stub.ingest(shard.projectId, posts, [], [], bounds);
       if (answer.full) for (const run of posts) fullRuns.push({ operation: "post", id: run.id, detail: answer.full });
@@ -324,6 +364,7 @@ export class Ingestor {
     for (const patches of bySize(shard.patches, rpcBytes, limit)) {
       const answer = await stub.ingest(shard.projectId, [], patches, [], bounds);
       refused.push(...answer.refused);
+      waiting.push(...answer.waiting);
       bytes = answer.bytes;
       busy ||= answer.busy;
     }
@@ -339,7 +380,7 @@ export class Ingestor {
       bytes = answer.bytes;
       busy ||= answer.busy;
     }
-    return { refused, fullRuns, bytes, busy };
+    return { refused, fullRuns, waiting, bytes, busy };
   }
 
   #problem(

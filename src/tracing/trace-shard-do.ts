@@ -26,7 +26,8 @@ export class TraceShardDO extends DurableObject<Env> {
    * Posts, patches and attachments of one ingest request, for runs of this shard's project. Past
    * `capBytes` the shard takes only patches (they finish runs it holds): its posts and attachments
    * are refused whole (`full` says why), so it never meets the 10 GB cap where every write fails.
-   * Answers the refused patches, the shard's size after the writes, and whether it took more than
+   * Answers the refused patches, the patched runs it does not hold (their patches wait for their
+   * posts), the shard's size after the writes, and whether it took more than
    * `splitCalls` ingest calls this second: by size or by load, the Worker splits the project-day.
    */
   ingest(
@@ -46,8 +47,17 @@ export class TraceShardDO extends DurableObject<Env> {
     const full = before >= bounds.capBytes && (posts.length > 0 || attachments.length > 0);
     const refused = this.#runs.ingest(full ? [] : posts, patches, sessionId);
     if (!full) for (const attachment of attachments) this.#runs.putAttachment(attachment);
+    const waiting = patches.length
+      ? this.#sql
+          .all<{ id: string }>(
+            "SELECT id FROM pending_patches WHERE id IN (SELECT value FROM json_each(?))",
+            JSON.stringify(patches.map((patch) => patch.id)),
+          )
+          .map((row) => row.id)
+      : [];
     return {
       refused,
+      waiting,
       full: full
         ? `the trace shard holding this run's trace holds ${before} bytes, at its cap of ${bounds.capBytes} (TRACE_SHARD_CAP_BYTES): it takes no new runs or attachments, only patches; a backfill of one project-day past that size is refused`
         : null,
@@ -135,7 +145,14 @@ export class TraceShardDO extends DurableObject<Env> {
  * What a shard answers an ingest: the patches it refused, why it refused posts (or null), its size
  * in bytes, and whether it is busy (more ingest calls this second than the split rate).
  */
-export type ShardIngestAnswer = { refused: RefusedPatch[]; full: string | null; bytes: number; busy: boolean };
+export type ShardIngestAnswer = {
+  refused: RefusedPatch[];
+  /** Patched runs this shard does not hold: their patches wait here for a post. */
+  waiting: string[];
+  full: string | null;
+  bytes: number;
+  busy: boolean;
+};
 
 /**
  * The Durable Object name of a shard. `split` is a split key (splits.ts): the UTC day for a

@@ -252,6 +252,36 @@ describe("trace shard splits", () => {
     expect((await read()).map((g) => g.buckets)).toEqual([2, 4, 8, 16, 32, 64]);
   });
 
+  it("sends a patch where the run index says when its trace's root was placed before its generation was known", async () => {
+    const name = `skew-${crypto.randomUUID()}`;
+    const day = "2026-06-15";
+    const t0 = Date.parse(`${day}T08:00:00Z`);
+    // A client clock 10 minutes ahead: the root starts "later" than the server's now.
+    const [root] = trace(name, `${day}T08:10:00.000Z`);
+    expect((await ingestor(t0, { split: 8 * 1024 ** 3 }).ingest([root], [])).errors).toEqual([]);
+    const project = await projectId(name);
+    // Meanwhile a generation opens that the root's time falls in: the patch, placed by its dotted
+    // order, goes to that generation, where the run is not.
+    await openGeneration(
+      env,
+      DEFAULT_WORKSPACE_ID,
+      { projectId: project, day },
+      { generation: 1, buckets: 2, from: t0 + 60_000 },
+    );
+    const patch = {
+      id: root.id,
+      trace_id: root.id,
+      dotted_order: root.dotted_order,
+      session_name: name,
+      end_time: `${day}T08:11:00.000Z`,
+    };
+    expect(await ingestor(t0 + 120_000, { split: 8 * 1024 ** 3 }).ingest([], [patch as RunPatch])).toEqual({
+      accepted: 1,
+      errors: [],
+    });
+    expect((await json<{ end_time: string }>(await call(`/api/v1/runs/${root.id}`))).end_time).toMatch(/T08:11:00/);
+  });
+
   it("agrees on a generation two isolates open at once", async () => {
     const projectDay = { projectId: crypto.randomUUID(), day: "2026-06-11" };
     const [a, b] = await Promise.all([
