@@ -8,7 +8,15 @@ import { database } from "./db/client.ts";
 import { applyDeploymentEnv } from "./deployment/index.ts";
 import { parquetMemoryBytes } from "./export/parquet.ts";
 import { EXPORT_RUN_MESSAGE, type ExportRunMessage, handleExportRun } from "./export/partition-writer.ts";
-import { exportTick } from "./export/planner.ts";
+import {
+  EXPORT_PLAN_MESSAGE,
+  EXPORT_PLAN_PAGE_MESSAGE,
+  type ExportPlanMessage,
+  type ExportPlanPageMessage,
+  enqueueExportPlans,
+  exportTick,
+  planWorkspaceExports,
+} from "./export/planner.ts";
 import { guardDurableObject, guardWorker, registerMemoryProbe } from "./limits-guard/index.ts";
 import { MetricsDO as MetricsObject } from "./observability/metrics-do.ts";
 import { storeAlarm } from "./store/store.ts";
@@ -50,6 +58,14 @@ export const tickJobs: Record<string, TickJob> = {
 /** Handlers of the work queue, by message kind. */
 export const queueHandlers: Record<string, WorkHandler> = {
   [EXPORT_RUN_MESSAGE]: (body, env) => handleExportRun(body as ExportRunMessage, env),
+  [EXPORT_PLAN_MESSAGE]: (body, env) => {
+    const { workspaceId, at } = body as unknown as ExportPlanMessage;
+    return planWorkspaceExports(env, workspaceId, new Date(at));
+  },
+  [EXPORT_PLAN_PAGE_MESSAGE]: async (body, env) => {
+    const { after, at } = body as unknown as ExportPlanPageMessage;
+    await enqueueExportPlans(env, new Date(at), after);
+  },
   [THREAD_FAN_OUT_MESSAGE]: (body, env) => handleThreadFanOut(body as unknown as ThreadFanOutMessage, env),
   [PARTITION_MIGRATION_MESSAGE]: (body, env) =>
     handlePartitionMigration(body as unknown as PartitionMigrationMessage, env),

@@ -163,6 +163,59 @@ export const MAX_SHARD_RPC_BYTES = 8 * 1024 * 1024;
 export const MAX_ATTACHMENT_BYTES = 24 * 1024 * 1024;
 
 /**
+ * A trace shard's SQLite size (`databaseSize`) past which the next generation of its project-day
+ * opens (see tracing/splits.ts): new traces go to twice as many shards from a short margin on.
+ * Cloudflare caps a Durable Object at 10 GB; a split at 2 GB leaves the margin and the traces still
+ * running in the shard room to land. The `TRACE_SHARD_SPLIT_BYTES` var may lower it (tests do).
+ */
+export const TRACE_SHARD_SPLIT_BYTES = 2 * 1024 ** 3;
+
+/**
+ * A trace shard's size past which it takes no new runs or attachments (503 per run, the detail
+ * naming the shard and the cap), only patches of the runs it holds, so it never meets the 10 GB cap
+ * of a Durable Object (where every write would fail). Only shards that cannot split reach it: a
+ * backfill of a past day, or traces that keep running long after their generation closed. The
+ * `TRACE_SHARD_CAP_BYTES` var may lower it (tests do), never raise it.
+ */
+export const TRACE_SHARD_CAP_BYTES = 8 * 1024 ** 3;
+
+/**
+ * How long an isolate trusts its copy of a project-day's generations. A new generation starts
+ * `TRACE_GENERATION_MARGIN_MS` after it is opened, longer than this plus clock skew, so every
+ * isolate knows it before any trace can fall in it and placement stays deterministic.
+ */
+export const TRACE_DIRECTORY_CACHE_MS = 10_000;
+export const TRACE_GENERATION_MARGIN_MS = 30_000;
+
+/**
+ * Ingest calls one trace shard takes in a second past which its project-day also opens the next
+ * generation, however small the shard: Cloudflare puts a Durable Object's soft limit near 1,000
+ * requests/s, and an ingest call writes many rows, so a busy project-day spreads before it nears it.
+ * The `TRACE_SHARD_SPLIT_CALLS` var may lower it (tests do).
+ */
+export const TRACE_SHARD_SPLIT_CALLS_PER_SECOND = 250;
+
+/** The vars that may lower the trace shard bounds (tests set them small). */
+export type TraceShardVars = {
+  TRACE_SHARD_SPLIT_BYTES?: string | number;
+  TRACE_SHARD_CAP_BYTES?: string | number;
+  TRACE_SHARD_SPLIT_CALLS?: string | number;
+};
+
+/** The split size, cap and split call rate of trace shards in force: the defaults, or lower configured values. */
+export function traceShardBounds(env: TraceShardVars): { splitBytes: number; capBytes: number; splitCalls: number } {
+  const lowered = (value: string | number | undefined, fallback: number) => {
+    const configured = value === undefined || value === "" ? Number.NaN : Number(value);
+    return Number.isFinite(configured) && configured >= 0 ? Math.min(configured, fallback) : fallback;
+  };
+  return {
+    splitBytes: lowered(env.TRACE_SHARD_SPLIT_BYTES, TRACE_SHARD_SPLIT_BYTES),
+    capBytes: lowered(env.TRACE_SHARD_CAP_BYTES, TRACE_SHARD_CAP_BYTES),
+    splitCalls: lowered(env.TRACE_SHARD_SPLIT_CALLS, TRACE_SHARD_SPLIT_CALLS_PER_SECOND),
+  };
+}
+
+/**
  * Tracing projects (distinct `session_id`/`session_name`) one ingest request writes to: each costs D1
  * queries to find or create, and an invocation makes at most 1,000 (50 on the Free plan).
  */

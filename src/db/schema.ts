@@ -366,8 +366,12 @@ export const bulkExportRuns = sqliteTable(
     rowsWritten: integer("rows_written").notNull().default(0),
     bytesWritten: integer("bytes_written").notNull().default(0),
     files: text("files", { mode: "json" }).$type<{ key: string; rows: number; bytes: number }[]>().notNull(),
-    /** The (start_time, id) of the last row written; the next file starts after it. */
-    cursor: text("cursor", { mode: "json" }).$type<{ start_time: string; id: string }>(),
+    /**
+     * The (start_time, id) of the last row written, in the day's split number `split` (0 when
+     * absent, see tracing/splits.ts); the next file starts after it. An empty start_time marks the
+     * start of that split.
+     */
+    cursor: text("cursor", { mode: "json" }).$type<{ start_time: string; id: string; split?: number }>(),
     prefix: text("prefix").notNull(),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),

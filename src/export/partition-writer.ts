@@ -5,6 +5,8 @@ import { log } from "../observability/log.ts";
 import type { ExportPage } from "../tracing/export-page.ts";
 import { parseFilter } from "../tracing/filter/check.ts";
 import { compileFilter } from "../tracing/filter/compile.ts";
+import { generationsOf } from "../tracing/generations.ts";
+import { splitsUpTo } from "../tracing/splits.ts";
 import { traceShardName } from "../tracing/trace-shard-do.ts";
 import { type ColumnPage, EXPORT_FIELDS, type FormatVersion, shardColumns } from "./columns.ts";
 import { destinationTarget } from "./destinations.ts";
@@ -15,7 +17,7 @@ import { FINISHED } from "./service.ts";
 
 /**
  * The queue consumer of bulk export: writes one export run (one project's UTC day) as Parquet
- * files. Each file is complete before anything about it is saved; after each file the run's cursor,
+ * files, reading the day's splits (tracing/splits.ts) one after the other into the same partition. Each file is complete before anything about it is saved; after each file the run's cursor,
  * file list and counts are saved in D1, so a retry or continuation starts after the last saved row
  * and rewrites at most the one file it was writing, under the same deterministic key.
  */
@@ -51,6 +53,7 @@ type WriterEnv = Pick<
   Env,
   | "DB"
   | "TRACE_SHARD"
+  | "WORKSPACE"
   | "QUEUE"
   | "EXPORT_ENCRYPTION_KEY"
   | "EXPORT_DEFAULT_ACCESS_KEY_ID"
@@ -121,7 +124,15 @@ export async function writeExportRun(
 
   const { bucket } = await destinationTarget(db, env, run.workspaceId, exported.destinationId, fetcher);
   const fields = exported.exportFields ?? EXPORT_FIELDS;
-  const shard = env.TRACE_SHARD.getByName(traceShardName(run.workspaceId, run.sessionId, run.day));
+  // The day's splits as of now: later generations start after the window's end, so none adds rows
+  // to it, and the list only grows at its end, so a saved split number keeps naming the same split.
+  const generations =
+    (await generationsOf(env, run.workspaceId, [{ projectId: run.sessionId, day: run.day }], { fresh: true })).get(
+      `${run.sessionId}/${run.day}`,
+    ) ?? [];
+  const splits = splitsUpTo(run.day, generations, run.endTime).map((split) =>
+    env.TRACE_SHARD.getByName(traceShardName(run!.workspaceId, run!.sessionId, split)),
+  );
   const filter = exported.filter ? compileFilter(parseFilter(exported.filter)) : undefined;
 
   for (;;) {
@@ -137,17 +148,30 @@ export async function writeExportRun(
     }
     const version = exported.formatVersion as FormatVersion;
     const columns = shardColumns(fields.filter((field) => field !== "tenant_id" && field !== "session_id"));
-    const page = (after: BulkExportRunRow["cursor"], limit: number): Promise<ExportPage> =>
-      shard.exportPage({
-        start: run!.startTime,
-        end: run!.endTime,
-        filter,
-        after: after ?? undefined,
-        limit,
-        maxBytes: limits.pageBytes,
-        columns,
-        listsAsArrays: version !== "v1",
-      });
+    /** A page of the split the cursor names; at a split's end, `last` names the start of the next one. */
+    const page = async (
+      cursor: BulkExportRunRow["cursor"],
+      limit: number,
+    ): Promise<ExportPage & { last: BulkExportRunRow["cursor"] }> => {
+      for (let split = cursor?.split ?? 0; split < splits.length; split++) {
+        const after = cursor && (cursor.split ?? 0) === split && cursor.start_time ? cursor : undefined;
+        const batch = await splits[split].exportPage({
+          start: run!.startTime,
+          end: run!.endTime,
+          filter,
+          after: after && { start_time: after.start_time, id: after.id },
+          limit,
+          maxBytes: limits.pageBytes,
+          columns,
+          listsAsArrays: version !== "v1",
+        });
+        const later = split + 1 < splits.length;
+        if (!batch.rows && later) continue;
+        if (batch.more || !later) return { ...batch, last: batch.last && { ...batch.last, split } };
+        return { ...batch, more: true, last: { start_time: "", id: "", split: split + 1 } };
+      }
+      return { rows: 0, more: false, last: null, columns: {} };
+    };
     const first = await page(run.cursor, Math.min(limits.pageRows, limits.rowsPerFile));
     if (!first.rows) {
       await settleRun(db, run, "Completed");

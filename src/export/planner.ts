@@ -1,4 +1,5 @@
-import { and, asc, eq, gte, inArray, lt, lte } from "drizzle-orm";
+import { and, asc, eq, gt, gte, inArray, lt, lte } from "drizzle-orm";
+import { chunked } from "../core/batches.ts";
 import { isDomainError } from "../core/errors.ts";
 import { type Database, database } from "../db/client.ts";
 import { type BulkExportRow, bulkExportRuns, bulkExports, traceShards } from "../db/schema.ts";
@@ -13,10 +14,12 @@ import type { ExportInput } from "./schemas.ts";
 import { createExport } from "./service.ts";
 
 /**
- * The export side of the minute tick, in order: time out exports running for 24 h, spawn the due
- * windows of scheduled exports, start Created exports (one export run per project day, within the
- * per-workspace concurrency limit) and finish exports whose runs all ended. `now` is the tick's
- * scheduled time, so tests drive it with any clock.
+ * The export side of the minute tick. The tick only lists the workspaces with active exports and
+ * enqueues one planning message per workspace (`exportTick`); each message plans its workspace, in
+ * order: time out exports running for 24 h, spawn the due windows of scheduled exports, start
+ * Created exports (one export run per project day, within the per-workspace concurrency limit) and
+ * finish exports whose runs all ended (`planWorkspaceExports`). No invocation does every tenant's
+ * work. `now` is the tick's scheduled time, so tests drive it with any clock.
  */
 
 const DAY_MS = 86_400_000;
@@ -47,16 +50,68 @@ type PlannerEnv = Parameters<typeof destinationTarget>[1] &
   Partial<Pick<Env, "EXPORT_MAX_CONCURRENT_PER_WORKSPACE" | "EXPORT_MAX_RETRIES">> &
   PlanEnv;
 
-export async function exportTick(env: PlannerEnv, now: Date, fetcher?: typeof fetch): Promise<void> {
+/** A queue message: plan one workspace's exports at the tick's time. */
+export const EXPORT_PLAN_MESSAGE = "export-plan";
+export type ExportPlanMessage = { kind: typeof EXPORT_PLAN_MESSAGE; workspaceId: string; at: string };
+/** A queue message: enqueue the planning of the workspaces after `after` (the tick's continuation). */
+export const EXPORT_PLAN_PAGE_MESSAGE = "export-plan-page";
+export type ExportPlanPageMessage = { kind: typeof EXPORT_PLAN_PAGE_MESSAGE; after: string; at: string };
+
+/**
+ * Workspaces one invocation enqueues planning for: one D1 query and 10 `sendBatch` calls of 100
+ * messages (a Queues batch holds at most 100), far below the 1,000 subrequests of an invocation.
+ * More continue in an `export-plan-page` message, so any number of workspaces is reached.
+ */
+export const EXPORT_PLAN_WORKSPACES_PER_INVOCATION = 1000;
+
+/** Statuses of exports that still have planning to do. */
+const ACTIVE = ["IntervalScheduled", "Created", "Running"];
+
+/** The minute tick's export work: one planning message per workspace with active exports. */
+export async function exportTick(env: PlannerEnv, now: Date): Promise<void> {
+  await enqueueExportPlans(env, now, null);
+}
+
+/** Enqueues the planning of the workspaces with active exports after `after`, one page of them. */
+export async function enqueueExportPlans(env: PlannerEnv, now: Date, after: string | null): Promise<number> {
   const db = database(env);
-  await timeOutExports(db, now);
-  await spawnScheduledWindows(db, env, now);
-  await startCreatedExports(db, env, now);
-  await requeueStalledRuns(db, env, now);
+  const rows = await db
+    .selectDistinct({ workspaceId: bulkExports.workspaceId })
+    .from(bulkExports)
+    .where(and(inArray(bulkExports.status, ACTIVE), after === null ? undefined : gt(bulkExports.workspaceId, after)))
+    .orderBy(asc(bulkExports.workspaceId))
+    .limit(EXPORT_PLAN_WORKSPACES_PER_INVOCATION)
+    .all();
+  const at = now.toISOString();
+  const messages = rows.map(({ workspaceId }) => ({
+    body: { kind: EXPORT_PLAN_MESSAGE, workspaceId, at } satisfies ExportPlanMessage,
+  }));
+  for (const batch of chunked(messages, 100)) await env.QUEUE.sendBatch(batch);
+  if (rows.length === EXPORT_PLAN_WORKSPACES_PER_INVOCATION)
+    await env.QUEUE.send({
+      kind: EXPORT_PLAN_PAGE_MESSAGE,
+      after: rows.at(-1)!.workspaceId,
+      at,
+    } satisfies ExportPlanPageMessage);
+  return rows.length;
+}
+
+/** Plans one workspace's exports (see the top of this file). */
+export async function planWorkspaceExports(
+  env: PlannerEnv,
+  workspaceId: string,
+  now: Date,
+  fetcher?: typeof fetch,
+): Promise<void> {
+  const db = database(env);
+  await timeOutExports(db, workspaceId, now);
+  await spawnScheduledWindows(db, env, workspaceId, now);
+  await startCreatedExports(db, env, workspaceId, now);
+  await requeueStalledRuns(db, env, workspaceId, now);
   const running = await db
     .select({ id: bulkExports.id })
     .from(bulkExports)
-    .where(eq(bulkExports.status, "Running"))
+    .where(and(eq(bulkExports.workspaceId, workspaceId), eq(bulkExports.status, "Running")))
     .all();
   const { maxRetries } = writerLimits(env);
   // Side by side: one slow bucket must not hold up the others (or the rest of the tick).
@@ -74,7 +129,7 @@ export async function exportTick(env: PlannerEnv, now: Date, fetcher?: typeof fe
  * run of a running export that has not moved for a while gets a fresh message; a duplicate is
  * harmless, since the writer records each file with a compare-and-set.
  */
-async function requeueStalledRuns(db: Database, env: PlannerEnv, now: Date): Promise<void> {
+async function requeueStalledRuns(db: Database, env: PlannerEnv, workspaceId: string, now: Date): Promise<void> {
   const cutoff = new Date(now.getTime() - STALLED_MS).toISOString();
   const stalled = await db
     .select({ id: bulkExportRuns.id })
@@ -82,6 +137,7 @@ async function requeueStalledRuns(db: Database, env: PlannerEnv, now: Date): Pro
     .innerJoin(bulkExports, eq(bulkExports.id, bulkExportRuns.exportId))
     .where(
       and(
+        eq(bulkExports.workspaceId, workspaceId),
         eq(bulkExports.status, "Running"),
         inArray(bulkExportRuns.status, ["Created", "Running"]),
         lt(bulkExportRuns.updatedAt, cutoff),
@@ -96,12 +152,18 @@ async function requeueStalledRuns(db: Database, env: PlannerEnv, now: Date): Pro
   }
 }
 
-async function timeOutExports(db: Database, now: Date): Promise<void> {
+async function timeOutExports(db: Database, workspaceId: string, now: Date): Promise<void> {
   const cutoff = new Date(now.getTime() - EXPORT_TIMEOUT_MS).toISOString();
   const stale = await db
     .select({ id: bulkExports.id })
     .from(bulkExports)
-    .where(and(eq(bulkExports.status, "Running"), lte(bulkExports.startedAt, cutoff)))
+    .where(
+      and(
+        eq(bulkExports.workspaceId, workspaceId),
+        eq(bulkExports.status, "Running"),
+        lte(bulkExports.startedAt, cutoff),
+      ),
+    )
     .all();
   const at = now.toISOString();
   for (const { id } of stale) {
@@ -131,8 +193,12 @@ async function timeOutExports(db: Database, now: Date): Promise<void> {
  * organization's plan no longer has bulk export pauses: its windows wait, unspawned, and are caught
  * up (48 per tick) once the plan allows bulk export again.
  */
-async function spawnScheduledWindows(db: Database, env: PlanEnv, now: Date): Promise<void> {
-  const schedules = await db.select().from(bulkExports).where(eq(bulkExports.status, "IntervalScheduled")).all();
+async function spawnScheduledWindows(db: Database, env: PlanEnv, workspaceId: string, now: Date): Promise<void> {
+  const schedules = await db
+    .select()
+    .from(bulkExports)
+    .where(and(eq(bulkExports.workspaceId, workspaceId), eq(bulkExports.status, "IntervalScheduled")))
+    .all();
   const planOf = await workspacePlans(
     db,
     env,
@@ -216,11 +282,11 @@ function concurrencyLimit(env: Partial<Pick<Env, "EXPORT_MAX_CONCURRENT_PER_WORK
  * Starts Created exports, oldest first, while their workspace runs fewer than the limit: one export
  * run per UTC day of the window that holds runs of the project, then one queue message per run.
  */
-async function startCreatedExports(db: Database, env: PlannerEnv, now: Date): Promise<void> {
+async function startCreatedExports(db: Database, env: PlannerEnv, workspaceId: string, now: Date): Promise<void> {
   const created = await db
     .select()
     .from(bulkExports)
-    .where(eq(bulkExports.status, "Created"))
+    .where(and(eq(bulkExports.workspaceId, workspaceId), eq(bulkExports.status, "Created")))
     .orderBy(asc(bulkExports.createdAt))
     .all();
   if (!created.length) return;
@@ -229,7 +295,7 @@ async function startCreatedExports(db: Database, env: PlannerEnv, now: Date): Pr
   for (const row of await db
     .select({ workspaceId: bulkExports.workspaceId })
     .from(bulkExports)
-    .where(eq(bulkExports.status, "Running"))
+    .where(and(eq(bulkExports.workspaceId, workspaceId), eq(bulkExports.status, "Running")))
     .all()) {
     running.set(row.workspaceId, (running.get(row.workspaceId) ?? 0) + 1);
   }

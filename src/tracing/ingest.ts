@@ -1,16 +1,37 @@
+import { env as workerEnv } from "cloudflare:workers";
 import { and, eq } from "drizzle-orm";
 import { bySize, chunked, rpcBytes } from "../core/batches.ts";
 import type { ErrorKind } from "../core/errors.ts";
-import { MAX_INGEST_PROJECTS, MAX_INGEST_SHARDS, MAX_SHARD_RPC_BYTES } from "../core/limits.ts";
+import {
+  MAX_INGEST_PROJECTS,
+  MAX_INGEST_SHARDS,
+  MAX_SHARD_RPC_BYTES,
+  TRACE_GENERATION_MARGIN_MS,
+  type TraceShardVars,
+  traceShardBounds,
+} from "../core/limits.ts";
 import type { Database } from "../db/client.ts";
 import { inJsonList } from "../db/json-filter.ts";
 import { traceRunLocations } from "../db/schema.ts";
+import type { WorkspaceBindings } from "../workspace/database.ts";
+import { generationsOf, openGeneration } from "./generations.ts";
 import { deriveLineage, type Lineage, MAX_OUTSIDE_PARENTS } from "./lineage.ts";
 import { getProject, projectIdForName } from "./projects/service.ts";
 import { describeIssues, dottedOrderProblem, type RunAttachment } from "./run-input.ts";
 import { oversizeDetail, truncateOversize } from "./run-size.ts";
 import { type RunPatch, RunPatchSchema, type RunPost, RunPostSchema } from "./schemas.ts";
 import type { RefusedPatch } from "./shard-runs.ts";
+import {
+  dayOfSplit,
+  type Generation,
+  generationOfSplit,
+  MAX_LOAD_SPLIT_BUCKETS,
+  nextGeneration,
+  placeTrace,
+  rootTimeOf,
+  traceKeyOf,
+  withGenerationZero,
+} from "./splits.ts";
 import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
 
 /**
@@ -28,7 +49,7 @@ export type RunProblem = {
   run_id: string | null;
   /** `feedback` for a multipart `feedback.<id>` part (its id is then the feedback's). */
   operation: "post" | "patch" | "feedback";
-  kind: Extract<ErrorKind, "not_found" | "too_large" | "invalid">;
+  kind: Extract<ErrorKind, "not_found" | "too_large" | "invalid" | "unavailable">;
   detail: string;
 };
 export type IngestOptions = {
@@ -38,13 +59,29 @@ export type IngestOptions = {
   truncateOversize?: boolean;
   /** Bytes of runs per shard RPC (default `MAX_SHARD_RPC_BYTES`; tests set it small). */
   maxRpcBytes?: number;
+  /**
+   * The workspace partitions (the shard directory's generations) and the shard size vars; the
+   * Worker's own env when absent (the agent tracer builds its Ingestor without them).
+   */
+  env?: WorkspaceBindings & TraceShardVars;
+  /** The clock new generations start from (tests move it). */
+  now?: () => number;
 };
 export type IngestResult = { accepted: number; errors: RunProblem[] };
 
 export const DEFAULT_PROJECT = "default";
 
-type Located<T> = { run: T; projectId: string; day: string };
-type Shard = { projectId: string; day: string; posts: RunPost[]; patches: RunPatch[]; attachments: RunAttachment[] };
+/** A run with its project and UTC day, and its split key (splits.ts) once placed. */
+type Located<T> = { run: T; projectId: string; day: string; split: string | null };
+type Placed<T> = Located<T> & { split: string };
+type Shard = {
+  projectId: string;
+  day: string;
+  split: string;
+  posts: RunPost[];
+  patches: RunPatch[];
+  attachments: RunAttachment[];
+};
 
 /**
  * Runs per D1 statement that looks up or indexes their locations, bound as one JSON array (one
@@ -87,22 +124,27 @@ export class Ingestor {
     const postsById = new Map(posts.map((p) => [p.run.id, p]));
     const checked = rawPatches.map((raw) => this.#checkPatch(raw)).filter((p) => p !== null);
     const patchIds = new Set(checked.map((run) => run.id));
-    // Runs this request does not locate by itself are looked up in the D1 index together.
+    // Runs this request does not locate by itself are looked up in the D1 index together. A patch
+    // without its dotted_order cannot name its trace root's time, so its split comes from the index.
     const unlocated = new Set<string>();
-    for (const run of checked) if (!postsById.has(run.id) && !selfLocated(run)) unlocated.add(run.id);
+    for (const run of checked)
+      if (!postsById.has(run.id) && !(run.dotted_order && selfLocated(run))) unlocated.add(run.id);
     for (const { run_id } of rawAttachments) if (!postsById.has(run_id) && !patchIds.has(run_id)) unlocated.add(run_id);
     const indexed = await locateRuns(this.db, this.workspaceId, [...unlocated]);
 
-    const patches = (
+    const located = (
       await Promise.all(checked.map((run) => this.#locatePatch(run, postsById.get(run.id), indexed.get(run.id))))
     ).filter((p) => p !== null);
-    const patchesById = new Map<string, Located<RunPatch>>();
+    const { posts: placedPosts, patches } = await this.#place(posts, located, postsById);
+    const placedById = new Map(placedPosts.map((p) => [p.run.id, p]));
+    const patchesById = new Map<string, Placed<RunPatch>>();
     for (const patch of patches) if (!patchesById.has(patch.run.id)) patchesById.set(patch.run.id, patch);
     const attachments = rawAttachments
-      .map((attachment): Located<RunAttachment> | null => {
-        const at =
-          postsById.get(attachment.run_id) ?? patchesById.get(attachment.run_id) ?? indexed.get(attachment.run_id);
-        if (at) return { run: attachment, projectId: at.projectId, day: at.day };
+      .map((attachment): Placed<RunAttachment> | null => {
+        const post = placedById.get(attachment.run_id) ?? patchesById.get(attachment.run_id);
+        if (post) return { run: attachment, projectId: post.projectId, day: post.day, split: post.split };
+        const at = indexed.get(attachment.run_id);
+        if (at) return { run: attachment, ...placedAt(at) };
         return this.#problem(
           "post",
           attachment.run_id,
@@ -112,53 +154,178 @@ export class Ingestor {
       })
       .filter((a) => a !== null);
 
-    const shards = this.#byShard(posts, patches, attachments);
+    const shards = this.#byShard(placedPosts, patches, attachments);
     // Index first: a run is readable by id as soon as the request succeeds.
     await this.#index(shards.posts, [...shards.byName.values()]);
-    const refused = (
-      await Promise.all([...shards.byName.entries()].map(([name, shard]) => this.#send(name, shard)))
-    ).flat();
-    for (const { id, detail } of refused) this.#problem("patch", id, detail);
+    const answers = await Promise.all([...shards.byName.entries()].map(([name, shard]) => this.#send(name, shard)));
+    let refusedCount = await this.#redirectWaiting(
+      [...shards.byName.values()].flatMap((shard, i) => answers[i].waiting.map((id) => ({ id, shard }))),
+      patches,
+      postsById,
+    );
+    for (const { refused, fullRuns } of answers) {
+      for (const { id, detail } of refused) this.#problem("patch", id, detail);
+      for (const { operation, id, detail } of fullRuns) this.#problem(operation, id, detail, "unavailable");
+      refusedCount += refused.length + fullRuns.length;
+    }
+    await this.#split(
+      [...shards.byName.values()].flatMap((shard, i) => {
+        const large = answers[i].bytes >= this.#bounds.splitBytes;
+        return large || answers[i].busy ? [{ shard, large }] : [];
+      }),
+      this.#generations,
+    );
     return {
-      accepted: shards.posts.length + shards.patches.length + shards.attachments.length - refused.length,
+      accepted: shards.posts.length + shards.patches.length + shards.attachments.length - refusedCount,
       errors: this.#errors,
     };
+  }
+
+  /**
+   * Patches that a shard holds no run for, when the run index places the run in another split:
+   * sent there. A patch naming its dotted_order goes where its trace's root time places it, and so
+   * does its post, unless the post was placed before an isolate knew a generation its root falls
+   * in (a root start_time ahead of the server's clock by more than the generation margin). One index
+   * query, only when some patch waits. Answers how many of them the right shard refused.
+   */
+  async #redirectWaiting(
+    waiting: { id: string; shard: Shard }[],
+    patches: Placed<RunPatch>[],
+    postsById: Map<string, Located<RunPost>>,
+  ): Promise<number> {
+    const candidates = waiting.filter(({ id }) => !postsById.has(id));
+    if (!candidates.length) return 0;
+    const located = await locateRuns(
+      this.db,
+      this.workspaceId,
+      candidates.map(({ id }) => id),
+    );
+    const moved = new Map<string, Shard>();
+    for (const { id, shard } of candidates) {
+      const location = located.get(id);
+      if (!location || (location.projectId === shard.projectId && location.day === shard.split)) continue;
+      const at = placedAt(location);
+      const name = traceShardName(this.workspaceId, at.projectId, at.split);
+      const target = moved.get(name) ?? { ...at, posts: [], patches: [], attachments: [] };
+      target.patches.push(...patches.filter((patch) => patch.run.id === id).map((patch) => patch.run));
+      moved.set(name, target);
+    }
+    const answers = await Promise.all([...moved.entries()].map(([name, shard]) => this.#send(name, shard)));
+    for (const { refused } of answers) for (const { id, detail } of refused) this.#problem("patch", id, detail);
+    return answers.reduce((sum, { refused }) => sum + refused.length, 0);
+  }
+
+  get #env(): WorkspaceBindings & TraceShardVars {
+    return this.options.env ?? (workerEnv as unknown as WorkspaceBindings & TraceShardVars);
+  }
+
+  get #bounds() {
+    return traceShardBounds(this.#env);
+  }
+
+  /** The generations of the project-days this request places runs in, by `projectId/day`. */
+  #generations = new Map<string, Generation[]>();
+
+  /**
+   * Each run's split: a patch of a post in the request goes where the post goes, one located by the
+   * index where the index says; the others by their trace root's time and trace id (splits.ts),
+   * after one read of the project-days' generations (usually this isolate's copy, no read at all).
+   */
+  async #place(
+    posts: Located<RunPost>[],
+    patches: Located<RunPatch>[],
+    postsById: Map<string, Located<RunPost>>,
+  ): Promise<{ posts: Placed<RunPost>[]; patches: Placed<RunPatch>[] }> {
+    const unplaced = [...posts, ...patches.filter((p) => p.split === null && !postsById.has(p.run.id))];
+    const pairs = new Map(unplaced.map((p) => [`${p.projectId}/${p.day}`, { projectId: p.projectId, day: p.day }]));
+    this.#generations = pairs.size ? await generationsOf(this.#env, this.workspaceId, [...pairs.values()]) : new Map();
+    const place = <T extends RunPost | RunPatch>(p: Located<T>): Placed<T> => {
+      if (p.split !== null) return p as Placed<T>;
+      const generations = this.#generations.get(`${p.projectId}/${p.day}`) ?? [];
+      const root = rootTimeOf(p.run) ?? Number.NEGATIVE_INFINITY;
+      return { ...p, split: placeTrace(p.day, generations, root, traceKeyOf(p.run)) };
+    };
+    const placedPosts = posts.map(place);
+    const byId = new Map(placedPosts.map((p) => [p.run.id, p]));
+    return {
+      posts: placedPosts,
+      patches: patches.map((p) => {
+        const post = byId.get(p.run.id);
+        return post ? { ...p, projectId: post.projectId, day: post.day, split: post.split } : place(p);
+      }),
+    };
+  }
+
+  /**
+   * Opens the next generation of the project-days whose shards just passed the split size
+   * (`large`) or the split call rate, when the shard is of the newest generation (an older one only
+   * finishes its traces) and the new one would start within the day (a past day's roots all fall
+   * before it: only the cap bounds a backfill). Load alone spreads a day over at most
+   * `MAX_LOAD_SPLIT_BUCKETS` buckets: one hot trace stays in one shard however many there are.
+   */
+  async #split(full: { shard: Shard; large: boolean }[], known: Map<string, Generation[]>): Promise<void> {
+    const now = this.options.now?.() ?? Date.now();
+    const from = now + TRACE_GENERATION_MARGIN_MS;
+    const opening = new Map<string, Shard>();
+    for (const { shard, large } of full) {
+      const generations = known.get(`${shard.projectId}/${shard.day}`) ?? [];
+      const newest = withGenerationZero(generations).at(-1)!;
+      if (generationOfSplit(shard.split) !== newest.generation) continue;
+      if (!large && newest.buckets >= MAX_LOAD_SPLIT_BUCKETS) continue;
+      if (from >= Date.parse(`${shard.day}T00:00:00Z`) + DAY_MS) continue;
+      opening.set(`${shard.projectId}/${shard.day}`, shard);
+    }
+    await Promise.all(
+      [...opening.entries()].map(([key, shard]) =>
+        openGeneration(
+          this.#env,
+          this.workspaceId,
+          { projectId: shard.projectId, day: shard.day },
+          nextGeneration(known.get(key) ?? [], from),
+          now,
+        ),
+      ),
+    );
   }
 
   /**
    * The located runs grouped by shard, and those placed. A request writes to at most
    * `MAX_INGEST_SHARDS` shards (each costs RPCs): the runs of any other are refused.
    */
-  #byShard(posts: Located<RunPost>[], patches: Located<RunPatch>[], attachments: Located<RunAttachment>[]) {
+  #byShard(posts: Placed<RunPost>[], patches: Placed<RunPatch>[], attachments: Placed<RunAttachment>[]) {
     const byName = new Map<string, Shard>();
-    const place = (operation: "post" | "patch", runId: string, projectId: string, day: string): Shard | null => {
-      const name = traceShardName(this.workspaceId, projectId, day);
+    const place = (
+      operation: "post" | "patch",
+      runId: string,
+      { projectId, day, split }: { projectId: string; day: string; split: string },
+    ): Shard | null => {
+      const name = traceShardName(this.workspaceId, projectId, split);
       let shard = byName.get(name);
       if (!shard) {
         if (byName.size >= MAX_INGEST_SHARDS)
           return this.#problem(
             operation,
             runId,
-            `one request writes to at most ${MAX_INGEST_SHARDS} shards (a project's runs of one UTC day of start_time); send the runs of ${day} in another request`,
+            `one request writes to at most ${MAX_INGEST_SHARDS} shards (a split of a project's runs of one UTC day of start_time); send the runs of ${day} in another request`,
           );
-        byName.set(name, (shard = { projectId, day, posts: [], patches: [], attachments: [] }));
+        byName.set(name, (shard = { projectId, day, split, posts: [], patches: [], attachments: [] }));
       }
       return shard;
     };
     return {
       byName,
-      posts: posts.filter(({ run, projectId, day }) => {
-        const shard = place("post", run.id, projectId, day);
-        shard?.posts.push(run);
+      posts: posts.filter((p) => {
+        const shard = place("post", p.run.id, p);
+        shard?.posts.push(p.run);
         return shard !== null;
       }),
-      patches: patches.filter(({ run, projectId, day }) => {
-        const shard = place("patch", run.id, projectId, day);
-        shard?.patches.push(run);
+      patches: patches.filter((p) => {
+        const shard = place("patch", p.run.id, p);
+        shard?.patches.push(p.run);
         return shard !== null;
       }),
-      attachments: attachments.filter(({ run, projectId, day }) => {
-        const shard = place("post", run.run_id, projectId, day);
+      attachments: attachments.filter(({ run, ...p }) => {
+        const shard = place("post", run.run_id, p);
         shard?.attachments.push(run);
         return shard !== null;
       }),
@@ -169,16 +336,51 @@ export class Ingestor {
    * One shard's share of the request, in RPCs of at most `maxRpcBytes` each (a DO RPC carries at most
    * 32 MiB), one after the other: posts, then patches, then attachments, as one RPC would apply them.
    */
-  async #send(name: string, shard: Shard): Promise<RefusedPatch[]> {
+  async #send(
+    name: string,
+    shard: Shard,
+  ): Promise<{
+    refused: RefusedPatch[];
+    fullRuns: { operation: "post"; id: string; detail: string }[];
+    waiting: string[];
+    bytes: number;
+    busy: boolean;
+  }> {
     const stub = this.shards.getByName(name);
     const limit = this.options.maxRpcBytes ?? MAX_SHARD_RPC_BYTES;
+    const { capBytes, splitCalls } = this.#bounds;
+    const bounds = { capBytes, splitCalls };
     const refused: RefusedPatch[] = [];
-    for (const posts of bySize(shard.posts, rpcBytes, limit)) await stub.ingest(shard.projectId, posts, [], []);
-    for (const patches of bySize(shard.patches, rpcBytes, limit))
-      refused.push(...(await stub.ingest(shard.projectId, [], patches, [])));
-    for (const attachments of bySize(shard.attachments, attachmentBytes, limit))
-      await stub.ingest(shard.projectId, [], [], attachments);
-    return refused;
+    const fullRuns: { operation: "post"; id: string; detail: string }[] = [];
+    let bytes = 0;
+    let busy = false;
+    const waiting: string[] = [];
+    for (const posts of bySize(shard.posts, rpcBytes, limit)) {
+      const answer = await stub.ingest(shard.projectId, posts, [], [], bounds);
+      if (answer.full) for (const run of posts) fullRuns.push({ operation: "post", id: run.id, detail: answer.full });
+      bytes = answer.bytes;
+      busy ||= answer.busy;
+    }
+    for (const patches of bySize(shard.patches, rpcBytes, limit)) {
+      const answer = await stub.ingest(shard.projectId, [], patches, [], bounds);
+      refused.push(...answer.refused);
+      waiting.push(...answer.waiting);
+      bytes = answer.bytes;
+      busy ||= answer.busy;
+    }
+    for (const attachments of bySize(shard.attachments, attachmentBytes, limit)) {
+      const answer = await stub.ingest(shard.projectId, [], [], attachments, bounds);
+      if (answer.full)
+        for (const attachment of attachments)
+          fullRuns.push({
+            operation: "post",
+            id: attachment.run_id,
+            detail: `attachment ${attachment.name}: ${answer.full}`,
+          });
+      bytes = answer.bytes;
+      busy ||= answer.busy;
+    }
+    return { refused, fullRuns, waiting, bytes, busy };
   }
 
   #problem(
@@ -208,7 +410,7 @@ export class Ingestor {
     if (problem) return this.#problem("post", run.id, problem);
     const projectId = await this.#project(run, "post");
     if (!projectId) return null;
-    return { run, projectId, day: run.start_time.slice(0, 10) };
+    return { run, projectId, day: run.start_time.slice(0, 10), split: null };
   }
 
   /** Posts without a dotted_order get the trace_id and dotted_order LangSmith would derive (see lineage.ts). */
@@ -241,17 +443,20 @@ export class Ingestor {
     return run;
   }
 
-  /** Where a patch goes: the same request's post, else what the patch says about itself, else the D1 index. */
+  /**
+   * Where a patch goes: the same request's post, else what the patch says about itself when it
+   * carries its dotted_order (its trace root's time), else the D1 index, else its own start time.
+   */
   async #locatePatch(
     run: RunPatch,
     post: Located<RunPost> | undefined,
     indexed: RunLocation | undefined,
   ): Promise<Located<RunPatch> | null> {
-    if (post) return { run, projectId: post.projectId, day: post.day };
+    if (post) return { run, projectId: post.projectId, day: post.day, split: null };
     const day = selfLocated(run);
-    if (day) {
+    if (day && (run.dotted_order || !indexed)) {
       const projectId = await this.#project(run, "patch");
-      return projectId ? { run, projectId, day } : null;
+      return projectId ? { run, projectId, day, split: null } : null;
     }
     if (!indexed)
       return this.#problem(
@@ -260,7 +465,7 @@ export class Ingestor {
         `Run ${run.id} not found; a patch sent before its post must carry session_name (or session_id) and start_time or dotted_order`,
         "not_found",
       );
-    return { run, projectId: indexed.projectId, day: indexed.day };
+    return { run, ...placedAt(indexed) };
   }
 
   /**
@@ -302,12 +507,13 @@ export class Ingestor {
    * Indexes the posts' locations and the shards in D1: one statement per `LOCATION_IDS_PER_LOOKUP`
    * runs (their rows bound as one JSON parameter) and one for the shards, in one batch.
    */
-  async #index(posts: Located<RunPost>[], shards: Shard[]): Promise<void> {
+  async #index(posts: Placed<RunPost>[], shards: Shard[]): Promise<void> {
     // Raw D1 statements: drizzle batches only its own builders, and these bind a JSON array each.
     const d1 = this.db.$client;
     const statements: D1PreparedStatement[] = [];
     for (const group of chunked(posts, LOCATION_IDS_PER_LOOKUP)) {
-      const rows = group.map((p) => [p.run.id, p.projectId, p.day]);
+      // The location's day column holds the split key: the run's shard, not only its day.
+      const rows = group.map((p) => [p.run.id, p.projectId, p.split]);
       statements.push(
         d1
           .prepare(
@@ -332,7 +538,17 @@ export class Ingestor {
   }
 }
 
+/** Where a run lives: its project and its split key (splits.ts; the bare day for a day's first shard). */
 export type RunLocation = { projectId: string; day: string };
+
+/** A located run's project, day and split, from its index entry. */
+const placedAt = (location: RunLocation) => ({
+  projectId: location.projectId,
+  day: dayOfSplit(location.day),
+  split: location.day,
+});
+
+const DAY_MS = 86_400_000;
 
 /** Where a run lives, from the D1 index. */
 export async function locateRun(db: Database, workspaceId: string, runId: string): Promise<RunLocation | null> {

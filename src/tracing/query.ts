@@ -1,3 +1,4 @@
+import { env as workerEnv } from "cloudflare:workers";
 import { and, desc, eq, gte, lt, lte, type SQL } from "drizzle-orm";
 import { chunked } from "../core/batches.ts";
 import { DomainError } from "../core/errors.ts";
@@ -5,19 +6,23 @@ import { MAX_QUERY_PAGE_BYTES, onFreePlan, type PlanVars, SHARD_CALLS_PER_REQUES
 import type { Database } from "../db/client.ts";
 import { inJsonList } from "../db/json-filter.ts";
 import { traceShards } from "../db/schema.ts";
+import type { WorkspaceBindings } from "../workspace/database.ts";
 import { type CompiledFilter, compileFilter } from "./filter/compile.ts";
 import { checkQueryFilters, filterProblemsDetail } from "./filter/query-filters.ts";
+import { generationsOf } from "./generations.ts";
 import { locateRun } from "./ingest.ts";
 import { projectRun } from "./run-projection.ts";
 import { foldRunStats, mergeRunStats, type RunStats, type ShardRunStats } from "./run-stats.ts";
 import type { RunsPage, RunsQuery } from "./schemas.ts";
 import { ShardRuns, type StoredTracedRun, type TracedRunQuery } from "./shard-runs.ts";
+import { type Generation, splitsUpTo, traceSplitsOfDay } from "./splits.ts";
 import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
 
 /**
  * `POST /runs/query`: picks the day shards that can hold matching runs, walks them day by day in
- * the requested order (days never overlap, so pages concatenate), merges the projects of one day by
- * (start_time, id), and pages with an opaque keyset cursor.
+ * the requested order (days never overlap, so pages concatenate), merges the shards of one day (its
+ * projects, and each project-day's splits, see splits.ts) by (start_time, id), and pages with an
+ * opaque keyset cursor.
  *
  * A page is bounded three ways, and a bounded page still ends with a cursor that continues exactly
  * where it stopped: `limit` runs; `MAX_QUERY_PAGE_BYTES` of run JSON (each shard answers at most
@@ -122,6 +127,27 @@ export async function matchingShards(
     .all();
 }
 
+/** One shard of a project-day: its split key (splits.ts). */
+export type ShardSplit = { projectId: string; day: string; split: string };
+
+/**
+ * Every split of the project-days `rows` that can hold runs of `query`: the trace's bucket in each
+ * generation for a `trace` query, and no generation that starts after its `end_time`.
+ */
+export async function splitsOf(
+  env: WorkspaceBindings,
+  workspaceId: string,
+  rows: readonly { projectId: string; day: string }[],
+  query: Pick<RunsQuery, "trace" | "end_time">,
+): Promise<ShardSplit[]> {
+  const generations = rows.length ? await generationsOf(env, workspaceId, rows) : new Map<string, Generation[]>();
+  return rows.flatMap(({ projectId, day }) => {
+    const known = generations.get(`${projectId}/${day}`) ?? [];
+    const splits = query.trace ? traceSplitsOfDay(day, known, query.trace) : splitsUpTo(day, known, query.end_time);
+    return splits.map((split) => ({ projectId, day, split }));
+  });
+}
+
 /** What a shard answers for one page (see TraceShardDO.query); `next` is the first run it left out. */
 type ShardRunsPage = { next: Cursor | null; sizes: number[]; runs: StoredTracedRun[] };
 
@@ -144,15 +170,17 @@ export async function queryRuns(
   workspaceId: string,
   query: RunsQuery,
   budget: QueryBudget = queryBudget({}),
+  directory: WorkspaceBindings = workerEnv,
 ): Promise<RunsPage> {
   const after = query.cursor ? (decodeCursor(query.cursor) ?? undefined) : undefined;
   const conditions = shardQuery(query, after);
 
   const rows = await matchingShards(db, workspaceId, query, after);
+  const splits = await splitsOf(directory, workspaceId, rows, query);
 
-  const days = new Map<string, string[]>();
-  for (const row of query.order === "desc" ? rows : rows.reverse())
-    (days.get(row.day) ?? days.set(row.day, []).get(row.day)!).push(row.projectId);
+  const days = new Map<string, ShardSplit[]>();
+  for (const split of query.order === "desc" ? splits : splits.reverse())
+    (days.get(split.day) ?? days.set(split.day, []).get(split.day)!).push(split);
 
   const wanted = query.limit + 1;
   const order = query.order;
@@ -161,30 +189,28 @@ export async function queryRuns(
   let calls = 0;
   /** Where the next page starts when this one stopped early (bytes or shard calls). */
   let resume: Cursor | null = null;
-  for (const [day, projectIds] of days) {
-    if (calls + projectIds.length > budget.shardCalls) {
+  for (const [day, daySplits] of days) {
+    if (calls + daySplits.length > budget.shardCalls) {
       if (calls === 0)
         throw new DomainError(
           "invalid",
-          `The runs of ${day} are in ${projectIds.length} projects; one request reads at most ${budget.shardCalls} project-days: narrow the query with session`,
+          `The runs of ${day} are in ${daySplits.length} trace shards (projects, and the splits of busy project-days); one request reads at most ${budget.shardCalls}: narrow the query with session, or with an end_time before the day's later splits`,
         );
       // Every day before this one was read whole: continue at this day's end.
       resume = { start_time: order === "desc" ? nextDayStart(day) : `${day}T00:00:00.000000Z`, id: "" };
       break;
     }
-    calls += projectIds.length;
+    calls += daySplits.length;
     // Each shard gets its share of the bytes left. With several shards none returns a run past its
-    // share, so the page stays within its bytes however many projects the day has.
-    const share = Math.max(1, Math.floor((budget.pageBytes - bytes) / projectIds.length));
-    const readShard = async (projectId: string, maxBytes: number, atLeastOne: boolean) =>
+    // share, so the page stays within its bytes however many shards the day has.
+    const share = Math.max(1, Math.floor((budget.pageBytes - bytes) / daySplits.length));
+    const readShard = async ({ projectId, split }: ShardSplit, maxBytes: number, atLeastOne: boolean) =>
       JSON.parse(
         await shards
-          .getByName(traceShardName(workspaceId, projectId, day))
+          .getByName(traceShardName(workspaceId, projectId, split))
           .query({ ...conditions, limit: wanted - found.length, maxBytes, select: query.select, atLeastOne }),
       ) as ShardRunsPage;
-    const pages = await Promise.all(
-      projectIds.map((projectId) => readShard(projectId, share, projectIds.length === 1)),
-    );
+    const pages = await Promise.all(daySplits.map((split) => readShard(split, share, daySplits.length === 1)));
     const compare = compareRuns(order);
     // A shard that stopped early may hold more runs before the others' later ones: the merged day is
     // only complete before the earliest run a shard left out.
@@ -207,7 +233,7 @@ export async function queryRuns(
       // read again alone with the whole budget, which always returns that run.
       const index = pages.findIndex((page) => page.next === boundary);
       calls += 1;
-      pages[index] = await readShard(projectIds[index], budget.pageBytes - bytes, true);
+      pages[index] = await readShard(daySplits[index], budget.pageBytes - bytes, true);
       boundary = boundaryOf(pages);
       merged = mergedBefore(pages, boundary);
     }
@@ -259,14 +285,15 @@ export async function runStats(
   workspaceId: string,
   query: RunsQuery,
   budget: QueryBudget = queryBudget({}),
+  directory: WorkspaceBindings = workerEnv,
 ): Promise<RunStats> {
   const { after: _after, order: _order, ...conditions } = shardQuery(query, undefined);
-  const rows = await matchingShards(db, workspaceId, query, undefined);
+  const rows = await splitsOf(directory, workspaceId, await matchingShards(db, workspaceId, query, undefined), query);
   const most = Math.min(MAX_STATS_SHARDS, budget.shardCalls);
   if (rows.length > most) {
     throw new DomainError(
       "invalid",
-      `These filters cover ${rows.length} project-days of runs; run stats read at most ${most}: narrow them with session, start_time or end_time`,
+      `These filters cover ${rows.length} trace shards (project-days and their splits); run stats read at most ${most}: narrow them with session, start_time or end_time`,
     );
   }
   // A bounded number of shard calls in flight at once; each batch is folded into the stats so far,
@@ -274,7 +301,7 @@ export async function runStats(
   let merged: ShardRunStats[] = [];
   for (const group of chunked(rows, STATS_SHARDS_AT_ONCE)) {
     const batch = await Promise.all(
-      group.map((row) => shards.getByName(traceShardName(workspaceId, row.projectId, row.day)).stats(conditions)),
+      group.map((row) => shards.getByName(traceShardName(workspaceId, row.projectId, row.split)).stats(conditions)),
     );
     merged = [foldRunStats([...merged, ...batch])];
   }

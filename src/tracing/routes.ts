@@ -72,6 +72,7 @@ const routes = {
       413: errorResponse("Body, or decompressed body, too large"),
       415: errorResponse("Not multipart/form-data, or an unsupported Content-Encoding"),
       422: errorResponse("Every run of the request was refused (each problem is listed in `detail`)"),
+      503: errorResponse("Every run of the request went to a trace shard at its size cap (TRACE_SHARD_CAP_BYTES)"),
     },
   }),
   create: route({
@@ -79,7 +80,10 @@ const routes = {
     path: "/api/v1/runs",
     summary: "Create a run",
     request: { body: jsonBody(RunBody) },
-    responses: { 202: jsonContent(IngestResultSchema, "Stored") },
+    responses: {
+      202: jsonContent(IngestResultSchema, "Stored"),
+      503: errorResponse("The run's trace shard is at its size cap (TRACE_SHARD_CAP_BYTES)"),
+    },
   }),
   update: route({
     method: "patch",
@@ -93,7 +97,10 @@ const routes = {
     path: "/api/v1/runs/batch",
     summary: "Create and update runs in one request; bad runs are reported in `errors` and the rest are stored",
     request: { body: jsonBody(RunBatchSchema) },
-    responses: { 202: jsonContent(IngestResultSchema, "Stored (see errors)") },
+    responses: {
+      202: jsonContent(IngestResultSchema, "Stored (see errors)"),
+      503: errorResponse("Every run of the request went to a trace shard at its size cap (TRACE_SHARD_CAP_BYTES)"),
+    },
   }),
   query: route({
     method: "post",
@@ -105,7 +112,9 @@ const routes = {
       400: errorResponse(
         "A filter that does not parse or is over the filter limits (each problem with its field), a bad cursor, or limit above 100",
       ),
-      422: errorResponse("A body field that does not validate, or one day with more projects than one request reads"),
+      422: errorResponse(
+        "A body field that does not validate, or one day in more trace shards (projects and splits) than one request reads",
+      ),
     },
   }),
   validate: route({
@@ -147,9 +156,13 @@ async function placeWaitingFeedback(c: Context<AppEnv>, posts: unknown[]): Promi
     await new FeedbackService(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId).placeWaiting(ids);
 }
 
-/** A batch none of whose runs was stored: too large when every run was, else invalid; the detail lists each. */
+/**
+ * A batch none of whose runs was stored: too large when every run was, unavailable when every run's
+ * shard was full, else invalid; the detail lists each.
+ */
 function refusedBatch(errors: RunProblem[]): DomainError {
-  const kind = errors.every((e) => e.kind === "too_large") ? "too_large" : "invalid";
+  const uniform = (kind: RunProblem["kind"]) => errors.every((e) => e.kind === kind);
+  const kind = uniform("too_large") ? "too_large" : uniform("unavailable") ? "unavailable" : "invalid";
   return new DomainError(kind, errors.map((e) => `${e.operation} ${e.run_id ?? "(no id)"}: ${e.detail}`).join("; "));
 }
 

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { TRACE_SHARD_CAP_BYTES, TRACE_SHARD_SPLIT_CALLS_PER_SECOND } from "../core/limits.ts";
 import { durableObjectSql } from "../db/sql.ts";
 import { type ExportPage, type ExportPageQuery, readExportPage } from "./export-page.ts";
 import { parseModelPrices, type RunAttachment } from "./run-input.ts";
@@ -9,19 +10,60 @@ import { deleteFeedback, feedbackStatsOf, putFeedback, type ShardFeedback } from
 import { type RefusedPatch, ShardRuns, type StoredTracedRun, type TracedRunQuery } from "./shard-runs.ts";
 
 /**
- * One trace shard: the runs of one (workspace, project, UTC day of start_time). A shard is exactly
- * one Hive partition of a bulk export. Storage and derivation live in ShardRuns, export pages in
+ * One trace shard: the runs of one split (splits.ts) of a (workspace, project, UTC day of
+ * start_time). The splits of a day together are one Hive partition of a bulk export. Storage and derivation live in ShardRuns, export pages in
  * export-page.ts; this class only owns the SQLite handle and exposes them over RPC.
  */
 export class TraceShardDO extends DurableObject<Env> {
   readonly #sql = durableObjectSql(this.ctx.storage);
   readonly #runs = new ShardRuns(this.#sql, parseModelPrices(this.env.MODEL_PRICES));
 
-  /** Posts, patches and attachments of one ingest request, for runs of this shard's project; answers the patches it refused. */
-  ingest(sessionId: string, posts: RunPost[], patches: RunPatch[], attachments: RunAttachment[] = []): RefusedPatch[] {
-    const refused = this.#runs.ingest(posts, patches, sessionId);
-    for (const attachment of attachments) this.#runs.putAttachment(attachment);
-    return refused;
+  /** Ingest calls in the current second (`#second`, epoch s): how busy the shard is. */
+  #second = 0;
+  #calls = 0;
+
+  /**
+   * Posts, patches and attachments of one ingest request, for runs of this shard's project. Past
+   * `capBytes` the shard takes only patches (they finish runs it holds): its posts and attachments
+   * are refused whole (`full` says why), so it never meets the 10 GB cap where every write fails.
+   * Answers the refused patches, the patched runs it does not hold (their patches wait for their
+   * posts), the shard's size after the writes, and whether it took more than
+   * `splitCalls` ingest calls this second: by size or by load, the Worker splits the project-day.
+   */
+  ingest(
+    sessionId: string,
+    posts: RunPost[],
+    patches: RunPatch[],
+    attachments: RunAttachment[] = [],
+    bounds: { capBytes: number; splitCalls: number } = {
+      capBytes: TRACE_SHARD_CAP_BYTES,
+      splitCalls: TRACE_SHARD_SPLIT_CALLS_PER_SECOND,
+    },
+  ): ShardIngestAnswer {
+    const second = Math.floor(Date.now() / 1000);
+    if (second !== this.#second) [this.#second, this.#calls] = [second, 0];
+    this.#calls += 1;
+    const before = this.ctx.storage.sql.databaseSize;
+    const full = before >= bounds.capBytes && (posts.length > 0 || attachments.length > 0);
+    const refused = this.#runs.ingest(full ? [] : posts, patches, sessionId);
+    if (!full) for (const attachment of attachments) this.#runs.putAttachment(attachment);
+    const waiting = patches.length
+      ? this.#sql
+          .all<{ id: string }>(
+            "SELECT id FROM pending_patches WHERE id IN (SELECT value FROM json_each(?))",
+            JSON.stringify(patches.map((patch) => patch.id)),
+          )
+          .map((row) => row.id)
+      : [];
+    return {
+      refused,
+      waiting,
+      full: full
+        ? `the trace shard holding this run's trace holds ${before} bytes, at its cap of ${bounds.capBytes} (TRACE_SHARD_CAP_BYTES): it takes no new runs or attachments, only patches; a backfill of one project-day past that size is refused`
+        : null,
+      bytes: this.ctx.storage.sql.databaseSize,
+      busy: this.#calls > bounds.splitCalls,
+    };
   }
 
   /** One attachment of a run, or null. */
@@ -99,7 +141,23 @@ export class TraceShardDO extends DurableObject<Env> {
   }
 }
 
-/** The Durable Object name of a shard; `startTime` is the run's ISO start time. */
-export function traceShardName(workspaceId: string, projectId: string, startTime: string): string {
-  return `${workspaceId}/${projectId}/${startTime.slice(0, 10)}`;
+/**
+ * What a shard answers an ingest: the patches it refused, why it refused posts (or null), its size
+ * in bytes, and whether it is busy (more ingest calls this second than the split rate).
+ */
+export type ShardIngestAnswer = {
+  refused: RefusedPatch[];
+  /** Patched runs this shard does not hold: their patches wait here for a post. */
+  waiting: string[];
+  full: string | null;
+  bytes: number;
+  busy: boolean;
+};
+
+/**
+ * The Durable Object name of a shard. `split` is a split key (splits.ts): the UTC day for a
+ * project-day's first shard (the name shards had before splits), `day/<generation>.<bucket>` beyond.
+ */
+export function traceShardName(workspaceId: string, projectId: string, split: string): string {
+  return `${workspaceId}/${projectId}/${split}`;
 }

@@ -57,6 +57,10 @@ export const PARTITION_SCHEMA: Record<PartitionKind, readonly string[]> = {
     "CREATE INDEX trace_feedback_created_idx ON trace_feedback (workspace_id, created_at)",
     `CREATE INDEX trace_feedback_waiting_idx ON trace_feedback (workspace_id, created_at)
       WHERE day IS NULL AND run_id IS NOT NULL`,
+    // The generations of split project-days (tracing/splits.ts, tracing/generations.ts).
+    `CREATE TABLE trace_shard_generations (
+      workspace_id TEXT NOT NULL, project_id TEXT NOT NULL, day TEXT NOT NULL, generation INTEGER NOT NULL,
+      buckets INTEGER NOT NULL, from_ms INTEGER NOT NULL, PRIMARY KEY (workspace_id, project_id, day, generation))`,
   ],
   runs: [
     `CREATE TABLE trace_run_locations (

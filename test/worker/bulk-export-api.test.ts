@@ -7,7 +7,8 @@ import { database } from "../../src/db/client.ts";
 import { bulkExportRuns, bulkExports, exportDestinations } from "../../src/db/schema.ts";
 import { encryptJson } from "../../src/export/crypto.ts";
 import { createDestination } from "../../src/export/destinations.ts";
-import { exportTick, stableId } from "../../src/export/planner.ts";
+import { stableId } from "../../src/export/planner.ts";
+import { tickExports } from "./export-tick.ts";
 import { call, json } from "./helpers.ts";
 
 type Destination = {
@@ -261,14 +262,14 @@ describe("planner", () => {
       );
 
     // 06:09: the first window [00:00, 06:00) is not due until 06:10.
-    await exportTick(env, new Date("2026-11-01T06:09:00Z"));
+    await tickExports(env, new Date("2026-11-01T06:09:00Z"));
     expect(await children()).toHaveLength(0);
-    await exportTick(env, new Date("2026-11-01T06:10:00Z"));
+    await tickExports(env, new Date("2026-11-01T06:10:00Z"));
     expect((await children()).map((c) => [c.startTime, c.endTime])).toEqual([
       ["2026-11-01T00:00:00.000Z", "2026-11-01T06:00:00.000Z"],
     ]);
     // 18:30: two more windows are due, contiguous with the first.
-    await exportTick(env, new Date("2026-11-01T18:30:00Z"));
+    await tickExports(env, new Date("2026-11-01T18:30:00Z"));
     const spawned = await children();
     expect(spawned.map((c) => [c.startTime, c.endTime])).toEqual([
       ["2026-11-01T00:00:00.000Z", "2026-11-01T06:00:00.000Z"],
@@ -279,7 +280,7 @@ describe("planner", () => {
     expect(spawned.every((c) => c.intervalHours === null && c.sourceBulkExportId === schedule.id)).toBe(true);
 
     await call(`/api/v1/bulk-exports/${schedule.id}`, { method: "PATCH", json: { status: "Cancelled" }, key });
-    await exportTick(env, new Date("2026-11-02T18:30:00Z"));
+    await tickExports(env, new Date("2026-11-02T18:30:00Z"));
     expect(await children()).toHaveLength(3);
   });
 
@@ -317,14 +318,14 @@ describe("planner", () => {
     const second = await json<Export>(await post("/api/v1/bulk-exports", body, ownKey));
     // Hold the first at Running: as if its runs were still being written.
     await db.update(bulkExports).set({ status: "Running", startedAt: now }).where(eq(bulkExports.id, first.id));
-    await exportTick(
+    await tickExports(
       Object.assign({}, env, { EXPORT_MAX_CONCURRENT_PER_WORKSPACE: "1" }),
       new Date("2026-08-02T01:00:00Z"),
     );
     expect((await db.select().from(bulkExports).where(eq(bulkExports.id, second.id)).get())?.status).toBe("Created");
     // Once the first has ended, the second starts (it has no runs to write, so it completes at once).
     await db.update(bulkExports).set({ status: "Completed" }).where(eq(bulkExports.id, first.id));
-    await exportTick(
+    await tickExports(
       Object.assign({}, env, { EXPORT_MAX_CONCURRENT_PER_WORKSPACE: "1" }),
       new Date("2026-08-02T01:01:00Z"),
     );
@@ -362,8 +363,8 @@ describe("planner", () => {
     const db = database(env);
     // Two ticks at once (an overlap, or a retried tick) plan the export exactly once.
     await Promise.all([
-      exportTick(env, new Date("2026-10-09T00:00:00Z")),
-      exportTick(env, new Date("2026-10-09T00:00:00Z")),
+      tickExports(env, new Date("2026-10-09T00:00:00Z")),
+      tickExports(env, new Date("2026-10-09T00:00:00Z")),
     ]);
     const runs = await json<ExportRun[]>(await call(`/api/v1/bulk-exports/${created.id}/runs`, { key }));
     expect(runs.map((r) => [r.start_time, r.end_time])).toEqual([
@@ -390,12 +391,12 @@ describe("planner", () => {
       .update(bulkExportRuns)
       .set({ status: "Running", finishedAt: null, updatedAt: "2026-10-09T00:00:00.000Z" })
       .where(eq(bulkExportRuns.exportId, created.id));
-    await exportTick(recording, new Date("2026-10-09T00:04:00Z"));
+    await tickExports(recording, new Date("2026-10-09T00:04:00Z"));
     expect(sent).toEqual([]);
     // Far enough ahead that even a run a background retry just touched counts as stalled (the export
     // itself restarted recently, so it is not timed out).
     await db.update(bulkExports).set({ startedAt: "2099-01-01T00:00:00.000Z" }).where(eq(bulkExports.id, created.id));
-    await exportTick(recording, new Date("2099-01-01T06:00:00Z"));
+    await tickExports(recording, new Date("2099-01-01T06:00:00Z"));
     expect((sent as { runId: string }[]).map((m) => m.runId).sort()).toEqual(runs.map((r) => r.id).sort());
 
     // Whatever the writer did meanwhile, a day later an unfinished export is TimedOut.
@@ -407,7 +408,7 @@ describe("planner", () => {
       .update(bulkExportRuns)
       .set({ status: "Running", finishedAt: null })
       .where(eq(bulkExportRuns.exportId, created.id));
-    await exportTick(env, new Date("2026-10-10T00:00:01Z"));
+    await tickExports(env, new Date("2026-10-10T00:00:01Z"));
     expect(await json<Export>(await call(`/api/v1/bulk-exports/${created.id}`, { key }))).toMatchObject({
       status: "TimedOut",
     });

@@ -4,7 +4,7 @@ import { tableFromIPC } from "apache-arrow";
 import { readParquet } from "parquet-wasm/esm";
 import { describe, expect, it } from "vitest";
 import { type ExportRunMessage, handleExportRun } from "../../src/export/partition-writer.ts";
-import { exportTick } from "../../src/export/planner.ts";
+import { tickExports } from "./export-tick.ts";
 import { call, completedExport, json } from "./helpers.ts";
 
 const post = (path: string, body: unknown) => call(path, { method: "POST", json: body });
@@ -69,7 +69,7 @@ describe("exports through an R2 binding", () => {
         format_version: "v2_beta",
       }),
     );
-    await exportTick(env, new Date("2026-09-03T01:00:00Z"));
+    await tickExports(env, new Date("2026-09-03T01:00:00Z"));
     const { tenant_id: tenant } = await completedExport(exported.id);
 
     // The deployment's own store: every key sits under the workspace's root.
@@ -133,7 +133,7 @@ describe("exports through an R2 binding", () => {
         }),
       );
       const driven = recorded();
-      await exportTick(driven.env, new Date("2026-07-02T01:00:00Z"));
+      await tickExports(driven.env, new Date("2026-07-02T01:00:00Z"));
       return { exported, ...driven };
     }
 
@@ -256,7 +256,7 @@ describe("exports through an R2 binding", () => {
         }),
       );
       // The next tick retries (attempt 2); the slot stays taken, so the new export waits.
-      await exportTick(driven, new Date("2026-07-02T01:01:00Z"));
+      await tickExports(driven, new Date("2026-07-02T01:01:00Z"));
       expect((await status(exported.id)).status).toBe("Running");
       expect((await status(next.id)).status).toBe("Created");
       const attempts = await env.DB.prepare("SELECT manifest_attempts FROM bulk_exports WHERE id = ?")
@@ -264,14 +264,14 @@ describe("exports through an R2 binding", () => {
         .first<{ manifest_attempts: number }>();
       expect(attempts!.manifest_attempts).toBe(2);
       // Attempt 3 is the last of EXPORT_MAX_RETRIES = 2 retries: the export fails with the bucket's error.
-      await exportTick(driven, new Date("2026-07-02T01:02:00Z"));
+      await tickExports(driven, new Date("2026-07-02T01:02:00Z"));
       const failed = await status(exported.id);
       expect(failed.status).toBe("Failed");
       expect(failed.error).toBe(
         "writing the manifest failed after 3 attempts: R2 PutObject failed: Network connection lost.",
       );
       // The slot is free: the next tick starts the waiting export.
-      await exportTick(driven, new Date("2026-07-02T01:03:00Z"));
+      await tickExports(driven, new Date("2026-07-02T01:03:00Z"));
       expect((await status(next.id)).status).toBe("Running");
     });
   });

@@ -3,10 +3,10 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { database } from "../../src/db/client.ts";
-import { exportTick } from "../../src/export/planner.ts";
 import worker from "../../src/index.ts";
 import { defaultPlan, organizationPlan, planRefusal } from "../../src/tenancy/plans.ts";
 import { DEFAULT_ORGANIZATION_ID } from "../../src/tenancy/store.ts";
+import { tickExports } from "./export-tick.ts";
 import { call, FAR_SCHEDULE, fireCrons, json } from "./helpers.ts";
 
 interface Organization {
@@ -284,7 +284,7 @@ describe("after a downgrade", () => {
       (await json<{ status: string }>(await call(`/api/v1/bulk-exports/${id}`))).status;
 
     await setPlan("developer");
-    await exportTick(env, new Date("2026-11-02T00:30:00Z"));
+    await tickExports(env, new Date("2026-11-02T00:30:00Z"));
     expect(await children()).toEqual([]);
     expect(await statusOf(schedule.id)).toBe("IntervalScheduled");
     // The one-off export was accepted on plus: it runs (no runs in its window, so it completes at once).
@@ -292,7 +292,7 @@ describe("after a downgrade", () => {
 
     // Back on plus, the schedule catches up the windows that waited.
     await setPlan("plus");
-    await exportTick(env, new Date("2026-11-02T00:30:00Z"));
+    await tickExports(env, new Date("2026-11-02T00:30:00Z"));
     expect(await children()).toEqual([
       "2026-11-01T00:00:00.000Z",
       "2026-11-01T06:00:00.000Z",

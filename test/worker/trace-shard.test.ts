@@ -11,13 +11,13 @@ import { traceShardName } from "../../src/tracing/trace-shard-do.ts";
 const SESSION = "00000000-0000-4000-8000-00000000000a";
 
 describe("TraceShardDO", () => {
-  it("names one shard per workspace, project and UTC day", () => {
-    expect(traceShardName("ws", "p", "2026-11-20T23:59:59.999Z")).toBe("ws/p/2026-11-20");
-    expect(traceShardName("ws", "p", "2026-11-21T00:00:00.000Z")).toBe("ws/p/2026-11-21");
+  it("names one shard per workspace, project and split (the day for a day's first shard)", () => {
+    expect(traceShardName("ws", "p", "2026-11-20")).toBe("ws/p/2026-11-20");
+    expect(traceShardName("ws", "p", "2026-11-21/2.3")).toBe("ws/p/2026-11-21/2.3");
   });
 
   it("stores, patches and queries runs through RPC", async () => {
-    const shard = env.TRACE_SHARD.getByName(traceShardName("ws", SESSION, "2026-11-20T10:00:00Z"));
+    const shard = env.TRACE_SHARD.getByName(traceShardName("ws", SESSION, "2026-11-20"));
     const root = crypto.randomUUID();
     const child = crypto.randomUUID();
     const rootOrder = `20261120T100000000000Z${root}`;
@@ -65,7 +65,7 @@ describe("TraceShardDO", () => {
   });
 
   it("hands an export page over in fewer rows when a column would exceed SQLite's value limit, down to one row read as it is", async () => {
-    const shard = env.TRACE_SHARD.getByName(traceShardName("ws", SESSION, "2026-11-19T10:00:00Z"));
+    const shard = env.TRACE_SHARD.getByName(traceShardName("ws", SESSION, "2026-11-19"));
     // Control characters take six bytes each in JSON: one 1 MiB error becomes a 6 MiB JSON string,
     // so a page of two is over Durable Object SQLite's limit and one is read without an aggregate.
     const error = "\u0001".repeat(1024 * 1024);

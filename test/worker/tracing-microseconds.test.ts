@@ -3,8 +3,8 @@ import { env } from "cloudflare:test";
 import { tableFromIPC } from "apache-arrow";
 import { readParquet } from "parquet-wasm/esm";
 import { describe, expect, it } from "vitest";
-import { exportTick } from "../../src/export/planner.ts";
 import { formatMicros, toStoredTime } from "../../src/tracing/times.ts";
+import { tickExports } from "./export-tick.ts";
 import { call, completedExport, json } from "./helpers.ts";
 
 const post = (path: string, body: unknown) => call(path, { method: "POST", json: body });
@@ -106,7 +106,7 @@ describe("microsecond times", () => {
           export_fields: ["id", "start_time", "end_time"],
         }),
       );
-      await exportTick(env, new Date("2026-08-16T01:00:00Z"));
+      await tickExports(env, new Date("2026-08-16T01:00:00Z"));
       const { tenant_id: tenant } = await completedExport(exported.id);
       const listed = await env.EXPORT_TEST_BUCKET.list({
         prefix: `workspaces/${tenant}/micro/export_id=${exported.id}/`,

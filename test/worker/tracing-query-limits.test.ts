@@ -427,10 +427,10 @@ describe("shard calls per request", () => {
         shardCalls: 1,
         pageBytes: 1 << 20,
       }),
-    ).rejects.toThrow("one request reads at most 1 project-days: narrow the query with session");
+    ).rejects.toThrow("one request reads at most 1: narrow the query with session");
     // Stats read every shard at once, so they refuse past the budget.
     await expect(
       runStats(db, counted().namespace, workspaceId, RunsQuerySchema.parse({ session: walkProjects }), budget),
-    ).rejects.toThrow("These filters cover 24 project-days of runs; run stats read at most 5");
+    ).rejects.toThrow("These filters cover 24 trace shards (project-days and their splits); run stats read at most 5");
   });
 });

@@ -6,8 +6,8 @@ import { readParquet } from "parquet-wasm/esm";
 import { describe, expect, it } from "vitest";
 import { RUN_TIME_RANGE } from "../../src/core/limits.ts";
 import { exportRecordBatch, storedTimeMicros, storedTimeMillis } from "../../src/export/columns.ts";
-import { exportTick } from "../../src/export/planner.ts";
 import { toStoredTime } from "../../src/tracing/times.ts";
+import { tickExports } from "./export-tick.ts";
 import { call, completedExport, json } from "./helpers.ts";
 
 const post = (path: string, body: unknown) => call(path, { method: "POST", json: body });
@@ -180,7 +180,7 @@ describe("run times at the edges", () => {
             export_fields: ["id", "start_time", "end_time"],
           }),
         );
-        await exportTick(env, new Date(Date.parse(window[1]) + 3_600_000));
+        await tickExports(env, new Date(Date.parse(window[1]) + 3_600_000));
         const { tenant_id: tenant } = await completedExport(exported.id);
         const listed = await env.EXPORT_TEST_BUCKET.list({
           prefix: `workspaces/${tenant}/edges/export_id=${exported.id}/`,

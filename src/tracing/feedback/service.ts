@@ -88,10 +88,9 @@ export class FeedbackService {
     if (!input.session_id) return { projectId: null, day: null };
     // Another workspace's project is not found here.
     await getProject(this.db, this.workspaceId, input.session_id);
-    return {
-      projectId: input.session_id,
-      day: input.run_id && input.start_time ? input.start_time.slice(0, 10) : null,
-    };
+    // Its shard is not known before the run is: a busy day splits by the trace's root time and id
+    // (splits.ts), so the feedback waits for its run and is placed when the run is posted.
+    return { projectId: input.session_id, day: null };
   }
 
   /**
