@@ -45,7 +45,9 @@ export const MetricsDO = guardDurableObject(MetricsObject);
 export const ThreadDO = guardDurableObject(ThreadObject);
 export const TraceShardDO = guardDurableObject(TraceShardObject);
 /** Each kind of workspace partition's scheduled work, run on its object's alarm. */
-export const WorkspaceDO = guardDurableObject(workspaceObject({ crons: cronAlarm, store: storeAlarm }));
+export const WorkspaceDO = guardDurableObject(
+  workspaceObject({ crons: cronAlarm, store: storeAlarm, traces: placeWaitingFeedback }),
+);
 
 const app = createApp();
 
@@ -53,7 +55,6 @@ const app = createApp();
 export const tickJobs: Record<string, TickJob> = {
   "bulk-export": (env, at) => exportTick(env, at),
   "partition-migration": async (env) => void (await startPartitionMigrations(env)),
-  "feedback-placement": async (env, at) => void (await placeWaitingFeedback(database(env), env.TRACE_SHARD, at)),
 };
 /** Handlers of the work queue, by message kind. */
 export const queueHandlers: Record<string, WorkHandler> = {

@@ -5,6 +5,8 @@ import { type Database, database } from "../db/client.ts";
 import { type BulkExportRow, bulkExportRuns, bulkExports, traceShards } from "../db/schema.ts";
 import { log } from "../observability/log.ts";
 import { type PlanEnv, planAllows, workspacePlans } from "../tenancy/plans.ts";
+import { tracesDatabase } from "../tracing/directory.ts";
+import type { WorkspaceBindings } from "../workspace/database.ts";
 import type { FormatVersion } from "./columns.ts";
 import { type destinationTarget, getDestination } from "./destinations.ts";
 import { finishExportIfDone, partitionFolder } from "./manifest.ts";
@@ -47,6 +49,7 @@ const MAX_SPAWNS_PER_TICK = 48;
 
 type PlannerEnv = Parameters<typeof destinationTarget>[1] &
   Pick<Env, "DB" | "QUEUE"> &
+  WorkspaceBindings &
   Partial<Pick<Env, "EXPORT_MAX_CONCURRENT_PER_WORKSPACE" | "EXPORT_MAX_RETRIES">> &
   PlanEnv;
 
@@ -193,7 +196,12 @@ async function timeOutExports(db: Database, workspaceId: string, now: Date): Pro
  * organization's plan no longer has bulk export pauses: its windows wait, unspawned, and are caught
  * up (48 per tick) once the plan allows bulk export again.
  */
-async function spawnScheduledWindows(db: Database, env: PlanEnv, workspaceId: string, now: Date): Promise<void> {
+async function spawnScheduledWindows(
+  db: Database,
+  env: PlanEnv & WorkspaceBindings,
+  workspaceId: string,
+  now: Date,
+): Promise<void> {
   const schedules = await db
     .select()
     .from(bulkExports)
@@ -229,6 +237,7 @@ async function spawnScheduledWindows(db: Database, env: PlanEnv, workspaceId: st
         // The child's id is fixed by the window, so a window spawned twice is one export.
         await createExport(
           db,
+          tracesDatabase(env, schedule.workspaceId),
           schedule.workspaceId,
           input,
           { id: schedule.id },
@@ -324,7 +333,8 @@ async function startExport(db: Database, env: PlannerEnv, exported: BulkExportRo
   // The first and last UTC day of [start, end): bounds on the shard index, never a list of every day.
   const firstDay = exported.startTime.slice(0, 10);
   const lastDay = new Date(Date.parse(end) - 1).toISOString().slice(0, 10);
-  const days = await db
+  // The shard directory is in the workspace's traces partition.
+  const days = await tracesDatabase(env, exported.workspaceId)
     .select({ day: traceShards.day })
     .from(traceShards)
     .where(

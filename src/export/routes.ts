@@ -5,6 +5,7 @@ import { createRouter } from "../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
 import { requirePlan } from "../tenancy/plans.ts";
+import { tracesDatabase } from "../tracing/directory.ts";
 import { createDestination, getDestination, listDestinations, updateDestinationCredentials } from "./destinations.ts";
 import {
   BulkExportCreateSchema,
@@ -175,7 +176,8 @@ export const bulkExportRoutes = createRouter()
   })
   .openapi(routes.createExport, async (c) => {
     const { format: _format, ...input } = c.req.valid("json");
-    return c.json(await createExport(database(c.env), c.get("principal").workspaceId, input), 200);
+    const workspaceId = c.get("principal").workspaceId;
+    return c.json(await createExport(database(c.env), tracesDatabase(c.env, workspaceId), workspaceId, input), 200);
   })
   .openapi(routes.listExports, async (c) =>
     c.json(await listExports(database(c.env), c.get("principal").workspaceId), 200),

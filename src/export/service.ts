@@ -2,6 +2,7 @@ import { and, asc, desc, eq, inArray, notInArray } from "drizzle-orm";
 import { badRequest, conflict, invalid, notFound } from "../core/errors.ts";
 import type { Database } from "../db/client.ts";
 import { type BulkExportRow, type BulkExportRunRow, bulkExportRuns, bulkExports } from "../db/schema.ts";
+import type { TracesDatabase } from "../tracing/directory.ts";
 import { checkQueryFilters, filterProblemsDetail } from "../tracing/filter/query-filters.ts";
 import { getProject } from "../tracing/projects/service.ts";
 import { type FormatVersion, unknownExportFields } from "./columns.ts";
@@ -95,6 +96,8 @@ function checkInput(input: ExportInput): void {
 
 export async function createExport(
   db: Database,
+  /** The workspace's traces partition, where its tracing projects are. */
+  traces: TracesDatabase,
   workspaceId: string,
   input: ExportInput,
   source: { id: string } | null = null,
@@ -103,7 +106,7 @@ export async function createExport(
   checkInput(input);
   // Both must belong to this workspace; getDestination/getProject throw not_found otherwise.
   await getDestination(db, workspaceId, input.bulk_export_destination_id);
-  await getProject(db, workspaceId, input.session_id);
+  await getProject(traces, workspaceId, input.session_id);
   const now = new Date().toISOString();
   const scheduled = input.interval_hours !== undefined && input.interval_hours !== null;
   const row: BulkExportRow = {

@@ -1,8 +1,7 @@
 import type { Context } from "hono";
 import { forbidden, notFound } from "../core/errors.ts";
-import { database } from "../db/client.ts";
 import type { AppEnv } from "../http/app-env.ts";
-import { locateRun } from "./ingest.ts";
+import { locateRun, tracesDatabase } from "./directory.ts";
 import { traceShardName } from "./trace-shard-do.ts";
 
 /**
@@ -140,7 +139,7 @@ export async function attachmentDownload(
   runId: string,
   name: string,
 ): Promise<Response> {
-  const location = await locateRun(database(c.env), workspaceId, runId);
+  const location = await locateRun(c.env, workspaceId, runId);
   const found =
     location &&
     (await c.env.TRACE_SHARD.getByName(traceShardName(workspaceId, location.projectId, location.day)).attachment(

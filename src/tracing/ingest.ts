@@ -10,10 +10,10 @@ import {
   type TraceShardVars,
   traceShardBounds,
 } from "../core/limits.ts";
-import type { Database } from "../db/client.ts";
 import { inJsonList } from "../db/json-filter.ts";
 import { traceRunLocations } from "../db/schema.ts";
 import type { WorkspaceBindings } from "../workspace/database.ts";
+import { locateRuns, type RunLocation, recordLocations, recordShards, type TracesDatabase } from "./directory.ts";
 import { generationsOf, openGeneration } from "./generations.ts";
 import { deriveLineage, type Lineage, MAX_OUTSIDE_PARENTS } from "./lineage.ts";
 import { getProject, projectIdForName } from "./projects/service.ts";
@@ -107,7 +107,8 @@ export class Ingestor {
   readonly #errors: RunProblem[] = [];
 
   constructor(
-    private readonly db: Database,
+    /** The workspace's `traces` partition: projects and the shard directory. */
+    private readonly db: TracesDatabase,
     private readonly shards: DurableObjectNamespace<TraceShardDO>,
     private readonly workspaceId: string,
     private readonly options: IngestOptions,
@@ -130,7 +131,7 @@ export class Ingestor {
     for (const run of checked)
       if (!postsById.has(run.id) && !(run.dotted_order && selfLocated(run))) unlocated.add(run.id);
     for (const { run_id } of rawAttachments) if (!postsById.has(run_id) && !patchIds.has(run_id)) unlocated.add(run_id);
-    const indexed = await locateRuns(this.db, this.workspaceId, [...unlocated]);
+    const indexed = await locateRuns(this.#env, this.workspaceId, [...unlocated]);
 
     const located = (
       await Promise.all(checked.map((run) => this.#locatePatch(run, postsById.get(run.id), indexed.get(run.id))))
@@ -196,7 +197,7 @@ export class Ingestor {
     const candidates = waiting.filter(({ id }) => !postsById.has(id));
     if (!candidates.length) return 0;
     const located = await locateRuns(
-      this.db,
+      this.#env,
       this.workspaceId,
       candidates.map(({ id }) => id),
     );
@@ -417,7 +418,7 @@ export class Ingestor {
   async #withLineage(posts: Located<RunPost>[]): Promise<Located<RunPost>[]> {
     if (posts.every((p) => p.run.dotted_order !== undefined)) return posts;
     const runs = posts.map((p) => p.run);
-    const indexed = await locateRuns(this.db, this.workspaceId, outsideParents(runs));
+    const indexed = await locateRuns(this.#env, this.workspaceId, outsideParents(runs));
     const derived = await deriveLineage(runs, (id) => this.#storedLineage(id, indexed));
     return posts.map((p) => {
       const lineage = p.run.dotted_order === undefined ? derived.get(p.run.id) : undefined;
@@ -504,42 +505,21 @@ export class Ingestor {
   }
 
   /**
-   * Indexes the posts' locations and the shards in D1: one statement per `LOCATION_IDS_PER_LOOKUP`
-   * runs (their rows bound as one JSON parameter) and one for the shards, in one batch.
+   * Records the posts' locations (in the workspace's locator shards) and the shards that now hold
+   * runs (in its directory), in parallel. The location's day column holds the split key: the run's
+   * shard, not only its day.
    */
   async #index(posts: Placed<RunPost>[], shards: Shard[]): Promise<void> {
-    // Raw D1 statements: drizzle batches only its own builders, and these bind a JSON array each.
-    const d1 = this.db.$client;
-    const statements: D1PreparedStatement[] = [];
-    for (const group of chunked(posts, LOCATION_IDS_PER_LOOKUP)) {
-      // The location's day column holds the split key: the run's shard, not only its day.
-      const rows = group.map((p) => [p.run.id, p.projectId, p.split]);
-      statements.push(
-        d1
-          .prepare(
-            `INSERT INTO trace_run_locations (workspace_id, run_id, project_id, day)
-             SELECT ?, value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true ON CONFLICT DO NOTHING`,
-          )
-          .bind(this.workspaceId, JSON.stringify(rows)),
-      );
-    }
-    if (shards.length) {
-      const rows = shards.map((shard) => [shard.projectId, shard.day]);
-      statements.push(
-        d1
-          .prepare(
-            `INSERT INTO trace_shards (workspace_id, project_id, day)
-             SELECT ?, value ->> 0, value ->> 1 FROM json_each(?) WHERE true ON CONFLICT DO NOTHING`,
-          )
-          .bind(this.workspaceId, JSON.stringify(rows)),
-      );
-    }
-    if (statements.length) await d1.batch(statements);
+    await Promise.all([
+      recordLocations(
+        this.#env,
+        this.workspaceId,
+        posts.map((p) => ({ runId: p.run.id, projectId: p.projectId, split: p.split })),
+      ),
+      shards.length ? recordShards(this.db, this.workspaceId, shards) : undefined,
+    ]);
   }
 }
-
-/** Where a run lives: its project and its split key (splits.ts; the bare day for a day's first shard). */
-export type RunLocation = { projectId: string; day: string };
 
 /** A located run's project, day and split, from its index entry. */
 const placedAt = (location: RunLocation) => ({
@@ -549,34 +529,6 @@ const placedAt = (location: RunLocation) => ({
 });
 
 const DAY_MS = 86_400_000;
-
-/** Where a run lives, from the D1 index. */
-export async function locateRun(db: Database, workspaceId: string, runId: string): Promise<RunLocation | null> {
-  const row = await db
-    .select({ projectId: traceRunLocations.projectId, day: traceRunLocations.day })
-    .from(traceRunLocations)
-    .where(and(eq(traceRunLocations.workspaceId, workspaceId), eq(traceRunLocations.runId, runId)))
-    .get();
-  return row ?? null;
-}
-
-/** Where runs live, from the D1 index: one query per `LOCATION_IDS_PER_LOOKUP` ids. */
-export async function locateRuns(
-  db: Database,
-  workspaceId: string,
-  runIds: string[],
-): Promise<Map<string, RunLocation>> {
-  const found = new Map<string, RunLocation>();
-  for (const ids of chunked(runIds, LOCATION_IDS_PER_LOOKUP)) {
-    const rows = await db
-      .select({ runId: traceRunLocations.runId, projectId: traceRunLocations.projectId, day: traceRunLocations.day })
-      .from(traceRunLocations)
-      .where(and(eq(traceRunLocations.workspaceId, workspaceId), inJsonList(traceRunLocations.runId, ids)))
-      .all();
-    for (const { runId, ...location } of rows) found.set(runId, location);
-  }
-  return found;
-}
 
 /** The UTC day a patch names by itself (start_time or dotted_order) when it also names its project, else null. */
 function selfLocated(run: RunPatch): string | null {

@@ -3,14 +3,13 @@ import { and, desc, eq, gte, lt, lte, type SQL } from "drizzle-orm";
 import { chunked } from "../core/batches.ts";
 import { DomainError } from "../core/errors.ts";
 import { MAX_QUERY_PAGE_BYTES, onFreePlan, type PlanVars, SHARD_CALLS_PER_REQUEST } from "../core/limits.ts";
-import type { Database } from "../db/client.ts";
 import { inJsonList } from "../db/json-filter.ts";
 import { traceShards } from "../db/schema.ts";
 import type { WorkspaceBindings } from "../workspace/database.ts";
+import { locateRun, type TracesDatabase } from "./directory.ts";
 import { type CompiledFilter, compileFilter } from "./filter/compile.ts";
 import { checkQueryFilters, filterProblemsDetail } from "./filter/query-filters.ts";
 import { generationsOf } from "./generations.ts";
-import { locateRun } from "./ingest.ts";
 import { projectRun } from "./run-projection.ts";
 import { foldRunStats, mergeRunStats, type RunStats, type ShardRunStats } from "./run-stats.ts";
 import type { RunsPage, RunsQuery } from "./schemas.ts";
@@ -92,15 +91,16 @@ export function shardQuery(query: RunsQuery, after: Cursor | undefined): Omit<Tr
  * by the located run for id/trace/parent_run, by day, and by the cursor's day.
  */
 export async function matchingShards(
-  db: Database,
+  db: TracesDatabase,
   workspaceId: string,
   query: Pick<RunsQuery, "session" | "trace" | "parent_run" | "id" | "start_time" | "end_time" | "order">,
   after: Cursor | undefined,
+  directory: WorkspaceBindings,
 ): Promise<{ projectId: string; day: string }[]> {
   let projects = query.session;
   const anchor = query.trace ?? query.parent_run ?? (query.id?.length === 1 ? query.id[0] : undefined);
   if (anchor) {
-    const location = await locateRun(db, workspaceId, anchor);
+    const location = await locateRun(directory, workspaceId, anchor);
     if (!location) return [];
     projects = projects ? projects.filter((p) => p === location.projectId) : [location.projectId];
   }
@@ -165,7 +165,7 @@ function nextDayStart(day: string): string {
 }
 
 export async function queryRuns(
-  db: Database,
+  db: TracesDatabase,
   shards: DurableObjectNamespace<TraceShardDO>,
   workspaceId: string,
   query: RunsQuery,
@@ -175,7 +175,7 @@ export async function queryRuns(
   const after = query.cursor ? (decodeCursor(query.cursor) ?? undefined) : undefined;
   const conditions = shardQuery(query, after);
 
-  const rows = await matchingShards(db, workspaceId, query, after);
+  const rows = await matchingShards(db, workspaceId, query, after, directory);
   const splits = await splitsOf(directory, workspaceId, rows, query);
 
   const days = new Map<string, ShardSplit[]>();
@@ -280,7 +280,7 @@ const MAX_STATS_SHARDS = 500;
  * apply), summed over every matching shard.
  */
 export async function runStats(
-  db: Database,
+  db: TracesDatabase,
   shards: DurableObjectNamespace<TraceShardDO>,
   workspaceId: string,
   query: RunsQuery,
@@ -288,7 +288,12 @@ export async function runStats(
   directory: WorkspaceBindings = workerEnv,
 ): Promise<RunStats> {
   const { after: _after, order: _order, ...conditions } = shardQuery(query, undefined);
-  const rows = await splitsOf(directory, workspaceId, await matchingShards(db, workspaceId, query, undefined), query);
+  const rows = await splitsOf(
+    directory,
+    workspaceId,
+    await matchingShards(db, workspaceId, query, undefined, directory),
+    query,
+  );
   const most = Math.min(MAX_STATS_SHARDS, budget.shardCalls);
   if (rows.length > most) {
     throw new DomainError(

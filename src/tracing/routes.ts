@@ -1,7 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { badRequest, DomainError, invalid, notFound } from "../core/errors.ts";
-import { database } from "../db/client.ts";
 import { deployment } from "../deployment/index.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { maxBodyBytes } from "../http/body-limit.ts";
@@ -11,10 +10,11 @@ import { createRouter } from "../http/router.ts";
 import { jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
 import { attachmentDownload, attachmentS3Urls } from "./attachment-urls.ts";
+import { locateRun, tracesDatabase } from "./directory.ts";
 import { ingestFeedback } from "./feedback/ingest.ts";
 import { FeedbackService } from "./feedback/service.ts";
 import { checkQueryFilters } from "./filter/query-filters.ts";
-import { Ingestor, type IngestResult, locateRun, type RunProblem } from "./ingest.ts";
+import { Ingestor, type IngestResult, type RunProblem } from "./ingest.ts";
 import { readMultipartRuns } from "./multipart.ts";
 import { decodeCursor, QueryFilterError, queryBudget, queryRuns } from "./query.ts";
 import { wireRun } from "./run-projection.ts";
@@ -142,9 +142,14 @@ const routes = {
 
 /** The ingestion of this request's workspace, under the traced run limit in force. */
 const ingestor = (c: Context<AppEnv>) =>
-  new Ingestor(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId, {
-    maxRunBytes: tracedRunLimit(c.env),
-  });
+  new Ingestor(
+    tracesDatabase(c.env, c.get("principal").workspaceId),
+    c.env.TRACE_SHARD,
+    c.get("principal").workspaceId,
+    {
+      maxRunBytes: tracedRunLimit(c.env),
+    },
+  );
 
 /** Feedback sent before its run counts in the run's feedback_stats and filters once the run is posted. */
 async function placeWaitingFeedback(c: Context<AppEnv>, posts: unknown[]): Promise<void> {
@@ -152,8 +157,7 @@ async function placeWaitingFeedback(c: Context<AppEnv>, posts: unknown[]): Promi
     const id = (post as { id?: unknown } | null)?.id;
     return typeof id === "string" ? [id.toLowerCase()] : [];
   });
-  if (ids.length)
-    await new FeedbackService(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId).placeWaiting(ids);
+  if (ids.length) await new FeedbackService(c.env, c.get("principal").workspaceId).placeWaiting(ids);
 }
 
 /**
@@ -231,10 +235,7 @@ export const tracingRunRoutes = createRouter()
     const result = await ingestor(c).ingest(posts, patches, attachments);
     await placeWaitingFeedback(c, posts);
     // After the runs, so feedback on a run of the same request finds it.
-    const feedbackResult = await ingestFeedback(
-      new FeedbackService(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId),
-      feedback,
-    );
+    const feedbackResult = await ingestFeedback(new FeedbackService(c.env, c.get("principal").workspaceId), feedback);
     const errors = [...problems, ...result.errors, ...feedbackResult.errors];
     const stored = result.accepted + feedbackResult.accepted;
     if (stored === 0 && errors.length > 0) throw refusedBatch(errors);
@@ -246,7 +247,13 @@ export const tracingRunRoutes = createRouter()
     if (query.cursor && !decodeCursor(query.cursor)) throw badRequest("cursor is not a cursor this API returned");
     try {
       return c.json(
-        await queryRuns(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId, query, queryBudget(c.env)),
+        await queryRuns(
+          tracesDatabase(c.env, c.get("principal").workspaceId),
+          c.env.TRACE_SHARD,
+          c.get("principal").workspaceId,
+          query,
+          queryBudget(c.env),
+        ),
         200,
       );
     } catch (error) {
@@ -262,7 +269,7 @@ export const tracingRunRoutes = createRouter()
   .openapi(routes.get, async (c) => {
     const { run_id } = c.req.valid("param");
     const workspaceId = c.get("principal").workspaceId;
-    const location = await locateRun(database(c.env), workspaceId, run_id);
+    const location = await locateRun(c.env, workspaceId, run_id);
     const text =
       location &&
       (await c.env.TRACE_SHARD.getByName(traceShardName(workspaceId, location.projectId, location.day)).get(run_id));

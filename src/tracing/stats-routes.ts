@@ -1,10 +1,10 @@
 import { createRoute } from "@hono/zod-openapi";
 import { badRequest } from "../core/errors.ts";
-import { database } from "../db/client.ts";
 import { errorResponse } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { jsonBody, jsonContent } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
+import { tracesDatabase } from "./directory.ts";
 import { QueryFilterError, queryBudget, runStats } from "./query.ts";
 import { RunStatsSchema, RunsQuerySchema } from "./schemas.ts";
 
@@ -30,7 +30,7 @@ export const runStatsRoutes = createRouter().openapi(stats, async (c) => {
   try {
     return c.json(
       await runStats(
-        database(c.env),
+        tracesDatabase(c.env, c.get("principal").workspaceId),
         c.env.TRACE_SHARD,
         c.get("principal").workspaceId,
         c.req.valid("json"),

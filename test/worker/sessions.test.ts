@@ -2,7 +2,7 @@
 
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { database } from "../../src/db/client.ts";
+import { tracesDatabase } from "../../src/tracing/directory.ts";
 import { projectForName } from "../../src/tracing/projects/service.ts";
 import { call, json } from "./helpers.ts";
 
@@ -151,9 +151,9 @@ describe("tracing projects", () => {
   });
 
   it("creates a project on first use of its name, once", async () => {
-    const db = database(env);
     const name = unique("auto");
     const workspaceId = (await json<Session>(await create({ name: unique("probe") }))).tenant_id;
+    const db = tracesDatabase(env, workspaceId);
     const [a, b] = await Promise.all([projectForName(db, workspaceId, name), projectForName(db, workspaceId, name)]);
     expect(a.id).toBe(b.id);
     expect((await json<Session[]>(await call(`/api/v1/sessions?name=${name}`))).map((s) => s.id)).toEqual([a.id]);

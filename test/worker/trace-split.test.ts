@@ -4,7 +4,6 @@ import { tableFromIPC } from "apache-arrow";
 import { readParquet } from "parquet-wasm/esm";
 import { describe, expect, it } from "vitest";
 import { TRACE_GENERATION_MARGIN_MS } from "../../src/core/limits.ts";
-import { database } from "../../src/db/client.ts";
 import {
   EXPORT_PLAN_MESSAGE,
   EXPORT_PLAN_PAGE_MESSAGE,
@@ -12,6 +11,7 @@ import {
   exportTick,
 } from "../../src/export/planner.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
+import { tracesDatabase } from "../../src/tracing/directory.ts";
 import { generationsOf, openGeneration } from "../../src/tracing/generations.ts";
 import { Ingestor } from "../../src/tracing/ingest.ts";
 import type { RunPatch, RunPost } from "../../src/tracing/schemas.ts";
@@ -47,7 +47,7 @@ function trace(project: string, rootAt: string, childTimes: string[] = []): RunP
 
 /** An Ingestor whose shards split past `splitBytes` (and refuse past `capBytes`), at the clock `now`. */
 const ingestor = (now: number, vars: { split?: number; cap?: number; calls?: number } = {}) =>
-  new Ingestor(database(env), env.TRACE_SHARD, DEFAULT_WORKSPACE_ID, {
+  new Ingestor(tracesDatabase(env, DEFAULT_WORKSPACE_ID), env.TRACE_SHARD, DEFAULT_WORKSPACE_ID, {
     maxRunBytes: 32 * 1024,
     env: Object.assign({}, env, {
       TRACE_SHARD_SPLIT_BYTES: String(vars.split ?? 1),

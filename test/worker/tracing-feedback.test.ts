@@ -1,7 +1,9 @@
 // /api/v1/feedback, feedback_stats and feedback filters on runs, and POST /api/v1/runs/stats, in workspaces of their own.
 import { env } from "cloudflare:workers";
+import { and, count, eq, isNull, sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { database } from "../../src/db/client.ts";
+import { traceFeedback } from "../../src/db/schema.ts";
+import { tracesDatabase } from "../../src/tracing/directory.ts";
 import { placeWaitingFeedback } from "../../src/tracing/feedback/service.ts";
 import { call, json } from "./helpers.ts";
 
@@ -194,19 +196,22 @@ describe("feedback", () => {
     const workspaceId = workspaces.find((w) => w.display_name === "Feedback tests")!.id;
     const now = new Date().toISOString();
     // What another isolate's POST /feedback writes for a run not stored yet.
-    await env.DB.prepare(
-      "INSERT INTO trace_feedback (id, workspace_id, run_id, key, score, created_at, modified_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-    )
-      .bind(crypto.randomUUID(), workspaceId, late.id, "swept-key", 1, now, now)
-      .run();
+    const traces = tracesDatabase(env, workspaceId);
+    await traces.run(
+      sql`INSERT INTO trace_feedback (id, workspace_id, run_id, key, score, created_at, modified_at) VALUES (${crypto.randomUUID()}, ${workspaceId}, ${late.id}, 'swept-key', 1, ${now}, ${now})`,
+    );
     expect((await post("/api/v1/runs/batch", { post: [late] })).status).toBe(202);
     expect(await swept()).toEqual([]);
 
-    const examined = await placeWaitingFeedback(database(env), env.TRACE_SHARD);
-    expect(examined).toBeGreaterThanOrEqual(1);
+    // The workspace's traces partition's alarm places it.
+    const partition = { workspaceId, kind: "traces" } as const;
+    await placeWaitingFeedback(env, partition, traces);
     expect(await swept()).toEqual(["swept"]);
-    // Placed feedback is not looked at again (other tests' feedback for runs never posted still waits).
-    expect(await placeWaitingFeedback(database(env), env.TRACE_SHARD)).toBe(examined - 1);
+    const waiting = await traces
+      .select({ n: count() })
+      .from(traceFeedback)
+      .where(and(eq(traceFeedback.runId, late.id), isNull(traceFeedback.day)));
+    expect(waiting).toEqual([{ n: 0 }]);
   });
 
   it("shows feedback_stats on read and query, and filters runs by feedback_key/feedback_score", async () => {

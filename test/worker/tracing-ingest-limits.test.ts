@@ -3,10 +3,13 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MAX_ATTACHMENT_BYTES } from "../../src/core/limits.ts";
 import { database } from "../../src/db/client.ts";
+import { resetUsage, usageSnapshot } from "../../src/limits-guard/usage.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
+import { tracesDatabase } from "../../src/tracing/directory.ts";
 import { Ingestor } from "../../src/tracing/ingest.ts";
 import { readMultipartRuns } from "../../src/tracing/multipart.ts";
 import type { TraceShardDO } from "../../src/tracing/trace-shard-do.ts";
+import { RUN_LOCATOR_SHARDS } from "../../src/workspace/partition.ts";
 import { call, json } from "./helpers.ts";
 
 /** A root run as the SDKs post it, on a fixed day. */
@@ -64,10 +67,15 @@ describe("ingest limits", () => {
     const project = `chunked-${crypto.randomUUID()}`;
     const runs = Array.from({ length: 12 }, (_, i) => root(project, { step: i, conversation: "x".repeat(20_000) }));
     const sizes: number[] = [];
-    const ingestor = new Ingestor(database(env), measuredShards(sizes), DEFAULT_WORKSPACE_ID, {
-      maxRunBytes: 192 * 1024,
-      maxRpcBytes: 100_000,
-    });
+    const ingestor = new Ingestor(
+      tracesDatabase(env, DEFAULT_WORKSPACE_ID),
+      measuredShards(sizes),
+      DEFAULT_WORKSPACE_ID,
+      {
+        maxRunBytes: 192 * 1024,
+        maxRpcBytes: 100_000,
+      },
+    );
     const patches = runs.map((run) => ({
       id: run.id,
       end_time: "2026-11-22T08:00:01.000000Z",
@@ -87,10 +95,9 @@ describe("ingest limits", () => {
     const project = `lookups-${crypto.randomUUID()}`;
     const runs = Array.from({ length: 300 }, () => root(project));
     expect(
-      await new Ingestor(database(env), env.TRACE_SHARD, DEFAULT_WORKSPACE_ID, { maxRunBytes: 192 * 1024 }).ingest(
-        runs,
-        [],
-      ),
+      await new Ingestor(tracesDatabase(env, DEFAULT_WORKSPACE_ID), env.TRACE_SHARD, DEFAULT_WORKSPACE_ID, {
+        maxRunBytes: 192 * 1024,
+      }).ingest(runs, []),
     ).toMatchObject({ accepted: 300, errors: [] });
 
     // The SDK's patch parts carry neither session nor start time; attachments name only their run.
@@ -119,13 +126,22 @@ describe("ingest limits", () => {
     });
     const { patches, attachments } = await readMultipartRuns(request, 10 * 1024 * 1024);
     const counter = { queries: 0 };
-    const result = await new Ingestor(database(countedDb(counter)), env.TRACE_SHARD, DEFAULT_WORKSPACE_ID, {
-      maxRunBytes: 192 * 1024,
-    }).ingest([], patches, attachments);
+    const counted = Object.assign({}, env, countedDb(counter));
+    resetUsage();
+    const result = await new Ingestor(
+      tracesDatabase(counted, DEFAULT_WORKSPACE_ID),
+      env.TRACE_SHARD,
+      DEFAULT_WORKSPACE_ID,
+      {
+        maxRunBytes: 192 * 1024,
+        env: counted,
+      },
+    ).ingest([], patches, attachments);
     expect(result.accepted).toBe(600);
     expect(result.errors).toEqual([expect.objectContaining({ run_id: unknown, kind: "not_found" })]);
-    // One lookup of all 301 ids, one batch writing the shard's index row.
-    expect(counter.queries).toBeLessThanOrEqual(3);
+    // No D1 at all; the 301 ids are looked up with one call per locator shard they hash to.
+    expect(counter.queries).toBe(0);
+    expect(usageSnapshot().durableObjects["WorkspaceDO:runs"].calls).toBeLessThanOrEqual(RUN_LOCATOR_SHARDS);
     const stored = await json<{ status: string; attachments: unknown }>(await call(`/api/v1/runs/${runs[299].id}`));
     expect(stored.status).toBe("success");
   });

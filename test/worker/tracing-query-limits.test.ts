@@ -10,8 +10,8 @@ import {
   MAX_QUERY_PAGE_BYTES,
   SHARD_CALLS_PER_REQUEST,
 } from "../../src/core/limits.ts";
-import { database } from "../../src/db/client.ts";
 import { shardColumns } from "../../src/export/columns.ts";
+import { tracesDatabase } from "../../src/tracing/directory.ts";
 import { checkQueryFilters } from "../../src/tracing/filter/query-filters.ts";
 import { queryBudget, queryRuns, runStats } from "../../src/tracing/query.ts";
 import { RunsQuerySchema } from "../../src/tracing/schemas.ts";
@@ -351,7 +351,7 @@ describe("pages over many projects of one day", () => {
       do {
         answered.chars = 0;
         const query = RunsQuerySchema.parse({ session: wideProjects, order, cursor });
-        const page = await queryRuns(database(env), namespace, workspaceId, query, budget);
+        const page = await queryRuns(tracesDatabase(env, workspaceId), namespace, workspaceId, query, budget);
         // Before, each of the twelve shards answered its one run whatever its share: 360 KB.
         expect(answered.chars).toBeLessThan(budget.pageBytes + 40_000);
         expect(page.runs.length).toBeGreaterThan(0);
@@ -391,7 +391,7 @@ describe("shard calls per request", () => {
         posts.push(run(day === 1 && project === "walk-a" ? "needle" : `${project}-${day}`, project, date));
       }
     await ingest(posts);
-    const db = database(env);
+    const db = tracesDatabase(env, workspaceId);
     const budget = { shardCalls: 5, pageBytes: 1 << 20 };
     const walkProjects = (await json<{ id: string; name: string }[]>(await call("/api/v1/sessions", { key })))
       .filter((p) => p.name.startsWith("walk-"))

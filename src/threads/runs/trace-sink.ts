@@ -1,5 +1,5 @@
-import { database } from "../../db/client.ts";
 import { log } from "../../observability/log.ts";
+import { tracesDatabase } from "../../tracing/directory.ts";
 import { Ingestor, type RunProblem } from "../../tracing/ingest.ts";
 import { tracedRunLimit } from "../../tracing/run-size.ts";
 import type { ThreadRecord } from "../thread-record.ts";
@@ -16,9 +16,10 @@ export function agentTraceSink(env: Env, record: ThreadRecord): TraceSink | null
     project: env.AGENT_TRACING_PROJECT,
     record: async (batches) => {
       // A field over the trace limit is stored as a marker: the rest of the trace is kept.
-      const ingestor = new Ingestor(database(env), env.TRACE_SHARD, record.workspaceId, {
+      const ingestor = new Ingestor(tracesDatabase(env, record.workspaceId), env.TRACE_SHARD, record.workspaceId, {
         maxRunBytes: tracedRunLimit(env),
         truncateOversize: true,
+        env,
       });
       // One batch at a time: the next is converted only once this one is stored.
       const errors: RunProblem[] = [];

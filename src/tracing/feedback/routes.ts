@@ -1,11 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { database } from "../../db/client.ts";
 import type { AppEnv } from "../../http/app-env.ts";
 import { errorResponse } from "../../http/responses.ts";
 import { createRouter } from "../../http/router.ts";
 import { jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
+import { tracesDatabase } from "../directory.ts";
 import {
   FeedbackCreateSchema,
   FeedbackIdParams,
@@ -62,8 +62,7 @@ const routes = {
   }),
 };
 
-const service = (c: Context<AppEnv>) =>
-  new FeedbackService(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId);
+const service = (c: Context<AppEnv>) => new FeedbackService(c.env, c.get("principal").workspaceId);
 
 export const feedbackRoutes = createRouter()
   .openapi(routes.create, async (c) => c.json(await service(c).create(c.req.valid("json")), 200))

@@ -1,29 +1,30 @@
 import { and, desc, eq, gt, inArray, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
 import { invalid, notFound } from "../../core/errors.ts";
-import type { Database } from "../../db/client.ts";
 import { type TraceFeedbackRow, traceFeedback } from "../../db/schema.ts";
-import { locateRun } from "../ingest.ts";
+import { armPartition, type WorkspaceBindings } from "../../workspace/database.ts";
+import type { PartitionAlarm } from "../../workspace/workspace-do.ts";
+import { locateRun, type TracesDatabase, tracesDatabase } from "../directory.ts";
 import { getProject } from "../projects/service.ts";
 import type { ShardFeedback } from "../shard-feedback.ts";
 import { type TraceShardDO, traceShardName } from "../trace-shard-do.ts";
 import type { Feedback, FeedbackCreate, FeedbackListOptions, FeedbackUpdate } from "./schemas.ts";
 
 /**
- * Feedback on traced runs, per workspace. D1 holds each feedback whole (reads, lists, pages); the
+ * Feedback on traced runs, per workspace. Its traces partition holds each feedback whole (reads, lists, pages); the
  * shard of its run holds a copy of what filters and `feedback_stats` need (shard-feedback.ts), so
  * those stay subqueries beside the runs. A feedback whose run is not stored yet and that names no
- * `session_id` + `start_time` waits in D1 unlocated, and joins its run's shard when the run is posted
+ * `session_id` + `start_time` waits there unlocated, and joins its run's shard when the run is posted
  * (`placeWaiting`, called by ingestion) or when the feedback is next read or updated.
  */
 
-/** Run ids per D1 statement (D1 binds at most 100 values). */
+/** Run ids per statement (SQLite binds at most 100 values). */
 const RUN_IDS_PER_STATEMENT = 90;
 
 /**
  * Workspaces this isolate found with no feedback waiting, and when. Ingestion trusts that for
- * NONE_WAITING_TTL_MS instead of reading D1 on every batch (feedback rarely arrives before its run).
+ * NONE_WAITING_TTL_MS instead of reading the partition on every batch (feedback rarely arrives before its run).
  * Feedback created here clears the entry at once; feedback created in another isolate inside the
- * window is placed by the minute sweep (`placeWaitingFeedback`), or when it is next read.
+ * window is placed by the traces partition's alarm (`placeWaitingFeedback`), or when it is next read.
  */
 const noneWaitingSince = new Map<string, number>();
 const NONE_WAITING_TTL_MS = 10_000;
@@ -62,12 +63,22 @@ const shardCopy = (row: TraceFeedbackRow): ShardFeedback => ({
   value: row.value === null || row.value === undefined ? null : JSON.stringify(row.value),
 });
 
+/** What feedback reaches: the workspace's partitions (feedback, projects, run locator) and the trace shards. */
+export type FeedbackEnv = WorkspaceBindings & { TRACE_SHARD: DurableObjectNamespace<TraceShardDO> };
+
 export class FeedbackService {
+  private readonly db: TracesDatabase;
+  private readonly shards: DurableObjectNamespace<TraceShardDO>;
+
+  /** `db`: the workspace's traces partition, given by the partition itself when it runs this (its alarm). */
   constructor(
-    private readonly db: Database,
-    private readonly shards: DurableObjectNamespace<TraceShardDO>,
+    private readonly env: FeedbackEnv,
     private readonly workspaceId: string,
-  ) {}
+    db?: TracesDatabase,
+  ) {
+    this.db = db ?? tracesDatabase(env, workspaceId);
+    this.shards = env.TRACE_SHARD;
+  }
 
   #shard(row: { projectId: string | null; day: string | null }) {
     return row.projectId && row.day
@@ -82,7 +93,7 @@ export class FeedbackService {
     start_time?: string | null;
   }): Promise<{ projectId: string | null; day: string | null }> {
     if (input.run_id) {
-      const location = await locateRun(this.db, this.workspaceId, input.run_id);
+      const location = await locateRun(this.env, this.workspaceId, input.run_id);
       if (location) return location;
     }
     if (!input.session_id) return { projectId: null, day: null };
@@ -128,6 +139,9 @@ export class FeedbackService {
     if (previous?.runId && (previous.runId !== row.runId || previous.day !== row.day))
       await this.#shard(previous)?.deleteFeedback(id);
     if (row.runId) await this.#shard(row)?.putFeedback([shardCopy(row)]);
+    // Waiting for its run: the partition's alarm looks for it (placeWaitingFeedback).
+    if (row.runId && !row.day)
+      await armPartition(this.env, { workspaceId: this.workspaceId, kind: "traces" }, Date.now() + WAITING_RECHECK_MS);
     if (row.runId && !row.day) noneWaitingSince.delete(this.workspaceId);
     return toFeedback(row);
   }
@@ -145,7 +159,7 @@ export class FeedbackService {
     const row = await this.#row(id);
     if (!row) throw notFound(`Feedback ${id} not found`);
     if (!row.runId || row.day) return row;
-    const location = await locateRun(this.db, this.workspaceId, row.runId);
+    const location = await locateRun(this.env, this.workspaceId, row.runId);
     if (!location) return row;
     const placed = await this.db
       .update(traceFeedback)
@@ -159,7 +173,7 @@ export class FeedbackService {
   }
 
   /**
-   * Places the waiting feedback of runs just posted into their shards. Usually no D1 read at all (see
+   * Places the waiting feedback of runs just posted into their shards. Usually no read at all (see
    * noneWaitingSince); else one read of the waiting index, then one per 90 runs.
    */
   async placeWaiting(runIds: string[]): Promise<void> {
@@ -212,6 +226,9 @@ export class FeedbackService {
       .get();
     if (!row) throw notFound(`Feedback ${id} not found`);
     if (row.runId) await this.#shard(row)?.putFeedback([shardCopy(row)]);
+    // Waiting for its run: the partition's alarm looks for it (placeWaitingFeedback).
+    if (row.runId && !row.day)
+      await armPartition(this.env, { workspaceId: this.workspaceId, kind: "traces" }, Date.now() + WAITING_RECHECK_MS);
     if (row.runId && !row.day) noneWaitingSince.delete(this.workspaceId);
     return toFeedback(row);
   }
@@ -246,26 +263,29 @@ export class FeedbackService {
   }
 }
 
-/**
- * The minute sweep: places feedback whose run has arrived since, whichever isolate took the run, so
- * filters and feedback_stats see it within a minute even when no one reads the feedback. Looks at
- * feedback of the last day, at most SWEEP_BATCH per tick; returns how many it looked at.
- */
-export async function placeWaitingFeedback(
-  db: Database,
-  shards: DurableObjectNamespace<TraceShardDO>,
-  now = new Date(),
-): Promise<number> {
-  const since = new Date(now.getTime() - SWEEP_WINDOW_MS).toISOString();
-  const waiting = await db
-    .select({ id: traceFeedback.id, workspaceId: traceFeedback.workspaceId })
+/** How soon the traces partition's alarm looks again while feedback waits for its run. */
+const WAITING_RECHECK_MS = 60_000;
+
+/** Feedback of the last day still waiting for its run (at most `limit`). */
+function waitingSince(db: TracesDatabase, now: number, limit: number) {
+  const since = new Date(now - SWEEP_WINDOW_MS).toISOString();
+  return db
+    .select({ id: traceFeedback.id })
     .from(traceFeedback)
     .where(and(waitingFeedback(), gt(traceFeedback.createdAt, since)))
-    .limit(SWEEP_BATCH)
+    .limit(limit)
     .all();
-  for (const { id, workspaceId } of waiting) {
-    // Deleted since the read: nothing to place.
-    await new FeedbackService(db, shards, workspaceId).get(id).catch(() => null);
-  }
-  return waiting.length;
 }
+
+/**
+ * The workspace's traces partition's alarm: places feedback whose run has arrived since, whichever
+ * isolate took the run, so filters and feedback_stats see it within a minute even when no one reads
+ * the feedback (at most SWEEP_BATCH per run), and looks again while feedback of the last day waits.
+ */
+export const placeWaitingFeedback: PartitionAlarm = async (env, partition, db) => {
+  const now = Date.now();
+  const service = new FeedbackService(env, partition.workspaceId, db);
+  // Deleted since the read: nothing to place.
+  for (const { id } of await waitingSince(db, now, SWEEP_BATCH)) await service.get(id).catch(() => null);
+  return (await waitingSince(db, now, 1)).length ? now + WAITING_RECHECK_MS : null;
+};

@@ -1,8 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { database } from "../../db/client.ts";
 import { createRouter } from "../../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
+import { tracesDatabase } from "../directory.ts";
 import {
   ProjectIdParams,
   ProjectListQuery,
@@ -60,26 +60,45 @@ export const sessionRoutes = createRouter()
   .openapi(routes.create, async (c) => {
     const body = c.req.valid("json");
     const { upsert } = c.req.valid("query");
-    return c.json(await createProject(database(c.env), c.get("principal").workspaceId, body, upsert), 200);
+    return c.json(
+      await createProject(
+        tracesDatabase(c.env, c.get("principal").workspaceId),
+        c.get("principal").workspaceId,
+        body,
+        upsert,
+      ),
+      200,
+    );
   })
   .openapi(routes.list, async (c) => {
     const query = c.req.valid("query");
     const ids = query.id === undefined ? undefined : Array.isArray(query.id) ? query.id : [query.id];
-    const projects = await listProjects(database(c.env), c.get("principal").workspaceId, {
-      ids,
-      name: query.name,
-      nameContains: query.name_contains,
-      limit: query.limit,
-      offset: query.offset,
-    });
+    const projects = await listProjects(
+      tracesDatabase(c.env, c.get("principal").workspaceId),
+      c.get("principal").workspaceId,
+      {
+        ids,
+        name: query.name,
+        nameContains: query.name_contains,
+        limit: query.limit,
+        offset: query.offset,
+      },
+    );
     return c.json(projects, 200);
   })
   .openapi(routes.get, async (c) =>
-    c.json(await getProject(database(c.env), c.get("principal").workspaceId, c.req.valid("param").session_id), 200),
+    c.json(
+      await getProject(
+        tracesDatabase(c.env, c.get("principal").workspaceId),
+        c.get("principal").workspaceId,
+        c.req.valid("param").session_id,
+      ),
+      200,
+    ),
   )
   .openapi(routes.update, async (c) => {
     const project = await updateProject(
-      database(c.env),
+      tracesDatabase(c.env, c.get("principal").workspaceId),
       c.get("principal").workspaceId,
       c.req.valid("param").session_id,
       c.req.valid("json"),
@@ -87,6 +106,10 @@ export const sessionRoutes = createRouter()
     return c.json(project, 200);
   })
   .openapi(routes.delete, async (c) => {
-    await deleteProject(database(c.env), c.get("principal").workspaceId, c.req.valid("param").session_id);
+    await deleteProject(
+      tracesDatabase(c.env, c.get("principal").workspaceId),
+      c.get("principal").workspaceId,
+      c.req.valid("param").session_id,
+    );
     return c.json({}, 200);
   });

@@ -1,8 +1,8 @@
 import { and, asc, eq, type SQL, sql } from "drizzle-orm";
 import { conflict, notFound } from "../../core/errors.ts";
-import type { Database } from "../../db/client.ts";
 import { inJsonList } from "../../db/json-filter.ts";
 import { type TracingProjectRow, tracingProjects } from "../../db/schema.ts";
+import type { TracesDatabase } from "../directory.ts";
 import type { ProjectCreate, ProjectFields, TracerSession } from "./schemas.ts";
 
 /** Tracing projects ("sessions" in the LangSmith API), per workspace, in D1. */
@@ -36,7 +36,7 @@ function columns(fields: ProjectFields): Partial<TracingProjectRow> {
   return set;
 }
 
-async function byName(db: Database, workspaceId: string, name: string): Promise<TracingProjectRow | undefined> {
+async function byName(db: TracesDatabase, workspaceId: string, name: string): Promise<TracingProjectRow | undefined> {
   return db
     .select()
     .from(tracingProjects)
@@ -49,7 +49,7 @@ async function byName(db: Database, workspaceId: string, name: string): Promise<
  * that name with the given fields and returns it.
  */
 export async function createProject(
-  db: Database,
+  db: TracesDatabase,
   workspaceId: string,
   fields: ProjectCreate,
   upsert: boolean,
@@ -82,7 +82,7 @@ export async function createProject(
 }
 
 /** The project named `name`, created on first use: ingestion with an unknown `session_name` does this. */
-export async function projectForName(db: Database, workspaceId: string, name: string): Promise<TracerSession> {
+export async function projectForName(db: TracesDatabase, workspaceId: string, name: string): Promise<TracerSession> {
   const existing = await byName(db, workspaceId, name);
   return existing ? toSession(existing) : createProject(db, workspaceId, { name }, true);
 }
@@ -98,7 +98,7 @@ const PROJECT_ID_CACHE_MAX = 1_000;
 const projectIds = new Map<string, { id: string; expiresAt: number }>();
 
 /** The id of the workspace's project `name` (created if missing), cached for PROJECT_ID_TTL_MS. */
-export async function projectIdForName(db: Database, workspaceId: string, name: string): Promise<string> {
+export async function projectIdForName(db: TracesDatabase, workspaceId: string, name: string): Promise<string> {
   const key = `${workspaceId}\u0000${name}`;
   const cached = projectIds.get(key);
   if (cached && cached.expiresAt > Date.now()) return cached.id;
@@ -113,7 +113,7 @@ function forgetProjectIds(workspaceId: string): void {
   for (const key of projectIds.keys()) if (key.startsWith(`${workspaceId}\u0000`)) projectIds.delete(key);
 }
 
-export async function getProject(db: Database, workspaceId: string, id: string): Promise<TracerSession> {
+export async function getProject(db: TracesDatabase, workspaceId: string, id: string): Promise<TracerSession> {
   const row = await db
     .select()
     .from(tracingProjects)
@@ -124,7 +124,7 @@ export async function getProject(db: Database, workspaceId: string, id: string):
 }
 
 export async function listProjects(
-  db: Database,
+  db: TracesDatabase,
   workspaceId: string,
   query: { ids?: string[]; name?: string; nameContains?: string; limit: number; offset: number },
 ): Promise<TracerSession[]> {
@@ -147,7 +147,7 @@ export async function listProjects(
 }
 
 export async function updateProject(
-  db: Database,
+  db: TracesDatabase,
   workspaceId: string,
   id: string,
   fields: ProjectFields,
@@ -171,7 +171,7 @@ export async function updateProject(
 }
 
 /** Deletes the project; its runs are no longer reachable through the API. */
-export async function deleteProject(db: Database, workspaceId: string, id: string): Promise<void> {
+export async function deleteProject(db: TracesDatabase, workspaceId: string, id: string): Promise<void> {
   const deleted = await db
     .delete(tracingProjects)
     .where(and(eq(tracingProjects.workspaceId, workspaceId), eq(tracingProjects.id, id)))

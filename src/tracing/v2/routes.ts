@@ -1,11 +1,10 @@
 import { createRoute } from "@hono/zod-openapi";
 import { badRequest, notFound } from "../../core/errors.ts";
-import { database } from "../../db/client.ts";
 import { errorResponse } from "../../http/responses.ts";
 import { createRouter } from "../../http/router.ts";
 import { jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
-import { locateRun } from "../ingest.ts";
+import { locateRun, tracesDatabase } from "../directory.ts";
 import { decodeCursor, QueryFilterError, queryBudget } from "../query.ts";
 import { wireRun } from "../run-projection.ts";
 import type { StoredTracedRun } from "../shard-runs.ts";
@@ -44,7 +43,13 @@ export const tracingRunV2Routes = createRouter()
     if (body.cursor && !decodeCursor(body.cursor)) throw badRequest("cursor is not a cursor this API returned");
     try {
       return c.json(
-        await queryRunsV2(database(c.env), c.env.TRACE_SHARD, c.get("principal").workspaceId, body, queryBudget(c.env)),
+        await queryRunsV2(
+          tracesDatabase(c.env, c.get("principal").workspaceId),
+          c.env.TRACE_SHARD,
+          c.get("principal").workspaceId,
+          body,
+          queryBudget(c.env),
+        ),
         200,
       );
     } catch (error) {
@@ -56,7 +61,7 @@ export const tracingRunV2Routes = createRouter()
     const { run_id } = c.req.valid("param");
     const { project_id, selects } = c.req.valid("query");
     const workspaceId = c.get("principal").workspaceId;
-    const location = await locateRun(database(c.env), workspaceId, run_id);
+    const location = await locateRun(c.env, workspaceId, run_id);
     const text =
       location?.projectId === project_id &&
       (await c.env.TRACE_SHARD.getByName(traceShardName(workspaceId, location.projectId, location.day)).get(run_id));

@@ -1,5 +1,5 @@
 import { badRequest } from "../../core/errors.ts";
-import type { Database } from "../../db/client.ts";
+import type { TracesDatabase } from "../directory.ts";
 import { type QueryBudget, queryRuns } from "../query.ts";
 import type { RunsQuery } from "../schemas.ts";
 import type { StoredTracedRun } from "../shard-runs.ts";
@@ -113,7 +113,7 @@ export function v1Query(body: RunsQueryV2, now = Date.now()): RunsQuery {
 }
 
 export async function queryRunsV2(
-  db: Database,
+  db: TracesDatabase,
   shards: DurableObjectNamespace<TraceShardDO>,
   workspaceId: string,
   body: RunsQueryV2,
