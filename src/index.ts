@@ -4,7 +4,6 @@ import { createApp } from "./app.ts";
 import { runTick, type TickJob } from "./background/cron.ts";
 import { dispatchQueueBatch, type WorkHandler } from "./background/queue.ts";
 import { cronAlarm } from "./crons/service.ts";
-import { database } from "./db/client.ts";
 import { applyDeploymentEnv } from "./deployment/index.ts";
 import { parquetMemoryBytes } from "./export/parquet.ts";
 import { EXPORT_RUN_MESSAGE, type ExportRunMessage, handleExportRun } from "./export/partition-writer.ts";

@@ -5,7 +5,7 @@ import { jsonBytes } from "../core/json-size.ts";
 import { MAX_INDEX_VALUES_BYTES, MAX_THREAD_SEARCH_PAGE_BYTES, MAX_THREAD_SEARCH_WINDOW } from "../core/limits.ts";
 import { containments, inJsonList } from "../db/json-filter.ts";
 import { type ThreadIndexRow, threadIndex } from "../db/schema.ts";
-import { type WorkspaceBindings, type WorkspaceDatabase, workspaceDatabase } from "../workspace/database.ts";
+import { type WorkspaceBindings, workspaceDatabase } from "../workspace/database.ts";
 import { hashBucket, type Partition, THREAD_INDEX_SHARDS } from "../workspace/partition.ts";
 import { interruptIds, stateColumns, type ThreadRecord } from "./thread-record.ts";
 import type { ThreadJson, ThreadStatus } from "./types.ts";

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { forbidden, notFound } from "../core/errors.ts";
 import type { AppEnv } from "../http/app-env.ts";
-import { locateRun, tracesDatabase } from "./directory.ts";
+import { locateRun } from "./directory.ts";
 import { traceShardName } from "./trace-shard-do.ts";
 
 /**

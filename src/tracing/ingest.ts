@@ -1,6 +1,5 @@
 import { env as workerEnv } from "cloudflare:workers";
-import { and, eq } from "drizzle-orm";
-import { bySize, chunked, rpcBytes } from "../core/batches.ts";
+import { bySize, rpcBytes } from "../core/batches.ts";
 import type { ErrorKind } from "../core/errors.ts";
 import {
   MAX_INGEST_PROJECTS,
@@ -10,8 +9,6 @@ import {
   type TraceShardVars,
   traceShardBounds,
 } from "../core/limits.ts";
-import { inJsonList } from "../db/json-filter.ts";
-import { traceRunLocations } from "../db/schema.ts";
 import type { WorkspaceBindings } from "../workspace/database.ts";
 import { locateRuns, type RunLocation, recordLocations, recordShards, type TracesDatabase } from "./directory.ts";
 import { generationsOf, openGeneration } from "./generations.ts";
@@ -82,13 +79,6 @@ type Shard = {
   patches: RunPatch[];
   attachments: RunAttachment[];
 };
-
-/**
- * Runs per D1 statement that looks up or indexes their locations, bound as one JSON array (one
- * parameter, where D1 binds at most 100): a multipart request of 10,000 parts makes at most 10
- * lookups, far from the 1,000 queries of an invocation.
- */
-const LOCATION_IDS_PER_LOOKUP = 1000;
 
 const idOf = (raw: unknown): string | null => {
   const id = (raw as { id?: unknown } | null)?.id;

@@ -2,7 +2,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MAX_ATTACHMENT_BYTES } from "../../src/core/limits.ts";
-import { database } from "../../src/db/client.ts";
 import { resetUsage, usageSnapshot } from "../../src/limits-guard/usage.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import { tracesDatabase } from "../../src/tracing/directory.ts";

@@ -5,7 +5,6 @@ import { errorResponse } from "../../http/responses.ts";
 import { createRouter } from "../../http/router.ts";
 import { jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
-import { tracesDatabase } from "../directory.ts";
 import {
   FeedbackCreateSchema,
   FeedbackIdParams,
