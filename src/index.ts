@@ -22,6 +22,7 @@ import { storeAlarm } from "./store/store.ts";
 import { handleThreadFanOut, THREAD_FAN_OUT_MESSAGE, type ThreadFanOutMessage } from "./threads/fan-out.ts";
 import { ThreadDO as ThreadObject } from "./threads/thread-do.ts";
 import { placeWaitingFeedback } from "./tracing/feedback/service.ts";
+import { handleProjectPurge, PROJECT_PURGE_MESSAGE, type ProjectPurgeMessage } from "./tracing/projects/purge.ts";
 import { TraceShardDO as TraceShardObject } from "./tracing/trace-shard-do.ts";
 import {
   handlePartitionMigration,
@@ -67,6 +68,7 @@ export const queueHandlers: Record<string, WorkHandler> = {
     await enqueueExportPlans(env, new Date(at), after);
   },
   [THREAD_FAN_OUT_MESSAGE]: (body, env) => handleThreadFanOut(body as unknown as ThreadFanOutMessage, env),
+  [PROJECT_PURGE_MESSAGE]: (body, env) => handleProjectPurge(body as unknown as ProjectPurgeMessage, env),
   [PARTITION_MIGRATION_MESSAGE]: (body, env) =>
     handlePartitionMigration(body as unknown as PartitionMigrationMessage, env),
 };

@@ -16,7 +16,25 @@ import { type RefusedPatch, ShardRuns, type StoredTracedRun, type TracedRunQuery
  */
 export class TraceShardDO extends DurableObject<Env> {
   readonly #sql = durableObjectSql(this.ctx.storage);
-  readonly #runs = new ShardRuns(this.#sql, parseModelPrices(this.env.MODEL_PRICES));
+  #shardRuns: ShardRuns | undefined;
+
+  /** The shard's runs; its tables are made on first use (again after a purge). */
+  get #runs(): ShardRuns {
+    this.#shardRuns ??= new ShardRuns(this.#sql, parseModelPrices(this.env.MODEL_PRICES));
+    return this.#shardRuns;
+  }
+
+  /** The SQLite handle, once the shard's tables exist. */
+  get #tables() {
+    void this.#runs;
+    return this.#sql;
+  }
+
+  /** Deletes everything the shard stores (its project was deleted), so its storage is reclaimed. */
+  async purge(): Promise<void> {
+    await this.ctx.storage.deleteAll();
+    this.#shardRuns = undefined;
+  }
 
   /** Ingest calls in the current second (`#second`, epoch s): how busy the shard is. */
   #second = 0;
@@ -48,7 +66,7 @@ export class TraceShardDO extends DurableObject<Env> {
     const refused = this.#runs.ingest(full ? [] : posts, patches, sessionId);
     if (!full) for (const attachment of attachments) this.#runs.putAttachment(attachment);
     const waiting = patches.length
-      ? this.#sql
+      ? this.#tables
           .all<{ id: string }>(
             "SELECT id FROM pending_patches WHERE id IN (SELECT value FROM json_each(?))",
             JSON.stringify(patches.map((patch) => patch.id)),
@@ -82,28 +100,28 @@ export class TraceShardDO extends DurableObject<Env> {
   /** The run as JSON (`StoredTracedRun`), or null. */
   get(id: string): string | null {
     const run = this.#runs.get(id);
-    const feedback_stats = feedbackStatsOf(this.#sql, [id]).get(id) ?? null;
+    const feedback_stats = feedbackStatsOf(this.#tables, [id]).get(id) ?? null;
     return run && JSON.stringify({ ...run, feedback_stats, attachments: this.#runs.attachmentsOf(id) });
   }
 
   /** Stores (or replaces) the shard's copy of feedback on its runs. */
   putFeedback(rows: ShardFeedback[]): void {
-    putFeedback(this.#sql, rows);
+    putFeedback(this.#tables, rows);
   }
 
   deleteFeedback(id: string): void {
-    deleteFeedback(this.#sql, id);
+    deleteFeedback(this.#tables, id);
   }
 
   /** Sums and value lists of the runs a query matches (its limit and cursor are ignored). */
   stats(query: Omit<TracedRunQuery, "limit" | "after">): ShardRunStats {
     const { where, params } = this.#runs.conditions(query);
-    return shardRunStats(this.#sql, where, params);
+    return shardRunStats(this.#tables, where, params);
   }
 
   /** One page of export rows, column by column (a few strings and byte arrays cross the RPC). */
   exportPage(query: ExportPageQuery): ExportPage {
-    return readExportPage(this.#sql, query);
+    return readExportPage(this.#tables, query);
   }
 
   /**
@@ -129,7 +147,7 @@ export class TraceShardDO extends DurableObject<Env> {
       texts.push(text);
     }
     const stats = feedbackStatsOf(
-      this.#sql,
+      this.#tables,
       runs.map((run) => run.id),
     );
     // The stats go in as the run's last field, without stringifying the run again.

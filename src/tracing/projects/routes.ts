@@ -3,6 +3,7 @@ import { createRouter } from "../../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
 import { tracesDatabase } from "../directory.ts";
+import { purgeProject } from "./purge.ts";
 import {
   ProjectIdParams,
   ProjectListQuery,
@@ -106,10 +107,10 @@ export const sessionRoutes = createRouter()
     return c.json(project, 200);
   })
   .openapi(routes.delete, async (c) => {
-    await deleteProject(
-      tracesDatabase(c.env, c.get("principal").workspaceId),
-      c.get("principal").workspaceId,
-      c.req.valid("param").session_id,
-    );
+    const workspaceId = c.get("principal").workspaceId;
+    const projectId = c.req.valid("param").session_id;
+    await deleteProject(tracesDatabase(c.env, workspaceId), workspaceId, projectId);
+    // Its traced data goes too (the rest on the queue, past one invocation's reach).
+    await purgeProject(c.env, workspaceId, projectId);
     return c.json({}, 200);
   });

@@ -170,7 +170,7 @@ export async function updateProject(
   return toSession(row);
 }
 
-/** Deletes the project; its runs are no longer reachable through the API. */
+/** Deletes the project's record (its traced data goes with `purgeProject`, projects/purge.ts). */
 export async function deleteProject(db: TracesDatabase, workspaceId: string, id: string): Promise<void> {
   const deleted = await db
     .delete(tracingProjects)
