@@ -21,6 +21,7 @@ import { MetricsDO as MetricsObject } from "./observability/metrics-do.ts";
 import { storeAlarm } from "./store/store.ts";
 import { handleThreadFanOut, THREAD_FAN_OUT_MESSAGE, type ThreadFanOutMessage } from "./threads/fan-out.ts";
 import { ThreadDO as ThreadObject } from "./threads/thread-do.ts";
+import { expireLocations } from "./tracing/directory.ts";
 import { placeWaitingFeedback } from "./tracing/feedback/service.ts";
 import { handleProjectPurge, PROJECT_PURGE_MESSAGE, type ProjectPurgeMessage } from "./tracing/projects/purge.ts";
 import { TraceShardDO as TraceShardObject } from "./tracing/trace-shard-do.ts";
@@ -46,7 +47,7 @@ export const ThreadDO = guardDurableObject(ThreadObject);
 export const TraceShardDO = guardDurableObject(TraceShardObject);
 /** Each kind of workspace partition's scheduled work, run on its object's alarm. */
 export const WorkspaceDO = guardDurableObject(
-  workspaceObject({ crons: cronAlarm, store: storeAlarm, traces: placeWaitingFeedback }),
+  workspaceObject({ crons: cronAlarm, store: storeAlarm, traces: placeWaitingFeedback, runs: expireLocations }),
 );
 
 const app = createApp();

@@ -346,6 +346,26 @@ export const MAX_THREAD_SEARCH_WINDOW = 10_000;
 export const MAX_INDEX_VALUES_BYTES = 64 * 1024;
 
 /**
+ * How long traced runs are kept after they are ingested, as LangSmith's retention tiers: a project's
+ * `trace_tier` "longlived" keeps them 400 days (extended), any other 14 days (base). A trace shard
+ * deletes its whole storage when the retention of the last runs it took is over; run locator entries
+ * expire with them. Keeps every per-project object bounded in time as well as in size.
+ */
+export const BASE_TRACE_RETENTION_DAYS = 14;
+export const EXTENDED_TRACE_RETENTION_DAYS = 400;
+
+const DAY_MS = 86_400_000;
+
+/**
+ * When runs of a project of `tier` ingested at `now` expire, in epoch ms: rounded up to a UTC
+ * midnight, so a busy shard moves its alarm once a day, not on every write.
+ */
+export function traceExpiry(tier: string | null | undefined, now = Date.now()): number {
+  const days = tier === "longlived" ? EXTENDED_TRACE_RETENTION_DAYS : BASE_TRACE_RETENTION_DAYS;
+  return Math.ceil((now + days * DAY_MS) / DAY_MS) * DAY_MS;
+}
+
+/**
  * Metrics objects (MetricsDO) the HTTP metrics are spread over: each isolate flushes its counts to
  * one of them, picked at random once per isolate, and `/metrics` reads all of them and sums. A
  * Durable Object takes about 1,000 requests/s and an isolate flushes every 5 s, so one object would

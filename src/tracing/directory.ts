@@ -5,6 +5,7 @@ import { inJsonList } from "../db/json-filter.ts";
 import { traceRunLocations } from "../db/schema.ts";
 import { type WorkspaceBindings, type WorkspaceDatabase, workspaceDatabase } from "../workspace/database.ts";
 import { hashBucket, type Partition, RUN_LOCATOR_SHARDS } from "../workspace/partition.ts";
+import type { PartitionAlarm } from "../workspace/workspace-do.ts";
 
 /**
  * Where a workspace's traced runs are found, out of the shared D1: its `traces` partition holds the
@@ -61,7 +62,13 @@ export async function locateRuns(
             day: traceRunLocations.day,
           })
           .from(traceRunLocations)
-          .where(and(eq(traceRunLocations.workspaceId, workspaceId), inJsonList(traceRunLocations.runId, ids)))
+          .where(
+            and(
+              eq(traceRunLocations.workspaceId, workspaceId),
+              inJsonList(traceRunLocations.runId, ids),
+              sql`(expires_at IS NULL OR expires_at > ${Date.now()})`,
+            ),
+          )
           .all();
         for (const { runId, ...location } of rows) found.set(runId, location);
       }
@@ -86,19 +93,39 @@ export async function locateRun(
 export async function recordLocations(
   env: WorkspaceBindings,
   workspaceId: string,
-  runs: readonly { runId: string; projectId: string; split: string }[],
+  runs: readonly { runId: string; projectId: string; split: string; expiresAt: number }[],
 ): Promise<void> {
   await Promise.all(
     byLocator(workspaceId, runs, (run) => run.runId).map(async ({ partition, items }) => {
-      const db = workspaceDatabase(env, partition);
+      // The shard's alarm deletes the entries whose shard's retention ended (expireLocations).
+      const armAt = Math.min(...items.map((r) => r.expiresAt));
+      const db = workspaceDatabase(env, partition, { armAt });
       for (const group of chunked(items, IDS_PER_LOOKUP))
-        await db.run(sql`INSERT INTO trace_run_locations (workspace_id, run_id, project_id, day)
-          SELECT ${workspaceId}, value ->> 0, value ->> 1, value ->> 2
-          FROM json_each(${JSON.stringify(group.map((r) => [r.runId, r.projectId, r.split]))}) WHERE true
+        await db.run(sql`INSERT INTO trace_run_locations (workspace_id, run_id, project_id, day, expires_at)
+          SELECT ${workspaceId}, value ->> 0, value ->> 1, value ->> 2, value ->> 3
+          FROM json_each(${JSON.stringify(group.map((r) => [r.runId, r.projectId, r.split, r.expiresAt]))}) WHERE true
           ON CONFLICT DO NOTHING`);
     }),
   );
 }
+
+/** Locator entries one alarm run deletes at most. */
+const EXPIRED_PER_ALARM = 1000;
+
+/**
+ * A locator shard's alarm: deletes entries whose trace shard's retention ended (at most
+ * EXPIRED_PER_ALARM, again at once while more are due), then waits for the next expiry.
+ */
+export const expireLocations: PartitionAlarm = async (_env, _partition, db) => {
+  const now = Date.now();
+  await db.run(sql`DELETE FROM trace_run_locations WHERE run_id IN (SELECT run_id FROM trace_run_locations
+    WHERE expires_at IS NOT NULL AND expires_at <= ${now} LIMIT ${EXPIRED_PER_ALARM})`);
+  const [next] = await db.all<[number | null]>(
+    sql`SELECT min(expires_at) FROM trace_run_locations WHERE expires_at IS NOT NULL`,
+  );
+  const at = next?.[0] ?? null;
+  return at === null ? null : Math.max(at, now);
+};
 
 /** Deletes a project's entries from every locator shard of the workspace. */
 export async function forgetProjectLocations(env: WorkspaceBindings, workspaceId: string, projectId: string) {

@@ -7,13 +7,14 @@ import {
   MAX_SHARD_RPC_BYTES,
   TRACE_GENERATION_MARGIN_MS,
   type TraceShardVars,
+  traceExpiry,
   traceShardBounds,
 } from "../core/limits.ts";
 import type { WorkspaceBindings } from "../workspace/database.ts";
 import { locateRuns, type RunLocation, recordLocations, recordShards, type TracesDatabase } from "./directory.ts";
 import { generationsOf, openGeneration } from "./generations.ts";
 import { deriveLineage, type Lineage, MAX_OUTSIDE_PARENTS } from "./lineage.ts";
-import { getProject, projectIdForName } from "./projects/service.ts";
+import { getProject, projectRefForName } from "./projects/service.ts";
 import { describeIssues, dottedOrderProblem, type RunAttachment } from "./run-input.ts";
 import { oversizeDetail, truncateOversize } from "./run-size.ts";
 import { type RunPatch, RunPatchSchema, type RunPost, RunPostSchema } from "./schemas.ts";
@@ -94,6 +95,8 @@ function dayFromDottedOrder(dottedOrder: string): string {
 export class Ingestor {
   /** Projects of this request by `id:<session_id>` or `name:<session_name>`. */
   readonly #projects = new Map<string, Promise<string | null>>();
+  /** The retention tier of each project this request resolved, by id. */
+  readonly #tiers = new Map<string, string | null>();
   readonly #errors: RunProblem[] = [];
 
   constructor(
@@ -340,7 +343,8 @@ export class Ingestor {
     const stub = this.shards.getByName(name);
     const limit = this.options.maxRpcBytes ?? MAX_SHARD_RPC_BYTES;
     const { capBytes, splitCalls } = this.#bounds;
-    const bounds = { capBytes, splitCalls };
+    // The shard deletes itself once its project's retention after its last writes is over.
+    const bounds = { capBytes, splitCalls, expiresAt: traceExpiry(this.#tiers.get(shard.projectId)) };
     const refused: RefusedPatch[] = [];
     const fullRuns: { operation: "post"; id: string; detail: string }[] = [];
     let bytes = 0;
@@ -476,12 +480,17 @@ export class Ingestor {
           run.id,
           `one request writes to at most ${MAX_INGEST_PROJECTS} projects (session_id or session_name); send the runs of the others in another request`,
         );
-      known = run.session_id
-        ? getProject(this.db, this.workspaceId, run.session_id).then(
-            (p) => p.id,
-            () => null,
-          )
-        : projectIdForName(this.db, this.workspaceId, run.session_name ?? DEFAULT_PROJECT);
+      known = (
+        run.session_id
+          ? getProject(this.db, this.workspaceId, run.session_id).then(
+              (p) => ({ id: p.id, traceTier: p.trace_tier }),
+              () => null,
+            )
+          : projectRefForName(this.db, this.workspaceId, run.session_name ?? DEFAULT_PROJECT)
+      ).then((ref) => {
+        if (ref) this.#tiers.set(ref.id, ref.traceTier);
+        return ref?.id ?? null;
+      });
       this.#projects.set(key, known);
     }
     const projectId = await known;
@@ -504,7 +513,12 @@ export class Ingestor {
       recordLocations(
         this.#env,
         this.workspaceId,
-        posts.map((p) => ({ runId: p.run.id, projectId: p.projectId, split: p.split })),
+        posts.map((p) => ({
+          runId: p.run.id,
+          projectId: p.projectId,
+          split: p.split,
+          expiresAt: traceExpiry(this.#tiers.get(p.projectId)),
+        })),
       ),
       shards.length ? recordShards(this.db, this.workspaceId, shards) : undefined,
     ]);

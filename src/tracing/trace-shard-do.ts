@@ -34,6 +34,26 @@ export class TraceShardDO extends DurableObject<Env> {
   async purge(): Promise<void> {
     await this.ctx.storage.deleteAll();
     this.#shardRuns = undefined;
+    this.#expiresAt = undefined;
+  }
+
+  /** When the shard's retention ends, as last armed by this instance. */
+  #expiresAt: number | undefined;
+
+  /**
+   * Arms the alarm at the end of the shard's retention (its last ingest plus its project's tier,
+   * `traceExpiry`). The alarm is the expiry's only record; a tier change reaches the shard with its
+   * next ingest.
+   */
+  #expireAt(at: number): void {
+    if (this.#expiresAt === at) return;
+    this.#expiresAt = at;
+    void this.ctx.storage.setAlarm(at);
+  }
+
+  /** Retention over: the shard deletes its whole storage (reads then find nothing; the storage is reclaimed). */
+  async alarm(): Promise<void> {
+    await this.purge();
   }
 
   /** Ingest calls in the current second (`#second`, epoch s): how busy the shard is. */
@@ -53,11 +73,12 @@ export class TraceShardDO extends DurableObject<Env> {
     posts: RunPost[],
     patches: RunPatch[],
     attachments: RunAttachment[] = [],
-    bounds: { capBytes: number; splitCalls: number } = {
+    bounds: { capBytes: number; splitCalls: number; expiresAt?: number } = {
       capBytes: TRACE_SHARD_CAP_BYTES,
       splitCalls: TRACE_SHARD_SPLIT_CALLS_PER_SECOND,
     },
   ): ShardIngestAnswer {
+    if (bounds.expiresAt !== undefined) this.#expireAt(bounds.expiresAt);
     const second = Math.floor(Date.now() / 1000);
     if (second !== this.#second) [this.#second, this.#calls] = [second, 0];
     this.#calls += 1;

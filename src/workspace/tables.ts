@@ -63,9 +63,12 @@ export const PARTITION_SCHEMA: Record<PartitionKind, readonly string[]> = {
       buckets INTEGER NOT NULL, from_ms INTEGER NOT NULL, PRIMARY KEY (workspace_id, project_id, day, generation))`,
   ],
   runs: [
+    // WITHOUT ROWID: one row written per run located. `expires_at` (epoch ms): when its trace shard's
+    // retention ends (null: rows moved from D1, kept).
     `CREATE TABLE trace_run_locations (
       workspace_id TEXT NOT NULL, run_id TEXT NOT NULL, project_id TEXT NOT NULL, day TEXT NOT NULL,
-      PRIMARY KEY (workspace_id, run_id))`,
+      expires_at INTEGER, PRIMARY KEY (workspace_id, run_id)) WITHOUT ROWID`,
+    "CREATE INDEX trace_run_locations_expiry_idx ON trace_run_locations (expires_at) WHERE expires_at IS NOT NULL",
   ],
   a2a: [
     `CREATE TABLE a2a_tasks (

@@ -95,17 +95,26 @@ export async function projectForName(db: TracesDatabase, workspaceId: string, na
 const PROJECT_ID_TTL_MS = 10_000;
 const PROJECT_ID_CACHE_MAX = 1_000;
 /** Resolved ids only: a pending lookup shared with another request's context might never settle in workerd. */
-const projectIds = new Map<string, { id: string; expiresAt: number }>();
+const projectIds = new Map<string, { ref: ProjectRef; expiresAt: number }>();
+
+/** What ingestion needs of a project: its id, and its retention tier. */
+export type ProjectRef = { id: string; traceTier: string | null };
+
+/** The workspace's project `name` (created if missing), cached for PROJECT_ID_TTL_MS. */
+export async function projectRefForName(db: TracesDatabase, workspaceId: string, name: string): Promise<ProjectRef> {
+  const key = `${workspaceId}\u0000${name}`;
+  const cached = projectIds.get(key);
+  if (cached && cached.expiresAt > Date.now()) return cached.ref;
+  const project = await projectForName(db, workspaceId, name);
+  const ref = { id: project.id, traceTier: project.trace_tier };
+  if (projectIds.size >= PROJECT_ID_CACHE_MAX) projectIds.clear();
+  projectIds.set(key, { ref, expiresAt: Date.now() + PROJECT_ID_TTL_MS });
+  return ref;
+}
 
 /** The id of the workspace's project `name` (created if missing), cached for PROJECT_ID_TTL_MS. */
 export async function projectIdForName(db: TracesDatabase, workspaceId: string, name: string): Promise<string> {
-  const key = `${workspaceId}\u0000${name}`;
-  const cached = projectIds.get(key);
-  if (cached && cached.expiresAt > Date.now()) return cached.id;
-  const { id } = await projectForName(db, workspaceId, name);
-  if (projectIds.size >= PROJECT_ID_CACHE_MAX) projectIds.clear();
-  projectIds.set(key, { id, expiresAt: Date.now() + PROJECT_ID_TTL_MS });
-  return id;
+  return (await projectRefForName(db, workspaceId, name)).id;
 }
 
 /** Forgets the cached project ids of a workspace (a project was renamed or deleted). */
@@ -165,7 +174,8 @@ export async function updateProject(
     .where(and(eq(tracingProjects.workspaceId, workspaceId), eq(tracingProjects.id, id)))
     .returning()
     .get();
-  if (set.name !== undefined) forgetProjectIds(workspaceId);
+  // Its name or its retention tier may have changed.
+  forgetProjectIds(workspaceId);
   if (!row) throw notFound(`Tracing project ${id} not found`);
   return toSession(row);
 }
