@@ -113,4 +113,28 @@ describe("the sharded thread index", () => {
     // Only per-thread, per-workspace and per-project objects.
     for (const name of Object.keys(usage.durableObjects)) expect(name).toMatch(/^(ThreadDO|WorkspaceDO:threads)$/);
   });
+
+  it("runs an agent (traced) and ingests traced runs without a D1 write or a call to a shared object", async () => {
+    const thread = await json<ThreadJson>(await post("/threads", {}));
+    await post(`/threads/${thread.thread_id}/runs/wait`, { assistant_id: "echo", input: { messages: [] } });
+    resetUsage();
+    const run = await post(`/threads/${thread.thread_id}/runs/wait`, {
+      assistant_id: "echo",
+      input: { messages: [{ role: "user", content: "hi" }] },
+    });
+    expect(run.status).toBe(200);
+    const id = crypto.randomUUID();
+    const ingested = await post("/api/v1/runs/batch", {
+      post: [
+        { id, trace_id: id, name: "r", run_type: "chain", start_time: new Date().toISOString(), session_name: "count" },
+      ],
+    });
+    expect(ingested.status).toBe(202);
+    const usage = usageSnapshot();
+    expect(usage.d1.writes).toBe(0);
+    // The assistant lookup before the run, through a read replica; nothing else.
+    expect(usage.d1.reads).toBeLessThanOrEqual(1);
+    for (const name of Object.keys(usage.durableObjects))
+      expect(name).toMatch(/^(ThreadDO|TraceShardDO|WorkspaceDO:(threads|traces|runs))$/);
+  });
 });
