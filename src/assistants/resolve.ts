@@ -1,6 +1,8 @@
 import { v5 as uuidv5 } from "uuid";
 import { matchesFilter } from "../core/auth-filter.ts";
-import { database, readReplicated } from "../db/client.ts";
+import { ASSISTANT_CACHE_ENTRIES, ASSISTANT_CACHE_TTL_MS } from "../core/limits.ts";
+import { TtlCache } from "../core/ttl-cache.ts";
+import { database, readReplicated, requestNamesBookmark } from "../db/client.ts";
 import type { AssistantRow } from "../db/schema.ts";
 import { type AuthUser, authorize } from "../deployment/custom-auth.ts";
 import { deployment } from "../deployment/index.ts";
@@ -104,10 +106,7 @@ export async function resolveAssistant(
   idOrGraphId: string,
   use?: AssistantUse,
 ): Promise<ResolvedAssistant | undefined> {
-  // Before every run: a read replica may answer (through the request's D1 session, so a client that
-  // sends the bookmark of its last change runs the assistant as changed).
-  await ensureWorkspaceAssistants(env, workspaceId);
-  const row = await readReplicated(env, (db) => getAssistant(db, workspaceId, assistantIdOf(idOrGraphId)));
+  const row = await assistantForRun(env, workspaceId, assistantIdOf(idOrGraphId));
   if (!row) return undefined;
   if (
     use &&
@@ -122,6 +121,33 @@ export async function resolveAssistant(
     context: (row.context ?? {}) as Record<string, unknown>,
     metadata: row.metadata,
   };
+}
+
+/**
+ * Assistants this isolate read for runs, for ASSISTANT_CACHE_TTL_MS: the lookup before every run then
+ * reaches D1 once per isolate and assistant in that time, not once per run (no database shared by
+ * every tenant on the run's path). A change made in this isolate forgets its entry at once; another
+ * isolate runs the old version for at most the TTL, as a read replica's lag would. A request that
+ * sends a bookmark is not answered from the cache.
+ */
+const forRuns = new TtlCache<AssistantRow>(ASSISTANT_CACHE_ENTRIES);
+
+async function assistantForRun(env: Env, workspaceId: string, assistantId: string): Promise<AssistantRow | undefined> {
+  const key = `${workspaceId}\n${assistantId}`;
+  const useCache = !requestNamesBookmark(env);
+  const cached = useCache ? forRuns.get(key) : undefined;
+  if (cached) return cached;
+  // A read replica may answer (through the request's D1 session, so a client that sends the bookmark
+  // of its last change runs the assistant as changed).
+  await ensureWorkspaceAssistants(env, workspaceId);
+  const row = await readReplicated(env, (db) => getAssistant(db, workspaceId, assistantId));
+  if (row && useCache) forRuns.set(key, row, Date.now() + ASSISTANT_CACHE_TTL_MS);
+  return row;
+}
+
+/** Forgets this isolate's cached copy of an assistant (it was changed or deleted here). */
+export function forgetAssistant(workspaceId: string, assistantId: string): void {
+  forRuns.deleteWhere((key) => key === `${workspaceId}\n${assistantId}`);
 }
 
 export const assistantNotFound = (id: string) =>

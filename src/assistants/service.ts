@@ -7,7 +7,7 @@ import { MAX_JSON_FIELD_BYTES } from "../core/limits.ts";
 import { database, sessionDatabase } from "../db/client.ts";
 import type { AssistantRow, AssistantVersionRow } from "../db/schema.ts";
 import { deployment, graphs } from "../deployment/index.ts";
-import { ensureWorkspaceAssistants, findAssistant, systemAssistantGraph } from "./resolve.ts";
+import { ensureWorkspaceAssistants, findAssistant, forgetAssistant, systemAssistantGraph } from "./resolve.ts";
 import type {
   AssistantCountSchema,
   AssistantCreateSchema,
@@ -166,6 +166,7 @@ export async function patchAssistant(
     if (error instanceof VersionConflictError) throw conflict(error.message);
     throw error;
   });
+  forgetAssistant(workspaceId, current.assistantId);
   if (!updated) throw notFound(`Assistant ${current.assistantId} not found`);
   return updated;
 }
@@ -186,6 +187,7 @@ export async function deletableAssistant(
 
 export async function removeAssistant(env: Env, workspaceId: string, row: AssistantRow): Promise<void> {
   await deleteAssistant(sessionDatabase(env), workspaceId, row.assistantId);
+  forgetAssistant(workspaceId, row.assistantId);
 }
 
 export async function assistantVersions(
@@ -212,7 +214,9 @@ export async function setLatestVersion(
   const row = await visibleAssistant(env, workspaceId, id, authorize, "assistants:update", { version });
   const found = await getVersion(database(env), workspaceId, row.assistantId, version);
   if (!found) throw notFound(`Assistant ${row.assistantId} has no version ${version}`);
-  return (await setCurrentVersion(sessionDatabase(env), workspaceId, found, new Date().toISOString())) ?? row;
+  const current = await setCurrentVersion(sessionDatabase(env), workspaceId, found, new Date().toISOString());
+  forgetAssistant(workspaceId, row.assistantId);
+  return current ?? row;
 }
 
 /** The assistant's graph, built with the assistant's config (graph factories receive it). */

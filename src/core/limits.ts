@@ -352,6 +352,14 @@ export const MAX_INDEX_VALUES_BYTES = 64 * 1024;
  * expire with them. Keeps every per-project object bounded in time as well as in size.
  */
 export const BASE_TRACE_RETENTION_DAYS = 14;
+
+/**
+ * An assistant read for runs is kept per isolate this long (and at most this many), so the lookup
+ * before each run does not reach D1, the one database every tenant shares (about 1,000 queries/s).
+ * Another isolate runs a just-changed assistant's old version for at most this long.
+ */
+export const ASSISTANT_CACHE_TTL_MS = 5_000;
+export const ASSISTANT_CACHE_ENTRIES = 1_000;
 export const EXTENDED_TRACE_RETENTION_DAYS = 400;
 
 const DAY_MS = 86_400_000;

@@ -108,6 +108,15 @@ export function inRequestSession<T>(session: RequestSession, work: () => T): T {
   return requestSessions.run(session, work);
 }
 
+/**
+ * Whether the running request named a point to read from (a bookmark, or "first-primary"): it wants
+ * at least that write, so a cache must not answer it.
+ */
+export function requestNamesBookmark(env: D1Env): boolean {
+  const bookmark = requestSession(env)?.clientBookmark;
+  return bookmark !== undefined && bookmark !== "first-unconstrained";
+}
+
 /** The running request's session, if it is over this binding. */
 function requestSession(env: D1Env): RequestSession | undefined {
   const session = requestSessions.getStore();

@@ -132,8 +132,8 @@ describe("the sharded thread index", () => {
     expect(ingested.status).toBe(202);
     const usage = usageSnapshot();
     expect(usage.d1.writes).toBe(0);
-    // The assistant lookup before the run, through a read replica; nothing else.
-    expect(usage.d1.reads).toBeLessThanOrEqual(1);
+    // The assistant was read for the first run: this isolate's copy answers the second.
+    expect(usage.d1.reads).toBe(0);
     for (const name of Object.keys(usage.durableObjects))
       expect(name).toMatch(/^(ThreadDO|TraceShardDO|WorkspaceDO:(threads|traces|runs))$/);
   });
