@@ -4,7 +4,8 @@
  * operation rate at which one object (or the database) reaches its documented limit. The limits and
  * the placement of each part are declared here, once.
  */
-import { METRICS_SHARDS } from "../src/core/limits.ts";
+import { METRICS_SHARDS, TRACE_SHARD_SPLIT_BYTES } from "../src/core/limits.ts";
+import { MAX_LOAD_SPLIT_BUCKETS } from "../src/tracing/splits.ts";
 import { RUN_LOCATOR_SHARDS, THREAD_INDEX_SHARDS } from "../src/workspace/partition.ts";
 
 /** Cloudflare's documented limits the ceilings are computed against. */
@@ -37,6 +38,8 @@ export interface Placement {
   rollsOverS?: number;
   /** Objects of one tenant the part's load spreads over evenly (a hash of the key picks one); 1 when absent. */
   spread?: number;
+  /** The part opens another object before one passes this many bytes (trace shards split): it never reaches 10 GB. */
+  splitsAtBytes?: number;
 }
 
 /** The D1 database's name in the tables (the meter counts it apart from the Durable Object classes). */
@@ -48,7 +51,14 @@ export const D1 = "D1";
  */
 export const PLACEMENT: Record<string, Placement> = {
   ThreadDO: { scope: "entity", per: "thread" },
-  TraceShardDO: { scope: "tenant", per: "project-day", rollsOverS: 86_400 },
+  // A project-day splits by load up to 64 shards (250 ingest calls/s each), and by size before 2 GiB.
+  TraceShardDO: {
+    scope: "tenant",
+    per: "project-day split",
+    rollsOverS: 86_400,
+    spread: MAX_LOAD_SPLIT_BUCKETS,
+    splitsAtBytes: TRACE_SHARD_SPLIT_BYTES,
+  },
   // Workspace partitions (src/workspace/partition.ts), counted by kind: `WorkspaceDO:<kind>`.
   WorkspaceDO: { scope: "tenant", per: "workspace partition" },
   "WorkspaceDO:threads": { scope: "tenant", per: "workspace thread index shard", spread: THREAD_INDEX_SHARDS },
@@ -95,7 +105,7 @@ export function ceilingOf(load: PartLoad): Ceiling {
   const limit = load.part === D1 || load.part.startsWith(`${D1} `) ? LIMITS.d1QueriesPerS : LIMITS.objectRequestsPerS;
   const opsPerS = load.perOp > 0 ? (limit * (placement.spread ?? 1)) / load.perOp : Number.POSITIVE_INFINITY;
   const growth = load.largestObjectBytesPerOp;
-  const opsToFull = growth && growth > 0 ? LIMITS.storageBytes / growth : undefined;
+  const opsToFull = growth && growth > 0 && !placement.splitsAtBytes ? LIMITS.storageBytes / growth : undefined;
   return {
     part: load.part,
     placement,

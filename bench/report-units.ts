@@ -165,11 +165,13 @@ export function formatCeilingTable(results: readonly ScenarioResult[]): string {
           : stored?.newObjects && ceiling.placement.scope === "entity"
             ? `${figure(stored.grownBytes / stored.newObjects)} B/new object`
             : "-",
-        ceiling.sustainedOpsPerS !== undefined
-          ? `${figure(ceiling.sustainedOpsPerS)} ops/s sustained`
-          : ceiling.opsToFull !== undefined
-            ? `after ${figure(ceiling.opsToFull)} ops`
-            : "-",
+        ceiling.placement.splitsAtBytes
+          ? `never: splits at ${figure(ceiling.placement.splitsAtBytes / 2 ** 30)} GiB`
+          : ceiling.sustainedOpsPerS !== undefined
+            ? `${figure(ceiling.sustainedOpsPerS)} ops/s sustained`
+            : ceiling.opsToFull !== undefined
+              ? `after ${figure(ceiling.opsToFull)} ops`
+              : "-",
       ]);
     });
     const low = deploymentCeiling(parts);
