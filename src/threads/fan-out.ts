@@ -1,6 +1,5 @@
 import { chunked } from "../core/batches.ts";
 import { type PlanVars, subrequestBudget } from "../core/limits.ts";
-import { database } from "../db/client.ts";
 import { log } from "../observability/log.ts";
 import { threadStub } from "./client.ts";
 import type { CancelAction } from "./runs/schemas.ts";
@@ -43,7 +42,7 @@ export interface ThreadFanOutMessage {
   operation: FanOutOperation;
 }
 
-type FanOutEnv = Pick<Env, "DB" | "THREAD" | "QUEUE"> & PlanVars & { SUBREQUEST_BUDGET?: string };
+type FanOutEnv = Pick<Env, "WORKSPACE" | "THREAD" | "QUEUE"> & PlanVars & { SUBREQUEST_BUDGET?: string };
 
 /** What one step did, and what is left for the queue (null: nothing). */
 export interface FanOutStep {
@@ -81,7 +80,7 @@ export async function fanOutStep(env: FanOutEnv, workspaceId: string, operation:
     operation.op === "cancel-runs"
       ? { status: "busy" as const, authMetadata: operation.authMetadata }
       : { metadata: { assistant_id: operation.assistantId }, authMetadata: operation.authMetadata };
-  const keys = await threadKeysAfter(database(env), workspaceId, filter, operation.after, budget);
+  const keys = await threadKeysAfter(env, workspaceId, filter, operation.after, budget);
   const ids = keys.map((key) => key.threadId);
   // A thread deleted meanwhile has nothing left to cancel or delete.
   const done =

@@ -1,5 +1,6 @@
-import { type Database, isPermanentWriteError, writeErrorReason } from "../db/client.ts";
+import { isPermanentWriteError, writeErrorReason } from "../db/client.ts";
 import { log } from "../observability/log.ts";
+import type { WorkspaceBindings } from "../workspace/database.ts";
 import { RETRY_MS } from "./alarm-planner.ts";
 import { deleteThreadIndex, upsertThreadIndex } from "./thread-index.ts";
 import type { ThreadRecord, ThreadRecords } from "./thread-record.ts";
@@ -13,9 +14,9 @@ export function retryDelay(failures: number): number {
 }
 
 /**
- * Pushes the thread record to the D1 search index. The record in the Durable Object is the source of
- * truth and carries an `indexDirty` flag until D1 has it; the alarm retries what failed, backing off.
- * A write D1 refuses for good (see `isPermanentWriteError`) is not retried: the record keeps the
+ * Pushes the thread record to its shard of the workspace's thread index (one call per write). The record in the Durable Object is the source of
+ * truth and carries an `indexDirty` flag until the index has it; the alarm retries what failed, backing off.
+ * A write the index refuses for good (see `isPermanentWriteError`) is not retried: the record keeps the
  * reason in `indexError` (the thread stays stale in search) until it changes again.
  */
 export class IndexSync {
@@ -26,12 +27,12 @@ export class IndexSync {
 
   constructor(
     private readonly records: ThreadRecords,
-    private readonly db: () => Database,
+    private readonly env: WorkspaceBindings,
   ) {}
 
   /** The first index row of a new thread; a failure is the caller's to handle. */
   insert(record: ThreadRecord): Promise<void> {
-    return upsertThreadIndex(this.db(), record);
+    return upsertThreadIndex(this.env, record);
   }
 
   /** How long until the alarm retries a failed write. */
@@ -41,7 +42,7 @@ export class IndexSync {
 
   /**
    * Brings the index up to the current record. A sync that has not started yet is shared by later
-   * saves, so a quick run's busy → idle reaches D1 as one write; syncs run one at a time, in order.
+   * saves, so a quick run's busy → idle reaches the index as one write; syncs run one at a time, in order.
    */
   sync(delayMs: number): Promise<void> {
     if (this.#pending) return this.#pending;
@@ -51,7 +52,7 @@ export class IndexSync {
       this.#pending = null;
       const record = this.records.read();
       if (!record || record.temporary || !record.indexDirty || record.indexError) return;
-      const write = upsertThreadIndex(this.db(), record).then(() => {
+      const write = upsertThreadIndex(this.env, record).then(() => {
         // Only the flag, and only if no newer write (or a delete) happened meanwhile.
         this.records.markIndexed(record.updatedAt);
         this.#failures = 0;
@@ -89,6 +90,6 @@ export class IndexSync {
 
   /** Removes the thread's index row (a temporary thread has none). */
   async remove(record: ThreadRecord): Promise<void> {
-    if (!record.temporary) await deleteThreadIndex(this.db(), record.workspaceId, record.threadId);
+    if (!record.temporary) await deleteThreadIndex(this.env, record.workspaceId, record.threadId);
   }
 }

@@ -1,7 +1,6 @@
 import { type AuthFilter, type Authorizer, matchesFilter } from "../core/auth-filter.ts";
 import { conflict } from "../core/errors.ts";
 import { withFilterLimit } from "../core/filter-limit.ts";
-import { database } from "../db/client.ts";
 import { threadStub, unwrap } from "./client.ts";
 import { startFanOut } from "./fan-out.ts";
 import type { JsonBody } from "./runs/json-stream.ts";
@@ -49,7 +48,7 @@ export async function searchThreads(
   workspaceId: string,
   search: ThreadSearch,
 ): Promise<{ threads: ThreadJson[]; total: number }> {
-  const { rows, total } = await withFilterLimit(() => searchThreadIndex(database(env), workspaceId, search));
+  const { rows, total } = await withFilterLimit(() => searchThreadIndex(env, workspaceId, search));
   const threads = await Promise.all(
     rows.map(async (row) => {
       const thread = indexRowJson(row);
@@ -64,7 +63,7 @@ export async function searchThreads(
 
 /** How many of the workspace's threads match `filter`. */
 export function countThreads(env: Env, workspaceId: string, filter: ThreadFilter): Promise<number> {
-  return withFilterLimit(() => countThreadIndex(database(env), workspaceId, filter));
+  return withFilterLimit(() => countThreadIndex(env, workspaceId, filter));
 }
 
 /**
@@ -79,7 +78,7 @@ export async function pruneThreads(
   strategy: TtlStrategy,
   authMetadata?: Record<string, unknown>,
 ): Promise<{ pruned: number; queued: number }> {
-  const existing = await existingThreadIds(database(env), workspaceId, [...new Set(threadIds)], authMetadata);
+  const existing = await existingThreadIds(env, workspaceId, [...new Set(threadIds)], authMetadata);
   const step = await startFanOut(env, workspaceId, { op: "prune", threadIds: existing, strategy });
   return { pruned: step.done, queued: step.queued };
 }

@@ -2,7 +2,6 @@ import { DurableObject } from "cloudflare:workers";
 import type { AuthFilter } from "../core/auth-filter.ts";
 import { rowBound } from "../core/json-size.ts";
 import { MAX_JSON_FIELD_BYTES, runTimeoutMs } from "../core/limits.ts";
-import { database } from "../db/client.ts";
 import { durableObjectSql } from "../db/sql.ts";
 import { D1Store } from "../store/graph-store.ts";
 import { AlarmPlanner } from "./alarm-planner.ts";
@@ -52,7 +51,7 @@ export class ThreadDO extends DurableObject<Env> {
   readonly #states = new StateReader(this.#checkpoints);
   readonly #protocol = new ProtocolHub(this.#sql, this.ctx, () => this.#records.read()?.metadata ?? null);
   readonly #runs = new RunManager(this.#runHost(), this.#sql);
-  readonly #index = new IndexSync(this.#records, () => database(this.env));
+  readonly #index = new IndexSync(this.#records, this.env);
   readonly #thread = new ThreadLifecycle({
     records: this.#records,
     checkpoints: this.#checkpoints,
