@@ -331,19 +331,32 @@ export const STORE_SWEEP_PER_ALARM = 1_000;
 export const MAX_THREAD_SEARCH_PAGE_BYTES = 8 * 1024 * 1024;
 
 /**
- * `offset + limit` of a thread search at most: the index is spread over a workspace's thread shards,
- * and each answers the sort keys of its first `offset + limit` matches for the merge (about 100 bytes
- * each, so a search reads at most a few MB whatever the offset).
+ * Values and interrupts (UTF-8 bytes of their JSON, together) the thread index keeps of a thread:
+ * the index is a projection, not a copy of the state, so its rows stay small (metadata and config
+ * aside, bounded by MAX_JSON_FIELD_BYTES) and a 10 GB index shard holds millions of threads. A
+ * larger state is left out of the index: a `values` filter does not match it, and search reads its
+ * values from the thread itself (see THREAD_SEARCH_CALLS).
  */
-export const MAX_THREAD_SEARCH_WINDOW = 10_000;
+export const MAX_THREAD_INDEX_STATE_BYTES = 16 * 1024;
 
 /**
- * A thread's values (and interrupts) the index keeps, in UTF-8 bytes of JSON: a summary for search,
- * never the whole state. A thread past it is found by metadata and status, not by `values`, and a
- * search reads its values from the thread itself. Keeps index rows small, so a workspace's thread
- * index shards hold millions of threads.
+ * Index keys (sort key, thread id, size: about 100 bytes each) one index shard answers per call of
+ * a thread search: about 0.5 MB, far below a Durable Object RPC's 32 MiB; the Worker holds at most
+ * one chunk per shard while merging, whatever the offset.
  */
-export const MAX_INDEX_VALUES_BYTES = 64 * 1024;
+export const THREAD_SEARCH_KEYS_PER_CALL = 5_000;
+
+/**
+ * Calls one thread search makes, under 1,000 subrequests per invocation (50 on the Free plan):
+ * `keys`, to index shards while merging (one per shard, then one per further chunk a deep offset
+ * passes through: offset + limit up to about (keys - 16) x THREAD_SEARCH_KEYS_PER_CALL always fits,
+ * past it 422), and `stateReads`, threads of the page whose state is not in the index and is read
+ * from the thread (the page ends before one more). Besides, one call per shard holding a page row.
+ */
+export const THREAD_SEARCH_CALLS = {
+  paid: { keys: 400, stateReads: 32 },
+  free: { keys: 24, stateReads: 8 },
+} as const;
 
 /**
  * How long traced runs are kept after they are ingested, as LangSmith's retention tiers: a project's

@@ -14,7 +14,7 @@ export function retryDelay(failures: number): number {
 }
 
 /**
- * Pushes the thread record to the search index (its shard of the workspace's thread index). The record in the Durable Object is the source of
+ * Pushes the thread record to its shard of the workspace's thread index (one call per write). The record in the Durable Object is the source of
  * truth and carries an `indexDirty` flag until the index has it; the alarm retries what failed, backing off.
  * A write the index refuses for good (see `isPermanentWriteError`) is not retried: the record keeps the
  * reason in `indexError` (the thread stays stale in search) until it changes again.

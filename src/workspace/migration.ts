@@ -1,6 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import { bySize } from "../core/batches.ts";
 import { unavailable } from "../core/errors.ts";
+import { MAX_THREAD_INDEX_STATE_BYTES } from "../core/limits.ts";
 import { database } from "../db/client.ts";
 import { partitionMigrations } from "../db/schema.ts";
 import { log } from "../observability/log.ts";
@@ -45,6 +46,8 @@ interface LegacyTable {
   partition(row: Row): Partition;
   /** A column's value as it moves, when the partition keeps less than D1 did (SQL over the D1 row). */
   select?: Record<string, string>;
+  /** The columns the partition's table has, when fewer than D1's (default: all of `columns`). */
+  into?: readonly string[];
 }
 
 const ws = (row: Row) => String(row.workspace_id);
@@ -65,6 +68,24 @@ export const LEGACY_TABLES: Record<string, LegacyTable> = {
       "updated_at",
       "state_updated_at",
     ],
+    // A shard holds one workspace (no workspace column) and keeps values only up to the index's bound.
+    into: [
+      "thread_id",
+      "status",
+      "metadata",
+      "values",
+      "values_indexed",
+      "config",
+      "interrupts",
+      "error",
+      "created_at",
+      "updated_at",
+      "state_updated_at",
+    ],
+    select: {
+      values: `CASE WHEN length(CAST("values" AS BLOB)) > ${MAX_THREAD_INDEX_STATE_BYTES} THEN NULL ELSE "values" END`,
+      values_indexed: `CASE WHEN length(CAST("values" AS BLOB)) > ${MAX_THREAD_INDEX_STATE_BYTES} THEN 0 ELSE values_indexed END`,
+    },
     partition: (row) => ({
       workspaceId: ws(row),
       kind: "threads",
@@ -186,14 +207,15 @@ async function readPage(
 
 /** Copies rows into one partition: as many rows per statement as 100 bound parameters allow, one atomic RPC. */
 async function copyInto(env: MigrationEnv, table: string, spec: LegacyTable, partition: Partition, rows: Row[]) {
-  const perStatement = Math.max(1, Math.floor(100 / spec.columns.length));
+  const columns = spec.into ?? spec.columns;
+  const perStatement = Math.max(1, Math.floor(100 / columns.length));
   const statements = [];
   for (let i = 0; i < rows.length; i += perStatement) {
     const group = rows.slice(i, i + perStatement);
-    const tuple = `(${spec.columns.map(() => "?").join(", ")})`;
+    const tuple = `(${columns.map(() => "?").join(", ")})`;
     statements.push({
-      sql: `INSERT INTO ${quote(table)} (${spec.columns.map(quote).join(", ")}) VALUES ${group.map(() => tuple).join(", ")} ON CONFLICT DO NOTHING`,
-      params: group.flatMap((row) => spec.columns.map((c) => row[c] ?? null)),
+      sql: `INSERT INTO ${quote(table)} (${columns.map(quote).join(", ")}) VALUES ${group.map(() => tuple).join(", ")} ON CONFLICT DO NOTHING`,
+      params: group.flatMap((row) => columns.map((c) => row[c] ?? null)),
       method: "run" as const,
     });
   }

@@ -8,17 +8,19 @@ import type { PartitionKind } from "./partition.ts";
  * so the queries are the same wherever a table lives.
  */
 export const PARTITION_SCHEMA: Record<PartitionKind, readonly string[]> = {
+  // The thread index (src/threads/thread-index.ts), one shard: no workspace column, and WITHOUT ROWID
+  // so a row is one b-tree entry (no separate key index) and each index below ends with thread_id,
+  // which serves the search's (column, thread_id) order. Only the indexes the queries need: each
+  // costs a row write per index write.
   threads: [
-    // WITHOUT ROWID: the row lives in its key's b-tree (one row written per upsert, not two). The
-    // partition holds one workspace, so the indexes need no workspace_id.
     `CREATE TABLE threads (
-      workspace_id TEXT NOT NULL, thread_id TEXT NOT NULL, status TEXT NOT NULL, metadata TEXT NOT NULL,
-      "values" TEXT, values_indexed INTEGER DEFAULT true NOT NULL, config TEXT NOT NULL, interrupts TEXT NOT NULL,
-      error TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, state_updated_at TEXT NOT NULL,
-      PRIMARY KEY (workspace_id, thread_id)) WITHOUT ROWID`,
-    "CREATE INDEX threads_created_idx ON threads (created_at, thread_id)",
-    "CREATE INDEX threads_updated_idx ON threads (updated_at, thread_id)",
-    "CREATE INDEX threads_status_idx ON threads (status)",
+      thread_id TEXT PRIMARY KEY NOT NULL, status TEXT NOT NULL, metadata TEXT NOT NULL, "values" TEXT,
+      values_indexed INTEGER DEFAULT true NOT NULL, state_bytes INTEGER DEFAULT 0 NOT NULL, config TEXT NOT NULL,
+      interrupts TEXT NOT NULL, error TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+      state_updated_at TEXT NOT NULL) WITHOUT ROWID`,
+    "CREATE INDEX threads_created_idx ON threads (created_at)",
+    "CREATE INDEX threads_updated_idx ON threads (updated_at)",
+    "CREATE INDEX threads_status_idx ON threads (status, created_at)",
   ],
   store: [
     `CREATE TABLE store_items (

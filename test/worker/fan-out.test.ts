@@ -7,7 +7,8 @@ import worker, { queueHandlers } from "../../src/index.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import { fanOutStep, THREAD_FAN_OUT_MESSAGE, type ThreadFanOutMessage } from "../../src/threads/fan-out.ts";
 import type { ThreadJson } from "../../src/threads/types.ts";
-import { BOOTSTRAP_KEY, call, inThreadIndex, json } from "./helpers.ts";
+import { BOOTSTRAP_KEY, call, json } from "./helpers.ts";
+import { updateIndexRows } from "./thread-index-helpers.ts";
 
 const BUDGET = 3;
 
@@ -120,9 +121,7 @@ describe("fan-outs over threads", () => {
     const { request, drain } = budgeted();
     const threads = await Promise.all(Array.from({ length: 7 }, () => newThread({ fan_out: "cancel" })));
     // Busy in the index, as a thread with a pending run is (the cancel reaches each thread's object).
-    await inThreadIndex("UPDATE threads SET status = 'busy' WHERE thread_id IN (SELECT value FROM json_each(?))", [
-      JSON.stringify(threads),
-    ]);
+    await updateIndexRows(threads, "status = 'busy'");
     const { response, calls } = await request("/runs/cancel", { method: "POST", json: { status: "all" } });
     expect(response.status).toBe(204);
     expect(calls).toHaveLength(BUDGET);

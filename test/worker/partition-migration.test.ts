@@ -29,7 +29,7 @@ function recordingEnv() {
 
 /** A partition's rows of a table, as objects of the table's columns. */
 async function rowsIn(partition: Partition, table: string): Promise<Record<string, unknown>[]> {
-  const columns = LEGACY_TABLES[table].columns;
+  const columns = LEGACY_TABLES[table].into ?? LEGACY_TABLES[table].columns;
   const [result] = await env.WORKSPACE.getByName(partitionName(partition)).exec(partition, [
     { sql: `SELECT ${columns.map((c) => `"${c}"`).join(", ")} FROM ${table}`, params: [], method: "all" },
   ]);

@@ -16,7 +16,8 @@ import { MAX_RETRY_MS, retryDelay } from "../../src/threads/index-sync.ts";
 import { indexProjection } from "../../src/threads/thread-index.ts";
 import { stateColumns, type ThreadRecord, ThreadRecords } from "../../src/threads/thread-record.ts";
 import type { ThreadJson } from "../../src/threads/types.ts";
-import { call, inThreadIndex, json } from "./helpers.ts";
+import { call, json } from "./helpers.ts";
+import { onIndexShard, shardOf } from "./thread-index-helpers.ts";
 
 // The workerd tests run with MAX_JSON_FIELD_BYTES = 8192 (vitest.config.ts): metadata, config and
 // context may hold 8 KiB of JSON, store values and cron payloads 32 KiB.
@@ -279,6 +280,7 @@ describe("thread rows", () => {
     expect(normal).toEqual({
       values: { a: 1 },
       valuesIndexed: true,
+      stateBytes: 0,
       interrupts: { t: [{ id: "x", value: 1 }] },
       config: { c: 1 },
     });
@@ -329,11 +331,10 @@ describe("index sync", () => {
   it("stops retrying a row the index refuses for good, keeps the thread, and tries again when the thread changes", async () => {
     const thread = await json<{ thread_id: string }>(await post("/threads", { metadata: { v: 1 } }));
     // The index shard refuses every update of this thread's row, as SQLite refuses a row over 2 MB.
-    await inThreadIndex(
+    await onIndexShard(
+      shardOf(thread.thread_id),
       `CREATE TRIGGER refuse_row BEFORE UPDATE ON threads WHEN NEW.thread_id = '${thread.thread_id}'
        BEGIN SELECT RAISE(ABORT, 'string or blob too big'); END`,
-      [],
-      { threadId: thread.thread_id },
     );
     const patched = await patch(`/threads/${thread.thread_id}`, { metadata: { v: 2 } });
     expect(patched.status).toBe(200);
@@ -353,7 +354,7 @@ describe("index sync", () => {
     expect(indexed[0].metadata).toEqual({ v: 1 });
 
     // Once the shard takes the row again, the next change reaches the index.
-    await inThreadIndex("DROP TRIGGER refuse_row", [], { threadId: thread.thread_id });
+    await onIndexShard(shardOf(thread.thread_id), "DROP TRIGGER refuse_row");
     expect((await patch(`/threads/${thread.thread_id}`, { metadata: { v: 3 } })).status).toBe(200);
     const reindexed = await json<{ metadata: unknown }[]>(await post("/threads/search", { ids: [thread.thread_id] }));
     expect(reindexed[0].metadata).toEqual({ v: 3 });

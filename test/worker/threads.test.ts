@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import type { ThreadDO } from "../../src/threads/thread-do.ts";
 import type { ThreadJson, ThreadStateJson } from "../../src/threads/types.ts";
-import { call, inThreadIndex, json } from "./helpers.ts";
+import { call, json } from "./helpers.ts";
+import { updateIndexRows } from "./thread-index-helpers.ts";
 
 const post = (path: string, body: unknown, key?: string) => call(path, { method: "POST", json: body, key });
 
@@ -493,10 +494,7 @@ describe("search over large states", () => {
     for (let i = 0; i < 90; i++) threads.push((await createThread({ metadata: { tag, i } })).thread_id);
     // 100 KB of state each, written into the index as a thread's values are: 9 MB in all.
     const state = JSON.stringify({ blob: "v".repeat(100_000) });
-    await inThreadIndex(`UPDATE threads SET "values" = ? WHERE metadata ->> '$.tag' = ? AND values_indexed = 1`, [
-      state,
-      tag,
-    ]);
+    await updateIndexRows(threads, `"values" = ?`, [state]);
     const search = async (offset: number) => {
       const response = await post("/threads/search", {
         metadata: { tag },
