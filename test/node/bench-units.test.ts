@@ -110,10 +110,12 @@ describe("ceilings", () => {
     expect(ceilingOf({ part: "ThreadDO", perOp: 2 })).toMatchObject({ opsPerS: 500, placement: { scope: "entity" } });
     expect(ceilingOf({ part: D1, perOp: 4 })).toMatchObject({ opsPerS: LIMITS.d1QueriesPerS / 4 });
     expect(ceilingOf({ part: `${D1} writes`, perOp: 0 }).opsPerS).toBe(Number.POSITIVE_INFINITY);
-    // 10 GB at 6,400 bytes per run: 1,562,500 runs; a shard rolls over daily, so 18.08 runs/s sustained.
+    // A project-day splits (up to 64 shards by load, a new generation before 2 GiB): its load
+    // spreads, and no shard fills 10 GB whatever the rate.
     const shard = ceilingOf({ part: "TraceShardDO", perOp: 1, largestObjectBytesPerOp: 6_400 });
-    expect(shard.opsToFull).toBe(1_562_500);
-    expect(shard.sustainedOpsPerS).toBeCloseTo(1_562_500 / 86_400, 10);
+    expect(shard.opsPerS).toBe(64_000);
+    expect(shard.opsToFull).toBeUndefined();
+    expect(shard.placement.splitsAtBytes).toBe(2 * 1024 ** 3);
     expect(ceilingOf({ part: D1, perOp: 1, largestObjectBytesPerOp: 1_000 })).toMatchObject({
       opsToFull: 10_000_000,
     });
