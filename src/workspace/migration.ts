@@ -52,36 +52,26 @@ interface LegacyTable {
 
 const ws = (row: Row) => String(row.workspace_id);
 
+/** The thread index's columns, as a shard keeps them (D1's table had `workspace_id` first). */
+const THREAD_COLUMNS = [
+  "thread_id",
+  "status",
+  "metadata",
+  "values",
+  "values_indexed",
+  "config",
+  "interrupts",
+  "error",
+  "created_at",
+  "updated_at",
+  "state_updated_at",
+] as const;
+
 export const LEGACY_TABLES: Record<string, LegacyTable> = {
   threads: {
-    columns: [
-      "workspace_id",
-      "thread_id",
-      "status",
-      "metadata",
-      "values",
-      "values_indexed",
-      "config",
-      "interrupts",
-      "error",
-      "created_at",
-      "updated_at",
-      "state_updated_at",
-    ],
+    columns: ["workspace_id", ...THREAD_COLUMNS],
     // A shard holds one workspace (no workspace column) and keeps values only up to the index's bound.
-    into: [
-      "thread_id",
-      "status",
-      "metadata",
-      "values",
-      "values_indexed",
-      "config",
-      "interrupts",
-      "error",
-      "created_at",
-      "updated_at",
-      "state_updated_at",
-    ],
+    into: THREAD_COLUMNS,
     select: {
       values: `CASE WHEN length(CAST("values" AS BLOB)) > ${MAX_THREAD_INDEX_STATE_BYTES} THEN NULL ELSE "values" END`,
       values_indexed: `CASE WHEN length(CAST("values" AS BLOB)) > ${MAX_THREAD_INDEX_STATE_BYTES} THEN 0 ELSE values_indexed END`,

@@ -79,3 +79,18 @@ export async function inThreadIndex(
     await env.WORKSPACE.getByName(partitionName(partition)).exec(partition, [{ sql, params, method: "run" }]);
   }
 }
+
+/** A root traced run of `project` starting at `start` (ISO), as the SDKs post it. */
+export function rootRun(project: string, start: string) {
+  const id = crypto.randomUUID();
+  const stamp = start.replace(/[-:]/g, "").replace(".", "").replace("Z", "000Z");
+  return {
+    id,
+    trace_id: id,
+    dotted_order: `${stamp}${id}`,
+    name: "r",
+    run_type: "chain",
+    start_time: start,
+    session_name: project,
+  };
+}

@@ -5,24 +5,11 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import { locateRun } from "../../src/tracing/directory.ts";
 import { traceShardName } from "../../src/tracing/trace-shard-do.ts";
-import { call, json } from "./helpers.ts";
+import { call, json, rootRun } from "./helpers.ts";
 
 const post = (path: string, body: unknown) => call(path, { method: "POST", json: body });
 
-function run(project: string, start: string) {
-  const id = crypto.randomUUID();
-  const stamp = start.replace(/[-:]/g, "").replace(".", "").replace("Z", "000Z");
-  return {
-    id,
-    trace_id: id,
-    dotted_order: `${stamp}${id}`,
-    name: `r-${project}`,
-    run_type: "chain",
-    start_time: start,
-    session_name: project,
-    inputs: { q: 1 },
-  };
-}
+const run = rootRun;
 
 async function projectOf(runId: string): Promise<string> {
   return (await json<{ session_id: string }>(await call(`/api/v1/runs/${runId}`))).session_id;

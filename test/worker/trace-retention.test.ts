@@ -7,24 +7,12 @@ import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import { locateRun } from "../../src/tracing/directory.ts";
 import { traceShardName } from "../../src/tracing/trace-shard-do.ts";
 import { hashBucket, partitionName, RUN_LOCATOR_SHARDS } from "../../src/workspace/partition.ts";
-import { call, json } from "./helpers.ts";
+import { call, json, rootRun } from "./helpers.ts";
 
 const post = (path: string, body: unknown) => call(path, { method: "POST", json: body });
 const DAY = 86_400_000;
 
-function run(project: string, start: string) {
-  const id = crypto.randomUUID();
-  const stamp = start.replace(/[-:]/g, "").replace(".", "").replace("Z", "000Z");
-  return {
-    id,
-    trace_id: id,
-    dotted_order: `${stamp}${id}`,
-    name: "r",
-    run_type: "chain",
-    start_time: start,
-    session_name: project,
-  };
-}
+const run = rootRun;
 
 describe("trace retention", () => {
   it("keeps runs 14 days after they are ingested, or 400 for a longlived project, to the next midnight", () => {
