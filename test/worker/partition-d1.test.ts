@@ -94,8 +94,10 @@ describe("partitioned paths touch no D1 row", () => {
     const db = workspaceDatabase(env, { workspaceId: DEFAULT_WORKSPACE_ID, kind: "crons" });
     const fired = await fireDueCrons(firing.env, db, DEFAULT_WORKSPACE_ID, new Date(cron.next_run_date));
     expect(fired.started).toBe(1);
-    // Firing reads the workspace's plan and the assistant of each run.
-    expect(firing.reads()).toEqual(["workspaces", "assistants"]);
+    // Firing reads the workspace's plan, and the assistant of each run unless this isolate read it for
+    // a run in the last few seconds (its cache of assistants for runs).
+    expect(firing.reads().filter((table) => table !== "assistants")).toEqual(["workspaces"]);
+    expect(firing.reads().filter((table) => table === "assistants").length).toBeLessThanOrEqual(1);
     await send(recorded, "DELETE", `/runs/crons/${cron.cron_id}`);
     expect([...recorded.writes(), ...firing.writes()]).toEqual([]);
   });
@@ -119,7 +121,7 @@ describe("partitioned paths touch no D1 row", () => {
     );
     expect(found.result.id).toBe(sent.result.id);
     expect(recorded.writes()).toEqual([]);
-    // Only the assistant is read from D1 (once per request).
-    expect(new Set(recorded.reads())).toEqual(new Set(["assistants"]));
+    // Only the assistant is read from D1 (at most once per request; a run's may come from the isolate's cache).
+    expect(recorded.reads().filter((table) => table !== "assistants")).toEqual([]);
   });
 });
