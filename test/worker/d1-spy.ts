@@ -1,6 +1,6 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import worker from "../../src/index.ts";
-import { BOOTSTRAP_KEY } from "./helpers.ts";
+import { workerRequest } from "./helpers.ts";
 
 /** A statement the Worker prepared: on the binding itself (the primary) or on a session (from `start`). */
 export interface PreparedQuery {
@@ -56,20 +56,8 @@ export function spiedD1(options: { failingSessions?: boolean } = {}) {
     path: string,
     init: RequestInit & { key?: string | null; json?: unknown } = {},
   ): Promise<Response> {
-    const headers = new Headers(init.headers);
-    const key = init.key === undefined ? BOOTSTRAP_KEY : init.key;
-    if (key) headers.set("X-Api-Key", key);
-    let body = init.body;
-    if (init.json !== undefined) {
-      headers.set("Content-Type", "application/json");
-      body = JSON.stringify(init.json);
-    }
     const ctx = createExecutionContext();
-    const response = await worker.fetch(
-      new Request(`http://platform.test${path}`, { ...init, headers, body }),
-      spiedEnv,
-      ctx,
-    );
+    const response = await worker.fetch(workerRequest(path, init), spiedEnv, ctx);
     await waitOnExecutionContext(ctx);
     return response;
   }

@@ -7,11 +7,8 @@ import { hashBucket, partitionName, THREAD_INDEX_SHARDS } from "../../src/worksp
 
 export const BOOTSTRAP_KEY = "lgp_test_bootstrap_key";
 
-/** Sends a request through the Worker's own fetch handler. */
-export function call(
-  path: string,
-  init: RequestInit & { key?: string | null; json?: unknown } = {},
-): Promise<Response> {
+/** A request to the Worker, with the bootstrap key unless `key` says otherwise, and `json` as its body. */
+export function workerRequest(path: string, init: RequestInit & { key?: string | null; json?: unknown } = {}): Request {
   const headers = new Headers(init.headers);
   const key = init.key === undefined ? BOOTSTRAP_KEY : init.key;
   if (key) headers.set("X-Api-Key", key);
@@ -20,7 +17,15 @@ export function call(
     headers.set("Content-Type", "application/json");
     body = JSON.stringify(init.json);
   }
-  return exports.default.fetch(new Request(`http://platform.test${path}`, { ...init, headers, body }));
+  return new Request(`http://platform.test${path}`, { ...init, headers, body });
+}
+
+/** Sends a request through the Worker's own fetch handler. */
+export function call(
+  path: string,
+  init: RequestInit & { key?: string | null; json?: unknown } = {},
+): Promise<Response> {
+  return exports.default.fetch(workerRequest(path, init));
 }
 
 export async function json<T = Record<string, unknown>>(response: Response): Promise<T> {
