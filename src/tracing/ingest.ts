@@ -1,4 +1,3 @@
-import { env as workerEnv } from "cloudflare:workers";
 import { bySize, rpcBytes } from "../core/batches.ts";
 import type { ErrorKind } from "../core/errors.ts";
 import {
@@ -58,10 +57,10 @@ export type IngestOptions = {
   /** Bytes of runs per shard RPC (default `MAX_SHARD_RPC_BYTES`; tests set it small). */
   maxRpcBytes?: number;
   /**
-   * The workspace partitions (the shard directory's generations) and the shard size vars; the
-   * Worker's own env when absent (the agent tracer builds its Ingestor without them).
+   * The request's (or the thread object's) bindings: the workspace partitions (run locator, shard
+   * directory) and the shard size vars, so every call goes through the caller's guarded bindings.
    */
-  env?: WorkspaceBindings & TraceShardVars;
+  env: WorkspaceBindings & TraceShardVars;
   /** The clock new generations start from (tests move it). */
   now?: () => number;
 };
@@ -210,7 +209,7 @@ export class Ingestor {
   }
 
   get #env(): WorkspaceBindings & TraceShardVars {
-    return this.options.env ?? (workerEnv as unknown as WorkspaceBindings & TraceShardVars);
+    return this.options.env;
   }
 
   get #bounds() {

@@ -1,4 +1,3 @@
-import { env as workerEnv } from "cloudflare:workers";
 import { and, desc, eq, gte, lt, lte, type SQL } from "drizzle-orm";
 import { chunked } from "../core/batches.ts";
 import { DomainError } from "../core/errors.ts";
@@ -170,7 +169,7 @@ export async function queryRuns(
   workspaceId: string,
   query: RunsQuery,
   budget: QueryBudget = queryBudget({}),
-  directory: WorkspaceBindings = workerEnv,
+  directory: WorkspaceBindings,
 ): Promise<RunsPage> {
   const after = query.cursor ? (decodeCursor(query.cursor) ?? undefined) : undefined;
   const conditions = shardQuery(query, after);
@@ -285,7 +284,7 @@ export async function runStats(
   workspaceId: string,
   query: RunsQuery,
   budget: QueryBudget = queryBudget({}),
-  directory: WorkspaceBindings = workerEnv,
+  directory: WorkspaceBindings,
 ): Promise<RunStats> {
   const { after: _after, order: _order, ...conditions } = shardQuery(query, undefined);
   const rows = await splitsOf(

@@ -146,9 +146,7 @@ const ingestor = (c: Context<AppEnv>) =>
     tracesDatabase(c.env, c.get("principal").workspaceId),
     c.env.TRACE_SHARD,
     c.get("principal").workspaceId,
-    {
-      maxRunBytes: tracedRunLimit(c.env),
-    },
+    { maxRunBytes: tracedRunLimit(c.env), env: c.env },
   );
 
 /** Feedback sent before its run counts in the run's feedback_stats and filters once the run is posted. */
@@ -253,6 +251,7 @@ export const tracingRunRoutes = createRouter()
           c.get("principal").workspaceId,
           query,
           queryBudget(c.env),
+          c.env,
         ),
         200,
       );

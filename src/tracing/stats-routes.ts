@@ -35,6 +35,7 @@ export const runStatsRoutes = createRouter().openapi(stats, async (c) => {
         c.get("principal").workspaceId,
         c.req.valid("json"),
         queryBudget(c.env),
+        c.env,
       ),
       200,
     );

@@ -3,7 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { resetUsage, usageSnapshot } from "../../src/limits-guard/usage.ts";
 import type { ThreadJson } from "../../src/threads/types.ts";
-import { call, json } from "./helpers.ts";
+import { hashBucket, RUN_LOCATOR_SHARDS } from "../../src/workspace/partition.ts";
+import { call, json, rootRun } from "./helpers.ts";
 
 const post = (path: string, body: unknown) => call(path, { method: "POST", json: body });
 
@@ -41,5 +42,16 @@ describe("the hot paths' shared load", () => {
     expect(usage.d1.reads).toBe(0);
     for (const name of Object.keys(usage.durableObjects))
       expect(name).toMatch(/^(ThreadDO|TraceShardDO|WorkspaceDO:(threads|traces|runs))$/);
+  });
+
+  it("counts an ingest's locator calls among the request's subrequests (they go through its bindings)", async () => {
+    const runs = Array.from({ length: 40 }, () => rootRun("subrequests", new Date().toISOString()));
+    const locators = new Set(runs.map((r) => hashBucket(r.id, RUN_LOCATOR_SHARDS))).size;
+    resetUsage();
+    expect((await post("/api/v1/runs/batch", { post: runs })).status).toBe(202);
+    const { peak } = usageSnapshot();
+    // One call per locator shard the runs hash to, and one to their trace shard, at least.
+    expect(peak.subrequestsEntry).toBe("fetch");
+    expect(peak.subrequests).toBeGreaterThanOrEqual(locators + 1);
   });
 });

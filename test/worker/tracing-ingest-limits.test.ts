@@ -73,6 +73,7 @@ describe("ingest limits", () => {
       {
         maxRunBytes: 192 * 1024,
         maxRpcBytes: 100_000,
+        env,
       },
     );
     const patches = runs.map((run) => ({
@@ -96,6 +97,7 @@ describe("ingest limits", () => {
     expect(
       await new Ingestor(tracesDatabase(env, DEFAULT_WORKSPACE_ID), env.TRACE_SHARD, DEFAULT_WORKSPACE_ID, {
         maxRunBytes: 192 * 1024,
+        env,
       }).ingest(runs, []),
     ).toMatchObject({ accepted: 300, errors: [] });
 

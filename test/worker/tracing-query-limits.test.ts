@@ -351,7 +351,7 @@ describe("pages over many projects of one day", () => {
       do {
         answered.chars = 0;
         const query = RunsQuerySchema.parse({ session: wideProjects, order, cursor });
-        const page = await queryRuns(tracesDatabase(env, workspaceId), namespace, workspaceId, query, budget);
+        const page = await queryRuns(tracesDatabase(env, workspaceId), namespace, workspaceId, query, budget, env);
         // Before, each of the twelve shards answered its one run whatever its share: 360 KB.
         expect(answered.chars).toBeLessThan(budget.pageBytes + 40_000);
         expect(page.runs.length).toBeGreaterThan(0);
@@ -403,7 +403,7 @@ describe("shard calls per request", () => {
       do {
         const { counter, namespace } = counted();
         const query = RunsQuerySchema.parse({ session: walkProjects, ...body, cursor });
-        const page = await queryRuns(db, namespace, workspaceId, query, budget);
+        const page = await queryRuns(db, namespace, workspaceId, query, budget, env);
         expect(counter.calls).toBeLessThanOrEqual(budget.shardCalls);
         found.push(...page.runs.map((r) => String(r.name)));
         cursor = page.cursors.next ?? undefined;
@@ -423,14 +423,21 @@ describe("shard calls per request", () => {
     expect(ascending.found).toEqual([...all.found].reverse());
     // One day alone with more projects than the budget: narrow with session.
     await expect(
-      queryRuns(db, counted().namespace, workspaceId, RunsQuerySchema.parse({ session: walkProjects }), {
-        shardCalls: 1,
-        pageBytes: 1 << 20,
-      }),
+      queryRuns(
+        db,
+        counted().namespace,
+        workspaceId,
+        RunsQuerySchema.parse({ session: walkProjects }),
+        {
+          shardCalls: 1,
+          pageBytes: 1 << 20,
+        },
+        env,
+      ),
     ).rejects.toThrow("one request reads at most 1: narrow the query with session");
     // Stats read every shard at once, so they refuse past the budget.
     await expect(
-      runStats(db, counted().namespace, workspaceId, RunsQuerySchema.parse({ session: walkProjects }), budget),
+      runStats(db, counted().namespace, workspaceId, RunsQuerySchema.parse({ session: walkProjects }), budget, env),
     ).rejects.toThrow("These filters cover 24 trace shards (project-days and their splits); run stats read at most 5");
   });
 });

@@ -49,6 +49,7 @@ export const tracingRunV2Routes = createRouter()
           c.get("principal").workspaceId,
           body,
           queryBudget(c.env),
+          c.env,
         ),
         200,
       );

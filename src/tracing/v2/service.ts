@@ -1,4 +1,5 @@
 import { badRequest } from "../../core/errors.ts";
+import type { WorkspaceBindings } from "../../workspace/database.ts";
 import type { TracesDatabase } from "../directory.ts";
 import { type QueryBudget, queryRuns } from "../query.ts";
 import type { RunsQuery } from "../schemas.ts";
@@ -117,9 +118,10 @@ export async function queryRunsV2(
   shards: DurableObjectNamespace<TraceShardDO>,
   workspaceId: string,
   body: RunsQueryV2,
-  budget?: QueryBudget,
+  budget: QueryBudget,
+  directory: WorkspaceBindings,
 ): Promise<{ items: Record<string, unknown>[]; next_cursor: string | null }> {
-  const page = await queryRuns(db, shards, workspaceId, v1Query(body), budget);
+  const page = await queryRuns(db, shards, workspaceId, v1Query(body), budget, directory);
   return {
     items: page.runs.map((run) => v2Run(run as V1Run, body.selects)),
     next_cursor: page.cursors.next,
