@@ -4,6 +4,14 @@ import { join } from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
+/** Files that need a runtime of their own (see `projects` below). */
+const FRESH_RUNTIME = [
+  "test/worker/partition-migration.test.ts",
+  "test/worker/partition-d1.test.ts",
+  "test/worker/plans.test.ts",
+  "test/worker/workspace-partition.test.ts",
+];
+
 export default defineConfig({
   plugins: [
     cloudflareTest(async () => ({
@@ -32,10 +40,23 @@ export default defineConfig({
     })),
   ],
   test: {
-    include: ["test/worker/**/*.test.ts"],
     setupFiles: ["./test/worker/setup.ts"],
     // The Worker's structured logs (expected warnings of failure-path tests) are shown for failing
     // tests only, so a passing run stays readable.
     silent: "passed-only",
+    // Two runtimes side by side on a 2-core machine.
+    maxWorkers: 2,
+    projects: [
+      // Most files share one runtime per worker (module state, D1 and objects carry over from file to
+      // file): starting workerd per file cost about 200 s of a 280 s run. Their tests use ids of their
+      // own, so what another file left behind does not show.
+      {
+        extends: true,
+        test: { name: "workers", include: ["test/worker/**/*.test.ts"], exclude: FRESH_RUNTIME, isolate: false },
+      },
+      // These assert what a fresh deployment holds (D1 row counts, the partition migration's state
+      // per isolate), so each gets a runtime of its own.
+      { extends: true, test: { name: "workers-fresh", include: FRESH_RUNTIME, isolate: true } },
+    ],
   },
 });
