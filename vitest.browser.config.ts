@@ -1,5 +1,6 @@
 // The console's browser suite: real Chromium (the system's, see scripts/lib/chromium.ts) against
-// `npm start`'s server. One file at a time: each starts its own server and browser.
+// `npm start`'s server, one the files share (test/node/shared-server.ts). Two files at a time, each
+// with its own browser.
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -7,6 +8,7 @@ export default defineConfig({
     include: ["test/browser/**/*.test.ts"],
     testTimeout: 90_000,
     hookTimeout: 120_000,
-    fileParallelism: false,
+    maxWorkers: 2,
+    globalSetup: ["test/node/shared-server.ts"],
   },
 });

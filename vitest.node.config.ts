@@ -1,13 +1,37 @@
-// Tests in Node: the build step, and the end-to-end suite that drives `wrangler dev` with the SDK.
+// Tests in Node: pure modules, the build step, and the end-to-end files that drive `npm start`'s runtime
+// with the official clients. Files run two at a time: most of an end-to-end file's time is spent waiting
+// on its server, and every server binds a port the system picks and builds into folders of its own.
 import { defineConfig } from "vitest/config";
+
+/** End-to-end files that share one server (test/node/shared-server.ts) because they need nothing of their own. */
+const SHARED_SERVER = [
+  "test/node/e2e.test.ts",
+  "test/node/e2e-chat-examples.test.ts",
+  "test/node/e2e-feedback.test.ts",
+  "test/node/e2e-langsmith-client.test.ts",
+  "test/node/e2e-protocols.test.ts",
+  "test/node/e2e-protocol-v2.test.ts",
+  "test/node/e2e-runs.test.ts",
+  "test/node/e2e-tracing.test.ts",
+  "test/node/e2e-ui.test.ts",
+  "test/node/limits-guard.test.ts",
+];
+
+/** Real time is what they test (the minute tick, a server killed and restarted): `npm test -- --fast` skips them. */
+const SLOW = ["test/node/**/*.slow.test.ts"];
 
 export default defineConfig({
   test: {
-    include: ["test/node/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // Each end-to-end file starts its own wrangler dev; one at a time keeps a 2-core machine responsive
-    // and keeps `npm start -- --config` (which rewrites the generated registry) away from the others.
-    fileParallelism: false,
+    maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: "node", include: ["test/node/**/*.test.ts"], exclude: [...SHARED_SERVER, ...SLOW] } },
+      {
+        extends: true,
+        test: { name: "e2e-shared", include: SHARED_SERVER, globalSetup: ["test/node/shared-server.ts"] },
+      },
+      { extends: true, test: { name: "slow", include: SLOW } },
+    ],
   },
 });

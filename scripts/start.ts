@@ -5,12 +5,16 @@
 // applies the D1 migrations, bundles the Worker as `wrangler deploy` does and serves it with Miniflare
 // directly (scripts/lib/local-runtime.ts); then fires the scheduled handler at every minute boundary as
 // the deployed Cron Trigger does. `npm run dev` is the same on `wrangler dev` (file watching).
-import { resolve } from "node:path";
+import { copyFileSync, existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureDevVars } from "./lib/cli.ts";
 import { BuildError, buildDeployment, configPathFromArgs, PROJECT_ROOT } from "./lib/deployment.ts";
+import { buildProject } from "./lib/project.ts";
 import { parsePort, parseVars, serveLocally } from "./lib/serve.ts";
 import { WRANGLER_CONFIG } from "./lib/wrangler.ts";
+
+const ROOT_CONFIG = join(PROJECT_ROOT, "langgraph.json");
 
 function fail(message: string, code = 1): never {
   console.error(message);
@@ -57,18 +61,31 @@ try {
   fail((error as Error).message, 2);
 }
 
+// This repository's langgraph.json builds into dist/ (what `npm run deploy` deploys). Any other config
+// builds into a folder of its own with a generated wrangler config, as the agent-platform CLI does, so
+// servers of different deployments run side by side and none rewrites another's registry.
 let configPath: string;
+let wranglerConfig = WRANGLER_CONFIG;
+ensureDevVars();
 try {
   configPath = configPathFromArgs(flags.config ? ["--config", flags.config] : []);
-  const { graphs } = await buildDeployment(configPath);
+  let graphs: string[];
+  if (configPath === ROOT_CONFIG) ({ graphs } = await buildDeployment(configPath));
+  else {
+    const project = await buildProject(configPath);
+    graphs = project.graphs;
+    wranglerConfig = project.wranglerConfig;
+    // Its local secrets: the project's own .dev.vars when it has one, this repository's otherwise.
+    const devVars = join(project.buildDir, ".dev.vars");
+    if (!existsSync(join(project.projectDir, ".dev.vars"))) copyFileSync(join(PROJECT_ROOT, ".dev.vars"), devVars);
+  }
   console.log(`Deployment ${configPath}: graphs ${graphs.join(", ")}`);
 } catch (error) {
   fail(error instanceof BuildError ? `Build failed: ${error.message}` : String((error as Error).stack ?? error));
 }
 
-ensureDevVars();
 await serveLocally({
-  wranglerConfig: WRANGLER_CONFIG,
+  wranglerConfig,
   ip: flags.ip,
   port,
   // wrangler (migrations, the bundle) runs in the project root: a relative path means the same for Miniflare.

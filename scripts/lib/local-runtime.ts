@@ -10,7 +10,7 @@ import { readdirSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "./deployment.ts";
-import { freePort, offlineEnv, runWrangler, stopProcessGroup, WRANGLER_CONFIG, waitForOk } from "./wrangler.ts";
+import { offlineEnv, runWrangler, stopProcessGroup, WRANGLER_CONFIG, waitForOk } from "./wrangler.ts";
 
 type MiniflareModule = typeof import("miniflare");
 export type LocalRuntime = InstanceType<MiniflareModule["Miniflare"]>;
@@ -149,13 +149,18 @@ export interface LocalServer {
   stop(): Promise<void>;
 }
 
+/** The line `npm start` prints once workerd listens; with `--port 0` it is where the port is told. */
+const LISTENING = /Agent Platform listening on (http:\/\/\S+)/;
+
 /**
  * `npm start` (scripts/start.ts: the deployment build, migrations, bundle, Miniflare and the minute
- * tick) on a free port with its own state directory and the given vars, as a detached process group;
- * resolves once /ok answers.
+ * tick) with its own state directory and the given vars, as a detached process group; on a port the
+ * system picks (`--port 0`) unless `port` is given. Resolves once /ok answers at the URL it prints.
  */
 export async function startLocalServer(options: {
   persistTo: string;
+  /** Another deployment's langgraph.json (`--config`), built into a folder of its own. */
+  config?: string;
   vars?: Record<string, string>;
   env?: Record<string, string>;
   port?: number;
@@ -163,8 +168,14 @@ export async function startLocalServer(options: {
   inspectorPort?: number;
   log?: (chunk: string) => void;
 }): Promise<LocalServer> {
-  const port = options.port ?? (await freePort());
-  const args = [join(PROJECT_ROOT, "scripts/start.ts"), "--port", String(port), "--persist-to", options.persistTo];
+  const args = [
+    join(PROJECT_ROOT, "scripts/start.ts"),
+    "--port",
+    String(options.port ?? 0),
+    "--persist-to",
+    options.persistTo,
+  ];
+  if (options.config) args.push("--config", options.config);
   if (options.inspectorPort) args.push("--inspector-port", String(options.inspectorPort));
   for (const [key, value] of Object.entries(options.vars ?? {})) args.push("--var", `${key}:${value}`);
   const child = spawn(process.execPath, args, {
@@ -174,15 +185,32 @@ export async function startLocalServer(options: {
     detached: true,
   });
   const log = options.log ?? (() => {});
+  let printed = "";
+  const listening = new Promise<string>((resolve, reject) => {
+    child.stdout?.on("data", (chunk) => {
+      printed = (printed + String(chunk)).slice(-4_096);
+      const url = LISTENING.exec(printed)?.[1];
+      if (url) resolve(url);
+    });
+    child.once("exit", (code, signal) => reject(new Error(`the server exited (${signal ?? `code ${code}`})`)));
+  });
   child.stdout?.on("data", (chunk) => log(String(chunk)));
   child.stderr?.on("data", (chunk) => log(String(chunk)));
-  const url = `http://127.0.0.1:${port}`;
   const stop = () => stopProcessGroup(child);
   try {
-    await waitForOk(`${url}/ok`, 90_000, child);
+    const url = await withDeadline(listening, 120_000, "the server did not say where it listens");
+    await waitForOk(`${url}/ok`, 30_000, child);
+    return { url, child, stop };
   } catch (error) {
     await stop();
     throw error;
   }
-  return { url, child, stop };
+}
+
+function withDeadline<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${message} within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }

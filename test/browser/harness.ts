@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { findChromium, SCREENSHOT_DIR } from "../../scripts/lib/chromium.ts";
-import { startTestServer, type TestServer } from "../node/helpers.ts";
+import { sharedServer } from "../node/helpers.ts";
 
 /** The deployment the browser opens: its URL and a key the tests call its API with. */
 export interface ConsoleTarget {
@@ -23,14 +23,13 @@ export interface ConsoleHarness {
 }
 
 /**
- * The system Chromium, headless, on `npm start`'s server with fresh state, or on `target` (another
- * deployment the test started and stops itself).
+ * The system Chromium, headless, on the server the browser files share (test/node/shared-server.ts), or
+ * on `target` (another deployment the test started and stops itself).
  */
 export async function startConsoleHarness(options: { target?: ConsoleTarget } = {}): Promise<ConsoleHarness> {
   const executablePath = findChromium();
   if (!executablePath) throw new Error("Chromium is not installed (apt-get install chromium)");
-  const started: TestServer | undefined = options.target ? undefined : await startTestServer();
-  const server: ConsoleTarget = options.target ?? started!;
+  const server: ConsoleTarget = options.target ?? sharedServer();
   const browser = await chromium.launch({ executablePath, args: ["--no-sandbox", "--disable-gpu"] });
   const contexts: BrowserContext[] = [];
   const problems: string[] = [];
@@ -71,7 +70,6 @@ export async function startConsoleHarness(options: { target?: ConsoleTarget } = 
     async close() {
       for (const context of contexts) await context.close().catch(() => {});
       await browser.close();
-      await started?.stop();
       if (problems.length) throw new Error(`The console failed in the browser:\n${problems.join("\n")}`);
     },
   };

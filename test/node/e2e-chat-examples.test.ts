@@ -2,18 +2,15 @@
 // content is a list of blocks, and the approval example's Agent Inbox interrupt answered with each kind
 // of HumanResponse. Through the official JS SDK, against `npm start`'s runtime.
 import { Client, type Message } from "@langchain/langgraph-sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./helpers.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type SharedServerInfo, sharedServer } from "./helpers.ts";
 
-let server: TestServer;
+let server: SharedServerInfo;
 let client: Client;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = sharedServer();
   client = new Client({ apiUrl: server.url, apiKey: server.apiKey });
-});
-afterAll(async () => {
-  await server?.stop();
 });
 
 /** A human turn as chat UIs send it: content blocks, text among an image. */

@@ -1,16 +1,10 @@
 // The official langsmith SDK's feedback calls and getRunStats against the platform, over real HTTP.
 import { Client } from "langsmith";
 import { traceable } from "langsmith/traceable";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { sharedServer } from "./helpers.ts";
 
-let server: Awaited<ReturnType<typeof startTestServer>>;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const server = sharedServer();
 
 type Run = { id: string; start_time: string; feedback_stats: Record<string, unknown> | null };
 

@@ -2,18 +2,15 @@
 // without a trace, updateRun, readRun, listRuns (with select and query), createProject with upsert,
 // updateProject, listProjects, and the generated v2 client's runs.queryV2/retrieveV2.
 import { Client } from "langsmith";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer } from "./helpers.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type SharedServerInfo, sharedServer } from "./helpers.ts";
 
-let server: Awaited<ReturnType<typeof startTestServer>>;
+let server: SharedServerInfo;
 let client: Client;
 beforeAll(async () => {
-  server = await startTestServer();
+  server = sharedServer();
   // Without auto-batching the Client sends one POST /runs per run, without dotted_order.
   client = new Client({ apiUrl: `${server.url}/api/v1`, apiKey: server.apiKey, autoBatchTracing: false });
-});
-afterAll(async () => {
-  await server?.stop();
 });
 
 const collect = async <T>(items: AsyncIterable<T>): Promise<T[]> => {

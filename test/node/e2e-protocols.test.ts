@@ -2,16 +2,10 @@ import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from
 import { Client as LangGraphClient } from "@langchain/langgraph-sdk";
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { sharedServer } from "./helpers.ts";
 
-let server: Awaited<ReturnType<typeof startTestServer>>;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const server = sharedServer();
 
 const withKey: typeof fetch = (input, init) => {
   const headers = new Headers(init?.headers);

@@ -5,17 +5,11 @@ import { LangChainTracer } from "@langchain/core/tracers/tracer_langchain";
 import { Client as AgentClient } from "@langchain/langgraph-sdk";
 import { Client } from "langsmith";
 import { traceable } from "langsmith/traceable";
-import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { graph as agentGraph } from "../../graphs/agent.ts";
-import { startTestServer } from "./helpers.ts";
+import { sharedServer } from "./helpers.ts";
 
-let server: Awaited<ReturnType<typeof startTestServer>>;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const server = sharedServer();
 
 type Run = {
   id: string;

@@ -3,22 +3,19 @@ import { Client } from "@langchain/langgraph-sdk";
 import { type UIMessage, uiMessageReducer } from "@langchain/langgraph-sdk/react-ui/server";
 import { createElement, type FunctionComponent } from "react";
 import { renderToStaticMarkup } from "react-dom/server";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { WeatherCardProps } from "../../graphs/ui/weather.tsx";
-import { startTestServer } from "./helpers.ts";
+import { type SharedServerInfo, sharedServer } from "./helpers.ts";
 
 // Generative UI end to end: the weather graph's `ui` entry (langgraph.json), bundled by the build,
 // served by the Worker, fetched the way the SDK's LoadExternalComponent fetches it.
 
-let server: Awaited<ReturnType<typeof startTestServer>>;
+let server: SharedServerInfo;
 let client: Client;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = sharedServer();
   client = new Client({ apiUrl: server.url, apiKey: server.apiKey });
-});
-afterAll(async () => {
-  await server?.stop();
 });
 
 const host = () => new URL(server.url).host;

@@ -1,15 +1,8 @@
 import { Client } from "@langchain/langgraph-sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { sharedServer } from "./helpers.ts";
 
-let server: Awaited<ReturnType<typeof startTestServer>>;
-
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const server = sharedServer();
 
 const get = (path: string, headers: Record<string, string> = {}) => fetch(`${server.url}${path}`, { headers });
 const withKey = (key: string) => ({ "X-Api-Key": key });

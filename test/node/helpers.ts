@@ -1,5 +1,6 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { inject } from "vitest";
 import { PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
 import { type LocalServer, startLocalServer } from "../../scripts/lib/local-runtime.ts";
 import { scratchDir } from "../../scripts/lib/scratch.ts";
@@ -16,10 +17,14 @@ export interface TestServer extends LocalServer {
 }
 
 /**
- * `npm start` (scripts/start.ts) on a free port with the documented development key, on fresh local state — or on
- * `persistTo` (e.g. a killed server's, to restart it). `stop()` removes the state unless `keep`.
+ * `npm start` (scripts/start.ts) on a port the system picks, with the documented development key, on fresh
+ * local state — or on `persistTo` (e.g. a killed server's, to restart it); `config` serves another
+ * deployment's langgraph.json (built into a folder of its own, so servers start side by side).
+ * `stop()` removes the state unless `keep`.
  */
-export async function startTestServer(options: { persistTo?: string; keep?: boolean } = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: { persistTo?: string; keep?: boolean; config?: string; vars?: Record<string, string> } = {},
+): Promise<TestServer> {
   const persistTo = options.persistTo ?? scratchDir("e2e-state");
   const cleanup = () => {
     if (!options.keep) rmSync(persistTo, { recursive: true, force: true });
@@ -28,7 +33,12 @@ export async function startTestServer(options: { persistTo?: string; keep?: bool
   try {
     const server = await startLocalServer({
       persistTo,
-      vars: { BOOTSTRAP_API_KEY: DEV_API_KEY, EXPORT_ENCRYPTION_KEY: "e2e-export-encryption-key-0123456789" },
+      config: options.config && join(PROJECT_ROOT, options.config),
+      vars: {
+        BOOTSTRAP_API_KEY: DEV_API_KEY,
+        EXPORT_ENCRYPTION_KEY: "e2e-export-encryption-key-0123456789",
+        ...options.vars,
+      },
       log: (chunk) => (output = (output + chunk).slice(-20_000)),
     });
     const exited = () => server.child.exitCode !== null || server.child.signalCode !== null;
@@ -60,40 +70,29 @@ export async function startTestServer(options: { persistTo?: string; keep?: bool
   }
 }
 
-/**
- * `npm start -- --config <configPath>` on a free port with fresh state: another deployment, served
- * the way a user would. `stop()` ends it and rebuilds the root deployment for whatever runs next.
- */
-export async function startDeployment(configPath: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const { spawn } = await import("node:child_process");
-  const { freePort, stopProcessGroup, waitForOk } = await import("../../scripts/lib/wrangler.ts");
-  const { buildDeployment } = await import("../../scripts/lib/deployment.ts");
-  const state = scratchDir("deployment-state");
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    ["scripts/start.ts", "--config", configPath, "--port", String(port), "--persist-to", state],
-    {
-      cwd: PROJECT_ROOT,
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
-      env: { ...process.env, CI: "true" },
-    },
-  );
-  let output = "";
-  child.stdout?.on("data", (chunk) => (output = (output + chunk).slice(-20_000)));
-  child.stderr?.on("data", (chunk) => (output = (output + chunk).slice(-20_000)));
-  const stop = async () => {
-    await stopProcessGroup(child, 10_000);
-    rmSync(state, { recursive: true, force: true });
-    await buildDeployment(join(PROJECT_ROOT, "langgraph.json"));
-  };
-  const url = `http://127.0.0.1:${port}`;
-  try {
-    await waitForOk(`${url}/ok`, 90_000, child);
-  } catch (error) {
-    await stop();
-    throw new Error(`${(error as Error).message}\n${output.slice(-5000)}`);
+/** `npm start -- --config <configPath>` (relative to the project root) with fresh state: another deployment. */
+export function startDeployment(configPath: string): Promise<TestServer> {
+  return startTestServer({ config: configPath });
+}
+
+/** The shared server, as the global setup provides it to the test files. */
+export interface SharedServerInfo {
+  url: string;
+  apiKey: string;
+  /** What the server printed while it started. */
+  startupOutput: string;
+}
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    sharedServer: SharedServerInfo;
   }
-  return { url, stop };
+}
+
+/**
+ * The server the end-to-end files share (test/node/shared-server.ts starts it once per `vitest run`).
+ * Its state outlives the file: use ids of the file's own, and never assert on what the whole server holds.
+ */
+export function sharedServer(): SharedServerInfo {
+  return inject("sharedServer");
 }

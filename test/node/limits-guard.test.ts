@@ -1,19 +1,13 @@
 // The limits guard is on in npm start's runtime (scripts/lib/local-runtime.ts): a request that
 // Cloudflare would fail fails locally too, where workerd alone would have accepted it.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./helpers.ts";
+import { describe, expect, it } from "vitest";
+import { sharedServer } from "./helpers.ts";
 
-let server: TestServer;
-beforeAll(async () => {
-  server = await startTestServer();
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const server = sharedServer();
 
 describe("npm start enforces Cloudflare's limits", () => {
   it("says so when it starts", () => {
-    expect(server.output()).toContain("Limits guard paid: requests fail past the Workers Paid plan's limits");
+    expect(server.startupOutput).toContain("Limits guard paid: requests fail past the Workers Paid plan's limits");
   });
 
   it("refuses to store a 2.1 MB value, which local SQLite alone would store", async () => {
