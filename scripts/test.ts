@@ -1,6 +1,8 @@
 // `npm test`: the whole suite. Builds the deployment, type-checks every project, checks formatting and
 // lint (Biome), runs the Workers tests inside workerd and the Node tests (build step + end to end against
-// wrangler dev), then prints one line per suite and a final `N passed, M failed` line that CI reads.
+// npm start's runtime), then prints one line per suite and a final `N passed, M failed` line that CI reads.
+// `npm test -- --fast` skips the slow tier (tests of real time: the minute tick, servers killed and
+// restarted), for the inner loop; CI runs everything.
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -36,8 +38,14 @@ async function timed(name: string, body: () => Promise<{ passed: number; failed:
   results.push({ name, ...outcome, seconds: (Date.now() - started) / 1000 });
 }
 
-/** Runs one vitest project and reads its pass/fail counts from the JSON report. */
-async function vitest(config: string, report: string): Promise<{ passed: number; failed: number }> {
+const fast = process.argv.slice(2).includes("--fast");
+
+/** Runs one vitest config and reads its pass/fail counts from the JSON report. */
+async function vitest(
+  config: string,
+  report: string,
+  extra: string[] = [],
+): Promise<{ passed: number; failed: number }> {
   const outputFile = join(reportsDir, report);
   rmSync(outputFile, { force: true });
   const code = await run(process.execPath, [
@@ -48,6 +56,7 @@ async function vitest(config: string, report: string): Promise<{ passed: number;
     "--reporter=default",
     "--reporter=json",
     `--outputFile.json=${outputFile}`,
+    ...extra,
   ]);
   if (!existsSync(outputFile)) return { passed: 0, failed: 1 };
   const summary = JSON.parse(readFileSync(outputFile, "utf8")) as { numPassedTests: number; numFailedTests: number };
@@ -93,8 +102,8 @@ await timed("lint (biome check)", async () => {
 });
 
 await timed("workers (vitest in workerd)", () => vitest("vitest.config.ts", "workers.json"));
-await timed("node (build step + end to end on npm start's runtime)", () =>
-  vitest("vitest.node.config.ts", "node.json"),
+await timed(`node (build step + end to end on npm start's runtime${fast ? ", slow tier skipped" : ""})`, () =>
+  vitest("vitest.node.config.ts", "node.json", fast ? ["--project", "node", "--project", "e2e-shared"] : []),
 );
 
 // The console's flows in a real browser, when the system has Chromium (.ci/run installs it).

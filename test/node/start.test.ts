@@ -1,50 +1,23 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { rmSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildDeployment, PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
-import { scratchDir } from "../../scripts/lib/scratch.ts";
-import { freePort, waitForOk } from "../../scripts/lib/wrangler.ts";
+import { GENERATED_REGISTRY } from "../../scripts/lib/deployment.ts";
+import { startTestServer, type TestServer } from "./helpers.ts";
 
-let child: ChildProcess | undefined;
-const state = scratchDir("start-state");
-
+let server: TestServer | undefined;
 afterAll(async () => {
-  if (child && child.exitCode === null) {
-    const exited = new Promise((resolve) => child!.once("exit", resolve));
-    process.kill(-child.pid!, "SIGTERM");
-    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-  }
-  rmSync(state, { recursive: true, force: true });
-  // Put the root deployment's registry back for whatever runs next.
-  await buildDeployment(join(PROJECT_ROOT, "langgraph.json"));
+  await server?.stop();
 });
 
 describe("npm start -- --config <other langgraph.json>", () => {
-  it("serves that deployment's graphs, with paths resolved relative to its file", async () => {
-    const port = await freePort();
-    child = spawn(
-      process.execPath,
-      [
-        "scripts/start.ts",
-        "--config",
-        "examples/minimal/langgraph.json",
-        "--port",
-        String(port),
-        "--persist-to",
-        state,
-      ],
-      { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, CI: "true" } },
-    );
-    let output = "";
-    child.stdout?.on("data", (chunk) => (output += chunk));
-    child.stderr?.on("data", (chunk) => (output += chunk));
-    const url = `http://127.0.0.1:${port}`;
-    await waitForOk(`${url}/ok`, 90_000, child).catch((error) => {
-      throw new Error(`${(error as Error).message}\n${output.slice(-5000)}`);
-    });
-    const info = (await (await fetch(`${url}/info`)).json()) as { metadata: { graphs: string[]; config_path: string } };
+  it("serves that deployment's graphs, with paths resolved relative to its file, and leaves this repository's build alone", async () => {
+    const registry = readFileSync(GENERATED_REGISTRY, "utf8");
+    server = await startTestServer({ config: "examples/minimal/langgraph.json" });
+    const info = (await (await fetch(`${server.url}/info`)).json()) as {
+      metadata: { graphs: string[]; config_path: string };
+    };
     expect(info.metadata.graphs).toEqual(["counter", "greeter"]);
     expect(info.metadata.config_path).toBe("examples/minimal/langgraph.json");
+    // Built into a folder of its own: a server of the root deployment started now would serve the root's graphs.
+    expect(readFileSync(GENERATED_REGISTRY, "utf8")).toBe(registry);
   });
 });

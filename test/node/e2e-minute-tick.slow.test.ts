@@ -1,11 +1,7 @@
 // `npm start` fires the Worker's scheduled handler at every minute boundary by itself, as the deployed
 // Cron Trigger does: a cron runs and a bulk export completes with nobody calling the scheduled route.
 // One server and one wait for the boundary serve both, to keep the test as short as a minute allows.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { parseEnv } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
 import { startDeployment } from "./helpers.ts";
 
 let deployment: Awaited<ReturnType<typeof startDeployment>>;
@@ -13,8 +9,7 @@ let apiKey: string;
 
 beforeAll(async () => {
   deployment = await startDeployment("langgraph.json");
-  // npm start wrote .dev.vars if it was missing; the key is whatever it holds.
-  apiKey = parseEnv(readFileSync(join(PROJECT_ROOT, ".dev.vars"), "utf8")).BOOTSTRAP_API_KEY!;
+  apiKey = deployment.apiKey;
 }, 150_000);
 
 afterAll(async () => {
