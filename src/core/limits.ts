@@ -1,5 +1,5 @@
 /**
- * Size limits on client input, in one place so the README's "Limits" table and the schemas agree.
+ * Size limits on client input, in one place so the "Limits" table (docs/api-limits.md#limits) and the schemas agree.
  * Past a limit a request answers 422 naming it (the URL: 414; the body: 413, see `MAX_BODY_BYTES`).
  */
 

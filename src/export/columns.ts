@@ -178,7 +178,7 @@ const TYPE_NAMES: Record<FormatVersion, Record<Kind, string>> = {
   },
 };
 
-/** The column types of a projection, in words, for the export manifest and the README. */
+/** The column types of a projection, in words, for the export manifest and docs/bulk-export.md#columns. */
 export function columnTypes(fields: readonly string[], version: FormatVersion): { name: string; type: string }[] {
   return kindsOf(fields).map(([name, kind]) => ({ name, type: TYPE_NAMES[version][kind] }));
 }

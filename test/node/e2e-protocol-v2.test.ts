@@ -115,7 +115,7 @@ describe("protocol v2", () => {
   }
 
   async function openSocket(threadId: string, key = server.apiKey) {
-    // Node's WebSocket (undici) takes headers as an extension; browsers cannot (see the README).
+    // Node's WebSocket (undici) takes headers as an extension; browsers cannot (see docs/protocol-v2.md).
     const ws = new WebSocket(`${url.replace("http", "ws")}/threads/${threadId}/stream/events`, {
       headers: { "X-Api-Key": key },
     } as unknown as string[]);

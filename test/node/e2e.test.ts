@@ -67,7 +67,7 @@ describe("the local server, end to end", () => {
         /^The request URL is \d+ bytes; the limit is 16384 bytes$/,
       );
     }
-    // workerd refuses a request line of 64 KiB or more itself, before the Worker runs (README, Limits).
+    // workerd refuses a request line of 64 KiB or more itself, before the Worker runs (docs/api-limits.md#limits).
     expect((await get(`/threads/search?pad=${"x".repeat(64 * 1024)}`, withKey(server.apiKey))).status).toBe(414);
   });
 
