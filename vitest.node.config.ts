@@ -2,6 +2,7 @@
 // with the official clients. Files run two at a time: most of an end-to-end file's time is spent waiting
 // on its server, and every server binds a port the system picks and builds into folders of its own.
 import { defineConfig } from "vitest/config";
+import LongestFirst from "./test/node/sequencer.ts";
 
 /** End-to-end files that share one server (test/node/shared-server.ts) because they need nothing of their own. */
 const SHARED_SERVER = [
@@ -25,8 +26,12 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     maxWorkers: 2,
+    sequence: { sequencer: LongestFirst },
     projects: [
-      { extends: true, test: { name: "node", include: ["test/node/**/*.test.ts"], exclude: [...SHARED_SERVER, ...SLOW] } },
+      {
+        extends: true,
+        test: { name: "node", include: ["test/node/**/*.test.ts"], exclude: [...SHARED_SERVER, ...SLOW] },
+      },
       {
         extends: true,
         test: { name: "e2e-shared", include: SHARED_SERVER, globalSetup: ["test/node/shared-server.ts"] },
