@@ -6,7 +6,7 @@
  */
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { readdirSync, renameSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "./deployment.ts";
@@ -55,6 +55,63 @@ export async function bundleWorker(
   }
   rmSync(outDir, { recursive: true, force: true });
   renameSync(fresh, outDir);
+}
+
+/** wrangler's table of applied D1 migrations (its default `migrations_table`), so either may apply them. */
+const MIGRATIONS_TABLE = "d1_migrations";
+
+/**
+ * Applies the pending D1 migrations (this repository's migrations/, which every deployment's database
+ * uses) to the local state, as `wrangler d1 migrations apply --local` does: the same table of applied
+ * names, each migration and its record in one atomic batch. In this process, on a Miniflare of its own
+ * that stops before the Worker's starts: wrangler's command costs a CLI load and a runtime of its own.
+ * Returns the names applied.
+ */
+export async function applyMigrations(wranglerConfig: string, persistTo?: string): Promise<string[]> {
+  const { Miniflare, convertV4MiniflareOptions, Log, LogLevel } = wranglerMiniflare();
+  const { unstable_getMiniflareWorkerOptions, unstable_splitSqlQuery } = await import("wrangler");
+  const { workerOptions } = unstable_getMiniflareWorkerOptions(wranglerConfig);
+  const runtime = new Miniflare(
+    convertV4MiniflareOptions({
+      // The same persistence root as the Worker's runtime (serveWorker), so the same database file.
+      resourcePersistencePath: join(stateDirectory(persistTo), "v3"),
+      cf: false,
+      log: new Log(LogLevel.WARN),
+      workers: [
+        {
+          name: "agent-platform-migrations",
+          compatibilityDate: workerOptions.compatibilityDate,
+          d1Databases: workerOptions.d1Databases,
+          modules: [{ type: "ESModule", path: "migrations.js", contents: "export default {};" }],
+        },
+      ],
+    } as Parameters<typeof convertV4MiniflareOptions>[0]),
+  );
+  try {
+    const db = await runtime.getD1Database("DB");
+    await db.exec(
+      `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE}(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL);`,
+    );
+    const applied = new Set(
+      (await db.prepare(`SELECT name FROM ${MIGRATIONS_TABLE}`).all<{ name: string }>()).results.map(
+        (row: { name: string }) => row.name,
+      ),
+    );
+    const dir = join(PROJECT_ROOT, "migrations");
+    const pending = readdirSync(dir)
+      .filter((file) => file.endsWith(".sql") && !applied.has(file))
+      .sort();
+    for (const name of pending) {
+      const statements = unstable_splitSqlQuery(readFileSync(join(dir, name), "utf8")).map((sql) => db.prepare(sql));
+      statements.push(db.prepare(`INSERT INTO ${MIGRATIONS_TABLE} (name) VALUES (?)`).bind(name));
+      await db.batch(statements).catch((error: Error) => {
+        throw new Error(`Migration ${name} failed: ${error.message}`);
+      });
+    }
+    return pending;
+  } finally {
+    await runtime.dispose();
+  }
 }
 
 export interface ServeOptions {

@@ -5,9 +5,16 @@
  * Ends the process on SIGINT/SIGTERM after disposing of the runtime.
  */
 import { join } from "node:path";
-import { bundleWorker, LOCAL_LIMITS_GUARD, type LocalRuntime, serveWorker, stateDirectory } from "./local-runtime.ts";
+import {
+  applyMigrations,
+  bundleWorker,
+  LOCAL_LIMITS_GUARD,
+  type LocalRuntime,
+  serveWorker,
+  stateDirectory,
+} from "./local-runtime.ts";
 import { configuredCrons, localBaseUrl, type MinuteTicker, startMinuteTicker } from "./minute-tick.ts";
-import { applyLocalMigrations, offlineEnv } from "./wrangler.ts";
+import { offlineEnv } from "./wrangler.ts";
 
 export interface LocalServeOptions {
   wranglerConfig: string;
@@ -29,7 +36,8 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
   const env = offlineEnv(options.env);
   const bundleDir = join(stateDirectory(options.persistTo), "bundle");
   try {
-    await applyLocalMigrations(options.persistTo, env, options.wranglerConfig);
+    const applied = await applyMigrations(options.wranglerConfig, options.persistTo);
+    if (applied.length) console.log(`Applied ${applied.length} D1 migration(s): ${applied.join(", ")}`);
     await bundleWorker(bundleDir, env, options.wranglerConfig);
   } catch (error) {
     fail(`Preparing the Worker failed: ${(error as Error).message}`);
