@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { bundleCacheEntry, recordBundle, restoreBundle } from "./bundle-cache.ts";
 import { PROJECT_ROOT } from "./deployment.ts";
 import { offlineEnv, runWrangler, stopProcessGroup, WRANGLER_CONFIG, waitForOk } from "./wrangler.ts";
 
@@ -37,24 +38,32 @@ export function stateDirectory(persistTo?: string): string {
 
 /**
  * Bundles the Worker exactly as `wrangler deploy` would (its [build] command included, so
- * `LANGGRAPH_JSON` in `env` picks the deployment) into `outDir`.
+ * `LANGGRAPH_JSON` in `env` picks the deployment) into `outDir`; or copies the last bundle of the same
+ * config and deployment when nothing it was built from has changed (bundle-cache.ts).
  */
 export async function bundleWorker(
   outDir: string,
   env: NodeJS.ProcessEnv = offlineEnv(),
   wranglerConfig: string = WRANGLER_CONFIG,
 ): Promise<void> {
+  const cached = bundleCacheEntry(wranglerConfig, env.LANGGRAPH_JSON);
+  if (restoreBundle(cached, wranglerConfig, outDir)) return;
   // Bundled beside it first, so a failed bundle leaves the last good one in place.
   const fresh = `${outDir}.new-${process.pid}`;
   rmSync(fresh, { recursive: true, force: true });
   try {
-    await runWrangler(["deploy", "--dry-run", "--outdir", fresh, "--config", wranglerConfig], env);
+    await runWrangler(
+      ["deploy", "--dry-run", "--outdir", fresh, "--metafile", cached.metafile, "--config", wranglerConfig],
+      env,
+    );
   } catch (error) {
     rmSync(fresh, { recursive: true, force: true });
+    rmSync(cached.metafile, { force: true });
     throw error;
   }
   rmSync(outDir, { recursive: true, force: true });
   renameSync(fresh, outDir);
+  recordBundle(cached, wranglerConfig, outDir);
 }
 
 /** wrangler's table of applied D1 migrations (its default `migrations_table`), so either may apply them. */

@@ -1,0 +1,93 @@
+/**
+ * A cache of Worker bundles, so a server started again on unchanged code skips wrangler's bundle (a CLI
+ * load and esbuild: most of a start's CPU). An entry is keyed by the wrangler config and the deployment
+ * it builds; it is valid while every file esbuild read for it (its metafile's inputs), the config itself
+ * and package-lock.json hash as they did.
+ */
+import { createHash } from "node:crypto";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { join, resolve } from "node:path";
+import { PROJECT_ROOT } from "./deployment.ts";
+
+const CACHE_ROOT = join(PROJECT_ROOT, "node_modules/.cache/agent-platform/worker-bundles");
+const INPUTS_FILE = "inputs.json";
+/** Entries kept (one per config and deployment; the oldest go first). */
+const MAX_ENTRIES = 8;
+
+const sha = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
+
+/** The files a bundle depends on besides its metafile's inputs. */
+function fixedInputs(wranglerConfig: string): string[] {
+  return [wranglerConfig, join(PROJECT_ROOT, "package-lock.json")];
+}
+
+function hashes(files: string[]): Record<string, string> {
+  return Object.fromEntries(files.map((file) => [file, existsSync(file) ? sha(readFileSync(file)) : "missing"]));
+}
+
+export interface BundleCacheEntry {
+  dir: string;
+  /** Where wrangler writes esbuild's metafile for `record`. */
+  metafile: string;
+}
+
+export function bundleCacheEntry(wranglerConfig: string, deployment: string | undefined): BundleCacheEntry {
+  const dir = join(CACHE_ROOT, sha(`${resolve(wranglerConfig)}\n${deployment ?? ""}`).slice(0, 16));
+  mkdirSync(CACHE_ROOT, { recursive: true });
+  return { dir, metafile: `${dir}.meta-${process.pid}.json` };
+}
+
+/** Copies the cached bundle into `outDir` when it is still valid; false when it is not (or absent). */
+export function restoreBundle(entry: BundleCacheEntry, wranglerConfig: string, outDir: string): boolean {
+  const fresh = `${outDir}.new-${process.pid}`;
+  try {
+    const inputs = JSON.parse(readFileSync(join(entry.dir, INPUTS_FILE), "utf8")) as Record<string, string>;
+    const now = hashes([...new Set([...Object.keys(inputs), ...fixedInputs(wranglerConfig)])]);
+    if (Object.entries(now).some(([file, hash]) => inputs[file] !== hash)) return false;
+    rmSync(fresh, { recursive: true, force: true });
+    cpSync(entry.dir, fresh, { recursive: true, filter: (source) => !source.endsWith(INPUTS_FILE) });
+  } catch {
+    // No entry, or another start replacing it right now: bundle afresh.
+    rmSync(fresh, { recursive: true, force: true });
+    return false;
+  }
+  rmSync(outDir, { recursive: true, force: true });
+  renameSync(fresh, outDir);
+  return true;
+}
+
+/** Records the bundle just written to `outDir`, with the hashes of what it was built from. */
+export function recordBundle(entry: BundleCacheEntry, wranglerConfig: string, outDir: string): void {
+  try {
+    const meta = JSON.parse(readFileSync(entry.metafile, "utf8")) as { inputs: Record<string, unknown> };
+    // Relative to where wrangler ran (this process's directory).
+    const files = Object.keys(meta.inputs).map((input) => resolve(input));
+    const staged = `${entry.dir}.new-${process.pid}`;
+    rmSync(staged, { recursive: true, force: true });
+    cpSync(outDir, staged, { recursive: true });
+    writeFileSync(join(staged, INPUTS_FILE), JSON.stringify(hashes([...files, ...fixedInputs(wranglerConfig)])));
+    rmSync(entry.dir, { recursive: true, force: true });
+    renameSync(staged, entry.dir);
+    evictOldest();
+  } finally {
+    rmSync(entry.metafile, { force: true });
+  }
+}
+
+function evictOldest(): void {
+  const entries = readdirSync(CACHE_ROOT, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && !e.name.includes(".new-"))
+    .map((e) => join(CACHE_ROOT, e.name))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  for (const dir of entries.slice(MAX_ENTRIES)) rmSync(dir, { recursive: true, force: true });
+}
