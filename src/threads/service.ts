@@ -12,7 +12,7 @@ import {
   type ThreadFilter,
   type ThreadSearch,
 } from "./thread-index.ts";
-import type { CreateThreadInput } from "./thread-lifecycle.ts";
+import type { CreateThreadInput } from "./thread-rpc.ts";
 import type { ThreadJson, TtlStrategy } from "./types.ts";
 
 /**

@@ -4,14 +4,8 @@ import { checkpointConfig, EMPTY_STATE, pendingInterrupts, stateJson } from "./s
 import { StateCache } from "./state-cache.ts";
 import type { ThreadCheckpoints } from "./thread-checkpoints.ts";
 import { type ThreadRecord, threadJson } from "./thread-record.ts";
+import type { HistoryInput } from "./thread-rpc.ts";
 import { type CheckpointSelector, fail, ok, type Result, type ThreadStateJson } from "./types.ts";
-
-export interface HistoryInput {
-  limit: number;
-  before?: string;
-  metadata?: Record<string, unknown>;
-  checkpoint?: CheckpointSelector;
-}
 
 /**
  * Reads the thread's state, history and whole thread as JSON, keeping the root states it built in a

@@ -3,19 +3,8 @@ import { deployment } from "../deployment/index.ts";
 import { checkpointConfig, checkpointRef, pendingInterrupts, stateJson, unknownNode } from "./state.ts";
 import type { ThreadCheckpoints } from "./thread-checkpoints.ts";
 import type { ThreadRecord } from "./thread-record.ts";
-import { type CheckpointRef, type CheckpointSelector, fail, ok, type Result } from "./types.ts";
-
-export interface SuperstepUpdate {
-  values?: unknown;
-  command?: { update?: unknown; goto?: unknown; resume?: unknown };
-  as_node: string;
-}
-
-export interface UpdateStateInput {
-  values: unknown;
-  asNode?: string;
-  checkpoint?: CheckpointSelector;
-}
+import type { SuperstepUpdate, UpdateStateInput } from "./thread-rpc.ts";
+import { type CheckpointRef, fail, ok, type Result } from "./types.ts";
 
 /**
  * Writes a state update through the thread's graph, as `asNode`, and copies the new state onto the

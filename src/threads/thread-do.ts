@@ -7,7 +7,6 @@ import { WorkspaceStore } from "../store/graph-store.ts";
 import { AlarmPlanner } from "./alarm-planner.ts";
 import { threadStub } from "./client.ts";
 import { IndexSync } from "./index-sync.ts";
-import type { ProtocolRunOutcome, ProtocolTree, ProtocolView } from "./protocol/commands.ts";
 import { ProtocolHub } from "./protocol/hub.ts";
 import { pendingInterruptIds, type SocketUpgrade, socketCommand, upgradeSocket } from "./protocol/socket.ts";
 import type { EventFilter } from "./protocol/types.ts";
@@ -16,12 +15,22 @@ import { type RunHost, RunManager } from "./runs/run-manager.ts";
 import { agentTraceSink } from "./runs/trace-sink.ts";
 import type { CancelAction, CreateRunInput, RunJson, RunStatus } from "./runs/types.ts";
 import { waitingBody } from "./runs/waiting-body.ts";
-import { type HistoryInput, StateReader } from "./state-reader.ts";
-import type { UpdateStateInput } from "./state-updates.ts";
+import { StateReader } from "./state-reader.ts";
 import { ThreadCheckpoints } from "./thread-checkpoints.ts";
-import { copyThread, importPage, type TablePage } from "./thread-copy.ts";
-import { type CreateThreadInput, ThreadLifecycle, type ThreadPatch } from "./thread-lifecycle.ts";
+import { copyThread, importPage } from "./thread-copy.ts";
+import { ThreadLifecycle } from "./thread-lifecycle.ts";
 import { type ThreadRecord, ThreadRecords, threadJson } from "./thread-record.ts";
+import type {
+  CreateThreadInput,
+  HistoryInput,
+  ProtocolRunOutcome,
+  ProtocolTree,
+  ProtocolView,
+  TablePage,
+  ThreadPatch,
+  ThreadRpc,
+  UpdateStateInput,
+} from "./thread-rpc.ts";
 import {
   type CheckpointRef,
   type CheckpointSelector,
@@ -37,10 +46,10 @@ import {
  * One SQLite-backed Durable Object per thread: the thread record, its checkpoints, its runs. Named
  * `<workspace id>:<thread id>` (see client.ts), so a thread is unreachable from any other workspace.
  * The object is the source of truth and pushes every change to the D1 search index (retried by the
- * alarm). This class only wires the modules that do the work and exposes them over RPC, one thread
- * mutation at a time.
+ * alarm). This class only wires the modules that do the work and exposes them over RPC (the contract
+ * is thread-rpc.ts), one thread mutation at a time.
  */
-export class ThreadDO extends DurableObject<Env> {
+export class ThreadDO extends DurableObject<Env> implements ThreadRpc {
   readonly #sql = durableObjectSql(this.ctx.storage);
   readonly #records = new ThreadRecords(this.#sql);
   readonly #checkpoints = new ThreadCheckpoints(

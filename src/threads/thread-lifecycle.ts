@@ -6,9 +6,10 @@ import type { IndexSync } from "./index-sync.ts";
 import type { JsonBody } from "./runs/json-stream.ts";
 import type { RunManager } from "./runs/run-manager.ts";
 import type { StateReader } from "./state-reader.ts";
-import { applySupersteps, type SuperstepUpdate, type UpdateStateInput, updateState } from "./state-updates.ts";
+import { applySupersteps, updateState } from "./state-updates.ts";
 import type { ThreadCheckpoints } from "./thread-checkpoints.ts";
 import { type ThreadRecord, type ThreadRecords, threadJson, ttlExpiry } from "./thread-record.ts";
+import type { CreateThreadInput, ThreadPatch, UpdateStateInput } from "./thread-rpc.ts";
 import {
   type CheckpointRef,
   fail,
@@ -16,24 +17,8 @@ import {
   ok,
   THREAD_MISSING,
   type ThreadJson,
-  type TtlSetting,
   type TtlStrategy,
 } from "./types.ts";
-
-export interface CreateThreadInput {
-  threadId: string;
-  workspaceId: string;
-  metadata: Record<string, unknown>;
-  ifExists: "raise" | "do_nothing";
-  graphId?: string;
-  supersteps?: { updates: SuperstepUpdate[] }[];
-  ttl?: TtlSetting | null;
-}
-
-export interface ThreadPatch {
-  metadata?: Record<string, unknown>;
-  ttl?: TtlSetting | null;
-}
 
 /** How long run-driven index updates wait, so a quick run's start and end make one D1 write. */
 const DEFERRED_INDEX_MS = 25;

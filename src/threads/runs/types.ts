@@ -3,25 +3,16 @@
 import type { CheckpointSelector } from "../schemas.ts";
 import type { MultitaskStrategy, RunKwargs } from "./schemas.ts";
 
-export const RUN_STATUSES = ["pending", "running", "error", "success", "timeout", "interrupted"] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-
-export const STREAM_MODES = [
-  "values",
-  "updates",
-  "messages",
-  "messages-tuple",
-  "debug",
-  "events",
-  "custom",
-  "tasks",
-  "checkpoints",
-  "tools",
-] as const;
-export type StreamMode = (typeof STREAM_MODES)[number];
-
-// The run's wire shapes are defined once, in schemas.ts.
-export type { CancelAction, MultitaskStrategy, RunCommand, RunJson, RunKwargs } from "./schemas.ts";
+// The run's wire shapes and constants are defined once, in schemas.ts.
+export type {
+  CancelAction,
+  MultitaskStrategy,
+  RunCommand,
+  RunJson,
+  RunKwargs,
+  RunStatus,
+  StreamMode,
+} from "./schemas.ts";
 
 /** What the Worker hands the thread to create a run. */
 export interface CreateRunInput {
