@@ -67,7 +67,7 @@ export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
 /**
  * The former search index of threads (D1), no longer read or written: the index lives in the
- * workspace's `threads` partitions (src/threads/thread-index.ts). Kept for the data migration.
+ * workspace's `threads` partitions (src/threads/search-index.ts). Kept for the data migration.
  * Was: the thread's Durable Object is the source of truth and writes this row after
  * every change, so search and count are answered by D1 alone. `values` is null when the state is too
  * large to index (`valuesIndexed` = 0); search then reads those values from the thread's DO.

@@ -11,7 +11,7 @@ import {
   searchThreadIndex,
   type ThreadFilter,
   type ThreadSearch,
-} from "./thread-index.ts";
+} from "./search-index.ts";
 import type { CreateThreadInput } from "./thread-rpc.ts";
 import type { ThreadJson, TtlStrategy } from "./types.ts";
 

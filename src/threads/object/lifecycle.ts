@@ -1,15 +1,10 @@
-import { oversize } from "../core/json-size.ts";
-import { yieldToUrgentWork } from "../core/yield.ts";
-import { log } from "../observability/log.ts";
-import type { AlarmPlanner } from "./alarm-planner.ts";
-import type { IndexSync } from "./index-sync.ts";
-import type { JsonBody } from "./runs/json-stream.ts";
-import type { RunManager } from "./runs/run-manager.ts";
-import type { StateReader } from "./state-reader.ts";
-import { applySupersteps, updateState } from "./state-updates.ts";
-import type { ThreadCheckpoints } from "./thread-checkpoints.ts";
-import { type ThreadRecord, type ThreadRecords, threadJson, ttlExpiry } from "./thread-record.ts";
-import type { CreateThreadInput, ThreadPatch, UpdateStateInput } from "./thread-rpc.ts";
+// Inside the thread's Durable Object (threads/object/): the thread from creation to deletion, and every save of its record.
+import { oversize } from "../../core/json-size.ts";
+import { yieldToUrgentWork } from "../../core/yield.ts";
+import { log } from "../../observability/log.ts";
+import type { JsonBody } from "../runs/json-stream.ts";
+import type { RunManager } from "../runs/run-manager.ts";
+import type { CreateThreadInput, ThreadPatch, UpdateStateInput } from "../thread-rpc.ts";
 import {
   type CheckpointRef,
   fail,
@@ -18,7 +13,13 @@ import {
   THREAD_MISSING,
   type ThreadJson,
   type TtlStrategy,
-} from "./types.ts";
+} from "../types.ts";
+import type { AlarmPlanner } from "./alarm-planner.ts";
+import type { ThreadCheckpoints } from "./checkpoints.ts";
+import { type ThreadRecord, type ThreadRecords, threadJson, ttlExpiry } from "./record.ts";
+import type { IndexSync } from "./search-index-sync.ts";
+import type { StateReader } from "./state-reader.ts";
+import { applySupersteps, updateState } from "./state-updates.ts";
 
 /** How long run-driven index updates wait, so a quick run's start and end make one D1 write. */
 const DEFERRED_INDEX_MS = 25;

@@ -1,7 +1,8 @@
-import { utf8Length } from "../core/bytes.ts";
-import { MAX_THREAD_ROW_STATE_BYTES } from "../core/limits.ts";
-import type { SqlStore } from "../db/sql.ts";
-import type { ThreadJson, ThreadStatus, TtlSetting, TtlStrategy } from "./types.ts";
+// Inside the thread's Durable Object (threads/object/): the thread record, the one row the object keeps about its thread.
+import { utf8Length } from "../../core/bytes.ts";
+import { MAX_THREAD_ROW_STATE_BYTES } from "../../core/limits.ts";
+import type { SqlStore } from "../../db/sql.ts";
+import type { ThreadJson, ThreadStatus, TtlSetting, TtlStrategy } from "../types.ts";
 
 /** The thread row a ThreadDO keeps about itself (one row: a DO holds exactly one thread). */
 export interface ThreadRecord {

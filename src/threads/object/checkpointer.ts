@@ -1,3 +1,4 @@
+// Inside the thread's Durable Object (threads/object/): LangGraph's checkpoint saver over the object's SQLite.
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   BaseCheckpointSaver,
@@ -14,10 +15,10 @@ import {
   TASKS,
   WRITES_IDX_MAP,
 } from "@langchain/langgraph-checkpoint";
-import { concatBytes } from "../core/bytes.ts";
-import { jsonBytes } from "../core/json-size.ts";
-import { MAX_JSON_FIELD_BYTES } from "../core/limits.ts";
-import { type SqlStore, type SqlValue, toBytes } from "../db/sql.ts";
+import { concatBytes } from "../../core/bytes.ts";
+import { jsonBytes } from "../../core/json-size.ts";
+import { MAX_JSON_FIELD_BYTES } from "../../core/limits.ts";
+import { type SqlStore, type SqlValue, toBytes } from "../../db/sql.ts";
 import { SafeJsonPlusSerializer } from "./serde.ts";
 import { StateTooDeepError, unloadableDepth } from "./stored-depth.ts";
 
