@@ -16,7 +16,7 @@ import {
 } from "../types.ts";
 import type { AlarmPlanner } from "./alarm-planner.ts";
 import type { ThreadCheckpoints } from "./checkpoints.ts";
-import { type ThreadRecord, type ThreadRecords, threadJson, ttlExpiry } from "./record.ts";
+import { newThreadRecord, type ThreadRecord, type ThreadRecords, threadJson, ttlExpiry } from "./record.ts";
 import type { IndexSync } from "./search-index-sync.ts";
 import type { StateReader } from "./state-reader.ts";
 import { applySupersteps, updateState } from "./state-updates.ts";
@@ -60,22 +60,10 @@ export class ThreadLifecycle {
     const tooLarge = oversize(["metadata"], metadata, this.parts.metadataLimit);
     if (tooLarge) return fail("invalid", tooLarge);
     const at = now();
-    const record: ThreadRecord = {
-      threadId: input.threadId,
-      workspaceId: input.workspaceId,
-      createdAt: at,
-      updatedAt: at,
-      stateUpdatedAt: at,
-      metadata,
-      status: "idle",
-      config: {},
-      requestConfig: {},
-      values: null,
-      interrupts: {},
-      error: null,
-      ttl: input.ttl ?? null,
-      indexDirty: false,
-    };
+    const record = newThreadRecord(
+      { threadId: input.threadId, workspaceId: input.workspaceId, metadata, ttl: input.ttl ?? null },
+      at,
+    );
     if (input.supersteps?.length) {
       const applied = await applySupersteps(this.parts.checkpoints, record, input.supersteps);
       if (!applied.ok) {

@@ -52,6 +52,31 @@ export interface ThreadRecord {
  */
 const ROW_BYTES = 1_900_000;
 
+/** A thread's first record, idle and without state: created `at`, with what its creator sets. */
+export function newThreadRecord(
+  fields: Pick<ThreadRecord, "threadId" | "workspaceId" | "metadata" | "ttl"> & Pick<ThreadRecord, "temporary">,
+  at: string,
+): ThreadRecord {
+  return {
+    threadId: fields.threadId,
+    workspaceId: fields.workspaceId,
+    createdAt: at,
+    updatedAt: at,
+    stateUpdatedAt: at,
+    metadata: fields.metadata,
+    status: "idle",
+    config: {},
+    requestConfig: {},
+    values: null,
+    interrupts: {},
+    error: null,
+    ttl: fields.ttl,
+    indexDirty: false,
+    // Only a run's thread says whether it is temporary.
+    ...(fields.temporary === undefined ? {} : { temporary: fields.temporary }),
+  };
+}
+
 /** Interrupts as their ids only: what the row keeps of interrupts too large for it (see `pendingInterruptIds`). */
 export function interruptIds(interrupts: Record<string, unknown[]>): Record<string, unknown[]> {
   return Object.fromEntries(
