@@ -3,7 +3,7 @@ import type { SqlRow, SqlStore, SqlValue } from "../../db/sql.ts";
 import type { ThreadClient } from "../client.ts";
 import type { TablePage } from "../thread-rpc.ts";
 import type { Outcome, ThreadJson } from "../types.ts";
-import { CHECKPOINT_TABLE_KEYS } from "./checkpointer.ts";
+import { CHECKPOINT_TABLE_KEYS } from "./checkpoint-tables.ts";
 import type { ThreadRecord } from "./record.ts";
 
 /** Keeps a copy's RPC messages well under the 32 MiB limit. */
