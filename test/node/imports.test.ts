@@ -223,7 +223,7 @@ describe("the checker itself", () => {
   it.each([
     ["threads/service.ts", "assistants/resolve.ts", false],
     ["assistants/resolve.ts", "threads/client.ts", true],
-    ["http/app-env.ts", "auth/principal.ts", true],
+    ["http/app-env.ts", "auth/guards.ts", true],
     ["threads/routes.ts", "auth/guards.ts", false],
     ["threads/service.ts", "threads/routes.ts", true],
     ["db/schema.ts", "crons/schemas.ts", true],
