@@ -20,7 +20,7 @@ import { guardDurableObject, guardWorker, registerMemoryProbe } from "./limits-g
 import { MetricsDO as MetricsObject } from "./observability/metrics-do.ts";
 import { storeAlarm } from "./store/store.ts";
 import { handleThreadFanOut, THREAD_FAN_OUT_MESSAGE, type ThreadFanOutMessage } from "./threads/fan-out.ts";
-import { ThreadDO as ThreadObject } from "./threads/thread-do.ts";
+import { ThreadDO as ThreadObject } from "./threads/object/thread-do.ts";
 import { expireLocations } from "./tracing/directory.ts";
 import { placeWaitingFeedback } from "./tracing/feedback/service.ts";
 import { handleProjectPurge, PROJECT_PURGE_MESSAGE, type ProjectPurgeMessage } from "./tracing/projects/purge.ts";

@@ -6,6 +6,7 @@ import { TtlCache } from "../core/ttl-cache.ts";
 import { database, readReplicated } from "../db/client.ts";
 import { authenticateUser, customAuthEnabled, STUDIO_USER, studioAuthDisabled } from "../deployment/custom-auth.ts";
 import type { AppEnv } from "../http/app-env.ts";
+import type { Principal } from "../http/principal.ts";
 import { hashApiKey } from "../tenancy/keys.ts";
 import {
   DEFAULT_ORGANIZATION_ID,
@@ -16,7 +17,6 @@ import {
   findWorkspace,
   touchApiKey,
 } from "../tenancy/store.ts";
-import type { Principal } from "./principal.ts";
 
 /** `last_used_at` is refreshed at most this often per key, off the request path. */
 const TOUCH_INTERVAL_MS = 60_000;

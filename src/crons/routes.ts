@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { authFilter, guardMetadata, guardThread } from "../auth/guards.ts";
+import { requirePlan } from "../auth/require-plan.ts";
 import { filterAsContainment } from "../core/auth-filter.ts";
 import { withFilterLimit } from "../core/filter-limit.ts";
 import type { CronRow } from "../db/schema.ts";
@@ -9,7 +10,6 @@ import { page } from "../http/pagination.ts";
 import { createRouter } from "../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { securedRoute, securedRoutes } from "../http/secured.ts";
-import { requirePlan } from "../tenancy/plans.ts";
 import { ThreadIdParam } from "../threads/schemas.ts";
 import {
   type CronCount,

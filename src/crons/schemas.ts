@@ -32,6 +32,11 @@ export const CronPayloadSchema = RunCreateSchema.pick(PAYLOAD_FIELDS);
 /** What a cron's runs are created with, besides its assistant. */
 export type CronPayload = z.infer<typeof CronPayloadSchema>;
 
+declare module "../db/schema.ts" {
+  /** The `payload` column of a cron row holds a `CronPayload`. */
+  interface CronPayloadColumn extends CronPayload {}
+}
+
 /** The stored part of a cron request: its run-create fields, those it gives. */
 export function payloadOf(body: CronPayload): CronPayload {
   const payload: CronPayload = {};

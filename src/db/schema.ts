@@ -1,11 +1,17 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import type { CronPayload } from "../crons/schemas.ts";
 
 /**
  * D1 schema. Timestamps are ISO-8601 UTC strings (they sort lexically and go on the wire unchanged).
  * Migrations in migrations/ are generated from this file by `npm run db:generate` (drizzle-kit).
  */
+
+/**
+ * The run payload a cron row keeps (JSON). crons/schemas.ts fills this interface in with its
+ * `CronPayload` (declaration merging), so the table is typed without db/ importing a domain.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: crons/schemas.ts declares its members.
+export interface CronPayloadColumn {}
 
 const createdAt = () => text("created_at").notNull().default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`);
 
@@ -61,7 +67,7 @@ export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
 /**
  * The former search index of threads (D1), no longer read or written: the index lives in the
- * workspace's `threads` partitions (src/threads/thread-index.ts). Kept for the data migration.
+ * workspace's `threads` partitions (src/threads/search-index.ts). Kept for the data migration.
  * Was: the thread's Durable Object is the source of truth and writes this row after
  * every change, so search and count are answered by D1 alone. `values` is null when the state is too
  * large to index (`valuesIndexed` = 0); search then reads those values from the thread's DO.
@@ -177,7 +183,7 @@ export const crons = sqliteTable(
     threadId: text("thread_id"),
     schedule: text("schedule").notNull(),
     timezone: text("timezone").notNull(),
-    payload: text("payload", { mode: "json" }).notNull().$type<CronPayload>(),
+    payload: text("payload", { mode: "json" }).notNull().$type<CronPayloadColumn>(),
     metadata: text("metadata", { mode: "json" }).notNull().$type<Record<string, unknown>>(),
     enabled: integer("enabled", { mode: "boolean" }).notNull(),
     onRunCompleted: text("on_run_completed", { enum: ["delete", "keep"] }),

@@ -1,12 +1,14 @@
-import { and, desc, eq } from "drizzle-orm";
 import { badRequest, DomainError, invalid, notFound } from "../core/errors.ts";
 import type { Database } from "../db/client.ts";
-import { type ExportDestinationRow, exportDestinations } from "../db/schema.ts";
+import type { ExportDestinationRow } from "../db/schema.ts";
 import { log } from "../observability/log.ts";
 import { decryptJson, encryptJson } from "./crypto.ts";
+import { destinationErrorMessage } from "./destination-errors.ts";
 import { R2BindingBucket, r2Binding } from "./r2-bucket.ts";
-import { destinationErrorMessage, type ObjectBucket, S3Client, type S3Credentials, type S3Location } from "./s3.ts";
+import { S3Client, type S3Credentials, type S3Location } from "./s3.ts";
 import type { BulkExportDestination, DestinationConfig, DestinationCredentials, DestinationInput } from "./schemas.ts";
+import { destinationRows, findDestination, insertDestination, updateDestinationCredentialsRow } from "./store.ts";
+import type { ObjectBucket } from "./upload.ts";
 
 /**
  * Bulk-export destinations: S3-compatible buckets per workspace. Creating or re-keying one proves
@@ -199,7 +201,7 @@ export async function createDestination(
     createdAt: now,
     updatedAt: now,
   };
-  await db.insert(exportDestinations).values(row);
+  await insertDestination(db, row);
   return toDestination(row);
 }
 
@@ -228,19 +230,16 @@ export async function updateDestinationCredentials(
     credentialsKeys: credentialsKeys(credentials),
     updatedAt: new Date().toISOString(),
   };
-  await db
-    .update(exportDestinations)
-    .set({ credentials: updated.credentials, credentialsKeys: updated.credentialsKeys, updatedAt: updated.updatedAt })
-    .where(and(eq(exportDestinations.workspaceId, workspaceId), eq(exportDestinations.id, id)));
+  await updateDestinationCredentialsRow(db, workspaceId, id, {
+    credentials: updated.credentials,
+    credentialsKeys: updated.credentialsKeys,
+    updatedAt: updated.updatedAt,
+  });
   return toDestination(updated);
 }
 
 async function destinationRow(db: Database, workspaceId: string, id: string): Promise<ExportDestinationRow> {
-  const row = await db
-    .select()
-    .from(exportDestinations)
-    .where(and(eq(exportDestinations.workspaceId, workspaceId), eq(exportDestinations.id, id)))
-    .get();
+  const row = await findDestination(db, workspaceId, id);
   if (!row) throw notFound(`Bulk export destination ${id} not found`);
   return row;
 }
@@ -250,13 +249,7 @@ export async function getDestination(db: Database, workspaceId: string, id: stri
 }
 
 export async function listDestinations(db: Database, workspaceId: string): Promise<BulkExportDestination[]> {
-  const rows = await db
-    .select()
-    .from(exportDestinations)
-    .where(eq(exportDestinations.workspaceId, workspaceId))
-    .orderBy(desc(exportDestinations.createdAt))
-    .all();
-  return rows.map(toDestination);
+  return (await destinationRows(db, workspaceId)).map(toDestination);
 }
 
 /** What the partition writer needs to upload: the destination's config and its bucket, opened with the decrypted credentials. */

@@ -1,12 +1,12 @@
-import { and, asc, eq } from "drizzle-orm";
 import type { Database } from "../db/client.ts";
-import { type BulkExportRow, type BulkExportRunRow, bulkExportRuns, bulkExports } from "../db/schema.ts";
+import type { BulkExportRow, BulkExportRunRow } from "../db/schema.ts";
 import { log } from "../observability/log.ts";
 import { columnTypes, EXPORT_FIELDS, type FormatVersion } from "./columns.ts";
+import { destinationErrorMessage, isPermanentDestinationError } from "./destination-errors.ts";
 import { destinationTarget, objectKey } from "./destinations.ts";
-import { destinationErrorMessage, isPermanentDestinationError } from "./s3.ts";
 import type { DestinationConfig } from "./schemas.ts";
 import { FINISHED } from "./service.ts";
+import { completeRunningExport, countManifestFailure, exportById, exportRunRows, failRunningExport } from "./store.ts";
 
 /**
  * The commit marker of an export: a JSON manifest written after the last partition, beside the
@@ -79,14 +79,9 @@ export async function finishExportIfDone(
   maxRetries: number,
   fetcher?: typeof fetch,
 ): Promise<void> {
-  const exported = await db.select().from(bulkExports).where(eq(bulkExports.id, exportId)).get();
+  const exported = await exportById(db, exportId);
   if (exported?.status !== "Running") return;
-  const runs = await db
-    .select()
-    .from(bulkExportRuns)
-    .where(eq(bulkExportRuns.exportId, exportId))
-    .orderBy(asc(bulkExportRuns.day))
-    .all();
+  const runs = await exportRunRows(db, exportId);
   if (runs.some((run) => !FINISHED.has(run.status))) return;
   const now = new Date().toISOString();
   const failed = runs.find((run) => run.status !== "Completed");
@@ -102,17 +97,7 @@ export async function finishExportIfDone(
     await recordManifestFailure(db, exported, error, maxRetries, now);
     return;
   }
-  await db
-    .update(bulkExports)
-    .set({ status: "Completed", updatedAt: now, finishedAt: now })
-    .where(and(eq(bulkExports.id, exportId), eq(bulkExports.status, "Running")));
-}
-
-async function failRunningExport(db: Database, exportId: string, error: string, now: string): Promise<void> {
-  await db
-    .update(bulkExports)
-    .set({ status: "Failed", error, updatedAt: now, finishedAt: now })
-    .where(and(eq(bulkExports.id, exportId), eq(bulkExports.status, "Running")));
+  await completeRunningExport(db, exportId, now);
 }
 
 /** Counts a failed manifest write; the last allowed one fails the export with its error. */
@@ -143,14 +128,5 @@ async function recordManifestFailure(
     return;
   }
   // Compare-and-set on the count: two ticks failing together count once.
-  await db
-    .update(bulkExports)
-    .set({ manifestAttempts: attempt + 1, updatedAt: now })
-    .where(
-      and(
-        eq(bulkExports.id, exported.id),
-        eq(bulkExports.status, "Running"),
-        eq(bulkExports.manifestAttempts, attempt),
-      ),
-    );
+  await countManifestFailure(db, exported.id, attempt, now);
 }

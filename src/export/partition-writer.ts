@@ -1,6 +1,5 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
 import { type Database, database } from "../db/client.ts";
-import { type BulkExportRunRow, bulkExportRuns, bulkExports } from "../db/schema.ts";
+import type { BulkExportRunRow } from "../db/schema.ts";
 import { log } from "../observability/log.ts";
 import type { ExportPage } from "../tracing/export-page.ts";
 import { parseFilter } from "../tracing/filter/check.ts";
@@ -9,11 +8,22 @@ import { generationsOf } from "../tracing/generations.ts";
 import { splitsUpTo } from "../tracing/splits.ts";
 import { traceShardName } from "../tracing/trace-shard-do.ts";
 import { type ColumnPage, EXPORT_FIELDS, type FormatVersion, shardColumns } from "./columns.ts";
+import { destinationErrorMessage, isPermanentDestinationError } from "./destination-errors.ts";
 import { destinationTarget } from "./destinations.ts";
 import { finishExportIfDone } from "./manifest.ts";
 import { encodeParquet, type ParquetCompression, parquetMemoryBytes } from "./parquet.ts";
-import { destinationErrorMessage, isPermanentDestinationError, uploadStream } from "./s3.ts";
 import { FINISHED } from "./service.ts";
+import {
+  exportById,
+  exportRunById,
+  exportStatus,
+  failExportRunAndExport,
+  recordExportRunFile,
+  recordExportRunRetry,
+  settleExportRun,
+  startExportRun,
+} from "./store.ts";
+import { uploadStream } from "./upload.ts";
 
 /**
  * The queue consumer of bulk export: writes one export run (one project's UTC day) as Parquet
@@ -94,10 +104,6 @@ export async function handleExportRun(
   }
 }
 
-async function runRow(db: Database, runId: string): Promise<BulkExportRunRow | undefined> {
-  return db.select().from(bulkExportRuns).where(eq(bulkExportRuns.id, runId)).get();
-}
-
 /** Writes files until the run is done or the message's budget is spent. */
 export async function writeExportRun(
   db: Database,
@@ -107,19 +113,16 @@ export async function writeExportRun(
   fetcher?: typeof fetch,
 ): Promise<"done" | "continue"> {
   const started = Date.now();
-  let run = await runRow(db, runId);
+  let run = await exportRunById(db, runId);
   if (!run || FINISHED.has(run.status)) return "done";
-  const exported = await db.select().from(bulkExports).where(eq(bulkExports.id, run.exportId)).get();
+  const exported = await exportById(db, run.exportId);
   if (!exported || exported.status === "Cancelled" || exported.status === "TimedOut" || exported.status === "Failed") {
     await settleRun(db, run, exported?.status === "TimedOut" ? "TimedOut" : "Cancelled");
     return "done";
   }
   if (run.status === "Created") {
     run = { ...run, status: "Running", updatedAt: new Date().toISOString() };
-    await db
-      .update(bulkExportRuns)
-      .set({ status: run.status, updatedAt: run.updatedAt })
-      .where(and(eq(bulkExportRuns.id, runId), eq(bulkExportRuns.status, "Created")));
+    await startExportRun(db, runId, run.updatedAt);
   }
 
   const { bucket } = await destinationTarget(db, env, run.workspaceId, exported.destinationId, fetcher);
@@ -137,11 +140,7 @@ export async function writeExportRun(
 
   for (;;) {
     // A cancel stops the export at the next file boundary.
-    const current = await db
-      .select({ status: bulkExports.status })
-      .from(bulkExports)
-      .where(eq(bulkExports.id, exported.id))
-      .get();
+    const current = await exportStatus(db, exported.id);
     if (current?.status !== "Running") {
       await settleRun(db, run, current?.status === "TimedOut" ? "TimedOut" : "Cancelled");
       return "done";
@@ -229,24 +228,14 @@ export async function writeExportRun(
     };
     // Compare-and-set on the file count: a second delivery of the same message that got here first
     // wins, and this one stops instead of recording the file twice.
-    const saved = await db
-      .update(bulkExportRuns)
-      .set({
-        files: run.files,
-        rowsWritten: run.rowsWritten,
-        bytesWritten: run.bytesWritten,
-        cursor: run.cursor,
-        updatedAt: now,
-      })
-      .where(
-        and(
-          eq(bulkExportRuns.id, runId),
-          eq(bulkExportRuns.status, "Running"),
-          sql`json_array_length(${bulkExportRuns.files}) = ${index}`,
-        ),
-      )
-      .returning({ id: bulkExportRuns.id });
-    if (!saved.length) return "done";
+    const saved = await recordExportRunFile(db, runId, index, {
+      files: run.files,
+      rowsWritten: run.rowsWritten,
+      bytesWritten: run.bytesWritten,
+      cursor: run.cursor,
+      updatedAt: now,
+    });
+    if (!saved) return "done";
 
     if (exhausted) {
       await settleRun(db, run, "Completed");
@@ -262,11 +251,7 @@ async function settleRun(
   run: BulkExportRunRow,
   status: "Completed" | "Cancelled" | "TimedOut" | "Failed",
 ): Promise<void> {
-  const now = new Date().toISOString();
-  await db
-    .update(bulkExportRuns)
-    .set({ status, updatedAt: now, finishedAt: now })
-    .where(and(eq(bulkExportRuns.id, run.id), inArray(bulkExportRuns.status, ["Created", "Running"])));
+  await settleExportRun(db, run.id, status, new Date().toISOString());
 }
 
 /**
@@ -280,7 +265,7 @@ async function recordFailure(
   error: unknown,
   limits: WriterLimits,
 ): Promise<void> {
-  const run = await runRow(db, runId);
+  const run = await exportRunById(db, runId);
   if (!run || FINISHED.has(run.status)) return;
   const message = destinationErrorMessage(error) ?? (error instanceof Error ? error.message : String(error));
   const attempt = run.retryNumber;
@@ -296,28 +281,17 @@ async function recordFailure(
     final: exhausted,
   });
   if (!exhausted) {
-    await db
-      .update(bulkExportRuns)
-      .set({ retryNumber: attempt + 1, errors, updatedAt: now })
-      .where(and(eq(bulkExportRuns.id, runId), inArray(bulkExportRuns.status, ["Created", "Running"])));
+    await recordExportRunRetry(db, runId, { retryNumber: attempt + 1, errors, updatedAt: now });
     await env.QUEUE.send({ kind: EXPORT_RUN_MESSAGE, runId } satisfies ExportRunMessage, {
       delaySeconds: Math.min(300, 5 * 2 ** attempt),
     });
     return;
   }
-  await db.batch([
-    db
-      .update(bulkExportRuns)
-      .set({ status: "Failed", retryNumber: attempt + 1, errors, updatedAt: now, finishedAt: now })
-      .where(and(eq(bulkExportRuns.id, runId), inArray(bulkExportRuns.status, ["Created", "Running"]))),
-    db
-      .update(bulkExports)
-      .set({
-        status: "Failed",
-        error: `export run ${runId} (${run.day}) failed: ${message}`,
-        updatedAt: now,
-        finishedAt: now,
-      })
-      .where(and(eq(bulkExports.id, run.exportId), eq(bulkExports.status, "Running"))),
-  ]);
+  await failExportRunAndExport(
+    db,
+    run,
+    { retryNumber: attempt + 1, errors },
+    `export run ${runId} (${run.day}) failed: ${message}`,
+    now,
+  );
 }

@@ -1,8 +1,8 @@
-import { and, asc, eq, gt, gte, inArray, lt, lte } from "drizzle-orm";
+import { and, asc, eq, gte, lte } from "drizzle-orm";
 import { chunked } from "../core/batches.ts";
 import { isDomainError } from "../core/errors.ts";
 import { type Database, database } from "../db/client.ts";
-import { type BulkExportRow, bulkExportRuns, bulkExports, traceShards } from "../db/schema.ts";
+import { type BulkExportRow, traceShards } from "../db/schema.ts";
 import { log } from "../observability/log.ts";
 import { type PlanEnv, planAllows, workspacePlans } from "../tenancy/plans.ts";
 import { tracesDatabase } from "../tracing/directory.ts";
@@ -14,6 +14,21 @@ import type { ParquetCompression } from "./parquet.ts";
 import { EXPORT_RUN_MESSAGE, type ExportRunMessage, writerLimits } from "./partition-writer.ts";
 import type { ExportInput } from "./schemas.ts";
 import { createExport } from "./service.ts";
+import {
+  advanceSchedule,
+  claimExport,
+  exportsIn,
+  exportsStartedBy,
+  failExport,
+  failSchedule,
+  insertExportRuns,
+  runningExportIds,
+  scheduledExports,
+  stalledRunIds,
+  timeOutExportRows,
+  touchExportRun,
+  workspacesWithExportsIn,
+} from "./store.ts";
 
 /**
  * The export side of the minute tick. The tick only lists the workspaces with active exports and
@@ -78,13 +93,7 @@ export async function exportTick(env: PlannerEnv, now: Date): Promise<void> {
 /** Enqueues the planning of the workspaces with active exports after `after`, one page of them. */
 export async function enqueueExportPlans(env: PlannerEnv, now: Date, after: string | null): Promise<number> {
   const db = database(env);
-  const rows = await db
-    .selectDistinct({ workspaceId: bulkExports.workspaceId })
-    .from(bulkExports)
-    .where(and(inArray(bulkExports.status, ACTIVE), after === null ? undefined : gt(bulkExports.workspaceId, after)))
-    .orderBy(asc(bulkExports.workspaceId))
-    .limit(EXPORT_PLAN_WORKSPACES_PER_INVOCATION)
-    .all();
+  const rows = await workspacesWithExportsIn(db, ACTIVE, after, EXPORT_PLAN_WORKSPACES_PER_INVOCATION);
   const at = now.toISOString();
   const messages = rows.map(({ workspaceId }) => ({
     body: { kind: EXPORT_PLAN_MESSAGE, workspaceId, at } satisfies ExportPlanMessage,
@@ -111,11 +120,7 @@ export async function planWorkspaceExports(
   await spawnScheduledWindows(db, env, workspaceId, now);
   await startCreatedExports(db, env, workspaceId, now);
   await requeueStalledRuns(db, env, workspaceId, now);
-  const running = await db
-    .select({ id: bulkExports.id })
-    .from(bulkExports)
-    .where(and(eq(bulkExports.workspaceId, workspaceId), eq(bulkExports.status, "Running")))
-    .all();
+  const running = await runningExportIds(db, workspaceId);
   const { maxRetries } = writerLimits(env);
   // Side by side: one slow bucket must not hold up the others (or the rest of the tick).
   await Promise.all(
@@ -134,22 +139,9 @@ export async function planWorkspaceExports(
  */
 async function requeueStalledRuns(db: Database, env: PlannerEnv, workspaceId: string, now: Date): Promise<void> {
   const cutoff = new Date(now.getTime() - STALLED_MS).toISOString();
-  const stalled = await db
-    .select({ id: bulkExportRuns.id })
-    .from(bulkExportRuns)
-    .innerJoin(bulkExports, eq(bulkExports.id, bulkExportRuns.exportId))
-    .where(
-      and(
-        eq(bulkExports.workspaceId, workspaceId),
-        eq(bulkExports.status, "Running"),
-        inArray(bulkExportRuns.status, ["Created", "Running"]),
-        lt(bulkExportRuns.updatedAt, cutoff),
-      ),
-    )
-    .limit(100)
-    .all();
+  const stalled = await stalledRunIds(db, workspaceId, cutoff);
   for (const { id } of stalled) {
-    await db.update(bulkExportRuns).set({ updatedAt: now.toISOString() }).where(eq(bulkExportRuns.id, id));
+    await touchExportRun(db, id, now.toISOString());
     await env.QUEUE.send({ kind: EXPORT_RUN_MESSAGE, runId: id } satisfies ExportRunMessage);
     log.warn("export run stalled; sent it a new message", { run_id: id });
   }
@@ -157,34 +149,10 @@ async function requeueStalledRuns(db: Database, env: PlannerEnv, workspaceId: st
 
 async function timeOutExports(db: Database, workspaceId: string, now: Date): Promise<void> {
   const cutoff = new Date(now.getTime() - EXPORT_TIMEOUT_MS).toISOString();
-  const stale = await db
-    .select({ id: bulkExports.id })
-    .from(bulkExports)
-    .where(
-      and(
-        eq(bulkExports.workspaceId, workspaceId),
-        eq(bulkExports.status, "Running"),
-        lte(bulkExports.startedAt, cutoff),
-      ),
-    )
-    .all();
+  const stale = await exportsStartedBy(db, workspaceId, cutoff);
   const at = now.toISOString();
   for (const { id } of stale) {
-    await db.batch([
-      db
-        .update(bulkExports)
-        .set({
-          status: "TimedOut",
-          error: "the export did not finish within 24 hours of starting",
-          updatedAt: at,
-          finishedAt: at,
-        })
-        .where(and(eq(bulkExports.id, id), eq(bulkExports.status, "Running"))),
-      db
-        .update(bulkExportRuns)
-        .set({ status: "TimedOut", updatedAt: at, finishedAt: at })
-        .where(and(eq(bulkExportRuns.exportId, id), inArray(bulkExportRuns.status, ["Created", "Running"]))),
-    ]);
+    await timeOutExportRows(db, id, "the export did not finish within 24 hours of starting", at);
     log.warn("bulk export timed out", { export_id: id });
   }
 }
@@ -202,11 +170,7 @@ async function spawnScheduledWindows(
   workspaceId: string,
   now: Date,
 ): Promise<void> {
-  const schedules = await db
-    .select()
-    .from(bulkExports)
-    .where(and(eq(bulkExports.workspaceId, workspaceId), eq(bulkExports.status, "IntervalScheduled")))
-    .all();
+  const schedules = await scheduledExports(db, workspaceId);
   const planOf = await workspacePlans(
     db,
     env,
@@ -246,15 +210,12 @@ async function spawnScheduledWindows(
       } catch (error) {
         // Only a destination or project that is gone ends the schedule; anything else is retried next tick.
         if (isDomainError(error, "not_found")) {
-          await db
-            .update(bulkExports)
-            .set({
-              status: "Failed",
-              error: `spawning the window at ${input.start_time} failed: ${error.message}`,
-              updatedAt: now.toISOString(),
-              finishedAt: now.toISOString(),
-            })
-            .where(and(eq(bulkExports.id, schedule.id), eq(bulkExports.status, "IntervalScheduled")));
+          await failSchedule(
+            db,
+            schedule.id,
+            `spawning the window at ${input.start_time} failed: ${error.message}`,
+            now.toISOString(),
+          );
         } else {
           log.warn("spawning a scheduled export window failed; retried next tick", {
             export_id: schedule.id,
@@ -265,18 +226,7 @@ async function spawnScheduledWindows(
         break;
       }
       // Compare-and-set: a cancelled schedule, or one another tick advanced, stops here.
-      const advanced = await db
-        .update(bulkExports)
-        .set({ nextWindowStart: next, updatedAt: now.toISOString() })
-        .where(
-          and(
-            eq(bulkExports.id, schedule.id),
-            eq(bulkExports.status, "IntervalScheduled"),
-            eq(bulkExports.nextWindowStart, input.start_time),
-          ),
-        )
-        .returning({ id: bulkExports.id });
-      if (!advanced.length) break;
+      if (!(await advanceSchedule(db, schedule.id, input.start_time, next, now.toISOString()))) break;
       windowStart += interval;
     }
   }
@@ -292,22 +242,12 @@ function concurrencyLimit(env: Partial<Pick<Env, "EXPORT_MAX_CONCURRENT_PER_WORK
  * run per UTC day of the window that holds runs of the project, then one queue message per run.
  */
 async function startCreatedExports(db: Database, env: PlannerEnv, workspaceId: string, now: Date): Promise<void> {
-  const created = await db
-    .select()
-    .from(bulkExports)
-    .where(and(eq(bulkExports.workspaceId, workspaceId), eq(bulkExports.status, "Created")))
-    .orderBy(asc(bulkExports.createdAt))
-    .all();
+  const created = await exportsIn(db, workspaceId, "Created");
   if (!created.length) return;
   const limit = concurrencyLimit(env);
   const running = new Map<string, number>();
-  for (const row of await db
-    .select({ workspaceId: bulkExports.workspaceId })
-    .from(bulkExports)
-    .where(and(eq(bulkExports.workspaceId, workspaceId), eq(bulkExports.status, "Running")))
-    .all()) {
-    running.set(row.workspaceId, (running.get(row.workspaceId) ?? 0) + 1);
-  }
+  // Every running export here is of this workspace.
+  running.set(workspaceId, (await runningExportIds(db, workspaceId)).length);
   for (const exported of created) {
     if ((running.get(exported.workspaceId) ?? 0) >= limit) continue;
     running.set(exported.workspaceId, (running.get(exported.workspaceId) ?? 0) + 1);
@@ -315,15 +255,12 @@ async function startCreatedExports(db: Database, env: PlannerEnv, workspaceId: s
       await startExport(db, env, exported, now);
     } catch (error) {
       const at = now.toISOString();
-      await db
-        .update(bulkExports)
-        .set({
-          status: "Failed",
-          error: `starting the export failed: ${error instanceof Error ? error.message : String(error)}`,
-          updatedAt: at,
-          finishedAt: at,
-        })
-        .where(eq(bulkExports.id, exported.id));
+      await failExport(
+        db,
+        exported.id,
+        `starting the export failed: ${error instanceof Error ? error.message : String(error)}`,
+        at,
+      );
     }
   }
 }
@@ -378,20 +315,11 @@ async function startExport(db: Database, env: PlannerEnv, exported: BulkExportRo
     }),
   );
   // The runs exist before the export is Running, so nothing can see a Running export without its
-  // runs. Their ids are fixed by (export, day): planning again inserts nothing. D1 binds at most
-  // 100 parameters: 18 columns, so 5 rows per statement.
-  for (let i = 0; i < runs.length; i += 5)
-    await db
-      .insert(bulkExportRuns)
-      .values(runs.slice(i, i + 5))
-      .onConflictDoNothing();
-  const claimed = await db
-    .update(bulkExports)
-    .set({ status: "Running", startedAt: at, updatedAt: at })
-    .where(and(eq(bulkExports.id, exported.id), eq(bulkExports.status, "Created")))
-    .returning({ id: bulkExports.id });
+  // runs. Their ids are fixed by (export, day): planning again inserts nothing.
+  await insertExportRuns(db, runs);
+  const claimed = await claimExport(db, exported.id, at);
   // Only the tick that claimed the export sends its messages.
-  if (!claimed.length || !runs.length) return;
+  if (!claimed || !runs.length) return;
   const messages = runs.map((run) => ({
     body: { kind: EXPORT_RUN_MESSAGE, runId: run.id } satisfies ExportRunMessage,
   }));

@@ -1,4 +1,5 @@
-import { type ObjectBucket, S3Error } from "./s3.ts";
+import { S3Error } from "./s3.ts";
+import type { ObjectBucket } from "./upload.ts";
 
 /**
  * A destination reached through a Worker R2 binding instead of S3 over HTTP: no credentials, no

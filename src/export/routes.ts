@@ -1,10 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { requirePlan } from "../auth/require-plan.ts";
 import { database } from "../db/client.ts";
 import { errorResponse } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { conflictError, jsonBody, jsonContent, notFoundError } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
-import { requirePlan } from "../tenancy/plans.ts";
 import { tracesDatabase } from "../tracing/directory.ts";
 import { createDestination, getDestination, listDestinations, updateDestinationCredentials } from "./destinations.ts";
 import {

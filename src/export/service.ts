@@ -1,7 +1,6 @@
-import { and, asc, desc, eq, inArray, notInArray } from "drizzle-orm";
 import { badRequest, conflict, invalid, notFound } from "../core/errors.ts";
 import type { Database } from "../db/client.ts";
-import { type BulkExportRow, type BulkExportRunRow, bulkExportRuns, bulkExports } from "../db/schema.ts";
+import type { BulkExportRow, BulkExportRunRow } from "../db/schema.ts";
 import type { TracesDatabase } from "../tracing/directory.ts";
 import { checkQueryFilters, filterProblemsDetail } from "../tracing/filter/query-filters.ts";
 import { getProject } from "../tracing/projects/service.ts";
@@ -9,6 +8,16 @@ import { type FormatVersion, unknownExportFields } from "./columns.ts";
 import { getDestination } from "./destinations.ts";
 import type { ParquetCompression } from "./parquet.ts";
 import type { BulkExport, BulkExportRun, ExportInput, ExportRunStatus, ExportStatus } from "./schemas.ts";
+import {
+  cancelExportRows,
+  exportRows,
+  exportRunRows,
+  findExport,
+  findExportRun,
+  insertExport,
+  runRowsOfExports,
+  spawnedExportIds,
+} from "./store.ts";
 
 /**
  * Bulk exports and their export runs as records: creation rules, reads, cancellation. Planning and
@@ -132,28 +141,18 @@ export async function createExport(
     finishedAt: null,
   };
   // A spawned window may be inserted twice by overlapping ticks: its fixed id makes that a no-op.
-  await db.insert(bulkExports).values(row).onConflictDoNothing();
+  await insertExport(db, row);
   return toBulkExport(row);
 }
 
 export async function exportRow(db: Database, workspaceId: string, id: string): Promise<BulkExportRow> {
-  const row = await db
-    .select()
-    .from(bulkExports)
-    .where(and(eq(bulkExports.workspaceId, workspaceId), eq(bulkExports.id, id)))
-    .get();
+  const row = await findExport(db, workspaceId, id);
   if (!row) throw notFound(`Bulk export ${id} not found`);
   return row;
 }
 
 export async function listExports(db: Database, workspaceId: string): Promise<BulkExport[]> {
-  const rows = await db
-    .select()
-    .from(bulkExports)
-    .where(eq(bulkExports.workspaceId, workspaceId))
-    .orderBy(desc(bulkExports.createdAt))
-    .all();
-  return rows.map(toBulkExport);
+  return (await exportRows(db, workspaceId)).map(toBulkExport);
 }
 
 /**
@@ -165,28 +164,13 @@ export async function cancelExport(db: Database, workspaceId: string, id: string
   if (FINISHED.has(row.status))
     throw conflict(`Bulk export ${id} is already ${row.status}; only an unfinished export can be cancelled`);
   const now = new Date().toISOString();
-  await db.batch([
-    db
-      .update(bulkExports)
-      .set({ status: "Cancelled", updatedAt: now, finishedAt: now })
-      .where(and(eq(bulkExports.id, id), notInArray(bulkExports.status, [...FINISHED]))),
-    db
-      .update(bulkExportRuns)
-      .set({ status: "Cancelled", updatedAt: now, finishedAt: now })
-      .where(and(eq(bulkExportRuns.exportId, id), inArray(bulkExportRuns.status, ["Created", "Running"]))),
-  ]);
+  await cancelExportRows(db, id, FINISHED, now);
   return toBulkExport({ ...row, status: "Cancelled", updatedAt: now, finishedAt: now });
 }
 
 export async function listExportRuns(db: Database, workspaceId: string, exportId: string): Promise<BulkExportRun[]> {
   await exportRow(db, workspaceId, exportId);
-  const rows = await db
-    .select()
-    .from(bulkExportRuns)
-    .where(eq(bulkExportRuns.exportId, exportId))
-    .orderBy(asc(bulkExportRuns.day))
-    .all();
-  return rows.map(toBulkExportRun);
+  return (await exportRunRows(db, exportId)).map(toBulkExportRun);
 }
 
 export async function getExportRun(
@@ -196,11 +180,7 @@ export async function getExportRun(
   runId: string,
 ): Promise<BulkExportRun> {
   await exportRow(db, workspaceId, exportId);
-  const row = await db
-    .select()
-    .from(bulkExportRuns)
-    .where(and(eq(bulkExportRuns.exportId, exportId), eq(bulkExportRuns.id, runId)))
-    .get();
+  const row = await findExportRun(db, exportId, runId);
   if (!row) throw notFound(`Export run ${runId} of bulk export ${exportId} not found`);
   return toBulkExportRun(row);
 }
@@ -212,24 +192,11 @@ export async function runsOfSpawnedExports(
   sourceId: string,
 ): Promise<BulkExportRun[]> {
   await exportRow(db, workspaceId, sourceId);
-  const children = await db
-    .select({ id: bulkExports.id })
-    .from(bulkExports)
-    .where(and(eq(bulkExports.workspaceId, workspaceId), eq(bulkExports.sourceBulkExportId, sourceId)))
-    .all();
+  const children = await spawnedExportIds(db, workspaceId, sourceId);
   if (!children.length) return [];
-  const runs: BulkExportRunRow[] = [];
-  // D1 binds at most 100 parameters per statement.
-  for (let i = 0; i < children.length; i += 90) {
-    const ids = children.slice(i, i + 90).map((child) => child.id);
-    runs.push(
-      ...(await db
-        .select()
-        .from(bulkExportRuns)
-        .where(inArray(bulkExportRuns.exportId, ids))
-        .orderBy(asc(bulkExportRuns.startTime))
-        .all()),
-    );
-  }
+  const runs = await runRowsOfExports(
+    db,
+    children.map((child) => child.id),
+  );
   return runs.map(toBulkExportRun);
 }

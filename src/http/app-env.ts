@@ -1,5 +1,5 @@
-import type { Principal } from "../auth/principal.ts";
 import type { AuthUser } from "../deployment/custom-auth.ts";
+import type { Principal } from "./principal.ts";
 
 /** Hono environment shared by every route: Worker bindings plus per-request variables. */
 export interface AppEnv {

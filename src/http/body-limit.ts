@@ -1,9 +1,9 @@
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
+import { bodyEncoding, decodedBytes } from "../core/content-encoding.ts";
 import { tooLarge } from "../core/errors.ts";
 import { maxBodyBytes } from "../core/limits.ts";
 import type { AppEnv } from "./app-env.ts";
-import { bodyEncoding, decodedBytes } from "./content-encoding.ts";
 
 /** Routes that read a body themselves (multipart) size it by the same limit. */
 export { maxBodyBytes };

@@ -1,9 +1,6 @@
 import { eq, inArray } from "drizzle-orm";
-import { createMiddleware } from "hono/factory";
-import { forbidden } from "../core/errors.ts";
-import { type Database, database } from "../db/client.ts";
+import type { Database } from "../db/client.ts";
 import { organizations, workspaces } from "../db/schema.ts";
-import type { AppEnv } from "../http/app-env.ts";
 import { log } from "../observability/log.ts";
 
 /**
@@ -86,12 +83,3 @@ export async function workspacePlans(
   }
   return (workspaceId) => plans.get(workspaceId) ?? defaultPlan(env);
 }
-
-/** Route guard of the routes that create a gated resource: 403 naming the plan needed. */
-export const requirePlan = (feature: PlanFeature) =>
-  createMiddleware<AppEnv>(async (c, next) => {
-    const plan = await organizationPlan(database(c.env), c.env, c.get("principal").organizationId);
-    const refusal = planRefusal(plan, feature);
-    if (refusal) throw forbidden(refusal);
-    return next();
-  });

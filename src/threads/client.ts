@@ -1,15 +1,14 @@
-import type { DurableObject } from "cloudflare:workers";
 import { DomainError, notFound } from "../core/errors.ts";
-import type { ThreadDO } from "./thread-do.ts";
+import type { ThreadRpc } from "./thread-rpc.ts";
 import type { Outcome } from "./types.ts";
 
 /**
- * A thread's RPC methods as its callers see them: what ThreadDO's methods return, awaited. RPC's own
- * stub types rewrite results they cannot prove serializable (`unknown` fields, streams inside
- * objects), which is why this one mapping is declared here instead of at every call site.
+ * A thread's RPC methods as its callers see them: what the contract's methods (thread-rpc.ts) return,
+ * awaited. RPC's own stub types rewrite results they cannot prove serializable (`unknown` fields,
+ * streams inside objects), which is why this one mapping is declared here instead of at every call site.
  */
 export type ThreadClient = {
-  [K in Exclude<keyof ThreadDO, keyof DurableObject>]: ThreadDO[K] extends (...args: infer A) => infer R
+  [K in keyof ThreadRpc]: ThreadRpc[K] extends (...args: infer A) => infer R
     ? (...args: A) => Promise<Awaited<R>>
     : never;
 };

@@ -3,7 +3,7 @@ import { type PlanVars, subrequestBudget } from "../core/limits.ts";
 import { log } from "../observability/log.ts";
 import { threadStub } from "./client.ts";
 import type { CancelAction } from "./runs/schemas.ts";
-import { type ThreadKey, threadKeysAfter } from "./thread-index.ts";
+import { type ThreadKey, threadKeysAfter } from "./search-index.ts";
 import type { TtlStrategy } from "./types.ts";
 
 /**

@@ -11,8 +11,8 @@ import {
   searchThreadIndex,
   type ThreadFilter,
   type ThreadSearch,
-} from "./thread-index.ts";
-import type { CreateThreadInput } from "./thread-lifecycle.ts";
+} from "./search-index.ts";
+import type { CreateThreadInput } from "./thread-rpc.ts";
 import type { ThreadJson, TtlStrategy } from "./types.ts";
 
 /**

@@ -1,8 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { notFound } from "../core/errors.ts";
+import type { AppEnv } from "../http/app-env.ts";
 import { errorResponse, publicRoute } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { notFoundError } from "../http/schemas.ts";
-import { attachmentDownload, checkAttachmentSignature } from "./attachment-urls.ts";
+import { checkAttachmentSignature } from "./attachment-urls.ts";
+import { locateRun } from "./directory.ts";
+import { traceShardName } from "./trace-shard-do.ts";
 
 /** `GET /api/v1/attachments/...`: the pre-signed attachment URLs of `s3_urls`, served without an API key. */
 
@@ -45,3 +50,27 @@ export const attachmentDownloadRoutes = createRouter().openapi(routes.signed, as
   );
   return (await attachmentDownload(c, workspace_id, run_id, name)) as never;
 });
+
+/** An attachment's bytes as a download, or a 404. */
+export async function attachmentDownload(
+  c: Context<AppEnv>,
+  workspaceId: string,
+  runId: string,
+  name: string,
+): Promise<Response> {
+  const location = await locateRun(c.env, workspaceId, runId);
+  const found =
+    location &&
+    (await c.env.TRACE_SHARD.getByName(traceShardName(workspaceId, location.projectId, location.day)).attachment(
+      runId,
+      name,
+    ));
+  if (!found) throw notFound(`Attachment ${name} of run ${runId} not found`);
+  // Client-supplied bytes: a download, never rendered or sniffed as something else.
+  return c.body(found.data as Uint8Array<ArrayBuffer>, 200, {
+    "Content-Type": found.mime_type,
+    "Content-Length": String(found.data.byteLength),
+    "Content-Disposition": `attachment; filename*=UTF-8''${encodeURIComponent(name)}`,
+    "X-Content-Type-Options": "nosniff",
+  });
+}

@@ -1,8 +1,4 @@
-import type { Context } from "hono";
-import { forbidden, notFound } from "../core/errors.ts";
-import type { AppEnv } from "../http/app-env.ts";
-import { locateRun } from "./directory.ts";
-import { traceShardName } from "./trace-shard-do.ts";
+import { forbidden } from "../core/errors.ts";
 
 /**
  * Pre-signed attachment URLs, as `s3_urls["attachment.<name>"].presigned_url` of a run: the SDKs
@@ -130,28 +126,4 @@ export async function checkAttachmentSignature(
   if (!valid) throw forbidden("The attachment URL's signature does not match this attachment");
   if (expires * 1000 <= now)
     throw forbidden(`The attachment URL expired at ${new Date(expires * 1000).toISOString()}; read the run again`);
-}
-
-/** An attachment's bytes as a download, or a 404. */
-export async function attachmentDownload(
-  c: Context<AppEnv>,
-  workspaceId: string,
-  runId: string,
-  name: string,
-): Promise<Response> {
-  const location = await locateRun(c.env, workspaceId, runId);
-  const found =
-    location &&
-    (await c.env.TRACE_SHARD.getByName(traceShardName(workspaceId, location.projectId, location.day)).attachment(
-      runId,
-      name,
-    ));
-  if (!found) throw notFound(`Attachment ${name} of run ${runId} not found`);
-  // Client-supplied bytes: a download, never rendered or sniffed as something else.
-  return c.body(found.data as Uint8Array<ArrayBuffer>, 200, {
-    "Content-Type": found.mime_type,
-    "Content-Length": String(found.data.byteLength),
-    "Content-Disposition": `attachment; filename*=UTF-8''${encodeURIComponent(name)}`,
-    "X-Content-Type-Options": "nosniff",
-  });
 }

@@ -4,9 +4,9 @@ import {
   MaxTotalSizeExceededError,
   parseMultipartStream,
 } from "@remix-run/multipart-parser";
+import { bodyEncoding, decodedBody } from "../core/content-encoding.ts";
 import { badRequest, DomainError, tooLarge } from "../core/errors.ts";
 import { MAX_ATTACHMENT_BYTES } from "../core/limits.ts";
-import { bodyEncoding, decodedBody } from "../http/content-encoding.ts";
 import type { RunProblem } from "./ingest.ts";
 import type { RunAttachment } from "./run-input.ts";
 

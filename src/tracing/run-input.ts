@@ -1,6 +1,5 @@
 import type { z } from "zod";
 import { MAX_RUN_COST, MAX_RUN_TOKENS } from "../core/limits.ts";
-import type { RunPatch } from "./schemas.ts";
 import { toRunTime } from "./times.ts";
 
 /**
@@ -15,9 +14,12 @@ export type RunAttachment = { run_id: string; name: string; mime_type: string; d
 const SEGMENT = /^(\d{8}T\d{6})(\d{6})Z([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
 /** The problem with a run's `dotted_order`, `trace_id` and `parent_run_id`, or null when they agree. */
-export function dottedOrderProblem(
-  run: Pick<RunPatch, "id" | "dotted_order" | "trace_id" | "parent_run_id">,
-): string | null {
+export function dottedOrderProblem(run: {
+  id: string;
+  dotted_order?: string;
+  trace_id?: string;
+  parent_run_id?: string | null;
+}): string | null {
   if (run.dotted_order === undefined) return null;
   const segments = run.dotted_order.split(".");
   const ids: string[] = [];

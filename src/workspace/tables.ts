@@ -8,7 +8,7 @@ import type { PartitionKind } from "./partition.ts";
  * so the queries are the same wherever a table lives.
  */
 export const PARTITION_SCHEMA: Record<PartitionKind, readonly string[]> = {
-  // The thread index (src/threads/thread-index.ts), one shard: no workspace column, and WITHOUT ROWID
+  // The thread index (src/threads/search-index.ts), one shard: no workspace column, and WITHOUT ROWID
   // so a row is one b-tree entry (no separate key index) and each index below ends with thread_id,
   // which serves the search's (column, thread_id) order. Only the indexes the queries need: each
   // costs a row write per index write.

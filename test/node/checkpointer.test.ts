@@ -15,7 +15,8 @@ import { validate } from "@langchain/langgraph-checkpoint-validation";
 import * as vitest from "vitest";
 import { describe, expect, it } from "vitest";
 import type { SqlStore, SqlValue } from "../../src/db/sql.ts";
-import { hasCheckpointSchema, SqliteCheckpointSaver } from "../../src/threads/checkpointer.ts";
+import { hasCheckpointSchema } from "../../src/threads/object/checkpoint-tables.ts";
+import { SqliteCheckpointSaver } from "../../src/threads/object/checkpointer.ts";
 import { nodeSql } from "./node-sqlite.ts";
 
 // The contract suite calls describe/it/expect as globals (its own CLI turns vitest globals on).

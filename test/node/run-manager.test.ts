@@ -5,10 +5,11 @@ import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { describe, expect, it, vi } from "vitest";
 import { runConfigProblem } from "../../src/assistants/schemas.ts";
 import type { LoadedGraph } from "../../src/deployment/graphs.ts";
-import { SqliteCheckpointSaver } from "../../src/threads/checkpointer.ts";
-import { type RunHost, RunManager, THREAD_BUSY, threadDeletedError } from "../../src/threads/runs/run-manager.ts";
-import type { CreateRunInput, RunKwargs } from "../../src/threads/runs/types.ts";
-import type { ThreadRecord } from "../../src/threads/thread-record.ts";
+import { SqliteCheckpointSaver } from "../../src/threads/object/checkpointer.ts";
+import type { ThreadRecord } from "../../src/threads/object/record.ts";
+import type { RunHost } from "../../src/threads/runs/ports.ts";
+import { RunManager } from "../../src/threads/runs/run-manager.ts";
+import { type CreateRunInput, type RunKwargs, THREAD_BUSY, threadDeletedError } from "../../src/threads/runs/types.ts";
 import type { TracedRun } from "../../src/tracing/agent-tracer.ts";
 import { nodeSql } from "./node-sqlite.ts";
 

@@ -4,14 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FaultProxy, startFaultProxy } from "../../scripts/lib/s3-peer/fault-proxy.ts";
 import { type S3Peer, startS3Peer } from "../../scripts/lib/s3-peer/index.ts";
 import { freePort } from "../../scripts/lib/wrangler.ts";
-import {
-  destinationErrorMessage,
-  S3Client,
-  type S3Credentials,
-  S3Error,
-  type S3Location,
-  uploadStream,
-} from "../../src/export/s3.ts";
+import { destinationErrorMessage } from "../../src/export/destination-errors.ts";
+import { S3Client, type S3Credentials, S3Error, type S3Location } from "../../src/export/s3.ts";
+import { uploadStream } from "../../src/export/upload.ts";
 
 const MiB = 1024 * 1024;
 const WRONG_SECRET = "wrong-secret-that-must-never-leak";

@@ -2,8 +2,8 @@
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
+import type { ThreadRecord } from "../../src/threads/object/record.ts";
 import { agentTraceSink } from "../../src/threads/runs/trace-sink.ts";
-import type { ThreadRecord } from "../../src/threads/thread-record.ts";
 import type { ThreadJson } from "../../src/threads/types.ts";
 import { AgentRunTracer, agentTraceProject, DEFAULT_AGENT_PROJECT } from "../../src/tracing/agent-tracer.ts";
 import { oversizeDetail, truncateOversize } from "../../src/tracing/run-size.ts";

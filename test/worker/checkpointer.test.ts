@@ -8,8 +8,9 @@ import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph
 import { type Checkpoint, type CheckpointMetadata, emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
 import { durableObjectSql } from "../../src/db/sql.ts";
-import { hasCheckpointSchema, SqliteCheckpointSaver } from "../../src/threads/checkpointer.ts";
-import { MAX_LOADABLE_DEPTH, unloadableDepth } from "../../src/threads/stored-depth.ts";
+import { hasCheckpointSchema } from "../../src/threads/object/checkpoint-tables.ts";
+import { SqliteCheckpointSaver } from "../../src/threads/object/checkpointer.ts";
+import { MAX_LOADABLE_DEPTH, unloadableDepth } from "../../src/threads/object/stored-depth.ts";
 
 const META: CheckpointMetadata = { source: "loop", step: 0, parents: {} };
 const MiB = 1024 * 1024;

@@ -16,10 +16,10 @@ import {
 import { describe, expect, it, onTestFinished } from "vitest";
 import { durableObjectSql } from "../../src/db/sql.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
-import { SqliteCheckpointSaver } from "../../src/threads/checkpointer.ts";
+import { SqliteCheckpointSaver } from "../../src/threads/object/checkpointer.ts";
+import { SafeJsonPlusSerializer } from "../../src/threads/object/serde.ts";
+import type { ThreadDO } from "../../src/threads/object/thread-do.ts";
 import type { RunJson } from "../../src/threads/runs/types.ts";
-import { SafeJsonPlusSerializer } from "../../src/threads/serde.ts";
-import type { ThreadDO } from "../../src/threads/thread-do.ts";
 import type { ThreadJson, ThreadStateJson } from "../../src/threads/types.ts";
 import { call, FAR_SCHEDULE, fireCrons, json } from "./helpers.ts";
 import { parseSse } from "./sse.ts";

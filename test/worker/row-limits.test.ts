@@ -10,11 +10,11 @@ import {
 import { isPermanentWriteError } from "../../src/db/client.ts";
 import { durableObjectSql } from "../../src/db/sql.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
-import { nextAlarmTime } from "../../src/threads/alarm-planner.ts";
-import { boundedRunMetadata, MAX_CHECKPOINT_RUN_METADATA_BYTES } from "../../src/threads/checkpointer.ts";
-import { MAX_RETRY_MS, retryDelay } from "../../src/threads/index-sync.ts";
-import { indexProjection } from "../../src/threads/thread-index.ts";
-import { stateColumns, type ThreadRecord, ThreadRecords } from "../../src/threads/thread-record.ts";
+import { nextAlarmTime } from "../../src/threads/object/alarm-planner.ts";
+import { boundedRunMetadata, MAX_CHECKPOINT_RUN_METADATA_BYTES } from "../../src/threads/object/checkpointer.ts";
+import { stateColumns, type ThreadRecord, ThreadRecords } from "../../src/threads/object/record.ts";
+import { MAX_RETRY_MS, retryDelay } from "../../src/threads/object/search-index-sync.ts";
+import { indexProjection } from "../../src/threads/search-index.ts";
 import type { ThreadJson } from "../../src/threads/types.ts";
 import { call, json } from "./helpers.ts";
 import { onIndexShard, shardOf } from "./thread-index-helpers.ts";

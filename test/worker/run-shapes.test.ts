@@ -3,8 +3,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
+import type { ThreadDO } from "../../src/threads/object/thread-do.ts";
 import type { CreateRunInput, RunJson } from "../../src/threads/runs/types.ts";
-import type { ThreadDO } from "../../src/threads/thread-do.ts";
 import type { ThreadJson } from "../../src/threads/types.ts";
 import { call, json } from "./helpers.ts";
 import { parseSse, type SseEvent } from "./sse.ts";

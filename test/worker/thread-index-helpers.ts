@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
-import { THREAD_INDEX_SHARDS, threadIndexPartition } from "../../src/threads/thread-index.ts";
+import { THREAD_INDEX_SHARDS, threadIndexPartition } from "../../src/threads/search-index.ts";
 import { type Partition, partitionName } from "../../src/workspace/partition.ts";
 
 /** Runs a statement on a thread-index shard of the workspace; answers the rows (arrays of columns). */

@@ -8,7 +8,7 @@ import {
   THREAD_INDEX_SHARDS,
   type ThreadSearch,
   threadKeysAfter,
-} from "../../src/threads/thread-index.ts";
+} from "../../src/threads/search-index.ts";
 import type { ThreadJson } from "../../src/threads/types.ts";
 import { call, json } from "./helpers.ts";
 import { onIndexShard, shardOf, updateIndexRows } from "./thread-index-helpers.ts";

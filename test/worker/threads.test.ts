@@ -1,7 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
-import type { ThreadDO } from "../../src/threads/thread-do.ts";
+import type { ThreadDO } from "../../src/threads/object/thread-do.ts";
 import type { ThreadJson, ThreadStateJson } from "../../src/threads/types.ts";
 import { call, json } from "./helpers.ts";
 import { updateIndexRows } from "./thread-index-helpers.ts";

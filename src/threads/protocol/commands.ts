@@ -5,9 +5,9 @@ import { type ThreadClient, unwrap } from "../client.ts";
 import { type RunCreate, RunCreateSchema } from "../runs/schemas.ts";
 import { planRun, type RunCaller, type RunPlan } from "../runs/service.ts";
 import type { CreateRunInput } from "../runs/types.ts";
-import type { AgentTreeNode } from "./hub.ts";
+import type { ProtocolView } from "../thread-rpc.ts";
 import { resumeValue } from "./normalize.ts";
-import type { ProtocolCommand, ProtocolError, ProtocolErrorCode, ProtocolResponse, ResponseMeta } from "./types.ts";
+import type { ProtocolCommand, ProtocolError, ProtocolErrorCode, ProtocolResponse } from "./types.ts";
 
 /**
  * Protocol v2 commands, for both transports: `POST /threads/{id}/commands` runs them in the Worker,
@@ -19,20 +19,6 @@ import type { ProtocolCommand, ProtocolError, ProtocolErrorCode, ProtocolRespons
 
 /** The stream modes of runs started by commands. */
 export const PROTOCOL_STREAM_MODES = ["values", "updates", "messages", "tools", "custom", "tasks"] as const;
-
-/** What commands need to know of the thread, in one call. */
-export interface ProtocolView {
-  /** The thread's metadata; null while the thread does not exist. */
-  metadata: Record<string, unknown> | null;
-  boundAssistant: string | null;
-  /** Ids of the interrupts waiting for an answer. */
-  pendingInterrupts: string[];
-  meta: ResponseMeta;
-}
-
-export type ProtocolRunOutcome =
-  | { ok: true; runId: string; meta: ResponseMeta }
-  | { ok: false; code: ProtocolErrorCode; message: string };
 
 /** The thread's RPC methods commands use (a ThreadDO, or its stub). */
 export type ProtocolThread = Pick<ThreadClient, "protocolView" | "protocolRun" | "protocolTree" | "getState">;
@@ -281,10 +267,4 @@ export function errorEnvelope(id: number, error: unknown): ProtocolError {
     if (error.kind === "conflict") return failure(id, "invalid_argument", error.message);
   }
   return failure(id, "unknown_error", error instanceof Error ? error.message : "Unknown protocol error");
-}
-
-/** `agent.getTree`'s answer from the thread. */
-export interface ProtocolTree {
-  tree: AgentTreeNode;
-  meta: ResponseMeta;
 }

@@ -2,7 +2,7 @@ import { type AuthFilter, matchesFilter as passesAuthFilter } from "../../core/a
 import type { SqlStore } from "../../db/sql.ts";
 import type { AuthUser } from "../../deployment/custom-auth.ts";
 import { log } from "../../observability/log.ts";
-import type { ProtocolRunEnd, ProtocolRunSink } from "../runs/run-manager.ts";
+import type { ProtocolRunEnd, ProtocolRunSink } from "../runs/ports.ts";
 import { Subscriber, sseFrame } from "../runs/streams.ts";
 import { ProtocolEventLog } from "./event-log.ts";
 import {

@@ -1,6 +1,6 @@
 import { database } from "../../db/client.ts";
 import { apiKeyLapse } from "../../tenancy/store.ts";
-import type { ThreadRecord } from "../thread-record.ts";
+import type { ThreadRecord } from "../object/record.ts";
 import { type CommandContext, errorEnvelope, handleCommand } from "./commands.ts";
 import { error, type ProtocolHub, type SocketCaller, send } from "./hub.ts";
 import type { ProtocolCommand } from "./types.ts";

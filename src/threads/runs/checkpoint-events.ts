@@ -1,5 +1,5 @@
 import { toJson } from "../../db/serialize.ts";
-import { checkpointRef } from "../state.ts";
+import { checkpointRef } from "../object/graph-state.ts";
 import type { CheckpointRef } from "../types.ts";
 
 /**

@@ -10,7 +10,6 @@ import { conflictError, jsonBody, jsonContent, notFoundError } from "../../http/
 import { securedRoute } from "../../http/secured.ts";
 import { threadStub, unwrap } from "../client.ts";
 import { ThreadIdParam } from "../schemas.ts";
-import { RUN_NOT_FOUND } from "./run-manager.ts";
 import {
   BulkCancelSchema,
   CancelQuery,
@@ -33,6 +32,7 @@ import {
   startRun,
 } from "./service.ts";
 import { singleEventStream } from "./streams.ts";
+import { RUN_NOT_FOUND } from "./types.ts";
 
 const tags = ["Thread Runs"];
 const statelessTags = ["Stateless Runs"];

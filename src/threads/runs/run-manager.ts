@@ -1,21 +1,28 @@
 import { runConfigProblem } from "../../assistants/schemas.ts";
-import { clientConfigurable, isServerConfigurableKey } from "../../assistants/server-config.ts";
 import { oversize, storedErrorMessage } from "../../core/json-size.ts";
 import { MAX_JSON_FIELD_BYTES } from "../../core/limits.ts";
 import { yieldToUrgentWork } from "../../core/yield.ts";
 import type { SqlStore } from "../../db/sql.ts";
 import type { LoadedGraph } from "../../deployment/graphs.ts";
 import { log } from "../../observability/log.ts";
-import { AgentRunTracer, agentTraceProject, type TracedRun } from "../../tracing/agent-tracer.ts";
-import type { SqliteCheckpointSaver } from "../checkpointer.ts";
-import type { GraphProtocolEvent } from "../protocol/normalize.ts";
-import { checkpointConfig, stateJson } from "../state.ts";
-import type { ThreadRecord } from "../thread-record.ts";
+import { AgentRunTracer, agentTraceProject } from "../../tracing/agent-tracer.ts";
+import { checkpointConfig, stateJson } from "../object/graph-state.ts";
+import { newThreadRecord, type ThreadRecord } from "../object/record.ts";
 import { fail, ok, type Result, type ThreadStatus } from "../types.ts";
 import { errorPayload, executeRun } from "./executor.ts";
+import type { RunHost } from "./ports.ts";
+import { graphConfig, mergeConfigs, runContext, storedRunConfig, threadConfig } from "./run-config.ts";
 import { type AgentRun, isActive, RunTable, runJson } from "./run-table.ts";
 import { RunStreams, singleEventStream } from "./streams.ts";
-import type { CancelAction, CreateRunInput, RunJson, RunStatus } from "./types.ts";
+import {
+  type CancelAction,
+  type CreateRunInput,
+  RUN_NOT_FOUND,
+  type RunJson,
+  type RunStatus,
+  THREAD_BUSY,
+  threadDeletedError,
+} from "./types.ts";
 import { deliverWebhook } from "./webhook.ts";
 
 /** A run interrupted by restarts this many times fails instead of trying again. */
@@ -24,64 +31,6 @@ const MAX_ATTEMPTS = 3;
 export const HEARTBEAT_MS = 30_000;
 /** setTimeout fires at once past 2^31 - 1 ms: a later deadline is looked at again after this long. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
-
-export const THREAD_BUSY =
-  "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.";
-export const RUN_NOT_FOUND = "Run not found";
-
-/**
- * What readers and waiters of a run get when its thread is deleted under it: a 404 that arrives
- * after the response began, shaped as the official server reports one inside a stream.
- */
-export function threadDeletedError(threadId: string): { error: string; message: string } {
-  return { error: "HTTPException", message: `404: Thread ${threadId} was deleted while the run was in progress` };
-}
-
-/** What runs need from the thread that hosts them (the ThreadDO). */
-export interface RunHost {
-  saver(): SqliteCheckpointSaver;
-  readThread(): ThreadRecord | null;
-  /** Synchronous write of the record only. */
-  writeThread(record: ThreadRecord): void;
-  /**
-   * Record, search index and alarm. The record is written before the returned promise first waits,
-   * so callers may let the index update finish after answering.
-   */
-  saveThread(record: ThreadRecord, options?: { deferIndex?: boolean; afterRunSetups?: boolean }): Promise<void>;
-  /** Removes the whole thread (temporary threads of stateless runs). */
-  deleteThread(): Promise<void>;
-  scheduleAlarm(): Promise<void>;
-  bindGraph(graphId: string, config: Record<string, unknown>): Promise<LoadedGraph | undefined>;
-  /** Where executed runs are traced; null when agent tracing is off. */
-  traceSink(): TraceSink | null;
-  /** Where protocol v2 runs (`kwargs.protocol_stream`) report their start, events and end. */
-  protocolSink?: ProtocolRunSink;
-  /** The deployment's run wall-clock limit, ms: for runs stored before each run kept its own. */
-  runTimeoutMs(): number;
-  /** The byte bound of the thread's merged request config (default MAX_JSON_FIELD_BYTES; the deployment's var may lower it). */
-  requestConfigLimit?: number;
-}
-
-/** How a protocol v2 run ended, for its terminal lifecycle event. */
-export interface ProtocolRunEnd {
-  status: "success" | "error" | "interrupted";
-  error?: string;
-  /** The run left interrupts waiting for an answer. */
-  pendingInterrupts: boolean;
-}
-
-export interface ProtocolRunSink {
-  runStarted(run: { run_id: string; graphId: string }): void;
-  event(runId: string, event: GraphProtocolEvent): void;
-  runEnded(run: { run_id: string; graphId: string }, end: ProtocolRunEnd): void;
-}
-
-export interface TraceSink {
-  /** The deployment's tracing project for agent runs (a run may name its own). */
-  project: string | undefined;
-  /** Stores a trace given as consecutive batches of runs (each one RPC at most, see `takeRunBatches`). */
-  record(batches: Iterable<TracedRun[]>): Promise<void>;
-}
 
 interface Execution {
   runId: string;
@@ -140,25 +89,17 @@ export class RunManager {
     if (!thread) {
       if (input.ifNotExists === "reject" && !input.stateless)
         return fail("not_found", `Thread with ID ${input.threadId} not found`);
-      const at = now();
-      thread = {
-        threadId: input.threadId,
-        workspaceId: input.workspaceId,
-        createdAt: at,
-        updatedAt: at,
-        stateUpdatedAt: at,
-        // A thread a run creates takes the run's metadata (so an owner stamped on the run owns it).
-        metadata: { graph_id: input.graphId, assistant_id: input.assistantId, ...input.metadata },
-        status: "idle",
-        config: {},
-        requestConfig: {},
-        values: null,
-        interrupts: {},
-        error: null,
-        ttl: null,
-        indexDirty: false,
-        temporary: input.stateless && input.kwargs.on_completion !== "keep",
-      };
+      thread = newThreadRecord(
+        {
+          threadId: input.threadId,
+          workspaceId: input.workspaceId,
+          // A thread a run creates takes the run's metadata (so an owner stamped on the run owns it).
+          metadata: { graph_id: input.graphId, assistant_id: input.assistantId, ...input.metadata },
+          ttl: null,
+          temporary: input.stateless && input.kwargs.on_completion !== "keep",
+        },
+        now(),
+      );
       this.host.writeThread(thread);
     }
     this.recover();
@@ -177,10 +118,7 @@ export class RunManager {
       thread.status === "busy" ? {} : thread.requestConfig,
       requestConfig,
     );
-    const context =
-      isObject(input.assistant.context) && isObject(input.kwargs.context)
-        ? { ...input.assistant.context, ...input.kwargs.context }
-        : (input.kwargs.context ?? input.assistant.context);
+    const context = runContext(input.assistant.context, input.kwargs.context);
     const run: AgentRun = {
       run_id: input.runId,
       thread_id: input.threadId,
@@ -202,15 +140,7 @@ export class RunManager {
       timeoutMs: input.timeoutMs,
       deadline: null,
     };
-    // The user the run acts for, and the checkpoint it forks from, ride in the config it stores.
-    run.kwargs.config = {
-      ...config,
-      configurable: {
-        ...(config.configurable as Record<string, unknown> | undefined),
-        ...(input.checkpoint ?? {}),
-        ...(input.userId ? { user_id: input.userId } : {}),
-      },
-    };
+    run.kwargs.config = storedRunConfig(config, input.checkpoint, input.userId);
     this.table.insert(run);
     this.streams.open(run.run_id, run.kwargs.resumable);
     const stream = subscribe ? this.streams.subscribe(run.run_id, subscribe) : undefined;
@@ -356,7 +286,7 @@ export class RunManager {
     // The metadata event is out; the rest waits for a turn of the event loop, so that other requests
     // (other runs' first events) are not queued behind this run's execution.
     await yieldToUrgentWork(execution.controller.signal);
-    const config = this.#graphConfig(run);
+    const config = graphConfig(run);
     /** How the run ends when it throws, or when its abort (cancel, deadline) stops it. */
     const failure = (error: unknown): RunOutcome => {
       if (execution.timedOut) {
@@ -464,57 +394,6 @@ export class RunManager {
       this.host.saver().checkpointIds(checkpointConfig(run.thread_id), { limit: 1, filter: { run_id: run.run_id } })
         .length > 0
     );
-  }
-
-  /**
-   * The LangGraph config a run executes with. Of the run's config only the fields the API defines
-   * (checked by RunnableConfigFields) go in: any other key would reach LangGraph unchecked, and its
-   * own keys (`maxConcurrency`, `signal`, `store`, `callbacks`...) take objects JSON cannot carry.
-   */
-  #graphConfig(run: AgentRun): Record<string, unknown> & { configurable: Record<string, unknown> } {
-    const {
-      configurable = {},
-      recursion_limit,
-      max_concurrency,
-      tags,
-    } = run.kwargs.config as Record<string, unknown> & {
-      configurable?: Record<string, unknown>;
-      recursion_limit?: number;
-      max_concurrency?: number;
-      tags?: string[];
-    };
-    // Whatever the client, the assistant or the thread put under a server key is dropped (runs
-    // stored before they were dropped at creation still carry it); the server's values go in below.
-    const client = clientConfigurable(configurable);
-    const server = {
-      thread_id: run.thread_id,
-      run_id: run.run_id,
-      assistant_id: run.assistant_id,
-      graph_id: run.graphId,
-    };
-    // The custom-auth user, under LangGraph's keys and this platform's own (`platform_auth_user`); never stored in graph state.
-    const auth = run.authUser
-      ? {
-          langgraph_auth_user: run.authUser,
-          platform_auth_user: run.authUser,
-          langgraph_auth_user_id: run.authUser.identity,
-          langgraph_auth_permissions: run.authUser.permissions ?? [],
-        }
-      : {};
-    return {
-      ...(recursion_limit !== undefined ? { recursionLimit: recursion_limit } : {}),
-      ...(max_concurrency !== undefined ? { maxConcurrency: max_concurrency } : {}),
-      ...(tags ? { tags } : {}),
-      configurable: {
-        ...client,
-        ...run.kwargs.headers,
-        ...auth,
-        ...server,
-        checkpoint_ns: (client.checkpoint_ns as string | undefined) ?? "",
-      },
-      metadata: { ...run.metadata, ...server, user_id: client.user_id ?? null, run_attempt: run.attempt },
-      context: run.kwargs.context,
-    };
   }
 
   /** Ends a run: its status, result, the thread's state and status, readers, waiters, webhook. */
@@ -752,10 +631,6 @@ export class RunManager {
   }
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
 /** How a run over its wall-clock limit ends (its `__error__`, its stream's `error` event). */
 function timeoutError(runId: string, limitMs: number): { error: string; message: string } {
   return {
@@ -777,31 +652,4 @@ function rejectOnAbort(signal: AbortSignal, graceMs = 0): Promise<never> {
     if (signal.aborted) later();
     else signal.addEventListener("abort", later, { once: true });
   });
-}
-
-/** Keys that pick the checkpoint a run forks from: the run's own, never the thread's. */
-const CHECKPOINT_KEYS = new Set(["checkpoint_id", "checkpoint_ns", "checkpoint_map"]);
-
-/** A run's config as its thread keeps it: what the assistant and the request set, no server keys. */
-function threadConfig(config: Record<string, unknown>): Record<string, unknown> {
-  const configurable = isObject(config.configurable) ? config.configurable : {};
-  return {
-    ...config,
-    configurable: Object.fromEntries(
-      Object.entries(configurable).filter(([key]) => !isServerConfigurableKey(key) && !CHECKPOINT_KEYS.has(key)),
-    ),
-  };
-}
-
-/** Later configs win key by key; `configurable` is merged the same way rather than replaced. */
-function mergeConfigs(...configs: Record<string, unknown>[]): Record<string, unknown> {
-  const merged: Record<string, unknown> = {};
-  const configurable: Record<string, unknown> = {};
-  for (const config of configs) {
-    const { configurable: inner, ...rest } = config;
-    Object.assign(merged, rest);
-    // Every layer (assistant, thread, request or cron payload) loses the keys only the server sets.
-    Object.assign(configurable, clientConfigurable(inner));
-  }
-  return { ...merged, configurable };
 }

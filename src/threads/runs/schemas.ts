@@ -3,7 +3,25 @@ import { ConfigSchema } from "../../assistants/schemas.ts";
 import { MAX_ID_LENGTH } from "../../core/limits.ts";
 import { Identifier, JsonGraphData, JsonObject, JsonSetting, Name } from "../../core/schemas.ts";
 import { CheckpointSelectorSchema, Id } from "../schemas.ts";
-import { RUN_STATUSES, STREAM_MODES } from "./types.ts";
+
+/** The statuses of a run. */
+export const RUN_STATUSES = ["pending", "running", "error", "success", "timeout", "interrupted"] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** The stream modes a run may ask for. */
+export const STREAM_MODES = [
+  "values",
+  "updates",
+  "messages",
+  "messages-tuple",
+  "debug",
+  "events",
+  "custom",
+  "tasks",
+  "checkpoints",
+  "tools",
+] as const;
+export type StreamMode = (typeof STREAM_MODES)[number];
 
 const StreamModeSchema = z.enum(STREAM_MODES);
 const Breakpoints = z.union([z.literal("*"), z.array(Identifier)]);

@@ -8,9 +8,9 @@ import { urgently } from "../../core/yield.ts";
 import type { AuthUser } from "../../deployment/custom-auth.ts";
 import { threadStub, unwrap } from "../client.ts";
 import { startFanOut } from "../fan-out.ts";
-import { RUN_NOT_FOUND } from "./run-manager.ts";
 import type { RunCreate } from "./schemas.ts";
 import type { CancelAction, CreateRunInput, RunJson } from "./types.ts";
+import { RUN_NOT_FOUND } from "./types.ts";
 
 /**
  * Runs as a domain: their creation, for every caller that starts runs (the run routes: stateful,

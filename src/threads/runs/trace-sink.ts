@@ -2,8 +2,8 @@ import { log } from "../../observability/log.ts";
 import { tracesDatabase } from "../../tracing/directory.ts";
 import { Ingestor, type RunProblem } from "../../tracing/ingest.ts";
 import { tracedRunLimit } from "../../tracing/run-size.ts";
-import type { ThreadRecord } from "../thread-record.ts";
-import type { TraceSink } from "./run-manager.ts";
+import type { ThreadRecord } from "../object/record.ts";
+import type { TraceSink } from "./ports.ts";
 
 /**
  * Where a thread's agent runs are traced: straight into the workspace's trace shards (no HTTP round

@@ -1,27 +1,18 @@
-/** Run shapes shared by the ThreadDO (which executes runs) and the run routes. */
+/** Run shapes and failure texts shared by the ThreadDO (which executes runs) and the run routes. */
 
 import type { CheckpointSelector } from "../schemas.ts";
 import type { MultitaskStrategy, RunKwargs } from "./schemas.ts";
 
-export const RUN_STATUSES = ["pending", "running", "error", "success", "timeout", "interrupted"] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-
-export const STREAM_MODES = [
-  "values",
-  "updates",
-  "messages",
-  "messages-tuple",
-  "debug",
-  "events",
-  "custom",
-  "tasks",
-  "checkpoints",
-  "tools",
-] as const;
-export type StreamMode = (typeof STREAM_MODES)[number];
-
-// The run's wire shapes are defined once, in schemas.ts.
-export type { CancelAction, MultitaskStrategy, RunCommand, RunJson, RunKwargs } from "./schemas.ts";
+// The run's wire shapes and constants are defined once, in schemas.ts.
+export type {
+  CancelAction,
+  MultitaskStrategy,
+  RunCommand,
+  RunJson,
+  RunKwargs,
+  RunStatus,
+  StreamMode,
+} from "./schemas.ts";
 
 /** What the Worker hands the thread to create a run. */
 export interface CreateRunInput {
@@ -48,4 +39,17 @@ export interface CreateRunInput {
   stateless: boolean;
   /** The run's wall-clock limit (`BG_JOB_TIMEOUT_SECS` when it was created), from its first start. */
   timeoutMs: number;
+}
+
+/** Texts of run failures, shared by the run manager (inside the thread) and the run routes and service. */
+export const THREAD_BUSY =
+  "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.";
+export const RUN_NOT_FOUND = "Run not found";
+
+/**
+ * What readers and waiters of a run get when its thread is deleted under it: a 404 that arrives
+ * after the response began, shaped as the official server reports one inside a stream.
+ */
+export function threadDeletedError(threadId: string): { error: string; message: string } {
+  return { error: "HTTPException", message: `404: Thread ${threadId} was deleted while the run was in progress` };
 }

@@ -1,16 +1,10 @@
-import type { SqlRow, SqlStore, SqlValue } from "../db/sql.ts";
-import { CHECKPOINT_TABLE_KEYS } from "./checkpointer.ts";
-import type { ThreadClient } from "./client.ts";
-import type { ThreadRecord } from "./thread-record.ts";
-import type { Outcome, ThreadJson } from "./types.ts";
-
-/** A page of another thread's storage, pushed by a copy. */
-export interface TablePage {
-  table: string;
-  /** CREATE TABLE / CREATE INDEX statements of the table, from the source's sqlite_master. */
-  schema: string[];
-  rows: SqlRow[];
-}
+// Inside the thread's Durable Object (threads/object/): copying the thread, every checkpoint included, into another thread's object.
+import type { SqlRow, SqlStore, SqlValue } from "../../db/sql.ts";
+import type { ThreadClient } from "../client.ts";
+import type { TablePage } from "../thread-rpc.ts";
+import type { Outcome, ThreadJson } from "../types.ts";
+import { CHECKPOINT_TABLE_KEYS } from "./checkpoint-tables.ts";
+import type { ThreadRecord } from "./record.ts";
 
 /** Keeps a copy's RPC messages well under the 32 MiB limit. */
 const COPY_PAGE_BYTES = 8 * 1024 * 1024;

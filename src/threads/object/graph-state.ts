@@ -1,10 +1,11 @@
+// Inside the thread's Durable Object (threads/object/): binding the deployed graph, and a checkpoint as the thread's state JSON.
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkpoint";
-import { toJson, toJsonObject } from "../db/serialize.ts";
-import type { LoadedGraph } from "../deployment/graphs.ts";
-import { graphs } from "../deployment/index.ts";
-import type { CheckpointRef, CheckpointSelector, ThreadStateJson, ThreadTaskJson } from "./types.ts";
+import { toJson, toJsonObject } from "../../db/serialize.ts";
+import type { LoadedGraph } from "../../deployment/graphs.ts";
+import { graphs } from "../../deployment/index.ts";
+import type { CheckpointRef, CheckpointSelector, ThreadStateJson, ThreadTaskJson } from "../types.ts";
 
 /** Node names an update may be attributed to besides the graph's own nodes. */
 const SPECIAL_NODES = ["__input__", "__start__", "__end__", "__copy__"];

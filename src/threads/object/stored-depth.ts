@@ -1,4 +1,5 @@
-import { isLangChainEscape, LC_ESCAPED_KEY } from "../db/serialize.ts";
+// Inside the thread's Durable Object (threads/object/): how deeply a stored value nests, held to what LangChain's load() reads back.
+import { isLangChainEscape, LC_ESCAPED_KEY } from "../../db/serialize.ts";
 import { isRevivable } from "./serde.ts";
 
 /**

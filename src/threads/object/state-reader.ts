@@ -1,17 +1,12 @@
-import { toJsonObject } from "../db/serialize.ts";
-import { type JsonBody, jsonArrayBody, jsonBody } from "./runs/json-stream.ts";
-import { checkpointConfig, EMPTY_STATE, pendingInterrupts, stateJson } from "./state.ts";
+// Inside the thread's Durable Object (threads/object/): reading the thread's state, history and whole thread as JSON.
+import { toJsonObject } from "../../db/serialize.ts";
+import { type JsonBody, jsonArrayBody, jsonBody } from "../runs/json-stream.ts";
+import type { HistoryInput } from "../thread-rpc.ts";
+import { type CheckpointSelector, fail, ok, type Result, type ThreadStateJson } from "../types.ts";
+import type { ThreadCheckpoints } from "./checkpoints.ts";
+import { checkpointConfig, EMPTY_STATE, pendingInterrupts, stateJson } from "./graph-state.ts";
+import { type ThreadRecord, threadJson } from "./record.ts";
 import { StateCache } from "./state-cache.ts";
-import type { ThreadCheckpoints } from "./thread-checkpoints.ts";
-import { type ThreadRecord, threadJson } from "./thread-record.ts";
-import { type CheckpointSelector, fail, ok, type Result, type ThreadStateJson } from "./types.ts";
-
-export interface HistoryInput {
-  limit: number;
-  before?: string;
-  metadata?: Record<string, unknown>;
-  checkpoint?: CheckpointSelector;
-}
 
 /**
  * Reads the thread's state, history and whole thread as JSON, keeping the root states it built in a

@@ -1,6 +1,7 @@
+// Inside the thread's Durable Object (threads/object/): the checkpoint serializer.
 import { load } from "@langchain/core/load";
 import { DeltaSnapshot, type SerializerProtocol } from "@langchain/langgraph-checkpoint";
-import { LC_ESCAPED_KEY as ESCAPED, isLangChainEscape } from "../db/serialize.ts";
+import { LC_ESCAPED_KEY as ESCAPED, isLangChainEscape } from "../../db/serialize.ts";
 
 /**
  * The checkpoint serializer: LangGraph's JsonPlusSerializer format, made safe for client data.

@@ -1,21 +1,11 @@
-import type { LoadedGraph } from "../deployment/graphs.ts";
-import { deployment } from "../deployment/index.ts";
-import { checkpointConfig, checkpointRef, pendingInterrupts, stateJson, unknownNode } from "./state.ts";
-import type { ThreadCheckpoints } from "./thread-checkpoints.ts";
-import type { ThreadRecord } from "./thread-record.ts";
-import { type CheckpointRef, type CheckpointSelector, fail, ok, type Result } from "./types.ts";
-
-export interface SuperstepUpdate {
-  values?: unknown;
-  command?: { update?: unknown; goto?: unknown; resume?: unknown };
-  as_node: string;
-}
-
-export interface UpdateStateInput {
-  values: unknown;
-  asNode?: string;
-  checkpoint?: CheckpointSelector;
-}
+// Inside the thread's Durable Object (threads/object/): state updates and supersteps, written through the thread's graph.
+import type { LoadedGraph } from "../../deployment/graphs.ts";
+import { deployment } from "../../deployment/index.ts";
+import type { SuperstepUpdate, UpdateStateInput } from "../thread-rpc.ts";
+import { type CheckpointRef, fail, ok, type Result } from "../types.ts";
+import type { ThreadCheckpoints } from "./checkpoints.ts";
+import { checkpointConfig, checkpointRef, pendingInterrupts, stateJson, unknownNode } from "./graph-state.ts";
+import type { ThreadRecord } from "./record.ts";
 
 /**
  * Writes a state update through the thread's graph, as `asNode`, and copies the new state onto the

@@ -1,10 +1,11 @@
+// Inside the thread's Durable Object (threads/object/): the thread's checkpoint saver and the graphs bound to it.
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { BaseStore } from "@langchain/langgraph-checkpoint";
-import type { SqlStore } from "../db/sql.ts";
-import type { LoadedGraph } from "../deployment/graphs.ts";
+import type { SqlStore } from "../../db/sql.ts";
+import type { LoadedGraph } from "../../deployment/graphs.ts";
 import { type CheckpointChangeListener, SqliteCheckpointSaver } from "./checkpointer.ts";
-import { bindGraph, threadGraphConfig } from "./state.ts";
-import type { ThreadRecord } from "./thread-record.ts";
+import { bindGraph, threadGraphConfig } from "./graph-state.ts";
+import type { ThreadRecord } from "./record.ts";
 
 /** A deployed graph bound to the thread, with the id it was deployed under. */
 export type ThreadGraph = LoadedGraph & { graphId: string };

@@ -1,3 +1,4 @@
+// Inside the thread's Durable Object (threads/object/): state JSON already built, by checkpoint id, in the object's memory.
 /**
  * Root-namespace ThreadState JSON text by checkpoint id, in the Durable Object's memory. A checkpoint
  * is immutable once written except for the pending writes recorded against it, so an entry stays

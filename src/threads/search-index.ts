@@ -14,7 +14,7 @@ import {
 import { containments, inJsonList } from "../db/json-filter.ts";
 import { type WorkspaceBindings, type WorkspaceDatabase, workspaceDatabase } from "../workspace/database.ts";
 import { hashBucket, type Partition } from "../workspace/partition.ts";
-import { interruptIds, type ThreadRecord } from "./thread-record.ts";
+import { interruptIds, type ThreadRecord } from "./object/record.ts";
 import type { ThreadJson, ThreadStatus } from "./types.ts";
 
 /**

@@ -1,6 +1,6 @@
-import { concatBytes } from "../core/bytes.ts";
-import { badRequest, DomainError, tooLarge } from "../core/errors.ts";
-import { unzstd } from "../tracing/zstd.ts";
+import { concatBytes } from "./bytes.ts";
+import { badRequest, DomainError, tooLarge } from "./errors.ts";
+import { unzstd } from "./zstd.ts";
 
 /**
  * Compressed request bodies (`Content-Encoding`): gzip and deflate through the runtime's

@@ -1,4 +1,5 @@
-import { type ThreadRecord, ttlExpiry } from "./thread-record.ts";
+// Inside the thread's Durable Object (threads/object/): when the thread's one alarm fires next (TTL, index retries, runs).
+import { type ThreadRecord, ttlExpiry } from "./record.ts";
 
 /** How soon the alarm retries what failed: a TTL delete, an index write (the first time; see `retryDelay`). */
 export const RETRY_MS = 5_000;

@@ -1,27 +1,32 @@
+// The thread's Durable Object. It wires the modules of threads/object/, which run only inside it, and
+// serves the RPC contract of ../thread-rpc.ts; the Worker reaches it only through ../client.ts.
 import { DurableObject } from "cloudflare:workers";
-import type { AuthFilter } from "../core/auth-filter.ts";
-import { rowBound } from "../core/json-size.ts";
-import { MAX_JSON_FIELD_BYTES, runTimeoutMs } from "../core/limits.ts";
-import { durableObjectSql } from "../db/sql.ts";
-import { WorkspaceStore } from "../store/graph-store.ts";
-import { AlarmPlanner } from "./alarm-planner.ts";
-import { threadStub } from "./client.ts";
-import { IndexSync } from "./index-sync.ts";
-import type { ProtocolRunOutcome, ProtocolTree, ProtocolView } from "./protocol/commands.ts";
-import { ProtocolHub } from "./protocol/hub.ts";
-import { pendingInterruptIds, type SocketUpgrade, socketCommand, upgradeSocket } from "./protocol/socket.ts";
-import type { EventFilter } from "./protocol/types.ts";
-import { type JsonBody, jsonArrayBody } from "./runs/json-stream.ts";
-import { type RunHost, RunManager } from "./runs/run-manager.ts";
-import { agentTraceSink } from "./runs/trace-sink.ts";
-import type { CancelAction, CreateRunInput, RunJson, RunStatus } from "./runs/types.ts";
-import { waitingBody } from "./runs/waiting-body.ts";
-import { type HistoryInput, StateReader } from "./state-reader.ts";
-import type { UpdateStateInput } from "./state-updates.ts";
-import { ThreadCheckpoints } from "./thread-checkpoints.ts";
-import { copyThread, importPage, type TablePage } from "./thread-copy.ts";
-import { type CreateThreadInput, ThreadLifecycle, type ThreadPatch } from "./thread-lifecycle.ts";
-import { type ThreadRecord, ThreadRecords, threadJson } from "./thread-record.ts";
+import type { AuthFilter } from "../../core/auth-filter.ts";
+import { rowBound } from "../../core/json-size.ts";
+import { MAX_JSON_FIELD_BYTES, runTimeoutMs } from "../../core/limits.ts";
+import { durableObjectSql } from "../../db/sql.ts";
+import { WorkspaceStore } from "../../store/graph-store.ts";
+import { threadStub } from "../client.ts";
+import { ProtocolHub } from "../protocol/hub.ts";
+import { pendingInterruptIds, type SocketUpgrade, socketCommand, upgradeSocket } from "../protocol/socket.ts";
+import type { EventFilter } from "../protocol/types.ts";
+import { type JsonBody, jsonArrayBody } from "../runs/json-stream.ts";
+import type { RunHost } from "../runs/ports.ts";
+import { RunManager } from "../runs/run-manager.ts";
+import { agentTraceSink } from "../runs/trace-sink.ts";
+import type { CancelAction, CreateRunInput, RunJson, RunStatus } from "../runs/types.ts";
+import { waitingBody } from "../runs/waiting-body.ts";
+import type {
+  CreateThreadInput,
+  HistoryInput,
+  ProtocolRunOutcome,
+  ProtocolTree,
+  ProtocolView,
+  TablePage,
+  ThreadPatch,
+  ThreadRpc,
+  UpdateStateInput,
+} from "../thread-rpc.ts";
 import {
   type CheckpointRef,
   type CheckpointSelector,
@@ -31,16 +36,23 @@ import {
   THREAD_MISSING,
   type ThreadJson,
   type TtlStrategy,
-} from "./types.ts";
+} from "../types.ts";
+import { AlarmPlanner } from "./alarm-planner.ts";
+import { ThreadCheckpoints } from "./checkpoints.ts";
+import { copyThread, importPage } from "./copy.ts";
+import { ThreadLifecycle } from "./lifecycle.ts";
+import { type ThreadRecord, ThreadRecords, threadJson } from "./record.ts";
+import { IndexSync } from "./search-index-sync.ts";
+import { StateReader } from "./state-reader.ts";
 
 /**
  * One SQLite-backed Durable Object per thread: the thread record, its checkpoints, its runs. Named
  * `<workspace id>:<thread id>` (see client.ts), so a thread is unreachable from any other workspace.
  * The object is the source of truth and pushes every change to the D1 search index (retried by the
- * alarm). This class only wires the modules that do the work and exposes them over RPC, one thread
- * mutation at a time.
+ * alarm). This class only wires the modules that do the work and exposes them over RPC (the contract
+ * is thread-rpc.ts), one thread mutation at a time.
  */
-export class ThreadDO extends DurableObject<Env> {
+export class ThreadDO extends DurableObject<Env> implements ThreadRpc {
   readonly #sql = durableObjectSql(this.ctx.storage);
   readonly #records = new ThreadRecords(this.#sql);
   readonly #checkpoints = new ThreadCheckpoints(
@@ -295,7 +307,7 @@ export class ThreadDO extends DurableObject<Env> {
     this.#protocol.forget(ws);
   }
 
-  // ---- copy (see thread-copy.ts) ----
+  // ---- copy (see copy.ts) ----
 
   /** Copies this thread, every checkpoint included, to a new thread in the same workspace. */
   copyTo(newThreadId: string): Promise<Outcome<ThreadJson>> {

@@ -1,14 +1,10 @@
-import { oversize } from "../core/json-size.ts";
-import { yieldToUrgentWork } from "../core/yield.ts";
-import { log } from "../observability/log.ts";
-import type { AlarmPlanner } from "./alarm-planner.ts";
-import type { IndexSync } from "./index-sync.ts";
-import type { JsonBody } from "./runs/json-stream.ts";
-import type { RunManager } from "./runs/run-manager.ts";
-import type { StateReader } from "./state-reader.ts";
-import { applySupersteps, type SuperstepUpdate, type UpdateStateInput, updateState } from "./state-updates.ts";
-import type { ThreadCheckpoints } from "./thread-checkpoints.ts";
-import { type ThreadRecord, type ThreadRecords, threadJson, ttlExpiry } from "./thread-record.ts";
+// Inside the thread's Durable Object (threads/object/): the thread from creation to deletion, and every save of its record.
+import { oversize } from "../../core/json-size.ts";
+import { yieldToUrgentWork } from "../../core/yield.ts";
+import { log } from "../../observability/log.ts";
+import type { JsonBody } from "../runs/json-stream.ts";
+import type { RunManager } from "../runs/run-manager.ts";
+import type { CreateThreadInput, ThreadPatch, UpdateStateInput } from "../thread-rpc.ts";
 import {
   type CheckpointRef,
   fail,
@@ -16,24 +12,14 @@ import {
   ok,
   THREAD_MISSING,
   type ThreadJson,
-  type TtlSetting,
   type TtlStrategy,
-} from "./types.ts";
-
-export interface CreateThreadInput {
-  threadId: string;
-  workspaceId: string;
-  metadata: Record<string, unknown>;
-  ifExists: "raise" | "do_nothing";
-  graphId?: string;
-  supersteps?: { updates: SuperstepUpdate[] }[];
-  ttl?: TtlSetting | null;
-}
-
-export interface ThreadPatch {
-  metadata?: Record<string, unknown>;
-  ttl?: TtlSetting | null;
-}
+} from "../types.ts";
+import type { AlarmPlanner } from "./alarm-planner.ts";
+import type { ThreadCheckpoints } from "./checkpoints.ts";
+import { newThreadRecord, type ThreadRecord, type ThreadRecords, threadJson, ttlExpiry } from "./record.ts";
+import type { IndexSync } from "./search-index-sync.ts";
+import type { StateReader } from "./state-reader.ts";
+import { applySupersteps, updateState } from "./state-updates.ts";
 
 /** How long run-driven index updates wait, so a quick run's start and end make one D1 write. */
 const DEFERRED_INDEX_MS = 25;
@@ -74,22 +60,10 @@ export class ThreadLifecycle {
     const tooLarge = oversize(["metadata"], metadata, this.parts.metadataLimit);
     if (tooLarge) return fail("invalid", tooLarge);
     const at = now();
-    const record: ThreadRecord = {
-      threadId: input.threadId,
-      workspaceId: input.workspaceId,
-      createdAt: at,
-      updatedAt: at,
-      stateUpdatedAt: at,
-      metadata,
-      status: "idle",
-      config: {},
-      requestConfig: {},
-      values: null,
-      interrupts: {},
-      error: null,
-      ttl: input.ttl ?? null,
-      indexDirty: false,
-    };
+    const record = newThreadRecord(
+      { threadId: input.threadId, workspaceId: input.workspaceId, metadata, ttl: input.ttl ?? null },
+      at,
+    );
     if (input.supersteps?.length) {
       const applied = await applySupersteps(this.parts.checkpoints, record, input.supersteps);
       if (!applied.ok) {

@@ -1,9 +1,10 @@
-import { isPermanentWriteError, writeErrorReason } from "../db/client.ts";
-import { log } from "../observability/log.ts";
-import type { WorkspaceBindings } from "../workspace/database.ts";
+// Inside the thread's Durable Object (threads/object/): pushing this thread's record to its shard of the search index (../search-index.ts).
+import { isPermanentWriteError, writeErrorReason } from "../../db/client.ts";
+import { log } from "../../observability/log.ts";
+import type { WorkspaceBindings } from "../../workspace/database.ts";
+import { deleteThreadIndex, upsertThreadIndex } from "../search-index.ts";
 import { RETRY_MS } from "./alarm-planner.ts";
-import { deleteThreadIndex, upsertThreadIndex } from "./thread-index.ts";
-import type { ThreadRecord, ThreadRecords } from "./thread-record.ts";
+import type { ThreadRecord, ThreadRecords } from "./record.ts";
 
 /** The longest wait between retries of an index write that keeps failing. */
 export const MAX_RETRY_MS = 5 * 60_000;

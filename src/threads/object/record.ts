@@ -1,7 +1,8 @@
-import { utf8Length } from "../core/bytes.ts";
-import { MAX_THREAD_ROW_STATE_BYTES } from "../core/limits.ts";
-import type { SqlStore } from "../db/sql.ts";
-import type { ThreadJson, ThreadStatus, TtlSetting, TtlStrategy } from "./types.ts";
+// Inside the thread's Durable Object (threads/object/): the thread record, the one row the object keeps about its thread.
+import { utf8Length } from "../../core/bytes.ts";
+import { MAX_THREAD_ROW_STATE_BYTES } from "../../core/limits.ts";
+import type { SqlStore } from "../../db/sql.ts";
+import type { ThreadJson, ThreadStatus, TtlSetting, TtlStrategy } from "../types.ts";
 
 /** The thread row a ThreadDO keeps about itself (one row: a DO holds exactly one thread). */
 export interface ThreadRecord {
@@ -50,6 +51,31 @@ export interface ThreadRecord {
  * less room under ROW_BYTES; larger state stays in the (chunked) checkpoints only.
  */
 const ROW_BYTES = 1_900_000;
+
+/** A thread's first record, idle and without state: created `at`, with what its creator sets. */
+export function newThreadRecord(
+  fields: Pick<ThreadRecord, "threadId" | "workspaceId" | "metadata" | "ttl"> & Pick<ThreadRecord, "temporary">,
+  at: string,
+): ThreadRecord {
+  return {
+    threadId: fields.threadId,
+    workspaceId: fields.workspaceId,
+    createdAt: at,
+    updatedAt: at,
+    stateUpdatedAt: at,
+    metadata: fields.metadata,
+    status: "idle",
+    config: {},
+    requestConfig: {},
+    values: null,
+    interrupts: {},
+    error: null,
+    ttl: fields.ttl,
+    indexDirty: false,
+    // Only a run's thread says whether it is temporary.
+    ...(fields.temporary === undefined ? {} : { temporary: fields.temporary }),
+  };
+}
 
 /** Interrupts as their ids only: what the row keeps of interrupts too large for it (see `pendingInterruptIds`). */
 export function interruptIds(interrupts: Record<string, unknown[]>): Record<string, unknown[]> {

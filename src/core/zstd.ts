@@ -1,6 +1,6 @@
 import { zstdDecompressSync } from "node:zlib";
-import { concatBytes } from "../core/bytes.ts";
-import { badRequest, tooLarge } from "../core/errors.ts";
+import { concatBytes } from "./bytes.ts";
+import { badRequest, tooLarge } from "./errors.ts";
 
 /**
  * `Content-Encoding: zstd` request bodies, as the Python `langsmith` SDK sends its multipart batches
