@@ -15,6 +15,7 @@ import {
   WRITES_IDX_MAP,
 } from "@langchain/langgraph-checkpoint";
 import { concatBytes } from "../core/bytes.ts";
+import { isPlainObject } from "../core/json.ts";
 import { jsonBytes } from "../core/json-size.ts";
 import { MAX_JSON_FIELD_BYTES } from "../core/limits.ts";
 import { type SqlStore, type SqlValue, toBytes } from "../db/sql.ts";
@@ -797,10 +798,4 @@ function metadataConditions(filter: Record<string, unknown>, path: string): Cond
     }
   }
   return conditions;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
-  const prototype = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
 }

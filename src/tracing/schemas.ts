@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { isObject } from "../core/json.ts";
 import { MAX_ID_LENGTH, MAX_ID_LIST, MAX_NAME_LENGTH } from "../core/limits.ts";
 import { JsonData, JsonDataObject } from "../core/schemas.ts";
 import { usageProblem } from "./run-input.ts";
@@ -44,9 +45,7 @@ export const isoTime = z
 export function nullMeansAbsent<T extends z.ZodType>(schema: T) {
   return z.preprocess(
     (value) =>
-      value !== null && typeof value === "object" && !Array.isArray(value)
-        ? Object.fromEntries(Object.entries(value).filter(([, field]) => field !== null))
-        : value,
+      isObject(value) ? Object.fromEntries(Object.entries(value).filter(([, field]) => field !== null)) : value,
     schema,
   );
 }

@@ -1,5 +1,6 @@
 import { type Authorizer, matchesFilter } from "../../core/auth-filter.ts";
 import { DomainError, isDomainError, notFound } from "../../core/errors.ts";
+import { isObject } from "../../core/json.ts";
 import { authorize } from "../../deployment/custom-auth.ts";
 import { type ThreadClient, unwrap } from "../client.ts";
 import { type RunCreate, RunCreateSchema } from "../runs/schemas.ts";
@@ -45,9 +46,6 @@ export interface CommandContext {
   headers: Record<string, string>;
   thread: ProtocolThread;
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === "object" && !Array.isArray(value);
 
 const failure = (id: number, code: ProtocolErrorCode, message: string): ProtocolError => ({
   type: "error",

@@ -1,3 +1,4 @@
+import { isObject } from "../../core/json.ts";
 import { toJson } from "../../db/serialize.ts";
 import { taskPayload } from "../runs/checkpoint-events.ts";
 import type { Channel, EventDraft, EventFilter, EventMethod, LifecycleStatus, Namespace } from "./types.ts";
@@ -13,9 +14,6 @@ export interface GraphProtocolEvent {
   method: string;
   params: { namespace: Namespace; node?: string; data: unknown; timestamp?: number };
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === "object" && !Array.isArray(value);
 
 /** A run's status as a root lifecycle state. */
 export function lifecycleOf(status: string): LifecycleStatus {

@@ -1,5 +1,6 @@
 import { runConfigProblem } from "../../assistants/schemas.ts";
 import { clientConfigurable, isServerConfigurableKey } from "../../assistants/server-config.ts";
+import { isObject } from "../../core/json.ts";
 import { oversize, storedErrorMessage } from "../../core/json-size.ts";
 import { MAX_JSON_FIELD_BYTES } from "../../core/limits.ts";
 import { yieldToUrgentWork } from "../../core/yield.ts";
@@ -750,10 +751,6 @@ export class RunManager {
       this.#deletion = null;
     }
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 /** How a run over its wall-clock limit ends (its `__error__`, its stream's `error` event). */
