@@ -1,4 +1,5 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
+import { backoff } from "../core/retry.ts";
 import { type Database, database } from "../db/client.ts";
 import { type BulkExportRunRow, bulkExportRuns, bulkExports } from "../db/schema.ts";
 import { log } from "../observability/log.ts";
@@ -301,7 +302,7 @@ async function recordFailure(
       .set({ retryNumber: attempt + 1, errors, updatedAt: now })
       .where(and(eq(bulkExportRuns.id, runId), inArray(bulkExportRuns.status, ["Created", "Running"])));
     await env.QUEUE.send({ kind: EXPORT_RUN_MESSAGE, runId } satisfies ExportRunMessage, {
-      delaySeconds: Math.min(300, 5 * 2 ** attempt),
+      delaySeconds: backoff(attempt, { base: 5, cap: 300 }),
     });
     return;
   }

@@ -1,3 +1,4 @@
+import { backoff } from "../core/retry.ts";
 import { isPermanentWriteError, writeErrorReason } from "../db/client.ts";
 import { log } from "../observability/log.ts";
 import type { WorkspaceBindings } from "../workspace/database.ts";
@@ -10,7 +11,7 @@ export const MAX_RETRY_MS = 5 * 60_000;
 
 /** How long the alarm waits before the next retry after `failures` failed writes in a row: doubling from RETRY_MS, capped. */
 export function retryDelay(failures: number): number {
-  return Math.min(RETRY_MS * 2 ** Math.min(Math.max(failures - 1, 0), 16), MAX_RETRY_MS);
+  return backoff(failures - 1, { base: RETRY_MS, cap: MAX_RETRY_MS });
 }
 
 /**
