@@ -1,8 +1,10 @@
-import { and, asc, eq, gt, gte, inArray, lt, lte } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, gt, gte, inArray, lt, lte } from "drizzle-orm";
 import { chunked } from "../core/batches.ts";
 import { isDomainError } from "../core/errors.ts";
+import { QUEUE_SEND_BATCH } from "../core/limits.ts";
 import { type Database, database } from "../db/client.ts";
 import { type BulkExportRow, bulkExportRuns, bulkExports, traceShards } from "../db/schema.ts";
+import { rowsPerStatement } from "../db/sql-batch.ts";
 import { log } from "../observability/log.ts";
 import { type PlanEnv, planAllows, workspacePlans } from "../tenancy/plans.ts";
 import { tracesDatabase } from "../tracing/directory.ts";
@@ -89,7 +91,7 @@ export async function enqueueExportPlans(env: PlannerEnv, now: Date, after: stri
   const messages = rows.map(({ workspaceId }) => ({
     body: { kind: EXPORT_PLAN_MESSAGE, workspaceId, at } satisfies ExportPlanMessage,
   }));
-  for (const batch of chunked(messages, 100)) await env.QUEUE.sendBatch(batch);
+  for (const batch of chunked(messages, QUEUE_SEND_BATCH)) await env.QUEUE.sendBatch(batch);
   if (rows.length === EXPORT_PLAN_WORKSPACES_PER_INVOCATION)
     await env.QUEUE.send({
       kind: EXPORT_PLAN_PAGE_MESSAGE,
@@ -378,13 +380,10 @@ async function startExport(db: Database, env: PlannerEnv, exported: BulkExportRo
     }),
   );
   // The runs exist before the export is Running, so nothing can see a Running export without its
-  // runs. Their ids are fixed by (export, day): planning again inserts nothing. D1 binds at most
-  // 100 parameters: 18 columns, so 5 rows per statement.
-  for (let i = 0; i < runs.length; i += 5)
-    await db
-      .insert(bulkExportRuns)
-      .values(runs.slice(i, i + 5))
-      .onConflictDoNothing();
+  // runs. Their ids are fixed by (export, day): planning again inserts nothing. 18 columns: 5 rows
+  // per statement.
+  for (const group of chunked(runs, rowsPerStatement(Object.keys(getTableColumns(bulkExportRuns)).length)))
+    await db.insert(bulkExportRuns).values(group).onConflictDoNothing();
   const claimed = await db
     .update(bulkExports)
     .set({ status: "Running", startedAt: at, updatedAt: at })
@@ -395,5 +394,5 @@ async function startExport(db: Database, env: PlannerEnv, exported: BulkExportRo
   const messages = runs.map((run) => ({
     body: { kind: EXPORT_RUN_MESSAGE, runId: run.id } satisfies ExportRunMessage,
   }));
-  for (let i = 0; i < messages.length; i += 100) await env.QUEUE.sendBatch(messages.slice(i, i + 100));
+  for (const batch of chunked(messages, QUEUE_SEND_BATCH)) await env.QUEUE.sendBatch(batch);
 }

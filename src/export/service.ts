@@ -1,7 +1,9 @@
 import { and, asc, desc, eq, inArray, notInArray } from "drizzle-orm";
+import { chunked } from "../core/batches.ts";
 import { badRequest, conflict, invalid, notFound } from "../core/errors.ts";
 import type { Database } from "../db/client.ts";
 import { type BulkExportRow, type BulkExportRunRow, bulkExportRuns, bulkExports } from "../db/schema.ts";
+import { IDS_PER_STATEMENT } from "../db/sql-batch.ts";
 import type { TracesDatabase } from "../tracing/directory.ts";
 import { checkQueryFilters, filterProblemsDetail } from "../tracing/filter/query-filters.ts";
 import { getProject } from "../tracing/projects/service.ts";
@@ -219,9 +221,8 @@ export async function runsOfSpawnedExports(
     .all();
   if (!children.length) return [];
   const runs: BulkExportRunRow[] = [];
-  // D1 binds at most 100 parameters per statement.
-  for (let i = 0; i < children.length; i += 90) {
-    const ids = children.slice(i, i + 90).map((child) => child.id);
+  for (const group of chunked(children, IDS_PER_STATEMENT)) {
+    const ids = group.map((child) => child.id);
     runs.push(
       ...(await db
         .select()

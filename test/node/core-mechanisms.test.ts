@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { mapInBatches } from "../../src/core/batches.ts";
 import { isObject, isPlainObject } from "../../src/core/json.ts";
 import { backoff } from "../../src/core/retry.ts";
+import { ROW_CHUNK_BYTES, splitBytes } from "../../src/db/chunks.ts";
+import type { SqlValue } from "../../src/db/sql.ts";
+import { insertRows, MAX_BOUND_PARAMS, placeholders, rowsPerStatement } from "../../src/db/sql-batch.ts";
+import { nodeSql } from "./node-sqlite.ts";
 
 describe("isObject and isPlainObject", () => {
   it("takes objects, not null, arrays or primitives; plain objects only by their prototype", () => {
@@ -34,5 +39,62 @@ describe("backoff", () => {
       expect(wait).toBeLessThanOrEqual(1600);
     }
     expect(new Set(waits).size).toBeGreaterThan(1);
+  });
+});
+
+describe("mapInBatches", () => {
+  it("runs so many calls at a time, one group after the other, and keeps the items' order", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const results = await mapInBatches([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13], 6, async (n) => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((resolve) => setImmediate(resolve));
+      inFlight--;
+      return n * 10;
+    });
+    expect(results).toEqual([10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130]);
+    expect(most).toBe(6);
+    expect(await mapInBatches([], 6, async (n: number) => n)).toEqual([]);
+  });
+});
+
+describe("SQLite statements within the bound-parameter limit (db/sql-batch.ts)", () => {
+  it("writes placeholders and counts rows per statement", () => {
+    expect(placeholders(3)).toBe("?, ?, ?");
+    expect(placeholders(0)).toBe("");
+    expect(rowsPerStatement(18)).toBe(5);
+    expect(rowsPerStatement(100)).toBe(1);
+    expect(rowsPerStatement(300)).toBe(1);
+  });
+
+  it("splits a multi-row INSERT so that no statement binds more than 100 values", () => {
+    const sql = nodeSql();
+    sql.run("CREATE TABLE t (a INTEGER, b TEXT, c TEXT)");
+    const bound: number[] = [];
+    const spy = {
+      ...sql,
+      run: (query: string, ...params: SqlValue[]) => {
+        bound.push(params.length);
+        sql.run(query, ...params);
+      },
+    };
+    const rows = Array.from({ length: 250 }, (_, i) => [i, `b${i}`, null]);
+    insertRows(spy, "INSERT", "t", ["a", "b", "c"], rows);
+    expect(Math.max(...bound)).toBeLessThanOrEqual(MAX_BOUND_PARAMS);
+    expect(bound).toEqual([99, 99, 99, 99, 99, 99, 99, 57]);
+    expect(sql.all("SELECT COUNT(*) AS n FROM t")[0].n).toBe(250);
+  });
+});
+
+describe("values larger than a row (db/chunks.ts)", () => {
+  it("cuts bytes into 1 MiB views, at least one piece, and they join back", () => {
+    expect(ROW_CHUNK_BYTES).toBe(1024 * 1024);
+    expect(splitBytes(new Uint8Array())).toEqual([new Uint8Array()]);
+    const bytes = Uint8Array.from({ length: 2 * ROW_CHUNK_BYTES + 5 }, (_, i) => i % 251);
+    const parts = splitBytes(bytes);
+    expect(parts.map((part) => part.byteLength)).toEqual([ROW_CHUNK_BYTES, ROW_CHUNK_BYTES, 5]);
+    expect(parts.every((part) => part.buffer === bytes.buffer)).toBe(true);
+    expect(Buffer.concat(parts).equals(Buffer.from(bytes))).toBe(true);
+    expect(splitBytes(bytes.subarray(0, ROW_CHUNK_BYTES))).toHaveLength(1);
   });
 });
