@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mapInBatches } from "../../src/core/batches.ts";
+import { isIsoShaped, parseIsoTime, utcMillis } from "../../src/core/iso-time.ts";
 import { isObject, isPlainObject } from "../../src/core/json.ts";
 import { backoff } from "../../src/core/retry.ts";
 import { ROW_CHUNK_BYTES, splitBytes } from "../../src/db/chunks.ts";
@@ -96,5 +97,38 @@ describe("values larger than a row (db/chunks.ts)", () => {
     expect(parts.every((part) => part.buffer === bytes.buffer)).toBe(true);
     expect(Buffer.concat(parts).equals(Buffer.from(bytes))).toBe(true);
     expect(splitBytes(bytes.subarray(0, ROW_CHUNK_BYTES))).toHaveLength(1);
+  });
+});
+
+describe("ISO-8601 times (core/iso-time.ts)", () => {
+  const base = Date.UTC(2026, 10, 20, 10, 0, 0);
+  it("keeps up to nine fraction digits apart from the milliseconds, in any zone form", () => {
+    expect(parseIsoTime("2026-11-20T10:00:00Z")).toEqual({ millis: base, nanos: 0 });
+    expect(parseIsoTime("2026-11-20T10:00:00.123456789Z")).toEqual({ millis: base + 123, nanos: 456_789 });
+    expect(parseIsoTime("2026-11-20 10:00:00.000001")).toEqual({ millis: base, nanos: 1_000 });
+    for (const text of [
+      "2026-11-20T11:00:00.5+01:00",
+      "2026-11-20t11:00:00,5+01",
+      " 2026-11-20T09:00:00.5-0100 ",
+      "2026-11-20T10:00:00.5z",
+    ])
+      expect(parseIsoTime(text), text).toEqual({ millis: base + 500, nanos: 0 });
+  });
+
+  it("refuses what is not a real time, and says when it has the shape of one", () => {
+    for (const text of ["2026-02-30T10:00:00Z", "2026-11-20T24:00:00Z", "2026-11-20T10:00:00+25:00"]) {
+      expect(parseIsoTime(text), text).toBeUndefined();
+      expect(isIsoShaped(text), text).toBe(true);
+    }
+    for (const text of ["2026-11-20", "yesterday", "2026-11-20T10:00:00.1234567890Z"]) {
+      expect(parseIsoTime(text), text).toBeUndefined();
+      expect(isIsoShaped(text), text).toBe(false);
+    }
+  });
+
+  it("reads years 0 to 99 as themselves", () => {
+    expect(new Date(utcMillis(50, 3, 1, 0, 0, 0, 0)).getUTCFullYear()).toBe(50);
+    expect(parseIsoTime("0050-03-01T00:00:00Z")?.millis).toBe(utcMillis(50, 3, 1, 0, 0, 0, 0));
+    expect(utcMillis(2026, 11, 20, 10, 0, 0, 7)).toBe(base + 7);
   });
 });
