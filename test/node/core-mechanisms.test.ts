@@ -6,6 +6,7 @@ import { backoff } from "../../src/core/retry.ts";
 import { ROW_CHUNK_BYTES, splitBytes } from "../../src/db/chunks.ts";
 import type { SqlValue } from "../../src/db/sql.ts";
 import { insertRows, MAX_BOUND_PARAMS, placeholders, rowsPerStatement } from "../../src/db/sql-batch.ts";
+import { sseFrame } from "../../src/threads/runs/streams.ts";
 import { nodeSql } from "./node-sqlite.ts";
 
 describe("isObject and isPlainObject", () => {
@@ -130,5 +131,14 @@ describe("ISO-8601 times (core/iso-time.ts)", () => {
     expect(new Date(utcMillis(50, 3, 1, 0, 0, 0, 0)).getUTCFullYear()).toBe(50);
     expect(parseIsoTime("0050-03-01T00:00:00Z")?.millis).toBe(utcMillis(50, 3, 1, 0, 0, 0, 0));
     expect(utcMillis(2026, 11, 20, 10, 0, 0, 7)).toBe(base + 7);
+  });
+});
+
+describe("sseFrame", () => {
+  it("frames a named event with an id, and a bare data event as A2A sends it", () => {
+    const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+    expect(text(sseFrame("values", '{"a":1}', 3))).toBe('event: values\ndata: {"a":1}\nid: 3\n\n');
+    expect(text(sseFrame("end", "null"))).toBe("event: end\ndata: null\n\n");
+    expect(text(sseFrame(undefined, '{"jsonrpc":"2.0"}'))).toBe('data: {"jsonrpc":"2.0"}\n\n');
   });
 });
