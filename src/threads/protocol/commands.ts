@@ -8,7 +8,8 @@ import { planRun, type RunCaller, type RunPlan } from "../runs/service.ts";
 import type { CreateRunInput } from "../runs/types.ts";
 import type { AgentTreeNode } from "./hub.ts";
 import { resumeValue } from "./normalize.ts";
-import type { ProtocolCommand, ProtocolError, ProtocolErrorCode, ProtocolResponse, ResponseMeta } from "./types.ts";
+import type { ProtocolCommand, ProtocolError, ProtocolResponse, ResponseMeta } from "./schemas.ts";
+import type { ProtocolErrorCode } from "./types.ts";
 
 /**
  * Protocol v2 commands, for both transports: `POST /threads/{id}/commands` runs them in the Worker,
