@@ -317,3 +317,4 @@ export const RunStatsSchema = z
     cost_p99: nullableNumber,
   })
   .openapi("RunStats");
+export type RunStats = z.infer<typeof RunStatsSchema>;
