@@ -274,6 +274,7 @@ export const tracingRunRoutes = createRouter()
       (await c.env.TRACE_SHARD.getByName(traceShardName(workspaceId, location.projectId, location.day)).get(run_id));
     if (!text) throw notFound(`Run ${run_id} not found`);
     const { attachments, ...run } = JSON.parse(text) as StoredTracedRun & {
+      feedback_stats: TracingRun["feedback_stats"];
       attachments: { name: string; mime_type: string; size: number }[];
     };
     // LangSmith lists attachments in `s3_urls` under `attachment.<name>`, as pre-signed URLs.
@@ -281,7 +282,7 @@ export const tracingRunRoutes = createRouter()
     const s3_urls = await attachmentS3Urls(c.env, origin, workspaceId, run_id, attachments);
     // Attachments only under `s3_urls`: the Python SDK passes its own `attachments` to `Run(...)`.
     // The shard's run and its feedback_stats, as TracingRunSchema describes them (openapi.test.ts checks it).
-    return c.json({ ...(wireRun(run) as TracingRun), s3_urls }, 200);
+    return c.json({ ...wireRun(run), s3_urls }, 200);
   })
   .openapi(routes.attachment, async (c) => {
     const { run_id, name } = c.req.valid("param");

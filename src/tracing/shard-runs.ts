@@ -4,8 +4,8 @@ import { type SqlStore, type SqlValue, toBytes } from "../db/sql.ts";
 import { MAX_BOUND_PARAMS, placeholders } from "../db/sql-batch.ts";
 import { FIRST_TOKEN_TIME_SQL } from "./export-page.ts";
 import type { CompiledFilter } from "./filter/compile.ts";
-import { ancestorIds, type ModelPrices, type Usage, usageOf } from "./run-input.ts";
-import type { RunPatch, RunPost } from "./schemas.ts";
+import { ancestorIds, type ModelPrices, usageOf } from "./run-input.ts";
+import type { RunPatch, RunPost, TracingRun } from "./schemas.ts";
 import { createFeedbackTable } from "./shard-feedback.ts";
 import {
   ATTACHMENTS_TABLE,
@@ -48,18 +48,14 @@ type TracedRunRecord = {
 /** A patch a shard did not apply, and why. */
 export type RefusedPatch = { id: string; detail: string };
 
-/** A run as `GET /runs/{id}` and `POST /runs/query` return it (LangSmith `RunSchema`). */
-export type StoredTracedRun = TracedRunRecord &
-  Usage & {
-    status: string;
-    latency: number | null;
-    is_root: boolean;
-    parent_run_ids: string[];
-    thread_id: string | null;
-    execution_order: number;
-    /** The time of a streamed run's first `new_token` event, as the export computes it. */
-    first_token_time: string | null;
-  };
+/**
+ * A run as the shard answers `GET /runs/{id}` and `POST /runs/query`: a TracingRun (schemas.ts)
+ * before the way out gives it `app_path`, `feedback_stats` and `s3_urls` and makes an unknown
+ * `dotted_order` a string (run-projection.ts).
+ */
+export type StoredTracedRun = Omit<TracingRun, "dotted_order" | "app_path" | "feedback_stats" | "s3_urls"> & {
+  dotted_order: string | null;
+};
 
 type TracedRunRow = {
   id: string;
