@@ -16,7 +16,7 @@ import { FeedbackService } from "./feedback/service.ts";
 import { checkQueryFilters } from "./filter/query-filters.ts";
 import { Ingestor, type IngestResult, type RunProblem } from "./ingest.ts";
 import { readMultipartRuns } from "./multipart.ts";
-import { decodeCursor, QueryFilterError, queryBudget, queryRuns } from "./query.ts";
+import { decodeCursor, queryBudget, queryRuns } from "./query.ts";
 import { wireRun } from "./run-projection.ts";
 import { tracedRunLimit } from "./run-size.ts";
 import {
@@ -243,22 +243,17 @@ export const tracingRunRoutes = createRouter()
     const query = c.req.valid("json");
     if (query.limit > 100) throw badRequest("Limit exceeds maximum allowed value of 100");
     if (query.cursor && !decodeCursor(query.cursor)) throw badRequest("cursor is not a cursor this API returned");
-    try {
-      return c.json(
-        await queryRuns(
-          tracesDatabase(c.env, c.get("principal").workspaceId),
-          c.env.TRACE_SHARD,
-          c.get("principal").workspaceId,
-          query,
-          queryBudget(c.env),
-          c.env,
-        ),
-        200,
-      );
-    } catch (error) {
-      if (error instanceof QueryFilterError) throw badRequest(error.message);
-      throw error;
-    }
+    return c.json(
+      await queryRuns(
+        tracesDatabase(c.env, c.get("principal").workspaceId),
+        c.env.TRACE_SHARD,
+        c.get("principal").workspaceId,
+        query,
+        queryBudget(c.env),
+        c.env,
+      ),
+      200,
+    );
   })
   .openapi(routes.validate, async (c) => {
     // The check /runs/query, /runs/stats and bulk exports run: valid here means accepted there.
