@@ -7,6 +7,7 @@ import { organizations, workspaces } from "../db/schema.ts";
 import { IDS_PER_STATEMENT } from "../db/sql-batch.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { log } from "../observability/log.ts";
+import { PLANS, type Plan } from "./schemas.ts";
 
 /**
  * Plan tiers. Every organization has one; crons and bulk export need `plus` or `enterprise`.
@@ -14,9 +15,6 @@ import { log } from "../observability/log.ts";
  * since a self-hosted deployment gets everything). Only the routes that create a gated resource and
  * the crons alarm read the plan, so other requests never pay a query for it.
  */
-
-export const PLANS = ["developer", "plus", "enterprise"] as const;
-export type Plan = (typeof PLANS)[number];
 
 export type PlanFeature = "crons" | "bulk_export";
 
