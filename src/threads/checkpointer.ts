@@ -92,7 +92,7 @@ export const CHECKPOINT_TABLE_KEYS = {
 /** True when every checkpoint table and index exists. Reads nothing but `sqlite_master`. */
 export function hasCheckpointSchema(sql: SqlStore): boolean {
   const [row] = sql.all<{ n: number }>(
-    `SELECT COUNT(*) AS n FROM sqlite_master WHERE name IN (${SCHEMA_OBJECTS.map(() => "?").join(", ")})`,
+    `SELECT COUNT(*) AS n FROM sqlite_master WHERE name IN (${placeholders(SCHEMA_OBJECTS.length)})`,
     ...SCHEMA_OBJECTS,
   );
   return row?.n === SCHEMA_OBJECTS.length;
