@@ -16,6 +16,8 @@ export interface ConsoleBundle {
   files: string[];
   /** The entry script and the chunks it imports statically: what a first load fetches. */
   firstLoad: string[];
+  /** The source files bundled, relative to the working directory. */
+  inputs: string[];
 }
 
 /** The page every console path serves: the SPA's shell, loading the hashed bundle. */
@@ -73,7 +75,11 @@ export async function bundleConsole(assetsDir: string): Promise<ConsoleBundle> {
   const style = files.find((file) => file.name.endsWith(".css"))?.name;
   const preload = staticImports(result.metafile.outputs, script.name);
   writeIfChanged(join(assetsDir, "console/index.html"), indexHtml(script.name, preload, style));
-  return { files: files.map((file) => file.name), firstLoad: [script.name, ...preload] };
+  return {
+    files: files.map((file) => file.name),
+    firstLoad: [script.name, ...preload],
+    inputs: Object.keys(result.metafile.inputs),
+  };
 }
 
 /**

@@ -9,6 +9,7 @@ import { sse } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { notFoundError } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
+import { sseFrame } from "../threads/runs/streams.ts";
 import {
   artifactUpdate,
   type Dialect,
@@ -113,8 +114,7 @@ async function visibleTask(
 
 /** SSE of JSON-RPC responses: the task, `working`, then (when it ends) its artifact and final status. */
 function streamTask(c: Ctx, id: unknown, dialect: Dialect, started: TaskRef): Response {
-  const encoder = new TextEncoder();
-  const frame = (result: unknown) => encoder.encode(`data: ${JSON.stringify(rpcResult(id, result))}\n\n`);
+  const frame = (result: unknown) => sseFrame(undefined, JSON.stringify(rpcResult(id, result)));
   const workspaceId = c.get("principal").workspaceId;
   const body = new ReadableStream<Uint8Array>({
     async start(controller) {
@@ -127,11 +127,8 @@ function streamTask(c: Ctx, id: unknown, dialect: Dialect, started: TaskRef): Re
         if (done.artifactText !== undefined) controller.enqueue(frame(artifactUpdate(dialect, done)));
         controller.enqueue(frame(statusUpdate(dialect, done, true)));
       } catch (error) {
-        controller.enqueue(
-          encoder.encode(
-            `data: ${JSON.stringify(rpcError(id, ERRORS.internal, error instanceof Error ? error.message : String(error)))}\n\n`,
-          ),
-        );
+        const message = error instanceof Error ? error.message : String(error);
+        controller.enqueue(sseFrame(undefined, JSON.stringify(rpcError(id, ERRORS.internal, message))));
       }
       controller.close();
     },

@@ -1,6 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { finalText } from "../assistants/agents.ts";
 import { notFound } from "../core/errors.ts";
+import { isObject } from "../core/json.ts";
 import { type AssistantRow, a2aTasks } from "../db/schema.ts";
 import { deployment } from "../deployment/index.ts";
 import { threadStub, unwrap } from "../threads/client.ts";
@@ -62,7 +63,6 @@ export function agentCard(assistant: AssistantRow, url: string) {
  * user message in `messages`; object data parts are merged into the input as state values.
  */
 function graphInput(parts: NeutralPart[]): Record<string, unknown> {
-  const isObject = (data: unknown) => data !== null && typeof data === "object" && !Array.isArray(data);
   const values = Object.assign({}, ...parts.filter((part) => isObject(part.data)).map((part) => part.data));
   const text = parts
     .filter((part) => !isObject(part.data))

@@ -1,3 +1,5 @@
+import { isObject } from "../core/json.ts";
+
 /**
  * Keys of a run's `config.configurable` that only the server sets: the ids
  * of the run and the custom-auth user. A value a request, an assistant, a thread or a cron payload
@@ -18,10 +20,6 @@ const SERVER_KEYS = new Set([
 
 export function isServerConfigurableKey(key: string): boolean {
   return SERVER_KEYS.has(key) || key.startsWith("__");
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 /** `configurable` without the keys only the server sets. */

@@ -1,3 +1,4 @@
+import { backoff } from "../core/retry.ts";
 import { log } from "../observability/log.ts";
 
 /** Every message on the work queue names its kind; each kind has one handler. */
@@ -40,7 +41,7 @@ export async function dispatchQueueBatch(
         attempts: message.attempts,
         error: String(error),
       });
-      message.retry({ delaySeconds: Math.min(60, 2 ** message.attempts) });
+      message.retry({ delaySeconds: backoff(message.attempts, { base: 1, cap: 60 }) });
     }
   }
 }

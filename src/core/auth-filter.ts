@@ -1,3 +1,5 @@
+import { isObject } from "./json.ts";
+
 /**
  * Authorization filters, as the deployment's handlers return them, and how stored metadata is
  * tested against them: in code (`matchesFilter`) or in a D1 search (`filterAsContainment`).
@@ -12,7 +14,7 @@ export function matchesFilter(metadata: Record<string, unknown>, filter: AuthFil
   return Object.entries(filter).every(([key, condition]) => {
     if (!(key in metadata)) return false;
     const actual = metadata[key];
-    if (condition && typeof condition === "object" && !Array.isArray(condition)) {
+    if (isObject(condition)) {
       const operators = condition as { $eq?: unknown; $contains?: unknown };
       if ("$contains" in operators) {
         if (!Array.isArray(actual)) return false;
@@ -31,7 +33,7 @@ export function filterAsContainment(filter: AuthFilter | undefined): Record<stri
   if (!filter) return undefined;
   return Object.fromEntries(
     Object.entries(filter).map(([key, condition]) => {
-      if (condition && typeof condition === "object" && !Array.isArray(condition)) {
+      if (isObject(condition)) {
         const operators = condition as { $eq?: unknown; $contains?: unknown };
         if ("$contains" in operators) return [key, [operators.$contains].flat()];
         if ("$eq" in operators) return [key, operators.$eq];

@@ -35,3 +35,13 @@ export function* bySize<T>(items: Iterable<T>, bytes: (item: T) => number, limit
   }
   if (group.length) yield group;
 }
+
+/**
+ * `fn` on every item, `size` calls at a time (a group starts once the previous one has settled), the
+ * results in the items' order. Bounds what a fan-out holds in flight: see WORKER_CONNECTIONS.
+ */
+export async function mapInBatches<T, R>(items: readonly T[], size: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  for (const group of chunked(items, size)) results.push(...(await Promise.all(group.map((item) => fn(item)))));
+  return results;
+}

@@ -413,3 +413,12 @@ export const API_KEY_CACHE_ENTRIES = 1_000;
  * with `PARTITION_RESULT_TOO_LARGE`, which the domain answers as a 422 naming what to narrow.
  */
 export const MAX_PARTITION_RESULT_BYTES = 24 * 1024 * 1024;
+
+/** Messages one `sendBatch` call to a Cloudflare Queue takes at most (Cloudflare caps a batch at 100). */
+export const QUEUE_SEND_BATCH = 100;
+
+/**
+ * Calls a Worker makes at once when it fans out (to Durable Objects, or run starts): Cloudflare lets
+ * an invocation hold six connections open at a time, and queues the rest.
+ */
+export const WORKER_CONNECTIONS = 6;

@@ -1,8 +1,13 @@
 import { assistantIdOf, assistantNotFound, resolveAssistant } from "../assistants/resolve.ts";
-import { chunked } from "../core/batches.ts";
+import { mapInBatches } from "../core/batches.ts";
 import { conflict, invalid, isDomainError, notFound } from "../core/errors.ts";
 import { checkJsonSizes, rowBound } from "../core/json-size.ts";
-import { cronFiringsPerAlarm, MAX_CRON_PAYLOAD_BYTES, MAX_JSON_FIELD_BYTES } from "../core/limits.ts";
+import {
+  cronFiringsPerAlarm,
+  MAX_CRON_PAYLOAD_BYTES,
+  MAX_JSON_FIELD_BYTES,
+  WORKER_CONNECTIONS,
+} from "../core/limits.ts";
 import { database } from "../db/client.ts";
 import type { CronRow } from "../db/schema.ts";
 import type { AuthUser } from "../deployment/custom-auth.ts";
@@ -232,9 +237,6 @@ export function countCronsOf(env: Env, workspaceId: string, filter: CronFilter):
  */
 export const EARLY_TRIGGER_TOLERANCE_MS = 5_000;
 
-/** Firings started together: a Worker invocation keeps at most six connections open at once. */
-const FIRING_CONCURRENCY = 6;
-
 /** What one pass over a workspace's due crons did, and when the next should run (epoch ms), or null. */
 export interface CronFiring {
   started: number;
@@ -265,10 +267,10 @@ export async function fireDueCrons(
   if (firing.length) {
     const plan = (await workspacePlans(database(env), env, [workspaceId]))(workspaceId);
     const allowed = planAllows(plan, "crons");
-    for (const group of chunked(firing, FIRING_CONCURRENCY)) {
-      const outcomes = await Promise.all(group.map((cron) => fireCron(env, db, workspaceId, cron, now, allowed)));
-      started += outcomes.filter(Boolean).length;
-    }
+    const outcomes = await mapInBatches(firing, WORKER_CONNECTIONS, (cron) =>
+      fireCron(env, db, workspaceId, cron, now, allowed),
+    );
+    started += outcomes.filter(Boolean).length;
   }
   return { started, next: due.length > limit ? Date.now() : await nextDue(db) };
 }

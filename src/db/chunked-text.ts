@@ -1,15 +1,15 @@
+import { splitBytes } from "./chunks.ts";
 import { type SqlStore, toBytes } from "./sql.ts";
 
 /**
  * Text columns of the run tables that may outgrow a row (a run's kwargs with its input, its result,
- * a resumable run's event). DO SQLite caps a row at 2 MB, so longer text is stored as UTF-8 chunks of
- * 1 MiB in `run_chunks`, as the checkpointer stores large channel values, and its column holds ''
+ * a resumable run's event). DO SQLite caps a row at 2 MB, so longer text is stored as UTF-8 chunks
+ * (db/chunks.ts) in `run_chunks`, as the checkpointer stores large channel values, and its column holds ''
  * instead (never valid JSON, so never a real value).
  */
 
 /** Up to this many UTF-8 bytes stay in the column: a run row holds several such columns. */
 const INLINE_BYTES = 256 * 1024;
-const CHUNK_BYTES = 1024 * 1024;
 export const CHUNKED = "";
 
 export const CHUNKS_SCHEMA = `CREATE TABLE IF NOT EXISTS run_chunks (
@@ -39,16 +39,14 @@ export class ChunkedTexts {
   store(runId: string, field: string, text: string): string {
     this.sql.run("DELETE FROM run_chunks WHERE run_id = ? AND field = ?", runId, field);
     if (fitsInline(text)) return text;
-    const bytes = encoder.encode(text);
-    for (let offset = 0, chunk = 0; offset < bytes.byteLength; offset += CHUNK_BYTES, chunk++) {
+    for (const [chunk, data] of splitBytes(encoder.encode(text)).entries())
       this.sql.run(
         "INSERT INTO run_chunks (run_id, field, chunk, data) VALUES (?, ?, ?, ?)",
         runId,
         field,
         chunk,
-        bytes.subarray(offset, offset + CHUNK_BYTES),
+        data,
       );
-    }
     return CHUNKED;
   }
 

@@ -1,5 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { isObject } from "../core/json.ts";
 import { pathStep } from "./json-path.ts";
 
 /**
@@ -37,8 +38,8 @@ export function containment(column: SQLiteColumn, filter: Record<string, unknown
   const conditions: SQL[] = [];
   for (const [key, expected] of Object.entries(filter)) {
     const at = `${path}${pathStep(key)}`;
-    if (expected !== null && typeof expected === "object" && !Array.isArray(expected)) {
-      const nested = containment(column, expected as Record<string, unknown>, at);
+    if (isObject(expected)) {
+      const nested = containment(column, expected, at);
       conditions.push(...(nested.length ? nested : [sql`json_type(${column}, ${at}) = 'object'`]));
     } else if (Array.isArray(expected)) {
       conditions.push(sql`json_type(${column}, ${at}) = 'array'`);

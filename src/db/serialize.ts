@@ -1,3 +1,5 @@
+import { isObject } from "../core/json.ts";
+
 /**
  * Graph state → JSON for the wire, in the Python Agent Server's shapes: LangChain messages become
  * `{type, content, id, name, additional_kwargs, response_metadata, ...}` objects, everything else
@@ -94,5 +96,5 @@ export function streamedMessageJson(message: unknown): unknown {
 /** `toJson` for values known to be objects (state values, metadata). */
 export function toJsonObject(value: unknown): Record<string, unknown> {
   const json = toJson(value);
-  return json && typeof json === "object" && !Array.isArray(json) ? (json as Record<string, unknown>) : {};
+  return isObject(json) ? json : {};
 }

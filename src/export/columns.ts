@@ -14,6 +14,7 @@ import {
   TimestampNanosecond,
   Utf8,
 } from "apache-arrow";
+import { parseIsoTime, utcMillis } from "../core/iso-time.ts";
 import type { ColumnShape, ExportColumn } from "../tracing/export-page.ts";
 import { toStoredTime } from "../tracing/times.ts";
 
@@ -385,41 +386,10 @@ function doubleColumn(column: ExportColumn, field: string, rows: number): Data<F
   });
 }
 
-const ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:Z|([+-])(\d{2}):?(\d{2}))?$/;
-
-/**
- * Nanoseconds since the epoch of an ISO-8601 time, or undefined if it is not one. Date.parse stops at
- * milliseconds and the JS SDK sends microseconds, so the fraction is kept apart. No zone means UTC.
- */
+/** Nanoseconds since the epoch of an ISO-8601 time (see core/iso-time.ts), or undefined if it is not one. */
 export function epochNanos(text: string): bigint | undefined {
-  const match = ISO.exec(text);
-  if (!match) return undefined;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number);
-  const millis = utcMillis(year, month, day, hour, minute, second, 0);
-  // 2026-02-30 rolls over to March: refuse what does not come back unchanged.
-  const check = new Date(millis);
-  if (check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day || hour > 23 || minute > 59 || second > 59)
-    return undefined;
-  if (Number(match[9] ?? 0) > 23 || Number(match[10] ?? 0) > 59) return undefined; // no zone is +25:00
-  const offsetMinutes =
-    match[8] === undefined ? 0 : (match[8] === "-" ? -1 : 1) * (Number(match[9]) * 60 + Number(match[10]));
-  return BigInt(millis - offsetMinutes * 60_000) * 1_000_000n + BigInt((match[7] ?? "").padEnd(9, "0"));
-}
-
-/** Date.UTC, except that years 0–99 are those years, not 1900–1999. */
-function utcMillis(
-  year: number,
-  month: number,
-  day: number,
-  hour: number,
-  minute: number,
-  second: number,
-  milli: number,
-) {
-  if (year >= 100) return Date.UTC(year, month - 1, day, hour, minute, second, milli);
-  const date = new Date(0);
-  date.setUTCFullYear(year, month - 1, day);
-  return date.setUTCHours(hour, minute, second, milli);
+  const instant = parseIsoTime(text);
+  return instant && BigInt(instant.millis) * 1_000_000n + BigInt(instant.nanos);
 }
 
 /** The digits of `text` from `from` to `to` as a number, or NaN. */
@@ -490,7 +460,7 @@ function anyTimeNanos(text: string): bigint | undefined {
   if (millis !== undefined) return BigInt(millis) * 1_000_000n;
   const nanos = epochNanos(text);
   if (nanos !== undefined) return nanos;
-  // Every other form ingestion takes (a lower-case z, a comma, an offset without minutes).
+  // Other text `Date` reads, which ingestion takes at millisecond precision.
   const stored = toStoredTime(text);
   return stored === undefined ? undefined : (storedTimeMicros(stored) as bigint) * 1000n;
 }

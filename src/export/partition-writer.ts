@@ -1,3 +1,4 @@
+import { backoff } from "../core/retry.ts";
 import { type Database, database } from "../db/client.ts";
 import type { BulkExportRunRow } from "../db/schema.ts";
 import { log } from "../observability/log.ts";
@@ -283,7 +284,7 @@ async function recordFailure(
   if (!exhausted) {
     await recordExportRunRetry(db, runId, { retryNumber: attempt + 1, errors, updatedAt: now });
     await env.QUEUE.send({ kind: EXPORT_RUN_MESSAGE, runId } satisfies ExportRunMessage, {
-      delaySeconds: Math.min(300, 5 * 2 ** attempt),
+      delaySeconds: backoff(attempt, { base: 5, cap: 300 }),
     });
     return;
   }

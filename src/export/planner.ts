@@ -1,6 +1,7 @@
-import { and, asc, eq, gte, lte } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, gt, gte, inArray, lt, lte } from "drizzle-orm";
 import { chunked } from "../core/batches.ts";
 import { isDomainError } from "../core/errors.ts";
+import { QUEUE_SEND_BATCH } from "../core/limits.ts";
 import { type Database, database } from "../db/client.ts";
 import { type BulkExportRow, traceShards } from "../db/schema.ts";
 import { log } from "../observability/log.ts";
@@ -98,7 +99,7 @@ export async function enqueueExportPlans(env: PlannerEnv, now: Date, after: stri
   const messages = rows.map(({ workspaceId }) => ({
     body: { kind: EXPORT_PLAN_MESSAGE, workspaceId, at } satisfies ExportPlanMessage,
   }));
-  for (const batch of chunked(messages, 100)) await env.QUEUE.sendBatch(batch);
+  for (const batch of chunked(messages, QUEUE_SEND_BATCH)) await env.QUEUE.sendBatch(batch);
   if (rows.length === EXPORT_PLAN_WORKSPACES_PER_INVOCATION)
     await env.QUEUE.send({
       kind: EXPORT_PLAN_PAGE_MESSAGE,
@@ -323,5 +324,5 @@ async function startExport(db: Database, env: PlannerEnv, exported: BulkExportRo
   const messages = runs.map((run) => ({
     body: { kind: EXPORT_RUN_MESSAGE, runId: run.id } satisfies ExportRunMessage,
   }));
-  for (let i = 0; i < messages.length; i += 100) await env.QUEUE.sendBatch(messages.slice(i, i + 100));
+  for (const batch of chunked(messages, QUEUE_SEND_BATCH)) await env.QUEUE.sendBatch(batch);
 }

@@ -1,4 +1,5 @@
 import { AwsClient } from "aws4fetch";
+import { backoff, sleep } from "../core/retry.ts";
 
 /**
  * A small S3 client for export destinations (AWS S3, R2, MinIO, GCS interop…): SigV4 from aws4fetch,
@@ -184,8 +185,6 @@ type Call = {
 };
 
 type Answer = { status: number; headers: Headers; body: Uint8Array; code: string | null };
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class S3Client {
   readonly bucket: string;
@@ -382,8 +381,7 @@ export class S3Client {
         if (!(error instanceof S3Error) || !error.retryable || attempt >= this.attempts) throw error;
         this.onRetry?.(attempt, error);
         retrying?.();
-        const delay = this.baseDelayMs * 2 ** (attempt - 1);
-        await sleep(delay / 2 + (Math.random() * delay) / 2);
+        await sleep(backoff(attempt - 1, { base: this.baseDelayMs, jitter: "equal" }));
       }
     }
   }

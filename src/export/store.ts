@@ -1,4 +1,5 @@
-import { and, asc, desc, eq, gt, inArray, lt, lte, notInArray, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, gt, inArray, lt, lte, notInArray, sql } from "drizzle-orm";
+import { chunked } from "../core/batches.ts";
 import type { Database } from "../db/client.ts";
 import {
   type BulkExportRow,
@@ -8,6 +9,7 @@ import {
   type ExportDestinationRow,
   exportDestinations,
 } from "../db/schema.ts";
+import { IDS_PER_STATEMENT, rowsPerStatement } from "../db/sql-batch.ts";
 
 /**
  * Storage of bulk exports in D1: destinations, exports and their runs (one per UTC day). Every query
@@ -268,12 +270,8 @@ export async function claimExport(db: Database, id: string, at: string): Promise
 
 /** Inserts an export's runs; those whose id exists already are left as they are. */
 export async function insertExportRuns(db: Database, runs: (typeof bulkExportRuns.$inferInsert)[]): Promise<void> {
-  // D1 binds at most 100 parameters: 18 columns, so 5 rows per statement.
-  for (let i = 0; i < runs.length; i += 5)
-    await db
-      .insert(bulkExportRuns)
-      .values(runs.slice(i, i + 5))
-      .onConflictDoNothing();
+  for (const group of chunked(runs, rowsPerStatement(Object.keys(getTableColumns(bulkExportRuns)).length)))
+    await db.insert(bulkExportRuns).values(group).onConflictDoNothing();
 }
 
 export async function exportRunById(db: Database, runId: string): Promise<BulkExportRunRow | undefined> {
@@ -305,9 +303,7 @@ export async function exportRunRows(db: Database, exportId: string): Promise<Bul
 /** The runs of the given exports, by start time within each statement's group of exports. */
 export async function runRowsOfExports(db: Database, exportIds: string[]): Promise<BulkExportRunRow[]> {
   const runs: BulkExportRunRow[] = [];
-  // D1 binds at most 100 parameters per statement.
-  for (let i = 0; i < exportIds.length; i += 90) {
-    const ids = exportIds.slice(i, i + 90);
+  for (const ids of chunked(exportIds, IDS_PER_STATEMENT)) {
     runs.push(
       ...(await db
         .select()

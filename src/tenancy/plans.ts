@@ -1,7 +1,13 @@
 import { eq, inArray } from "drizzle-orm";
-import type { Database } from "../db/client.ts";
+import { createMiddleware } from "hono/factory";
+import { chunked } from "../core/batches.ts";
+import { forbidden } from "../core/errors.ts";
+import { type Database, database } from "../db/client.ts";
 import { organizations, workspaces } from "../db/schema.ts";
+import { IDS_PER_STATEMENT } from "../db/sql-batch.ts";
+import type { AppEnv } from "../http/app-env.ts";
 import { log } from "../observability/log.ts";
+import { PLANS, type Plan } from "./schemas.ts";
 
 /**
  * Plan tiers. Every organization has one; crons and bulk export need `plus` or `enterprise`.
@@ -9,9 +15,6 @@ import { log } from "../observability/log.ts";
  * since a self-hosted deployment gets everything). Only the routes that create a gated resource and
  * the crons alarm read the plan, so other requests never pay a query for it.
  */
-
-export const PLANS = ["developer", "plus", "enterprise"] as const;
-export type Plan = (typeof PLANS)[number];
 
 export type PlanFeature = "crons" | "bulk_export";
 
@@ -71,13 +74,12 @@ export async function workspacePlans(
 ): Promise<(workspaceId: string) => Plan> {
   const ids = [...new Set(workspaceIds)];
   const plans = new Map<string, Plan>();
-  // D1 binds at most 100 parameters per query.
-  for (let i = 0; i < ids.length; i += 90) {
+  for (const group of chunked(ids, IDS_PER_STATEMENT)) {
     const rows = await db
       .select({ id: workspaces.id, plan: organizations.plan })
       .from(workspaces)
       .innerJoin(organizations, eq(organizations.id, workspaces.organizationId))
-      .where(inArray(workspaces.id, ids.slice(i, i + 90)))
+      .where(inArray(workspaces.id, group))
       .all();
     for (const row of rows) plans.set(row.id, effectivePlan(env, row.plan));
   }

@@ -1,6 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import type { ApiKeyRow, OrganizationRow, WorkspaceRow } from "../db/schema.ts";
-import { PLANS, type Plan } from "./plans.ts";
+
+/** Plan tiers (see plans.ts): every organization has one; crons and bulk export need `plus` or `enterprise`. */
+export const PLANS = ["developer", "plus", "enterprise"] as const;
+export type Plan = (typeof PLANS)[number];
 
 export const OrganizationSchema = z
   .object({

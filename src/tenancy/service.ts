@@ -2,8 +2,8 @@ import { invalid, notFound } from "../core/errors.ts";
 import type { Database } from "../db/client.ts";
 import type { ApiKeyRow, OrganizationRow, WorkspaceRow } from "../db/schema.ts";
 import { generateApiKey, hashApiKey, shortKey } from "./keys.ts";
-import { effectivePlan, type Plan, type PlanEnv } from "./plans.ts";
-import type { ApiKeyCreate } from "./schemas.ts";
+import { effectivePlan, type PlanEnv } from "./plans.ts";
+import type { ApiKeyCreate, Plan } from "./schemas.ts";
 import {
   findApiKey,
   findOrganization,

@@ -1,5 +1,5 @@
 import { chunked } from "../core/batches.ts";
-import { type PlanVars, subrequestBudget } from "../core/limits.ts";
+import { type PlanVars, subrequestBudget, WORKER_CONNECTIONS } from "../core/limits.ts";
 import { log } from "../observability/log.ts";
 import { threadStub } from "./client.ts";
 import type { CancelAction } from "./runs/schemas.ts";
@@ -55,13 +55,13 @@ export interface FanOutStep {
 }
 
 /**
- * `call` on each id, six at a time (a Worker has six simultaneous connections); how many answered ok.
+ * `call` on each id, WORKER_CONNECTIONS at a time; how many answered ok.
  * A thread whose call fails (its object reset, say) counts as not done: the rest of the step still
  * runs and is still queued.
  */
 async function sixAtATime(ids: string[], call: (id: string) => Promise<{ ok: boolean }>): Promise<number> {
   let ok = 0;
-  for (const group of chunked(ids, 6)) {
+  for (const group of chunked(ids, WORKER_CONNECTIONS)) {
     const outcomes = await Promise.allSettled(group.map(call));
     ok += outcomes.filter((outcome) => outcome.status === "fulfilled" && outcome.value.ok).length;
   }

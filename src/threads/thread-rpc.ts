@@ -2,7 +2,8 @@ import type { AuthFilter } from "../core/auth-filter.ts";
 import type { SqlRow } from "../db/sql.ts";
 import type { ThreadRecord } from "./object/record.ts";
 import type { AgentTreeNode } from "./protocol/hub.ts";
-import type { EventFilter, ProtocolErrorCode, ResponseMeta } from "./protocol/types.ts";
+import type { EventFilter, ResponseMeta } from "./protocol/schemas.ts";
+import type { ProtocolErrorCode } from "./protocol/types.ts";
 import type { JsonBody } from "./runs/json-stream.ts";
 import type { CancelAction, CreateRunInput, RunJson, RunStatus } from "./runs/types.ts";
 import type {

@@ -1,5 +1,6 @@
 import { BaseTracer, type Run } from "@langchain/core/tracers/base";
 import { bySize, rpcBytes } from "../core/batches.ts";
+import { isObject } from "../core/json.ts";
 import { MAX_SHARD_RPC_BYTES } from "../core/limits.ts";
 import { toJson } from "../db/serialize.ts";
 
@@ -38,7 +39,7 @@ export type AgentRunIds = { thread_id: string; run_id: string; assistant_id: str
 const HIDDEN = "langsmith:hidden";
 const asObject = (value: unknown): Record<string, unknown> => {
   const json = toJson(value);
-  if (json && typeof json === "object" && !Array.isArray(json)) return json as Record<string, unknown>;
+  if (isObject(json)) return json;
   return json === null || json === undefined ? {} : { output: json };
 };
 

@@ -1,3 +1,4 @@
+import { mapInBatches } from "../core/batches.ts";
 import type { RunPost } from "./schemas.ts";
 
 /**
@@ -44,11 +45,12 @@ export async function deriveLineage(
   // out into thousands of lookups. The others count as unknown.
   const found = new Map<string, Lineage | null>();
   const lookups = outside.slice(0, MAX_OUTSIDE_PARENTS);
-  for (let at = 0; at < lookups.length; at += PARENT_LOOKUPS_AT_ONCE) {
-    const chunk = lookups.slice(at, at + PARENT_LOOKUPS_AT_ONCE);
-    for (const [id, lineage] of await Promise.all(chunk.map(async (id) => [id, await stored(id)] as const)))
-      found.set(id, lineage);
-  }
+  for (const [id, lineage] of await mapInBatches(
+    lookups,
+    PARENT_LOOKUPS_AT_ONCE,
+    async (id) => [id, await stored(id)] as const,
+  ))
+    found.set(id, lineage);
 
   const resolved = new Map<string, Lineage | null>();
   const visiting = new Set<string>();

@@ -1,6 +1,6 @@
 import { and, desc, eq, gte, lt, lte, type SQL } from "drizzle-orm";
 import { chunked } from "../core/batches.ts";
-import { DomainError } from "../core/errors.ts";
+import { badRequest, DomainError } from "../core/errors.ts";
 import { MAX_QUERY_PAGE_BYTES, onFreePlan, type PlanVars, SHARD_CALLS_PER_REQUEST } from "../core/limits.ts";
 import { inJsonList } from "../db/json-filter.ts";
 import { traceShards } from "../db/schema.ts";
@@ -10,8 +10,8 @@ import { type CompiledFilter, compileFilter } from "./filter/compile.ts";
 import { checkQueryFilters, filterProblemsDetail } from "./filter/query-filters.ts";
 import { generationsOf } from "./generations.ts";
 import { projectRun } from "./run-projection.ts";
-import { foldRunStats, mergeRunStats, type RunStats, type ShardRunStats } from "./run-stats.ts";
-import type { RunsPage, RunsQuery } from "./schemas.ts";
+import { foldRunStats, mergeRunStats, type ShardRunStats } from "./run-stats.ts";
+import type { RunStats, RunsPage, RunsQuery } from "./schemas.ts";
 import { ShardRuns, type StoredTracedRun, type TracedRunQuery } from "./shard-runs.ts";
 import { type Generation, splitsUpTo, traceSplitsOfDay } from "./splits.ts";
 import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
@@ -29,9 +29,6 @@ import { type TraceShardDO, traceShardName } from "./trace-shard-do.ts";
  * day and the cursor points at the day's end, so a page may hold fewer runs than `limit`, or none,
  * and still have a `next` cursor. Only a null `next` means there are no more runs.
  */
-
-/** A filter that does not parse: the field it came from and the parser's positioned message. */
-export class QueryFilterError extends Error {}
 
 /** `(start_time, id)` of the last run served; id "" marks a day boundary (every run of the day is still to come). */
 type Cursor = { start_time: string; id: string };
@@ -63,7 +60,8 @@ export function queryBudget(env: PlanVars & { QUERY_PAGE_BYTES?: string | number
 export function shardQuery(query: RunsQuery, after: Cursor | undefined): Omit<TracedRunQuery, "limit"> {
   // The same check as /runs/query/validate: what it accepts runs here, what it refuses is refused here.
   const { compiled, errors } = checkQueryFilters(query);
-  if (errors.length) throw new QueryFilterError(filterProblemsDetail(errors));
+  // A filter that does not parse: 400 naming the field it came from, with the parser's positioned message.
+  if (errors.length) throw badRequest(filterProblemsDetail(errors));
   const filters: CompiledFilter[] = [];
   if (compiled.filter) filters.push(compiled.filter);
   if (compiled.trace_filter) filters.push(ShardRuns.traceFilter(compiled.trace_filter));

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { isObject } from "../core/json.ts";
 import { MAX_RUN_COST, MAX_RUN_TOKENS } from "../core/limits.ts";
 import { toRunTime } from "./times.ts";
 
@@ -210,7 +211,7 @@ export function parseModelPrices(text: string | undefined): ModelPrices {
   if (!text?.trim()) return {};
   try {
     const parsed = JSON.parse(text) as unknown;
-    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as ModelPrices) : {};
+    return isObject(parsed) ? (parsed as ModelPrices) : {};
   } catch {
     return {};
   }

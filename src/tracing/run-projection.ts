@@ -1,3 +1,4 @@
+import type { TracingRunSelection } from "./schemas.ts";
 import type { StoredTracedRun } from "./shard-runs.ts";
 
 /**
@@ -18,7 +19,9 @@ const ALWAYS_SELECTED = [
 ];
 
 /** A run as the v1 API returns it: `dotted_order` is a string even for a run whose lineage is unknown. */
-export function wireRun(run: StoredTracedRun): Record<string, unknown> {
+export function wireRun<R extends StoredTracedRun>(
+  run: R,
+): Omit<R, "dotted_order"> & { dotted_order: string; app_path: string } {
   return { ...run, dotted_order: run.dotted_order ?? "", app_path: `/projects/p/${run.session_id}/r/${run.id}` };
 }
 
@@ -26,10 +29,11 @@ export function wireRun(run: StoredTracedRun): Record<string, unknown> {
  * A run with only the selected fields (and ALWAYS_SELECTED), or whole. The shard projects its page
  * before measuring it, so a narrow `select` fits many more runs in a page's byte budget.
  */
-export function projectRun(run: StoredTracedRun, select: string[] | undefined): Record<string, unknown> {
-  const full = wireRun(run);
+export function projectRun(run: StoredTracedRun, select: string[] | undefined): TracingRunSelection {
+  const full: Record<string, unknown> & TracingRunSelection = wireRun(run);
   if (!select?.length) return full;
+  // Fields of the run itself, ALWAYS_SELECTED among them: a TracingRunSelection.
   return Object.fromEntries(
     [...new Set([...ALWAYS_SELECTED, ...select])].filter((key) => key in full).map((key) => [key, full[key]]),
-  );
+  ) as TracingRunSelection;
 }

@@ -1,6 +1,7 @@
 import { STATS_MERGED_POINTS, STATS_SKETCH_POINTS } from "../core/limits.ts";
 import type { SqlStore } from "../db/sql.ts";
 import { FIRST_TOKEN_TIME_SQL } from "./export-page.ts";
+import type { RunStats } from "./schemas.ts";
 
 /**
  * `POST /runs/stats`: each shard sums its matching runs and hands over a quantile sketch of each
@@ -208,35 +209,6 @@ export function foldRunStats(parts: ShardRunStats[]): ShardRunStats {
   };
   return folded;
 }
-
-/** LangSmith's `RunStats` (the fields of `get_run_stats`). */
-export type RunStats = {
-  run_count: number;
-  latency_p50: number | null;
-  latency_p99: number | null;
-  latency_avg: number | null;
-  first_token_p50: number | null;
-  first_token_p99: number | null;
-  total_tokens: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  median_tokens: number | null;
-  prompt_tokens_p50: number | null;
-  completion_tokens_p50: number | null;
-  tokens_p99: number | null;
-  prompt_tokens_p99: number | null;
-  completion_tokens_p99: number | null;
-  last_run_start_time: string | null;
-  feedback_stats: Record<string, { n: number; avg: number | null }>;
-  run_facets: unknown[];
-  error_rate: number | null;
-  streaming_rate: number | null;
-  total_cost: number | null;
-  prompt_cost: number | null;
-  completion_cost: number | null;
-  cost_p50: number | null;
-  cost_p99: number | null;
-};
 
 /** The `p`-quantile (0..1) of sorted values, linearly interpolated; null for none. */
 export function quantile(sorted: number[], p: number): number | null {

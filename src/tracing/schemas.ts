@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { isObject } from "../core/json.ts";
 import { MAX_ID_LENGTH, MAX_ID_LIST, MAX_NAME_LENGTH } from "../core/limits.ts";
 import { JsonData, JsonDataObject } from "../core/schemas.ts";
 import { usageProblem } from "./run-input.ts";
@@ -44,9 +45,7 @@ export const isoTime = z
 export function nullMeansAbsent<T extends z.ZodType>(schema: T) {
   return z.preprocess(
     (value) =>
-      value !== null && typeof value === "object" && !Array.isArray(value)
-        ? Object.fromEntries(Object.entries(value).filter(([, field]) => field !== null))
-        : value,
+      isObject(value) ? Object.fromEntries(Object.entries(value).filter(([, field]) => field !== null)) : value,
     schema,
   );
 }
@@ -157,55 +156,79 @@ const storedTime = (what: string) =>
 const nullableCount = (what: string) => z.number().int().min(0).nullable().describe(what);
 const nullableCost = (what: string) => z.number().min(0).nullable().describe(what);
 
+/** The fields of a traced run as the API answers it (LangSmith's `RunSchema`). */
+const tracingRunFields = {
+  id: z.string().describe("The run's id (a UUID)"),
+  name: z.string(),
+  run_type: z.string().describe("tool, chain, llm, retriever, embedding, prompt, parser, or the client's own"),
+  status: z.string().describe("success, error or pending, unless the client set its own"),
+  start_time: storedTime("When the run started"),
+  end_time: storedTime("When the run ended; null while it runs").nullable(),
+  latency: z.number().min(0).nullable().describe("end_time − start_time in seconds, to the microsecond"),
+  first_token_time: storedTime("The time of a streamed LLM run's first new_token event").nullable(),
+  inputs: JsonDataObject.nullable(),
+  outputs: JsonDataObject.nullable(),
+  error: z.string().nullable(),
+  extra: JsonDataObject.nullable().describe("Holds metadata (extra.metadata) and runtime information"),
+  events: z.array(JsonDataObject).nullable(),
+  tags: z.array(z.string()),
+  trace_id: z.string().describe("The id of the trace's root run"),
+  parent_run_id: z.string().nullable(),
+  parent_run_ids: z.array(z.string()).describe("Every ancestor's id, root first"),
+  dotted_order: z
+    .string()
+    .describe("<YYYYMMDDTHHMMSSffffff>Z<id> of each ancestor and then the run, joined by dots; empty when not known"),
+  is_root: z.boolean(),
+  execution_order: z.number().int(),
+  session_id: z.string().describe("The tracing project's id"),
+  reference_example_id: z.string().nullable(),
+  thread_id: z.string().nullable().describe("From metadata thread_id, session_id or conversation_id"),
+  prompt_tokens: nullableCount("From the run's usage (outputs.usage_metadata, llm_output.token_usage or metadata)"),
+  completion_tokens: nullableCount("From the run's usage"),
+  total_tokens: nullableCount("From the run's usage, else prompt + completion"),
+  prompt_cost: nullableCost("As sent, else from MODEL_PRICES"),
+  completion_cost: nullableCost("As sent, else from MODEL_PRICES"),
+  total_cost: nullableCost("As sent, else prompt + completion cost"),
+  feedback_stats: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe("Per feedback key: n, avg and, for categorical values, their counts"),
+  app_path: z.string().describe("The run's path in a LangSmith-style UI"),
+  s3_urls: z
+    .record(z.string(), z.object({ presigned_url: z.string(), mime_type: z.string(), size: z.number().int() }))
+    .optional()
+    .describe("GET /runs/{id} only: attachment.<name> → a pre-signed download URL"),
+};
+
 /**
- * A traced run as `GET /api/v1/runs/{id}` answers it (LangSmith's `RunSchema`; `/runs/query` answers
- * the same fields, or those of its `select`): its own component, not the Agent Server's `Run`.
+ * A traced run as `GET /api/v1/runs/{id}` answers it (LangSmith's `RunSchema`): its own component,
+ * not the Agent Server's `Run`.
  */
-export const TracingRunSchema = z
-  .object({
-    id: z.string().describe("The run's id (a UUID)"),
-    name: z.string(),
-    run_type: z.string().describe("tool, chain, llm, retriever, embedding, prompt, parser, or the client's own"),
-    status: z.string().describe("success, error or pending, unless the client set its own"),
-    start_time: storedTime("When the run started"),
-    end_time: storedTime("When the run ended; null while it runs").nullable(),
-    latency: z.number().min(0).nullable().describe("end_time − start_time in seconds, to the microsecond"),
-    first_token_time: storedTime("The time of a streamed LLM run's first new_token event").nullable(),
-    inputs: JsonDataObject.nullable(),
-    outputs: JsonDataObject.nullable(),
-    error: z.string().nullable(),
-    extra: JsonDataObject.nullable().describe("Holds metadata (extra.metadata) and runtime information"),
-    events: z.array(JsonDataObject).nullable(),
-    tags: z.array(z.string()),
-    trace_id: z.string().describe("The id of the trace's root run"),
-    parent_run_id: z.string().nullable(),
-    parent_run_ids: z.array(z.string()).describe("Every ancestor's id, root first"),
-    dotted_order: z
-      .string()
-      .describe("<YYYYMMDDTHHMMSSffffff>Z<id> of each ancestor and then the run, joined by dots; empty when not known"),
-    is_root: z.boolean(),
-    execution_order: z.number().int(),
-    session_id: z.string().describe("The tracing project's id"),
-    reference_example_id: z.string().nullable(),
-    thread_id: z.string().nullable().describe("From metadata thread_id, session_id or conversation_id"),
-    prompt_tokens: nullableCount("From the run's usage (outputs.usage_metadata, llm_output.token_usage or metadata)"),
-    completion_tokens: nullableCount("From the run's usage"),
-    total_tokens: nullableCount("From the run's usage, else prompt + completion"),
-    prompt_cost: nullableCost("As sent, else from MODEL_PRICES"),
-    completion_cost: nullableCost("As sent, else from MODEL_PRICES"),
-    total_cost: nullableCost("As sent, else prompt + completion cost"),
-    feedback_stats: z
-      .record(z.string(), z.unknown())
-      .nullable()
-      .describe("Per feedback key: n, avg and, for categorical values, their counts"),
-    app_path: z.string().describe("The run's path in a LangSmith-style UI"),
-    s3_urls: z
-      .record(z.string(), z.object({ presigned_url: z.string(), mime_type: z.string(), size: z.number().int() }))
-      .optional()
-      .describe("GET /runs/{id} only: attachment.<name> → a pre-signed download URL"),
-  })
-  .openapi("TracingRun");
+export const TracingRunSchema = z.object(tracingRunFields).openapi("TracingRun");
 export type TracingRun = z.infer<typeof TracingRunSchema>;
+
+/**
+ * A run of a `/runs/query` page: every field of TracingRun but `s3_urls`; with `select`, only the
+ * fields selected and those every run carries (the ones the SDKs' `Run` models require; see
+ * run-projection.ts).
+ */
+export const TracingRunSelectionSchema = z
+  .object(tracingRunFields)
+  .omit({ s3_urls: true })
+  .partial()
+  .required({
+    id: true,
+    name: true,
+    start_time: true,
+    run_type: true,
+    trace_id: true,
+    dotted_order: true,
+    status: true,
+    session_id: true,
+    app_path: true,
+  })
+  .openapi("TracingRunSelection");
+export type TracingRunSelection = z.infer<typeof TracingRunSelectionSchema>;
 
 export const RunsQuerySchema = nullMeansAbsent(
   z.object({
@@ -256,7 +279,7 @@ export const RunsQuerySchema = nullMeansAbsent(
 export type RunsQuery = z.output<typeof RunsQuerySchema>;
 
 export const RunsPageSchema = z.object({
-  runs: z.array(z.record(z.string(), z.unknown())),
+  runs: z.array(TracingRunSelectionSchema),
   cursors: z.object({ next: z.string().nullable(), prev: z.null() }),
 });
 export type RunsPage = z.infer<typeof RunsPageSchema>;
@@ -318,3 +341,4 @@ export const RunStatsSchema = z
     cost_p99: nullableNumber,
   })
   .openapi("RunStats");
+export type RunStats = z.infer<typeof RunStatsSchema>;

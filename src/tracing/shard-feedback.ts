@@ -1,4 +1,6 @@
+import { chunked } from "../core/batches.ts";
 import type { SqlStore } from "../db/sql.ts";
+import { IDS_PER_STATEMENT, placeholders } from "../db/sql-batch.ts";
 
 /**
  * The feedback copy a trace shard keeps beside its runs: what filters (`feedback_key`,
@@ -23,9 +25,6 @@ export type FeedbackStats = Record<
   string,
   { n: number; avg: number | null; stdev: number | null; values: Record<string, number> }
 >;
-
-/** Bound values per statement (DO SQLite binds at most 100). */
-const IDS_PER_STATEMENT = 90;
 
 export function createFeedbackTable(sql: SqlStore): void {
   sql.run(FEEDBACK_TABLE);
@@ -53,10 +52,9 @@ export function deleteFeedback(sql: SqlStore, id: string): void {
 /** `feedback_stats` of each of `runIds` that has feedback. */
 export function feedbackStatsOf(sql: SqlStore, runIds: string[]): Map<string, FeedbackStats> {
   const stats = new Map<string, FeedbackStats>();
-  for (let i = 0; i < runIds.length; i += IDS_PER_STATEMENT) {
-    const chunk = runIds.slice(i, i + IDS_PER_STATEMENT);
+  for (const chunk of chunked(runIds, IDS_PER_STATEMENT)) {
     const rows = sql.all<{ run_id: string; key: string; score: number | null; value: string | null }>(
-      `SELECT run_id, key, score, value FROM feedback WHERE run_id IN (${chunk.map(() => "?").join(", ")})`,
+      `SELECT run_id, key, score, value FROM feedback WHERE run_id IN (${placeholders(chunk.length)})`,
       ...chunk,
     );
     const grouped = new Map<string, Map<string, { scores: number[]; n: number; values: Record<string, number> }>>();

@@ -1,8 +1,11 @@
+import { chunked } from "../core/batches.ts";
+import { splitBytes } from "../db/chunks.ts";
 import { type SqlStore, type SqlValue, toBytes } from "../db/sql.ts";
+import { MAX_BOUND_PARAMS, placeholders } from "../db/sql-batch.ts";
 import { FIRST_TOKEN_TIME_SQL } from "./export-page.ts";
 import type { CompiledFilter } from "./filter/compile.ts";
-import { ancestorIds, type ModelPrices, type Usage, usageOf } from "./run-input.ts";
-import type { RunPatch, RunPost } from "./schemas.ts";
+import { ancestorIds, type ModelPrices, usageOf } from "./run-input.ts";
+import type { RunPatch, RunPost, TracingRun } from "./schemas.ts";
 import { createFeedbackTable } from "./shard-feedback.ts";
 import {
   ATTACHMENTS_TABLE,
@@ -45,18 +48,14 @@ type TracedRunRecord = {
 /** A patch a shard did not apply, and why. */
 export type RefusedPatch = { id: string; detail: string };
 
-/** A run as `GET /runs/{id}` and `POST /runs/query` return it (LangSmith `RunSchema`). */
-export type StoredTracedRun = TracedRunRecord &
-  Usage & {
-    status: string;
-    latency: number | null;
-    is_root: boolean;
-    parent_run_ids: string[];
-    thread_id: string | null;
-    execution_order: number;
-    /** The time of a streamed run's first `new_token` event, as the export computes it. */
-    first_token_time: string | null;
-  };
+/**
+ * A run as the shard answers `GET /runs/{id}` and `POST /runs/query`: a TracingRun (schemas.ts)
+ * before the way out gives it `app_path`, `feedback_stats` and `s3_urls` and makes an unknown
+ * `dotted_order` a string (run-projection.ts).
+ */
+export type StoredTracedRun = Omit<TracingRun, "dotted_order" | "app_path" | "feedback_stats" | "s3_urls"> & {
+  dotted_order: string | null;
+};
 
 type TracedRunRow = {
   id: string;
@@ -115,9 +114,6 @@ const RUN_COLUMNS = `runs.*, ${FIRST_TOKEN_TIME_SQL} AS first_token_time`;
 
 const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
 
-/** Attachment bytes per SQLite row (a Durable Object SQLite value holds at most 2 MB). */
-const ATTACHMENT_CHUNK_BYTES = 1024 * 1024;
-
 /** Metadata keys the langsmith SDKs look a run's conversation thread up by (LangGraph sets `thread_id`). */
 const THREAD_KEYS = ["thread_id", "session_id", "conversation_id"];
 
@@ -139,8 +135,7 @@ export class ShardRuns {
     this.sql.transaction(() => {
       this.sql.run("DELETE FROM attachments WHERE run_id = ? AND name = ?", attachment.run_id, attachment.name);
       const size = attachment.data.byteLength;
-      for (let chunk = 0, offset = 0; offset < size || chunk === 0; chunk++, offset += ATTACHMENT_CHUNK_BYTES) {
-        const data = attachment.data.subarray(offset, Math.min(size, offset + ATTACHMENT_CHUNK_BYTES));
+      for (const [chunk, data] of splitBytes(attachment.data).entries()) {
         this.sql.run(
           "INSERT INTO attachments (run_id, name, mime_type, size, chunk, data) VALUES (?, ?, ?, ?, ?, ?)",
           attachment.run_id,
@@ -213,13 +208,12 @@ export class ShardRuns {
     this.sql.transaction(() => this.#patch(patch, this.record(patch.id) !== null));
   }
 
-  /** Which of `ids` have a row in `table` (runs or pending_patches); 100 bound parameters at most. */
+  /** Which of `ids` have a row in `table` (runs or pending_patches); MAX_BOUND_PARAMS ids per statement. */
   #existing(table: "runs" | "pending_patches", ids: string[]): Set<string> {
     const found = new Set<string>();
-    for (let i = 0; i < ids.length; i += 100) {
-      const chunk = ids.slice(i, i + 100);
+    for (const chunk of chunked(ids, MAX_BOUND_PARAMS)) {
       for (const row of this.sql.all<{ id: string }>(
-        `SELECT id FROM ${table} WHERE id IN (${chunk.map(() => "?").join(", ")})`,
+        `SELECT id FROM ${table} WHERE id IN (${placeholders(chunk.length)})`,
         ...chunk,
       ))
         found.add(row.id);
@@ -348,7 +342,7 @@ export class ShardRuns {
         start_time, end_time, latency, inputs, outputs, extra, events, metadata, tags, input_kv, output_kv, parent_run_ids,
         thread_id, reference_example_id, total_tokens, prompt_tokens, completion_tokens, prompt_cost, completion_cost, total_cost, is_root,
         execution_order, updated_at)
-       VALUES (${Array(32).fill("?").join(", ")})`,
+       VALUES (${placeholders(32)})`,
       stored.id,
       stored.trace_id,
       stored.parent_run_id,

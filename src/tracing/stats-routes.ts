@@ -1,11 +1,10 @@
 import { createRoute } from "@hono/zod-openapi";
-import { badRequest } from "../core/errors.ts";
 import { errorResponse } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { jsonBody, jsonContent } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
 import { tracesDatabase } from "./directory.ts";
-import { QueryFilterError, queryBudget, runStats } from "./query.ts";
+import { queryBudget, runStats } from "./query.ts";
 import { RunStatsSchema, RunsQuerySchema } from "./schemas.ts";
 
 /** `POST /api/v1/runs/stats` (`get_run_stats` / `getRunStats`): aggregates over the runs a query matches. */
@@ -26,21 +25,16 @@ const stats = secured(
   }),
 );
 
-export const runStatsRoutes = createRouter().openapi(stats, async (c) => {
-  try {
-    return c.json(
-      await runStats(
-        tracesDatabase(c.env, c.get("principal").workspaceId),
-        c.env.TRACE_SHARD,
-        c.get("principal").workspaceId,
-        c.req.valid("json"),
-        queryBudget(c.env),
-        c.env,
-      ),
-      200,
-    );
-  } catch (error) {
-    if (error instanceof QueryFilterError) throw badRequest(error.message);
-    throw error;
-  }
-});
+export const runStatsRoutes = createRouter().openapi(stats, async (c) =>
+  c.json(
+    await runStats(
+      tracesDatabase(c.env, c.get("principal").workspaceId),
+      c.env.TRACE_SHARD,
+      c.get("principal").workspaceId,
+      c.req.valid("json"),
+      queryBudget(c.env),
+      c.env,
+    ),
+    200,
+  ),
+);

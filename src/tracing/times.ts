@@ -7,10 +7,8 @@
  * order is time order in the shards' SQL (bounds and filter times are normalised to it too).
  */
 
+import { isIsoShaped, parseIsoTime } from "../core/iso-time.ts";
 import { RUN_TIME_RANGE } from "../core/limits.ts";
-
-const ISO =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?\s*(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?$/;
 
 /**
  * A time as whole milliseconds since the epoch (exact as a double for every year 0000–9999) and the
@@ -19,34 +17,10 @@ const ISO =
  */
 type Instant = { millis: number; micros: number };
 
-/** An ISO-8601 time (no zone means UTC), or undefined. Digits past the sixth are dropped. */
+/** An ISO-8601 time (no zone means UTC; see core/iso-time.ts), or undefined. Digits past the sixth are dropped. */
 function parseIso(text: string): Instant | undefined {
-  const match = ISO.exec(text.trim());
-  if (!match) return undefined;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number);
-  // setUTCFullYear, not Date.UTC, which reads years 0–99 as 1900–1999.
-  const check = new Date(0);
-  check.setUTCFullYear(year, month - 1, day);
-  check.setUTCHours(hour, minute, second, 0);
-  // A date that does not exist (2026-02-30) rolls over: refuse what does not come back unchanged.
-  if (
-    check.getUTCFullYear() !== year ||
-    check.getUTCMonth() !== month - 1 ||
-    check.getUTCDate() !== day ||
-    hour > 23 ||
-    minute > 59 ||
-    second > 59
-  )
-    return undefined;
-  const [offsetHours, offsetMinutes] = [Number(match[10] ?? 0), Number(match[11] ?? 0)];
-  // An offset is at most ±23:59 (ISO 8601); +25:00 names no zone.
-  if (offsetHours > 23 || offsetMinutes > 59) return undefined;
-  const offset = match[9] === undefined ? 0 : (match[9] === "-" ? -1 : 1) * (offsetHours * 60 + offsetMinutes);
-  const fraction = (match[7] ?? "").slice(0, 6).padEnd(6, "0");
-  return {
-    millis: check.getTime() - offset * 60_000 + Number(fraction.slice(0, 3)),
-    micros: Number(fraction.slice(3)),
-  };
+  const instant = parseIsoTime(text);
+  return instant && { millis: instant.millis, micros: Math.floor(instant.nanos / 1000) };
 }
 
 /** Microseconds since the epoch of an ISO-8601 time (no zone means UTC), or undefined; exact until 2255. */
@@ -90,7 +64,7 @@ function textInstant(value: string): Instant | undefined {
   const instant = parseIso(value);
   if (instant) return instant;
   // ISO text that names no real time (2026-02-30) is refused rather than rolled over as Date would.
-  if (ISO.test(value.trim())) return undefined;
+  if (isIsoShaped(value)) return undefined;
   const millis = Date.parse(value);
   return Number.isNaN(millis) ? undefined : { millis, micros: 0 };
 }

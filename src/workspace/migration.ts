@@ -1,9 +1,10 @@
 import { eq, sql } from "drizzle-orm";
-import { bySize } from "../core/batches.ts";
+import { bySize, chunked } from "../core/batches.ts";
 import { unavailable } from "../core/errors.ts";
 import { MAX_THREAD_INDEX_STATE_BYTES } from "../core/limits.ts";
 import { database } from "../db/client.ts";
 import { partitionMigrations } from "../db/schema.ts";
+import { placeholders, rowsPerStatement } from "../db/sql-batch.ts";
 import { log } from "../observability/log.ts";
 import {
   hashBucket,
@@ -195,14 +196,12 @@ async function readPage(
   return { rowids, rows: rows.results };
 }
 
-/** Copies rows into one partition: as many rows per statement as 100 bound parameters allow, one atomic RPC. */
+/** Copies rows into one partition: as many rows per statement as MAX_BOUND_PARAMS allows, one atomic RPC. */
 async function copyInto(env: MigrationEnv, table: string, spec: LegacyTable, partition: Partition, rows: Row[]) {
   const columns = spec.into ?? spec.columns;
-  const perStatement = Math.max(1, Math.floor(100 / columns.length));
   const statements = [];
-  for (let i = 0; i < rows.length; i += perStatement) {
-    const group = rows.slice(i, i + perStatement);
-    const tuple = `(${columns.map(() => "?").join(", ")})`;
+  for (const group of chunked(rows, rowsPerStatement(columns.length))) {
+    const tuple = `(${placeholders(columns.length)})`;
     statements.push({
       sql: `INSERT INTO ${quote(table)} (${columns.map(quote).join(", ")}) VALUES ${group.map(() => tuple).join(", ")} ON CONFLICT DO NOTHING`,
       params: group.flatMap((row) => columns.map((c) => row[c] ?? null)),

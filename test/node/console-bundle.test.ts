@@ -26,6 +26,12 @@ describe("build step: the console bundle", () => {
     expect(html).not.toMatch(/https?:\/\//);
   });
 
+  it("takes the server's wire types as types only: no server module is bundled", async () => {
+    const bundle = await bundleConsole(scratchDir("console-assets"));
+    expect(bundle.inputs.some((path) => path.startsWith("console/src/"))).toBe(true);
+    expect(bundle.inputs.filter((path) => path.startsWith("src/"))).toEqual([]);
+  });
+
   it("a rebuild removes bundles that are no longer referenced", async () => {
     const assets = scratchDir("console-assets");
     await bundleConsole(assets);

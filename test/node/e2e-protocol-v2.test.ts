@@ -332,6 +332,30 @@ describe("protocol v2", () => {
     );
   });
 
+  it("refuses a WebSocket command past the HTTP route's limits, as HTTP does, with its id", async () => {
+    const threadId = randomUUID();
+    let deep: unknown = 1;
+    for (let i = 0; i < 70; i++) deep = { deep };
+    const overLimit = [
+      { id: 7, method: "x".repeat(257) },
+      { id: 8, method: "" },
+      { id: 9, method: "state.get", params: { deep } },
+      { id: Number.MAX_SAFE_INTEGER + 1, method: "state.get" },
+    ];
+    // Over HTTP: 422 with a detail.
+    for (const body of overLimit)
+      expect((await command(threadId, body)).status, JSON.stringify(body).slice(0, 40)).toBe(422);
+    // Over the socket: an invalid_argument envelope with the command's id, naming the field.
+    const socket = await openSocket(threadId);
+    for (const body of overLimit) socket.ws.send(JSON.stringify(body));
+    const refused = await socket.inbox.waitFor((all) => all.filter((m) => m.type === "error").length === 4);
+    expect(refused.map((m) => m.type !== "event" && [m.id, m.error])).toEqual(
+      overLimit.map((body) => [body.id, "invalid_argument"]),
+    );
+    expect((refused[0] as Envelope).message).toContain("method");
+    expect((refused[2] as Envelope).message).toContain("params");
+  });
+
   it("refuses bad bodies and non-upgrade requests with a 4xx and detail", async () => {
     const threadId = randomUUID();
     for (const body of [

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { ZodType } from "zod";
 import { createApp, isPublicRequest, PUBLIC_PATHS } from "../../src/app.ts";
 import { SIGNED_ATTACHMENT_PATH } from "../../src/tracing/attachment-urls.ts";
-import { TracingRunSchema } from "../../src/tracing/schemas.ts";
+import { TracingRunSchema, TracingRunSelectionSchema } from "../../src/tracing/schemas.ts";
 import { call, json } from "./helpers.ts";
 
 interface Content {
@@ -242,6 +242,29 @@ describe("OpenAPI document: every answer is described", () => {
     const run = await json(await call(`/api/v1/runs/${id}`));
     const parsed = TracingRunSchema.strict().safeParse(run);
     expect(parsed.error?.issues ?? []).toEqual([]);
+  });
+
+  it("a /runs/query page holds TracingRunSelections: every field but s3_urls, or the selected ones", async () => {
+    const doc = await json<OpenApiDocument>(await call("/openapi.json", { key: null }));
+    const page = doc.paths["/api/v1/runs/query"]!.post!.responses["200"]!.content!["application/json"]!.schema as {
+      properties: { runs: { items: unknown } };
+    };
+    expect(page.properties.runs.items).toEqual({ $ref: "#/components/schemas/TracingRunSelection" });
+    const id = crypto.randomUUID();
+    const session_name = `selection-${crypto.randomUUID()}`;
+    const posted = await call("/api/v1/runs", {
+      method: "POST",
+      json: { id, name: "selected", run_type: "chain", start_time: "2026-11-22T12:00:00Z", trace_id: id, session_name },
+    });
+    expect(posted.status).toBe(202);
+    for (const select of [undefined, ["latency"], ["inputs", "feedback_stats"]]) {
+      const answer = await json<{ runs: unknown[] }>(
+        await call("/api/v1/runs/query", { method: "POST", json: { id: [id], select } }),
+      );
+      expect(answer.runs, JSON.stringify(select)).toHaveLength(1);
+      const parsed = TracingRunSelectionSchema.strict().safeParse(answer.runs[0]);
+      expect(parsed.error?.issues ?? [], JSON.stringify(select)).toEqual([]);
+    }
   });
 
   it("no component name is shared by two different schemas", () => {

@@ -3,6 +3,7 @@
 // `listRuns` body, and the generated v2 client's repeated API key header.
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { RUN_SELECT_FIELDS, RunV2Schema } from "../../src/tracing/v2/schemas.ts";
 import { BOOTSTRAP_KEY, call, json } from "./helpers.ts";
 
 type Run = Record<string, unknown> & {
@@ -336,6 +337,17 @@ describe("the generated v2 client", () => {
       }),
     );
     expect(ofExample.items).toEqual([{ id: made[1].id }]);
+    // Every field selected: each has the type RunV2 documents, and no other field comes.
+    const whole = await json<V2Page>(
+      await v2("/api/v2/runs/query", {
+        json: { project_ids: [session.id], ...window, selects: [...RUN_SELECT_FIELDS] },
+      }),
+    );
+    expect(whole.items).toHaveLength(3);
+    for (const item of whole.items) {
+      expect(Object.keys(item)).toHaveLength(RUN_SELECT_FIELDS.length);
+      expect(RunV2Schema.strict().safeParse(item).error?.issues ?? []).toEqual([]);
+    }
     // Without a window, the last day only.
     expect(await json<V2Page>(await v2("/api/v2/runs/query", { json: { project_ids: [session.id] } }))).toEqual({
       items: [],

@@ -1,5 +1,6 @@
 import type { ReactNode } from "react";
 import { Link, useLocation } from "wouter";
+import type { Workspace } from "../../../src/tenancy/schemas.ts";
 import { api } from "../api.ts";
 import { useLoad } from "../hooks.ts";
 import { getSession, setSession } from "../session.ts";
@@ -13,12 +14,6 @@ const SECTIONS = [
   { href: "/crons", label: "Crons" },
   { href: "/store", label: "Store" },
 ];
-
-interface Workspace {
-  id: string;
-  display_name?: string;
-  name?: string;
-}
 
 /** The frame around every page: navigation, the workspace picker and sign-out. */
 export function Layout({ children }: { children: ReactNode }) {
@@ -75,7 +70,7 @@ function WorkspacePicker() {
         <option value="">Default workspace</option>
         {data.map((workspace) => (
           <option key={workspace.id} value={workspace.id}>
-            {workspace.display_name ?? workspace.name ?? workspace.id}
+            {workspace.display_name}
           </option>
         ))}
       </select>

@@ -15,10 +15,14 @@ import {
   TASKS,
   WRITES_IDX_MAP,
 } from "@langchain/langgraph-checkpoint";
+import { chunked } from "../../core/batches.ts";
 import { concatBytes } from "../../core/bytes.ts";
+import { isPlainObject } from "../../core/json.ts";
 import { jsonBytes } from "../../core/json-size.ts";
 import { MAX_JSON_FIELD_BYTES } from "../../core/limits.ts";
+import { splitBytes } from "../../db/chunks.ts";
 import { type SqlStore, type SqlValue, toBytes } from "../../db/sql.ts";
+import { insertRows, MAX_BOUND_PARAMS, placeholders } from "../../db/sql-batch.ts";
 import {
   type BlobRow,
   CHECKPOINT_COLUMNS,
@@ -35,9 +39,6 @@ import { StateTooDeepError, unloadableDepth } from "./stored-depth.ts";
  * The tables are in checkpoint-tables.ts.
  */
 
-/** DO SQLite and D1 reject a statement with more bound parameters than this. */
-const MAX_PARAMS = 100;
-const CHUNK_BYTES = 1024 * 1024;
 /** Checkpoints per list() query. */
 const LIST_PAGE = 100;
 /** Blob type of a channel that a checkpoint lists in `newVersions` but holds no value for. */
@@ -270,7 +271,7 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
     this.#write(() => {
       // A write spans several rows when chunked, so "replace" and "ignore" are decided per idx, not per row.
       const idxs = [...byIdx.keys()];
-      for (const batch of batches(idxs, MAX_PARAMS - key.length)) {
+      for (const batch of chunked(idxs, MAX_BOUND_PARAMS - key.length)) {
         const match = `thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND task_id = ? AND idx IN (${placeholders(batch.length)})`;
         if (replace) {
           this.#sql.run(`DELETE FROM checkpoint_writes WHERE ${match}`, ...key, ...batch);
@@ -501,7 +502,7 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
     });
     const blobs = new Map<string, { type: string; parts: Uint8Array[] }>();
     for (const { scope, pairs } of wanted.values()) {
-      for (const batch of batches([...pairs.values()], Math.floor((MAX_PARAMS - 2) / 2))) {
+      for (const batch of chunked([...pairs.values()], Math.floor((MAX_BOUND_PARAMS - 2) / 2))) {
         const found = this.#sql.all<BlobRow>(
           `SELECT channel, version, chunk, type, value FROM checkpoint_blobs
            WHERE thread_id = ? AND checkpoint_ns = ? AND (channel, version) IN (VALUES ${batch.map(() => "(?, ?)").join(", ")})
@@ -534,7 +535,7 @@ export class SqliteCheckpointSaver extends BaseCheckpointSaver {
     const writes = new Map<string, (Omit<StoredWrite, "bytes"> & { parts: Uint8Array[] })[]>();
     const fixed = channel === undefined ? 2 : 3;
     for (const { scope, ids } of wanted.values()) {
-      for (const batch of batches([...ids], MAX_PARAMS - fixed)) {
+      for (const batch of chunked([...ids], MAX_BOUND_PARAMS - fixed)) {
         const found = this.#sql.all<WriteRow>(
           `SELECT checkpoint_id, task_id, idx, channel, type, value FROM checkpoint_writes
            WHERE thread_id = ? AND checkpoint_ns = ? ${channel === undefined ? "" : "AND channel = ?"}
@@ -634,31 +635,6 @@ function bytesOf(value: Uint8Array | ArrayBuffer | null): Uint8Array {
   return value === null ? new Uint8Array() : toBytes(value);
 }
 
-function* batches<T>(items: T[], size: number): Generator<T[]> {
-  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
-}
-
-function placeholders(count: number): string {
-  return Array.from({ length: count }, () => "?").join(", ");
-}
-
-/** Multi-row INSERT, split so that no statement binds more than MAX_PARAMS values. */
-function insertRows(sql: SqlStore, verb: string, table: string, columns: string[], rows: SqlValue[][]): void {
-  const row = `(${placeholders(columns.length)})`;
-  for (const batch of batches(rows, Math.floor(MAX_PARAMS / columns.length))) {
-    sql.run(`${verb} INTO ${table} (${columns.join(", ")}) VALUES ${batch.map(() => row).join(", ")}`, ...batch.flat());
-  }
-}
-
-/** Pieces of at most CHUNK_BYTES; always at least one, possibly empty. Views, not copies. */
-function splitBytes(bytes: Uint8Array): Uint8Array[] {
-  if (bytes.byteLength <= CHUNK_BYTES) return [bytes];
-  const chunks: Uint8Array[] = [];
-  for (let offset = 0; offset < bytes.byteLength; offset += CHUNK_BYTES)
-    chunks.push(bytes.subarray(offset, offset + CHUNK_BYTES));
-  return chunks;
-}
-
 function isoTimestamp(ts: string | undefined): string {
   const parsed = ts ? new Date(ts) : undefined;
   return parsed && !Number.isNaN(parsed.getTime()) ? parsed.toISOString() : new Date().toISOString();
@@ -680,7 +656,7 @@ function listConditions(
   conditions.push(...metadataConditions(options.filter ?? {}, "$"));
   const params = conditions.flatMap((c) => c.params);
   // Leaves room for the page cursor and LIMIT.
-  if (params.length > MAX_PARAMS - 4) throw new RangeError("list(): the metadata filter has too many keys");
+  if (params.length > MAX_BOUND_PARAMS - 4) throw new RangeError("list(): the metadata filter has too many keys");
   return { where: conditions.map((c) => c.sql), params };
 }
 
@@ -707,10 +683,4 @@ function metadataConditions(filter: Record<string, unknown>, path: string): Cond
     }
   }
   return conditions;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
-  const prototype = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
 }

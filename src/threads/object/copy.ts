@@ -1,5 +1,6 @@
 // Inside the thread's Durable Object (threads/object/): copying the thread, every checkpoint included, into another thread's object.
 import type { SqlRow, SqlStore, SqlValue } from "../../db/sql.ts";
+import { placeholders } from "../../db/sql-batch.ts";
 import type { ThreadClient } from "../client.ts";
 import type { TablePage } from "../thread-rpc.ts";
 import type { Outcome, ThreadJson } from "../types.ts";
@@ -51,7 +52,7 @@ export function importPage(sql: SqlStore, page: TablePage): void {
     for (const row of page.rows) {
       const columns = Object.keys(row);
       sql.run(
-        `INSERT OR REPLACE INTO "${page.table}" (${columns.map((c) => `"${c}"`).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+        `INSERT OR REPLACE INTO "${page.table}" (${columns.map((c) => `"${c}"`).join(", ")}) VALUES (${placeholders(columns.length)})`,
         ...columns.map((c) => row[c]),
       );
     }
@@ -80,7 +81,7 @@ function* exportPages(sql: SqlStore, threadId: string, newThreadId: string): Gen
       // Few rows per read: a blob row holds up to 1 MiB, and the isolate has 128 MB.
       const rows: SqlRow[] = after
         ? sql.all(
-            `SELECT * FROM "${name}" WHERE (${keyList}) > (${key.map(() => "?").join(", ")}) ORDER BY ${keyList} LIMIT 16`,
+            `SELECT * FROM "${name}" WHERE (${keyList}) > (${placeholders(key.length)}) ORDER BY ${keyList} LIMIT 16`,
             ...after,
           )
         : sql.all(`SELECT * FROM "${name}" ORDER BY ${keyList} LIMIT 16`);

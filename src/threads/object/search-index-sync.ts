@@ -1,4 +1,5 @@
 // Inside the thread's Durable Object (threads/object/): pushing this thread's record to its shard of the search index (../search-index.ts).
+import { backoff, sleep } from "../../core/retry.ts";
 import { isPermanentWriteError, writeErrorReason } from "../../db/client.ts";
 import { log } from "../../observability/log.ts";
 import type { WorkspaceBindings } from "../../workspace/database.ts";
@@ -11,7 +12,7 @@ export const MAX_RETRY_MS = 5 * 60_000;
 
 /** How long the alarm waits before the next retry after `failures` failed writes in a row: doubling from RETRY_MS, capped. */
 export function retryDelay(failures: number): number {
-  return Math.min(RETRY_MS * 2 ** Math.min(Math.max(failures - 1, 0), 16), MAX_RETRY_MS);
+  return backoff(failures - 1, { base: RETRY_MS, cap: MAX_RETRY_MS });
 }
 
 /**
@@ -48,7 +49,7 @@ export class IndexSync {
   sync(delayMs: number): Promise<void> {
     if (this.#pending) return this.#pending;
     const pending = (async () => {
-      if (delayMs) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      if (delayMs) await sleep(delayMs);
       await this.#active;
       this.#pending = null;
       const record = this.records.read();

@@ -1,6 +1,7 @@
 // Inside the thread's Durable Object (threads/object/): the checkpoint serializer.
 import { load } from "@langchain/core/load";
 import { DeltaSnapshot, type SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import { isObject } from "../../core/json.ts";
 import { LC_ESCAPED_KEY as ESCAPED, isLangChainEscape } from "../../db/serialize.ts";
 
 /**
@@ -23,9 +24,6 @@ import { LC_ESCAPED_KEY as ESCAPED, isLangChainEscape } from "../../db/serialize
 const CIRCULAR = "[Circular]";
 
 type JsonRecord = Record<string, unknown>;
-
-const isRecord = (value: unknown): value is JsonRecord =>
-  value !== null && typeof value === "object" && !Array.isArray(value);
 
 /** As LangChain's `needsEscaping`: could be taken for a LangChain record or for an escape wrapper. */
 function needsEscaping(record: object): boolean {
@@ -126,10 +124,10 @@ export const isRevivable = (value: JsonRecord): boolean => {
  */
 function withoutUndefined(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutUndefined);
-  if (!isRecord(value) || isLangChainEscape(value)) return value;
+  if (!isObject(value) || isLangChainEscape(value)) return value;
   const out: JsonRecord = {};
   for (const [key, item] of Object.entries(value)) {
-    if (isRecord(item) && item.lc === 2 && item.type === "undefined") continue;
+    if (isObject(item) && item.lc === 2 && item.type === "undefined") continue;
     out[key] = withoutUndefined(item);
   }
   return out;
@@ -142,8 +140,8 @@ function withoutUndefined(value: unknown): unknown {
 function langChainRecords(value: unknown, found: JsonRecord[]): void {
   if (Array.isArray(value)) {
     for (const item of value) langChainRecords(item, found);
-  } else if (isRecord(value)) {
-    if (isLangChainEscape(value) && isRecord(value[ESCAPED])) {
+  } else if (isObject(value)) {
+    if (isLangChainEscape(value) && isObject(value[ESCAPED])) {
       for (const item of Object.values(value[ESCAPED] as JsonRecord)) langChainRecords(item, found);
     } else if (isLangChainRecord(value)) {
       if (isRevivable(value)) found.push(value);
@@ -199,8 +197,8 @@ function reviveConstructor(record: JsonRecord): unknown {
  */
 function revive(value: unknown, loaded: Iterator<unknown>): unknown {
   if (Array.isArray(value)) return value.map((item) => revive(item, loaded));
-  if (!isRecord(value)) return value;
-  if (isLangChainEscape(value) && isRecord(value[ESCAPED])) return reviveMembers(value[ESCAPED] as JsonRecord, loaded);
+  if (!isObject(value)) return value;
+  if (isLangChainEscape(value) && isObject(value[ESCAPED])) return reviveMembers(value[ESCAPED] as JsonRecord, loaded);
   if (isLangChainRecord(value)) return isRevivable(value) ? loaded.next().value : withoutUndefined(value);
   const revived = reviveMembers(value, loaded);
   if (revived.lc === 2) {

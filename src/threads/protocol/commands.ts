@@ -1,5 +1,6 @@
 import { type Authorizer, matchesFilter } from "../../core/auth-filter.ts";
 import { DomainError, isDomainError, notFound } from "../../core/errors.ts";
+import { isObject } from "../../core/json.ts";
 import { authorize } from "../../deployment/custom-auth.ts";
 import { type ThreadClient, unwrap } from "../client.ts";
 import { type RunCreate, RunCreateSchema } from "../runs/schemas.ts";
@@ -7,7 +8,8 @@ import { planRun, type RunCaller, type RunPlan } from "../runs/service.ts";
 import type { CreateRunInput } from "../runs/types.ts";
 import type { ProtocolView } from "../thread-rpc.ts";
 import { resumeValue } from "./normalize.ts";
-import type { ProtocolCommand, ProtocolError, ProtocolErrorCode, ProtocolResponse } from "./types.ts";
+import type { ProtocolCommand, ProtocolError, ProtocolResponse, ResponseMeta } from "./schemas.ts";
+import type { ProtocolErrorCode } from "./types.ts";
 
 /**
  * Protocol v2 commands, for both transports: `POST /threads/{id}/commands` runs them in the Worker,
@@ -31,9 +33,6 @@ export interface CommandContext {
   headers: Record<string, string>;
   thread: ProtocolThread;
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === "object" && !Array.isArray(value);
 
 const failure = (id: number, code: ProtocolErrorCode, message: string): ProtocolError => ({
   type: "error",

@@ -13,17 +13,8 @@ import {
   matchesFilter,
   subscriptionProblem,
 } from "./normalize.ts";
-import type {
-  EventDraft,
-  EventFilter,
-  LifecycleStatus,
-  Namespace,
-  ProtocolCommand,
-  ProtocolError,
-  ProtocolEvent,
-  ProtocolResponse,
-  ResponseMeta,
-} from "./types.ts";
+import type { EventFilter, ProtocolCommand, ProtocolError, ProtocolResponse, ResponseMeta } from "./schemas.ts";
+import type { EventDraft, LifecycleStatus, Namespace, ProtocolEvent } from "./types.ts";
 
 /**
  * The thread's side of protocol v2, inside its Durable Object: the numbered event log, the SSE

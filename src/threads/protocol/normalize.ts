@@ -1,7 +1,9 @@
+import { isObject } from "../../core/json.ts";
 import { toJson } from "../../db/serialize.ts";
 import { taskPayload } from "../runs/checkpoint-events.ts";
-import type { Channel, EventDraft, EventFilter, EventMethod, LifecycleStatus, Namespace } from "./types.ts";
-import { CHANNELS } from "./types.ts";
+import type { EventFilter } from "./schemas.ts";
+import type { Channel, EventDraft, EventMethod, LifecycleStatus, Namespace } from "./types.ts";
+import { isBaseChannel, isChannel } from "./types.ts";
 
 /**
  * Pure rules of protocol v2: how the graph's own protocol events (`streamEvents(..., {version: "v3"})`)
@@ -13,9 +15,6 @@ export interface GraphProtocolEvent {
   method: string;
   params: { namespace: Namespace; node?: string; data: unknown; timestamp?: number };
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === "object" && !Array.isArray(value);
 
 /** A run's status as a root lifecycle state. */
 export function lifecycleOf(status: string): LifecycleStatus {
@@ -90,13 +89,6 @@ export function eventDrafts(event: GraphProtocolEvent, asked: Set<string>): Even
   }
 }
 
-const BASE_CHANNELS = new Set<string>(CHANNELS);
-
-/** A channel a subscription may name: a base channel, or `custom:<name>`. */
-export function isChannel(value: string): boolean {
-  return BASE_CHANNELS.has(value) || (value.startsWith("custom:") && value.length > "custom:".length);
-}
-
 /** The channel an event travels on; named custom data travels on `custom:<name>`. */
 export function channelOf(event: { method: string; params: { data?: unknown } }): Channel | `custom:${string}` | null {
   if (event.method === "input.requested") return "input";
@@ -104,7 +96,7 @@ export function channelOf(event: { method: string; params: { data?: unknown } })
     const data = event.params.data;
     return isObject(data) && typeof data.name === "string" && data.name ? `custom:${data.name}` : "custom";
   }
-  return BASE_CHANNELS.has(event.method) ? (event.method as Channel) : null;
+  return isBaseChannel(event.method) ? event.method : null;
 }
 
 /**

@@ -1,9 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { JsonObject } from "../../core/schemas.ts";
-import { isChannel } from "./normalize.ts";
-import { ERROR_CODES } from "./types.ts";
+import { ERROR_CODES, isChannel } from "./types.ts";
 
-/** Protocol v2 wire schemas, for validation and the OpenAPI document. */
+/**
+ * Protocol v2 wire schemas, for validation (HTTP and WebSocket alike) and the OpenAPI document; the
+ * types of commands, responses and event filters are inferred from them.
+ */
 
 const Namespace = z.array(z.string().max(1024)).max(32);
 
@@ -36,20 +38,27 @@ export const EventsFilterSchema = z
 
 const Meta = z.object({ thread_id: z.string(), applied_through_seq: z.number().int() });
 
-export const ProtocolResponseSchema = z
-  .union([
-    z.object({
-      type: z.literal("success"),
-      id: z.number().int(),
-      result: z.record(z.string(), z.unknown()),
-      meta: Meta.optional(),
-    }),
-    z.object({
-      type: z.literal("error"),
-      id: z.number().int().nullable(),
-      error: z.enum(ERROR_CODES),
-      message: z.string(),
-      meta: Meta.optional(),
-    }),
-  ])
-  .openapi("ProtocolResponse");
+const SuccessSchema = z.object({
+  type: z.literal("success"),
+  id: z.number().int(),
+  result: z.record(z.string(), z.unknown()),
+  meta: Meta.optional(),
+});
+
+const ErrorSchema = z.object({
+  type: z.literal("error"),
+  id: z.number().int().nullable(),
+  error: z.enum(ERROR_CODES),
+  message: z.string(),
+  meta: Meta.optional(),
+});
+
+export const ProtocolResponseSchema = z.union([SuccessSchema, ErrorSchema]).openapi("ProtocolResponse");
+
+export type ProtocolCommand = z.infer<typeof CommandSchema>;
+/** Which events a connection (an SSE stream, or one WebSocket subscription) receives; `since`: only events after it. */
+export type EventFilter = z.infer<typeof EventsFilterSchema>;
+export type ResponseMeta = z.infer<typeof Meta>;
+export type ProtocolSuccess = z.infer<typeof SuccessSchema>;
+export type ProtocolError = z.infer<typeof ErrorSchema>;
+export type ProtocolResponse = z.infer<typeof ProtocolResponseSchema>;

@@ -1,9 +1,10 @@
+import { isObject } from "../../core/json.ts";
 import { database } from "../../db/client.ts";
 import { apiKeyLapse } from "../../tenancy/store.ts";
 import type { ThreadRecord } from "../object/record.ts";
 import { type CommandContext, errorEnvelope, handleCommand } from "./commands.ts";
 import { error, type ProtocolHub, type SocketCaller, send } from "./hub.ts";
-import type { ProtocolCommand } from "./types.ts";
+import { CommandSchema, type ProtocolCommand } from "./schemas.ts";
 
 /**
  * The WebSocket transport of protocol v2, on the thread's Durable Object. The Worker authenticates
@@ -48,7 +49,10 @@ export function pendingInterruptIds(record: ThreadRecord | null): string[] {
   );
 }
 
-/** Parses one socket message as a command envelope; null (after answering) when it is not one. */
+/**
+ * Parses one socket message as a command envelope, with the schema (and so the limits) of the HTTP
+ * route; null (after answering) when it is not one.
+ */
 function envelope(ws: WebSocket, message: string | ArrayBuffer): ProtocolCommand | null {
   let payload: unknown;
   try {
@@ -57,29 +61,22 @@ function envelope(ws: WebSocket, message: string | ArrayBuffer): ProtocolCommand
     send(ws, error(null, "invalid_argument", "Protocol commands must be valid JSON."));
     return null;
   }
-  const candidate = payload as Partial<ProtocolCommand> | null;
-  if (
-    !candidate ||
-    typeof candidate !== "object" ||
-    Array.isArray(candidate) ||
-    typeof candidate.id !== "number" ||
-    !Number.isInteger(candidate.id) ||
-    candidate.id < 0 ||
-    typeof candidate.method !== "string" ||
-    (candidate.params !== undefined &&
-      (candidate.params === null || typeof candidate.params !== "object" || Array.isArray(candidate.params)))
-  ) {
+  const command = CommandSchema.safeParse(payload);
+  if (!command.success) {
+    const given = isObject(payload) ? payload.id : undefined;
+    const id = typeof given === "number" && Number.isInteger(given) && given >= 0 ? given : null;
+    const issues = command.error.issues.map((issue) => `${issue.path.join(".") || "command"}: ${issue.message}`);
     send(
       ws,
       error(
-        typeof candidate?.id === "number" && Number.isInteger(candidate.id) && candidate.id >= 0 ? candidate.id : null,
+        id,
         "invalid_argument",
-        "Protocol commands must include a non-negative integer id, a string method and optional object params.",
+        `Protocol commands must include a non-negative integer id, a string method and optional object params (${issues.join("; ")}).`,
       ),
     );
     return null;
   }
-  return candidate as ProtocolCommand;
+  return command.data;
 }
 
 /** Runs one socket message: subscriptions here, every other command as over HTTP, as the socket's caller. */

@@ -1,5 +1,6 @@
 /**
- * Protocol v2 (thread-centric streaming) wire shapes: command envelopes in, responses and events out.
+ * Protocol v2 (thread-centric streaming): error codes, channels and events. Commands, responses and
+ * event filters are zod schemas (schemas.ts), their types inferred there.
  * One thread's events share one sequence (`seq`), which is also each event's `event_id`.
  */
 
@@ -33,6 +34,16 @@ export const CHANNELS = [
 ] as const;
 export type Channel = (typeof CHANNELS)[number];
 
+const BASE_CHANNELS = new Set<string>(CHANNELS);
+
+/** One of the base channels (not `custom:<name>`). */
+export const isBaseChannel = (value: string): value is Channel => BASE_CHANNELS.has(value);
+
+/** A channel a subscription may name: a base channel, or `custom:<name>`. */
+export function isChannel(value: string): boolean {
+  return isBaseChannel(value) || (value.startsWith("custom:") && value.length > "custom:".length);
+}
+
 /** The event method of each channel: only `input` differs. */
 export type EventMethod = Exclude<Channel, "input"> | "input.requested";
 
@@ -51,43 +62,6 @@ export interface EventDraft {
   node?: string;
   data: unknown;
   timestamp?: number;
-}
-
-export interface ProtocolCommand {
-  id: number;
-  method: string;
-  params?: Record<string, unknown>;
-}
-
-export interface ResponseMeta {
-  thread_id: string;
-  applied_through_seq: number;
-}
-
-export interface ProtocolSuccess {
-  type: "success";
-  id: number;
-  result: Record<string, unknown>;
-  meta?: ResponseMeta;
-}
-
-export interface ProtocolError {
-  type: "error";
-  id: number | null;
-  error: ProtocolErrorCode;
-  message: string;
-  meta?: ResponseMeta;
-}
-
-export type ProtocolResponse = ProtocolSuccess | ProtocolError;
-
-/** Which events a connection (an SSE stream, or one WebSocket subscription) receives. */
-export interface EventFilter {
-  channels: string[];
-  namespaces?: Namespace[];
-  depth?: number;
-  /** Only events after this sequence number. */
-  since?: number;
 }
 
 /** A root lifecycle state, as `lifecycle` events and `agent.getTree` report it. */

@@ -1,3 +1,4 @@
+import { isObject } from "../../core/json.ts";
 import { toJson } from "../../db/serialize.ts";
 import { checkpointRef } from "../object/graph-state.ts";
 import type { CheckpointRef } from "../types.ts";
@@ -21,9 +22,6 @@ interface GraphCheckpointChunk {
   next?: unknown;
   tasks?: unknown;
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === "object" && !Array.isArray(value);
 
 const refOf = (config: unknown): CheckpointRef | null =>
   isObject(config) && isObject(config.configurable) ? checkpointRef({ configurable: config.configurable }) : null;

@@ -2,7 +2,9 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { authFilter, authorizedRunRequest, guardThread } from "../../auth/guards.ts";
 import { filterAsContainment } from "../../core/auth-filter.ts";
+import { mapInBatches } from "../../core/batches.ts";
 import { isDomainError } from "../../core/errors.ts";
+import { WORKER_CONNECTIONS } from "../../core/limits.ts";
 import type { AppEnv } from "../../http/app-env.ts";
 import { jsonBytes, noContent, sse } from "../../http/responses.ts";
 import { createRouter } from "../../http/router.ts";
@@ -342,20 +344,11 @@ export const runRoutes = createRouter()
   .openapi(routes.statelessWait, (c) => createAndWait(c, c.req.valid("json")))
   .openapi(routes.batch, async (c) => {
     // Every body is checked (auth, assistant, limits) before any run starts, so a refused batch
-    // leaves nothing behind. Each run is its own thread; they start a few at a time (a Worker has
-    // 6 open connections).
-    const bodies = c.req.valid("json");
-    const prepared = [];
-    for (let i = 0; i < bodies.length; i += 6) {
-      prepared.push(
-        ...(await Promise.all(
-          bodies.slice(i, i + 6).map(async (body) => prepareRun(c.env, await authorizedRunRequest(c, body))),
-        )),
-      );
-    }
-    const runs = [];
-    for (let i = 0; i < prepared.length; i += 6)
-      runs.push(...(await Promise.all(prepared.slice(i, i + 6).map((input) => startRun(c.env, input)))));
+    // leaves nothing behind. Each run is its own thread; they start a few at a time.
+    const prepared = await mapInBatches(c.req.valid("json"), WORKER_CONNECTIONS, async (body) =>
+      prepareRun(c.env, await authorizedRunRequest(c, body)),
+    );
+    const runs = await mapInBatches(prepared, WORKER_CONNECTIONS, (input) => startRun(c.env, input));
     return c.json(runs, 200);
   })
   .openapi(routes.bulkCancel, async (c) => {

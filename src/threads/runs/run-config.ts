@@ -1,4 +1,5 @@
 import { clientConfigurable, isServerConfigurableKey } from "../../assistants/server-config.ts";
+import { isObject } from "../../core/json.ts";
 import type { CheckpointSelector } from "../types.ts";
 import type { AgentRun } from "./run-table.ts";
 
@@ -12,10 +13,6 @@ import type { AgentRun } from "./run-table.ts";
 
 /** Keys that pick the checkpoint a run forks from: the run's own, never the thread's. */
 const CHECKPOINT_KEYS = new Set(["checkpoint_id", "checkpoint_ns", "checkpoint_map"]);
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
 
 /** Later configs win key by key; `configurable` is merged the same way rather than replaced. */
 export function mergeConfigs(...configs: Record<string, unknown>[]): Record<string, unknown> {

@@ -1,3 +1,4 @@
+import { backoff, sleep } from "../../core/retry.ts";
 import { log } from "../../observability/log.ts";
 
 const ATTEMPTS = 4;
@@ -34,7 +35,7 @@ export async function deliverWebhook(url: string, payload: Record<string, unknow
         run_id: payload.run_id,
       });
     }
-    if (attempt < ATTEMPTS) await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** (attempt - 1)));
+    if (attempt < ATTEMPTS) await sleep(backoff(attempt - 1, { base: 500 }));
   }
   return false;
 }

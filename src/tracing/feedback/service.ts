@@ -1,6 +1,8 @@
 import { and, desc, eq, gt, inArray, isNotNull, isNull, type SQL, sql } from "drizzle-orm";
+import { chunked } from "../../core/batches.ts";
 import { invalid, notFound } from "../../core/errors.ts";
 import { type TraceFeedbackRow, traceFeedback } from "../../db/schema.ts";
+import { IDS_PER_STATEMENT } from "../../db/sql-batch.ts";
 import { armPartition, type WorkspaceBindings } from "../../workspace/database.ts";
 import type { PartitionAlarm } from "../../workspace/workspace-do.ts";
 import { locateRun, type TracesDatabase, tracesDatabase } from "../directory.ts";
@@ -16,9 +18,6 @@ import type { Feedback, FeedbackCreate, FeedbackListOptions, FeedbackUpdate } fr
  * `session_id` + `start_time` waits there unlocated, and joins its run's shard when the run is posted
  * (`placeWaiting`, called by ingestion) or when the feedback is next read or updated.
  */
-
-/** Run ids per statement (SQLite binds at most 100 values). */
-const RUN_IDS_PER_STATEMENT = 90;
 
 /**
  * Workspaces this isolate found with no feedback waiting, and when. Ingestion trusts that for
@@ -190,14 +189,14 @@ export class FeedbackService {
       noneWaitingSince.set(this.workspaceId, Date.now());
       return;
     }
-    for (let i = 0; i < runIds.length; i += RUN_IDS_PER_STATEMENT) {
+    for (const ids of chunked(runIds, IDS_PER_STATEMENT)) {
       const waiting = await this.db
         .select({ id: traceFeedback.id })
         .from(traceFeedback)
         .where(
           and(
             eq(traceFeedback.workspaceId, this.workspaceId),
-            inArray(traceFeedback.runId, runIds.slice(i, i + RUN_IDS_PER_STATEMENT)),
+            inArray(traceFeedback.runId, ids),
             isNull(traceFeedback.day),
           ),
         )

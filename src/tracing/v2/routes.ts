@@ -5,7 +5,7 @@ import { createRouter } from "../../http/router.ts";
 import { jsonBody, jsonContent, notFoundError } from "../../http/schemas.ts";
 import { secured } from "../../http/secured.ts";
 import { locateRun, tracesDatabase } from "../directory.ts";
-import { decodeCursor, QueryFilterError, queryBudget } from "../query.ts";
+import { decodeCursor, queryBudget } from "../query.ts";
 import { wireRun } from "../run-projection.ts";
 import type { StoredTracedRun } from "../shard-runs.ts";
 import { traceShardName } from "../trace-shard-do.ts";
@@ -41,22 +41,17 @@ export const tracingRunV2Routes = createRouter()
   .openapi(routes.query, async (c) => {
     const body = c.req.valid("json");
     if (body.cursor && !decodeCursor(body.cursor)) throw badRequest("cursor is not a cursor this API returned");
-    try {
-      return c.json(
-        await queryRunsV2(
-          tracesDatabase(c.env, c.get("principal").workspaceId),
-          c.env.TRACE_SHARD,
-          c.get("principal").workspaceId,
-          body,
-          queryBudget(c.env),
-          c.env,
-        ),
-        200,
-      );
-    } catch (error) {
-      if (error instanceof QueryFilterError) throw badRequest(error.message);
-      throw error;
-    }
+    return c.json(
+      await queryRunsV2(
+        tracesDatabase(c.env, c.get("principal").workspaceId),
+        c.env.TRACE_SHARD,
+        c.get("principal").workspaceId,
+        body,
+        queryBudget(c.env),
+        c.env,
+      ),
+      200,
+    );
   })
   .openapi(routes.get, async (c) => {
     const { run_id } = c.req.valid("param");

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_ID_LIST } from "../../core/limits.ts";
-import { isoTime, nullMeansAbsent, runTimeBound } from "../schemas.ts";
+import { isoTime, nullMeansAbsent, runTimeBound, TracingRunSchema } from "../schemas.ts";
 
 /**
  * The wire shapes of `/api/v2/runs` (LangSmith 0.16), as the SDKs' generated clients call them
@@ -92,8 +92,66 @@ export const RunsQueryV2Schema = nullMeansAbsent(
 ).openapi("RunsQueryV2");
 export type RunsQueryV2 = z.output<typeof RunsQueryV2Schema>;
 
-/** A v2 run: the selected fields only. */
-export const RunV2Schema = z.record(z.string(), z.unknown()).openapi("RunV2");
+const run = TracingRunSchema.shape;
+const preview = z.string().nullable().describe("The first 200 characters of the field's JSON (or text), then …");
+/** A field this server does not track: always null. */
+const untracked = z.null();
+
+/** A v2 run: the selected fields only, under their lower-case names (`id` alone when nothing is selected). */
+export const RunV2Schema = z
+  .object({
+    id: run.id,
+    name: run.name,
+    run_type: z.string().describe("In upper case: TOOL, CHAIN, LLM… or the client's own"),
+    status: z.string().describe("In upper case: SUCCESS, ERROR or PENDING, unless the client set its own"),
+    start_time: run.start_time,
+    end_time: run.end_time,
+    latency_seconds: run.latency,
+    first_token_time: run.first_token_time,
+    error: run.error,
+    error_preview: preview,
+    extra: run.extra,
+    metadata: z.record(z.string(), z.unknown()).nullable().describe("extra.metadata"),
+    events: run.events,
+    inputs: run.inputs,
+    inputs_preview: preview,
+    outputs: run.outputs,
+    outputs_preview: preview,
+    manifest: untracked,
+    parent_run_ids: run.parent_run_ids,
+    project_id: run.session_id,
+    trace_id: run.trace_id,
+    thread_id: run.thread_id,
+    dotted_order: run.dotted_order,
+    is_root: run.is_root,
+    reference_example_id: run.reference_example_id,
+    reference_dataset_id: untracked,
+    total_tokens: run.total_tokens,
+    prompt_tokens: run.prompt_tokens,
+    completion_tokens: run.completion_tokens,
+    total_cost: run.total_cost,
+    prompt_cost: run.prompt_cost,
+    completion_cost: run.completion_cost,
+    prompt_token_details: untracked,
+    completion_token_details: untracked,
+    prompt_cost_details: untracked,
+    completion_cost_details: untracked,
+    price_model_id: untracked,
+    tags: run.tags,
+    app_path: run.app_path,
+    attachments: z
+      .record(z.string(), z.string())
+      .nullable()
+      .describe("GET /api/v2/runs/{id} only: attachment name → its download URL"),
+    thread_evaluation_time: untracked,
+    is_in_dataset: z.boolean(),
+    last_queued_at: untracked,
+    share_url: untracked,
+    feedback_stats: run.feedback_stats,
+  } satisfies Record<Lowercase<RunSelectField>, z.ZodType>)
+  .partial()
+  .openapi("RunV2");
+export type RunV2 = z.infer<typeof RunV2Schema>;
 export const RunsPageV2Schema = z
   .object({ items: z.array(RunV2Schema), next_cursor: z.string().nullable() })
   .openapi("RunsPageV2");

@@ -2,19 +2,17 @@ import { badRequest } from "../../core/errors.ts";
 import type { WorkspaceBindings } from "../../workspace/database.ts";
 import type { TracesDatabase } from "../directory.ts";
 import { type QueryBudget, queryRuns } from "../query.ts";
-import type { RunsQuery } from "../schemas.ts";
-import type { StoredTracedRun } from "../shard-runs.ts";
+import type { RunsQuery, TracingRun } from "../schemas.ts";
 import type { TraceShardDO } from "../trace-shard-do.ts";
-import type { RunSelectField, RunsQueryV2 } from "./schemas.ts";
+import type { RunSelectField, RunsQueryV2, RunV2 } from "./schemas.ts";
 
 /**
  * `/api/v2/runs`: the v1 runs query and read, answered in the v2 shape (upper-case enums,
  * `project_id`, `latency_seconds`, previews, `items`/`next_cursor`).
  */
 
-/** A run as the v1 API returns it whole. */
-/** A run as the v1 reads answer it (the shard adds its feedback's stats). */
-export type V1Run = StoredTracedRun & { app_path: string; feedback_stats?: unknown };
+/** A run as the v1 reads answer it whole (the shard adds its feedback's stats). */
+export type V1Run = Omit<TracingRun, "s3_urls" | "feedback_stats"> & { feedback_stats?: TracingRun["feedback_stats"] };
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Runs served per page, whatever `page_size` asks: the SDKs follow `next_cursor`. */
@@ -29,7 +27,9 @@ const preview = (value: unknown): string | null => {
 };
 
 /** How each field is read from a v1 run; fields this server does not track are null. */
-const FIELDS: Record<RunSelectField, (run: V1Run, attachments: Record<string, string> | null) => unknown> = {
+const FIELDS: {
+  [F in RunSelectField]: (run: V1Run, attachments: Record<string, string> | null) => RunV2[Lowercase<F>];
+} = {
   ID: (r) => r.id,
   NAME: (r) => r.name,
   RUN_TYPE: (r) => r.run_type.toUpperCase(),
@@ -82,9 +82,10 @@ export function v2Run(
   run: V1Run,
   selects: RunSelectField[] | undefined,
   attachments: Record<string, string> | null = null,
-): Record<string, unknown> {
+): RunV2 {
   const fields: RunSelectField[] = selects?.length ? [...new Set(selects)] : ["ID"];
-  return Object.fromEntries(fields.map((field) => [field.toLowerCase(), FIELDS[field](run, attachments)]));
+  // FIELDS reads each field with the type RunV2Schema declares for it.
+  return Object.fromEntries(fields.map((field) => [field.toLowerCase(), FIELDS[field](run, attachments)])) as RunV2;
 }
 
 /** The v1 query a v2 body asks for. */

@@ -1,77 +1,15 @@
-/** The wire shapes of /api/v1/bulk-exports (src/export/schemas.ts), as the console reads them. */
+import type { BulkExportDestination, BulkExportRun, DestinationConfig } from "../../../../src/export/schemas.ts";
+import type { TracerSession } from "../../../../src/tracing/projects/schemas.ts";
 
-export interface DestinationConfig {
-  bucket_name: string;
-  prefix: string;
-  region: string | null;
-  endpoint_url: string | null;
-  include_bucket_in_prefix: boolean;
-  config_kwargs_s3: { addressing_style?: "auto" | "virtual" | "path" } | null;
-  r2_binding?: string | null;
-  /** Set by the server for the deployment's own bucket: every key starts with it. */
-  workspace_root?: string | null;
-}
-
-export interface Destination {
-  id: string;
-  display_name: string;
-  destination_type: "s3";
-  config: DestinationConfig;
-  /** Names of the stored credential fields only: the API never returns a secret. */
-  credentials_keys: string[];
-  created_at: string;
-  updated_at: string;
-}
-
-export type ExportStatus =
-  | "Created"
-  | "Running"
-  | "Completed"
-  | "Failed"
-  | "Cancelled"
-  | "TimedOut"
-  | "IntervalScheduled";
-
-export interface BulkExport {
-  id: string;
-  bulk_export_destination_id: string;
-  session_id: string;
-  start_time: string;
-  end_time: string | null;
-  filter: string | null;
-  export_fields: string[] | null;
-  format: "Parquet";
-  format_version: "v1" | "v2_beta";
-  compression: "none" | "gzip" | "snappy" | "zstandard";
-  interval_hours: number | null;
-  status: ExportStatus;
-  error: string | null;
-  source_bulk_export_id: string | null;
-  created_at: string;
-  updated_at: string;
-  finished_at: string | null;
-}
-
-export interface ExportRun {
-  id: string;
-  bulk_export_id: string;
-  status: "Created" | "Running" | "Completed" | "Failed" | "Cancelled" | "TimedOut";
-  retry_number: number;
-  /** One message per failed attempt: retry_0, retry_1, … */
-  errors: Record<string, string>;
-  start_time: string;
-  end_time: string;
-  rows_written: number;
-  exported_files: string[];
-  created_at: string;
-  finished_at: string | null;
-  metadata: { prefix: string; result: { bytes_written: number; export_path: string } };
-}
-
-export interface Project {
-  id: string;
-  name: string;
-}
+/**
+ * The wire shapes of /api/v1/bulk-exports: the server's own types (src/export/schemas.ts), inferred
+ * from its zod schemas, so a server change that breaks this section fails the console's type check.
+ * Type-only imports: esbuild erases them, no server code reaches the bundle.
+ */
+export type { BulkExport, DestinationConfig, ExportStatus } from "../../../../src/export/schemas.ts";
+export type Destination = BulkExportDestination;
+export type ExportRun = BulkExportRun;
+export type Project = Pick<TracerSession, "id" | "name">;
 
 /** Export states that will not change any more. */
 export const FINISHED = new Set<string>(["Completed", "Failed", "Cancelled", "TimedOut"]);

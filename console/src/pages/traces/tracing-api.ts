@@ -1,83 +1,32 @@
+import type { Feedback } from "../../../../src/tracing/feedback/schemas.ts";
+import type { TracerSession } from "../../../../src/tracing/projects/schemas.ts";
+import type {
+  RunStats,
+  RunsPage,
+  RunsQuery as ServerRunsQuery,
+  TracingRun,
+  TracingRunSelection,
+} from "../../../../src/tracing/schemas.ts";
 import { ApiError, api } from "../../api.ts";
+import { isPlainObject } from "../../json-input.ts";
 
-/** The tracing API's shapes (LangSmith-compatible, under /api/v1) as this section reads them. */
+/**
+ * The tracing API's shapes (LangSmith-compatible, under /api/v1): the server's own types, inferred
+ * from its zod schemas, so a server change that breaks this section fails the console's type check.
+ * Type-only imports: esbuild erases them, no server code reaches the bundle.
+ */
+export type { Feedback } from "../../../../src/tracing/feedback/schemas.ts";
+export type { TracerSession } from "../../../../src/tracing/projects/schemas.ts";
+export type { RunStats, RunsPage } from "../../../../src/tracing/schemas.ts";
 
-export interface TracerSession {
-  id: string;
-  name: string;
-  description: string | null;
-  start_time: string;
-}
+/**
+ * A traced run as `/runs/query` pages hold it (fields optional under `select`); `/runs/{id}` answers
+ * every field, with the run's attachments in `s3_urls`. Latency is in seconds.
+ */
+export type TracedRun = TracingRunSelection & Pick<TracingRun, "s3_urls">;
 
-/** A traced run as `/runs/query` and `/runs/{id}` return it; latency is in seconds. */
-export interface TracedRun {
-  id: string;
-  name: string;
-  run_type: string;
-  status: string;
-  trace_id: string;
-  parent_run_id: string | null;
-  dotted_order: string;
-  session_id: string;
-  start_time: string;
-  end_time: string | null;
-  latency?: number | null;
-  error?: string | null;
-  inputs?: Record<string, unknown> | null;
-  outputs?: Record<string, unknown> | null;
-  extra?: { metadata?: Record<string, unknown> } & Record<string, unknown>;
-  tags?: string[] | null;
-  prompt_tokens?: number | null;
-  completion_tokens?: number | null;
-  total_tokens?: number | null;
-  prompt_cost?: number | string | null;
-  completion_cost?: number | string | null;
-  total_cost?: number | string | null;
-  thread_id?: string | null;
-  /** `attachment.<name>` entries are the run's attachments, with download URLs that need no key. */
-  s3_urls?: Record<string, { presigned_url: string; mime_type?: string }> | null;
-}
-
-export interface RunsPage {
-  runs: TracedRun[];
-  cursors: { next: string | null; prev: null };
-}
-
-/** The body of `/runs/query` and `/runs/stats`. */
-export interface RunsQuery {
-  session?: string[];
-  trace?: string;
-  is_root?: boolean;
-  filter?: string;
-  start_time?: string;
-  select?: string[];
-  limit?: number;
-  cursor?: string;
-  order?: "asc" | "desc";
-}
-
-/** LangSmith's RunStats (`POST /runs/stats`); latencies in seconds, costs in dollars. */
-export interface RunStats {
-  run_count: number;
-  latency_p50: number | null;
-  latency_p99: number | null;
-  total_tokens: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  error_rate: number | null;
-  total_cost: number | null;
-  last_run_start_time: string | null;
-}
-
-export interface Feedback {
-  id: string;
-  run_id: string | null;
-  key: string;
-  score: number | null;
-  value: unknown;
-  comment: string | null;
-  created_at: string;
-}
+/** The body of `/runs/query` and `/runs/stats`: every field may be left out. */
+export type RunsQuery = Partial<ServerRunsQuery>;
 
 /** The columns the runs table shows: a page stays small (no inputs, outputs or events). */
 export const TABLE_SELECT = [
@@ -159,6 +108,7 @@ export function runSeconds(run: Pick<TracedRun, "latency" | "start_time" | "end_
  * come from session_id or conversation_id, which name no Agent Server thread).
  */
 export function threadIdOf(run: Pick<TracedRun, "extra">): string | undefined {
-  const id = run.extra?.metadata?.thread_id;
+  const metadata = run.extra?.metadata;
+  const id = isPlainObject(metadata) ? metadata.thread_id : undefined;
   return typeof id === "string" && id ? id : undefined;
 }
