@@ -5,7 +5,8 @@
 //   - a path whose first folder is a top-level folder of the repository (src/, scripts/, test/, bench/,
 //     migrations/, docs/...) or of src/ (threads/, http/...) must exist as given or, failing that, under
 //     src/ (so `threads/object/thread-do.ts` means src/threads/object/thread-do.ts);
-//   - a bare file name (`thread-do.ts`, `wrangler.toml`) must be the name of some file in the tree.
+//   - any other file path (`runs/schemas.ts`, `thread-do.ts`, `wrangler.toml`: a name with an extension
+//     of source, config or docs, alone or below folders) must end the path of some file in the tree.
 // Not checked: URLs and URL paths (`/runs/query`), packages (`@langchain/...`), placeholders (`<id>`, `…`,
 // `*`), paths outside the repository (`../shared/...`), and paths under a git-ignored folder (dist/,
 // .wrangler/...: outputs of the build and of runs, absent from a fresh checkout). Each miss reads
@@ -22,6 +23,7 @@ const SRC = join(ROOT, "src");
  * covers one page only.
  */
 const NOT_OURS: Record<string, string> = {
+  "README.md: path/to/langgraph.json": "a placeholder for any deployment's config",
   "docs/bring-your-own-agent.md: src/graph.ts": "the example session writes the user's own project's graph",
   "docs/bring-your-own-agent.md: wrangler.json":
     "the config the CLI generates in a project's build folder (dist/deployments/...)",
@@ -55,19 +57,19 @@ function folders(dir: string): Set<string> {
   );
 }
 
-/** Every file name in the tree (git-ignored folders left out). */
-function fileNames(dir: string, into = new Set<string>()): Set<string> {
+/** Every file of the tree, relative to the root (git-ignored folders left out). */
+function treeFiles(dir: string, into: string[] = []): string[] {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     if (IGNORED.has(entry.name)) continue;
-    if (entry.isDirectory()) fileNames(join(dir, entry.name), into);
-    else into.add(entry.name);
+    if (entry.isDirectory()) treeFiles(join(dir, entry.name), into);
+    else into.push(relative(ROOT, join(dir, entry.name)));
   }
   return into;
 }
 
 const ROOT_FOLDERS = folders(ROOT);
 const SRC_FOLDERS = folders(SRC);
-const FILE_NAMES = fileNames(ROOT);
+const TREE_FILES = treeFiles(ROOT);
 
 /** A file name with an extension of source, config, data or docs. */
 const BARE_FILE = /^[\w.-]+\.(ts|tsx|mts|js|mjs|cjs|json|jsonc|toml|sql|sh|css|html|md|png|svg|yaml|yml|py)$/;
@@ -140,14 +142,17 @@ function repositoryPath(token: string): string | undefined {
   path = path.replace(/^\.\//, "").replace(/:[\w-]+$/, ""); // `./graphs/echo.ts:graph`, `file.ts:12`
   const [first] = path.split("/");
   if (IGNORED.has(first)) return undefined;
-  if (path.includes("/")) return ROOT_FOLDERS.has(first) || SRC_FOLDERS.has(first) ? path : undefined;
-  return BARE_FILE.test(path) ? path : undefined;
+  if (ROOT_FOLDERS.has(first) || SRC_FOLDERS.has(first)) return path;
+  return BARE_FILE.test(path.split("/").at(-1) ?? "") ? path : undefined;
 }
 
 /** Whether a path from `repositoryPath` names something in the tree. */
 function exists(path: string): boolean {
-  if (!path.includes("/")) return FILE_NAMES.has(path);
-  return existsSync(join(ROOT, path)) || existsSync(join(SRC, path));
+  const [first] = path.split("/");
+  if (ROOT_FOLDERS.has(first) || SRC_FOLDERS.has(first)) {
+    return existsSync(join(ROOT, path)) || existsSync(join(SRC, path));
+  }
+  return TREE_FILES.some((file) => file === path || file.endsWith(`/${path}`));
 }
 
 const PAGES = [
@@ -228,6 +233,8 @@ describe("the checker itself", () => {
     ["scripts/lib/serve.ts:12", "scripts/lib/serve.ts", true],
     ["thread-do.ts", "thread-do.ts", true],
     ["thread-checkpoints.ts", "thread-checkpoints.ts", false],
+    ["runs/schemas.ts", "runs/schemas.ts", true],
+    ["object/thread-record.ts", "object/thread-record.ts", false],
     ["migrations/", "migrations/", true],
   ])("%s names %s, which exists: %s", (token, path, present) => {
     const named = repositoryPath(token.replace(/`/g, ""));
