@@ -18,21 +18,15 @@ import { describe, expect, it } from "vitest";
 const ROOT = resolve(import.meta.dirname, "../..");
 const SRC = join(ROOT, "src");
 
-/**
- * Mentions that are not this repository's files, each with why. Keyed by `page: path`, so an entry
- * covers one page only.
- */
+/** Paths the docs name that are not this repository's files, each with why. */
 const NOT_OURS: Record<string, string> = {
-  "README.md: path/to/langgraph.json": "a placeholder for any deployment's config",
-  "docs/bring-your-own-agent.md: src/graph.ts": "the example session writes the user's own project's graph",
-  "docs/bring-your-own-agent.md: wrangler.json":
-    "the config the CLI generates in a project's build folder (dist/deployments/...)",
-  "docs/bring-your-own-agent.md: wrangler.jsonc": "a name a user's project may give its own wrangler config",
-  "docs/benchmark.md: start.sh":
-    "the reference server's start script (the benchmark's anchor), outside this repository",
-  "docs/benchmark-history.md: start.sh": "the reference server's start script, outside this repository",
-  "docs/generative-ui.md: entrypoint.css": "a stylesheet a user's UI bundle may carry",
-  "docs/langgraph-json.md: file.ts": "the shape of a langgraph.json entry, not a file",
+  "path/to/langgraph.json": "a placeholder for any deployment's config",
+  "src/graph.ts": "the graph a user's own project holds, in bring-your-own-agent's example session",
+  "wrangler.json": "the config npm start --config and the CLI generate in a build folder, dist/deployments/...",
+  "wrangler.jsonc": "a name a user's project may give its own wrangler config",
+  "start.sh": "the reference server's start script (the benchmark's anchor), outside this repository",
+  "entrypoint.css": "a stylesheet a user's UI bundle may carry",
+  "file.ts": "the shape of a langgraph.json entry, not a file",
 };
 
 /** Folders .gitignore lists (`name/`): build and run outputs. */
@@ -74,18 +68,18 @@ const TREE_FILES = treeFiles(ROOT);
 /** A file name with an extension of source, config, data or docs. */
 const BARE_FILE = /^[\w.-]+\.(ts|tsx|mts|js|mjs|cjs|json|jsonc|toml|sql|sh|css|html|md|png|svg|yaml|yml|py)$/;
 
-/** One page's lines, each marked as inside a fenced code block or not. */
-function pageLines(page: string): { text: string; line: number; code: boolean }[] {
+const read = (page: string) => readFileSync(join(ROOT, page), "utf8");
+
+/** A page's lines, each marked as inside a fenced code block or not. */
+function pageLines(markdown: string): { text: string; line: number; code: boolean }[] {
   let fenced = false;
-  return readFileSync(join(ROOT, page), "utf8")
-    .split("\n")
-    .map((text, i) => {
-      if (/^\s*```/.test(text)) {
-        fenced = !fenced;
-        return { text: "", line: i + 1, code: true };
-      }
-      return { text, line: i + 1, code: fenced };
-    });
+  return markdown.split("\n").map((text, i) => {
+    if (/^\s*```/.test(text)) {
+      fenced = !fenced;
+      return { text: "", line: i + 1, code: true };
+    }
+    return { text, line: i + 1, code: fenced };
+  });
 }
 
 /** GitHub's heading slug: lowercase, punctuation dropped, spaces to hyphens. */
@@ -102,7 +96,7 @@ function slug(heading: string): string {
 function anchors(page: string): Set<string> {
   const seen = new Map<string, number>();
   const out = new Set<string>();
-  for (const { text, code } of pageLines(page)) {
+  for (const { text, code } of pageLines(read(page))) {
     const heading = !code && /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(text);
     if (!heading) continue;
     const base = slug(heading[1]);
@@ -113,14 +107,32 @@ function anchors(page: string): Set<string> {
   return out;
 }
 
-/** A line's inline code spans, and the line with them blanked (so a `](` in code is no link). */
-function inlineCode(text: string): { spans: string[]; rest: string } {
-  const spans: string[] = [];
-  const rest = text.replace(/(`+)([^`]|[^`].*?[^`])\1(?!`)/g, (_, _ticks, body: string) => {
-    spans.push(body.trim());
-    return " ".repeat(body.length + 2 * _ticks.length);
-  });
-  return { spans, rest };
+/** One piece of a page: the text of a code line or inline code span, or a link target, at its line. */
+interface Mention {
+  line: number;
+  text: string;
+}
+
+/**
+ * A page's code (each line of its code blocks, each inline code span, which may wrap over lines) and
+ * its link targets, read from the prose with the code spans blanked out (a `](` in code is no link).
+ */
+function pageParts(markdown: string): { code: Mention[]; links: Mention[] } {
+  const lines = pageLines(markdown);
+  const code = lines.filter((l) => l.code && l.text).map(({ line, text }) => ({ line, text }));
+  const prose = lines.map((l) => (l.code ? "" : l.text)).join("\n");
+  const lineAt = (offset: number) => prose.slice(0, offset).split("\n").length;
+  const blanked = prose.replace(
+    /(`+)((?:[^`\n]|\n(?![ \t]*\n))+?)\1(?!`)/g,
+    (span, _ticks, body: string, offset: number) => {
+      code.push({ line: lineAt(offset), text: body.replace(/\s+/g, " ").trim() });
+      return span.replace(/[^\n]/g, " ");
+    },
+  );
+  const links = blanked
+    .split("\n")
+    .flatMap((text, i) => linkTargets(text).map((target) => ({ line: i + 1, text: target })));
+  return { code, links };
 }
 
 /** The targets of a line's links and images, markdown or `<img src>`. */
@@ -169,23 +181,22 @@ function misses(): { links: string[]; paths: string[]; allowed: Set<string> } {
   const paths: string[] = [];
   const allowed = new Set<string>();
   for (const page of PAGES) {
-    for (const { text, line, code } of pageLines(page)) {
-      const { spans, rest } = code ? { spans: [text], rest: "" } : inlineCode(text);
-      const mentions = spans.flatMap(tokens);
-      for (const target of linkTargets(rest)) {
-        if (/^[a-z][\w+.-]*:/i.test(target)) continue; // http:, https:, mailto:
-        const [file, anchor] = target.split("#", 2);
-        const resolved = file ? join(dirname(join(ROOT, page)), decodeURIComponent(file)) : join(ROOT, page);
-        if (!existsSync(resolved)) links.push(`${page}:${line}: ${target}`);
-        else if (anchor !== undefined) {
-          const isPage = resolved.endsWith(".md") && statSync(resolved).isFile();
-          if (!isPage || !anchors(relative(ROOT, resolved)).has(anchor)) links.push(`${page}:${line}: ${target}`);
-        }
+    const parts = pageParts(read(page));
+    for (const { line, text: target } of parts.links) {
+      if (/^[a-z][\w+.-]*:/i.test(target)) continue; // http:, https:, mailto:
+      const [file, anchor] = target.split("#", 2);
+      const resolved = file ? join(dirname(join(ROOT, page)), decodeURIComponent(file)) : join(ROOT, page);
+      if (!existsSync(resolved)) links.push(`${page}:${line}: ${target}`);
+      else if (anchor !== undefined) {
+        const isPage = resolved.endsWith(".md") && statSync(resolved).isFile();
+        if (!isPage || !anchors(relative(ROOT, resolved)).has(anchor)) links.push(`${page}:${line}: ${target}`);
       }
-      for (const token of mentions) {
+    }
+    for (const { line, text } of parts.code) {
+      for (const token of tokens(text)) {
         const path = repositoryPath(token);
         if (path === undefined || exists(path)) continue;
-        if (`${page}: ${path}` in NOT_OURS) allowed.add(`${page}: ${path}`);
+        if (path in NOT_OURS) allowed.add(path);
         else paths.push(`${page}:${line}: ${path}`);
       }
     }
@@ -254,6 +265,20 @@ describe("the checker itself", () => {
     "x-d1-bookmark",
   ])("%s is no repository path", (token) => {
     expect(repositoryPath(token)).toBeUndefined();
+  });
+
+  it("reads an inline code span that wraps over lines as one", () => {
+    const page =
+      "Run `wrangler d1\nmigrations apply`, see `src/x.ts`.\n\n[y](y.md#z) `](no.md)`\n```sh\nnpm start\n```";
+    expect(pageParts(page)).toEqual({
+      code: [
+        { line: 6, text: "npm start" },
+        { line: 1, text: "wrangler d1 migrations apply" },
+        { line: 2, text: "src/x.ts" },
+        { line: 4, text: "](no.md)" },
+      ],
+      links: [{ line: 4, text: "y.md#z" }],
+    });
   });
 
   it("reads a call as code, not a file name", () => {
