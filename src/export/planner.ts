@@ -1,4 +1,4 @@
-import { and, asc, eq, getTableColumns, gt, gte, inArray, lt, lte } from "drizzle-orm";
+import { and, asc, eq, gte, lte } from "drizzle-orm";
 import { chunked } from "../core/batches.ts";
 import { isDomainError } from "../core/errors.ts";
 import { QUEUE_SEND_BATCH } from "../core/limits.ts";

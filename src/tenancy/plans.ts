@@ -1,11 +1,8 @@
 import { eq, inArray } from "drizzle-orm";
-import { createMiddleware } from "hono/factory";
 import { chunked } from "../core/batches.ts";
-import { forbidden } from "../core/errors.ts";
-import { type Database, database } from "../db/client.ts";
+import type { Database } from "../db/client.ts";
 import { organizations, workspaces } from "../db/schema.ts";
 import { IDS_PER_STATEMENT } from "../db/sql-batch.ts";
-import type { AppEnv } from "../http/app-env.ts";
 import { log } from "../observability/log.ts";
 import { PLANS, type Plan } from "./schemas.ts";
 

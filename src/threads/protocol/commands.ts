@@ -8,7 +8,7 @@ import { planRun, type RunCaller, type RunPlan } from "../runs/service.ts";
 import type { CreateRunInput } from "../runs/types.ts";
 import type { ProtocolView } from "../thread-rpc.ts";
 import { resumeValue } from "./normalize.ts";
-import type { ProtocolCommand, ProtocolError, ProtocolResponse, ResponseMeta } from "./schemas.ts";
+import type { ProtocolCommand, ProtocolError, ProtocolResponse } from "./schemas.ts";
 import type { ProtocolErrorCode } from "./types.ts";
 
 /**
