@@ -1,6 +1,6 @@
 // The import graph of src/ (pure: reads the files, starts nothing). Every relative `import`,
 // `export ... from` and `import("...")`, type-only ones included, must (a) form no circle and (b) keep
-// the layer rule the README states under "Layout": a module imports only from its own layer or a lower
+// the layer rule docs/architecture.md states under "Layout": a module imports only from its own layer or a lower
 // one, and a domain only from itself or a domain listed before it.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -136,12 +136,12 @@ function importCycles(edges: ImportEdge[]): string[][] {
   return cycles;
 }
 
-// The README's layers, lowest first ("Layout"). Files of one layer may import each other; a domain
+// The layers of docs/architecture.md, lowest first ("Layout"). Files of one layer may import each other; a domain
 // imports only from itself or a domain listed before it. Route files (`routes.ts`, `*-routes.ts`)
 // belong to the top layer, whatever their folder.
 /** Layer 1: what every domain shares. */
 const SHARED = ["core", "db", "workspace", "observability", "deployment", "limits-guard"];
-/** Layer 2: the domains, in the README's order. */
+/** Layer 2: the domains, in the order docs/architecture.md lists them. */
 const DOMAINS = [
   "tenancy",
   "tracing",
