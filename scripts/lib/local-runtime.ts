@@ -251,8 +251,27 @@ export async function startLocalServer(options: {
     detached: true,
   });
   const log = options.log ?? (() => {});
+  const listening = listeningUrl(child);
+  child.stdout?.on("data", (chunk) => log(String(chunk)));
+  child.stderr?.on("data", (chunk) => log(String(chunk)));
+  const stop = () => stopProcessGroup(child);
+  try {
+    const url = await listening;
+    await waitForOk(`${url}/ok`, 30_000, child);
+    return { url, child, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/**
+ * The URL a starting server (`npm start`, `agent-platform dev`) prints once workerd listens, which is
+ * how a child started with `--port 0` tells its port. Rejects if it exits or stays silent for `timeoutMs`.
+ */
+export function listeningUrl(child: ChildProcess, timeoutMs = 120_000): Promise<string> {
   let printed = "";
-  const listening = new Promise<string>((resolve, reject) => {
+  const said = new Promise<string>((resolve, reject) => {
     child.stdout?.on("data", (chunk) => {
       printed = (printed + String(chunk)).slice(-4_096);
       const url = LISTENING.exec(printed)?.[1];
@@ -260,17 +279,7 @@ export async function startLocalServer(options: {
     });
     child.once("exit", (code, signal) => reject(new Error(`the server exited (${signal ?? `code ${code}`})`)));
   });
-  child.stdout?.on("data", (chunk) => log(String(chunk)));
-  child.stderr?.on("data", (chunk) => log(String(chunk)));
-  const stop = () => stopProcessGroup(child);
-  try {
-    const url = await withDeadline(listening, 120_000, "the server did not say where it listens");
-    await waitForOk(`${url}/ok`, 30_000, child);
-    return { url, child, stop };
-  } catch (error) {
-    await stop();
-    throw error;
-  }
+  return withDeadline(said, timeoutMs, "the server did not say where it listens");
 }
 
 function withDeadline<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {

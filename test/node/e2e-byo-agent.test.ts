@@ -3,10 +3,11 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symli
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
+import { listeningUrl } from "../../scripts/lib/local-runtime.ts";
 import { projectBuildDir } from "../../scripts/lib/project.ts";
-import { freePort, offlineEnv, stopProcessGroup, waitForOk } from "../../scripts/lib/wrangler.ts";
+import { offlineEnv, stopProcessGroup, waitForOk } from "../../scripts/lib/wrangler.ts";
 
 // An agent project of its own (examples/byo-agent: its own package.json, a graph importing a package
 // this repository does not depend on, an http.app, a ui component, SDK logger calls), copied outside
@@ -47,8 +48,7 @@ beforeAll(async () => {
     filter: (source) => !/node_modules|\.agent-platform|\.dev\.vars/.test(source),
   });
   installProject(project);
-  const port = await freePort();
-  child = spawn(NODE, [BIN, "dev", "--port", String(port)], {
+  child = spawn(NODE, [BIN, "dev", "--port", "0"], {
     cwd: project,
     env: offlineEnv(),
     stdio: ["ignore", "pipe", "pipe"],
@@ -56,9 +56,9 @@ beforeAll(async () => {
   });
   child.stdout?.on("data", (chunk) => (log += chunk));
   child.stderr?.on("data", (chunk) => (log += chunk));
-  url = `http://127.0.0.1:${port}`;
   try {
-    await waitForOk(`${url}/ok`, 150_000, child);
+    url = await listeningUrl(child, 150_000);
+    await waitForOk(`${url}/ok`, 30_000, child);
   } catch (error) {
     throw new Error(`agent-platform dev did not start: ${(error as Error).message}\n${log}`);
   }
@@ -93,12 +93,22 @@ describe("agent-platform dev, from the project's own folder", () => {
   });
 
   it("getLogger() works at module load and inside nodes, into the structured log", async () => {
-    const lines = log
-      .split("\n")
-      .filter((line) => line.startsWith("{"))
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(lines.some((line) => line.message === "greeter graph loaded" && line.source === "graph")).toBe(true);
-    expect(lines.find((line) => line.message === "greeting")).toMatchObject({
+    const lines = () =>
+      log
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    // The runtime's output reaches this process on its own schedule, after the run's answer.
+    const greeting = await vi.waitFor(
+      () => {
+        const line = lines().find((l) => l.message === "greeting");
+        if (!line) throw new Error(`no "greeting" line yet in:\n${log.slice(-2_000)}`);
+        return line;
+      },
+      { timeout: 10_000, interval: 50 },
+    );
+    expect(lines().some((line) => line.message === "greeter graph loaded" && line.source === "graph")).toBe(true);
+    expect(greeting).toMatchObject({
       langgraph_node: "greet",
       graph_id: "greeter",
       name: "Ada",
