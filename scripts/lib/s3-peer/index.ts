@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { S3Client, type S3ClientOptions } from "../../../src/export/s3.ts";
 import { PROJECT_ROOT } from "../deployment.ts";
 import { scratchDir } from "../scratch.ts";
-import { freePort, offlineEnv, spawnWrangler, stopProcessGroup, waitForOk } from "../wrangler.ts";
+import { offlineEnv, spawnWrangler, stopProcessGroup, waitForOk } from "../wrangler.ts";
 
 /**
  * A real S3 peer: `wrangler dev` for ./wrangler.toml, whose R2 binding declares
@@ -37,7 +37,6 @@ export interface S3Peer {
 
 export async function startS3Peer(): Promise<S3Peer> {
   const persistTo = scratchDir("s3-peer");
-  const port = await freePort();
   let output = "";
   const args = [
     "dev",
@@ -45,8 +44,9 @@ export async function startS3Peer(): Promise<S3Peer> {
     CONFIG,
     "--ip",
     "127.0.0.1",
+    // The system picks the port; wrangler says which ("Ready on http://...").
     "--port",
-    String(port),
+    "0",
     "--persist-to",
     persistTo,
     "--show-interactive-dev-session=false",
@@ -60,8 +60,25 @@ export async function startS3Peer(): Promise<S3Peer> {
     rmSync(persistTo, { recursive: true, force: true });
   };
 
-  const origin = `http://127.0.0.1:${port}`;
+  let origin = "";
   try {
+    origin = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error("wrangler dev did not say where it listens within 60 s")),
+        60_000,
+      );
+      child.stdout?.on("data", () => {
+        const ready = /Ready on (http:\/\/[^\s]+)/.exec(output)?.[1];
+        if (ready) {
+          clearTimeout(timer);
+          resolve(ready.replace(/\/$/, ""));
+        }
+      });
+      child.once("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`wrangler dev exited with ${code}`));
+      });
+    });
     // The peer's Worker answers every path; /cdn-cgi/local/r2/s3 is served by wrangler beside it.
     await waitForOk(`${origin}/ok`, 60_000, child);
   } catch (error) {
