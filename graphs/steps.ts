@@ -6,12 +6,13 @@ import { Annotation, interrupt, type LangGraphRunnableConfig, StateGraph } from 
  * bench).
  *
  * A gate holds a run busy for exactly as long as a test needs, with no timing assumption: a run whose
- * `config.configurable.gate` names a gate stops before the node `gate_at` (default `step1`) until the
- * store holds an item under the namespace ["gates"] with the gate's name as key (the test opens it
- * with `PUT /store/items`), or until the run is stopped (cancelled, or over its wall-clock limit). The
- * store is the signal because a node reaches it in workerd tests and in the local server alike, and a
- * test can write it with one call; the gate lives in the configurable, not the state, so it neither
- * shows in the graph's values nor carries over to the thread's next run.
+ * `config.configurable.gates` maps a node to a gate name (`{ "step2": "<name>" }`) stops before that
+ * node until the store holds an item under the namespace ["gates"] with that name as key (the test
+ * opens it with `PUT /store/items`), or until the run is stopped (cancelled, or over its wall-clock
+ * limit). The store is the signal because a node reaches it in workerd tests and in the local server
+ * alike, and a test can write it with one call. The gates live in the configurable, not the state, so
+ * they never show in the graph's values; like any request config they carry over to the thread's
+ * next run, which passes a gate once it is open.
  */
 export const StepsState = Annotation.Root({
   items: Annotation<string[]>({ reducer: (left, right) => left.concat(right), default: () => [] }),
@@ -45,12 +46,11 @@ function stoppable(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-/** Waits until the run's gate, if it stops at `node`, is open in the store (or the run is stopped). */
+/** Waits until the run's gate before `node`, if it has one, is open in the store (or the run is stopped). */
 async function passGate(node: string, config: LangGraphRunnableConfig): Promise<void> {
-  const gate = config.configurable?.gate;
+  const gates: unknown = config.configurable?.gates;
+  const gate = gates !== null && typeof gates === "object" ? (gates as Record<string, unknown>)[node] : undefined;
   if (typeof gate !== "string") return;
-  const at = config.configurable?.gate_at;
-  if ((typeof at === "string" ? at : "step1") !== node) return;
   const store = config.store;
   if (!store) throw new Error("A gated steps run needs the platform's store");
   for (let wait = GATE_FIRST_LOOK_MS; !(await store.get(GATES, gate)); wait = Math.min(wait * 2, GATE_LAST_LOOK_MS))

@@ -40,14 +40,14 @@ describe("deployed example graphs", () => {
     expect(resumed.items).toEqual(["step1", "step2", "step3", "review"]);
   });
 
-  it("steps holds a gated run before gate_at until the store opens its gate, or until the run is stopped", async () => {
+  it("steps holds a gated run before the gate's node until the store opens its gate, or until the run is stopped", async () => {
     const steps = (await graphs.load("steps"))!;
     const gated = steps.withConfig({}) as typeof steps;
     gated.checkpointer = new MemorySaver();
     const store = new InMemoryStore();
     const looks = vi.spyOn(store, "batch"); // LangGraph hands a node's store calls over in batches
     gated.store = store;
-    const config = { configurable: { thread_id: crypto.randomUUID(), gate: "g1", gate_at: "step3" } };
+    const config = { configurable: { thread_id: crypto.randomUUID(), gates: { step3: "g1" } } };
     const done = gated.invoke({ items: [] }, config);
     // The node has looked at the closed gate three times, and the run is still before step3.
     await vi.waitFor(() => expect(looks.mock.calls.length).toBeGreaterThanOrEqual(3));
@@ -59,7 +59,7 @@ describe("deployed example graphs", () => {
     const controller = new AbortController();
     const stopped = gated.invoke(
       { items: [] },
-      { configurable: { thread_id: crypto.randomUUID(), gate: "shut" }, signal: controller.signal },
+      { configurable: { thread_id: crypto.randomUUID(), gates: { step1: "shut" } }, signal: controller.signal },
     );
     await vi.waitFor(() => expect(looks.mock.calls.length).toBeGreaterThanOrEqual(6));
     controller.abort(new Error("stopped by the test"));
