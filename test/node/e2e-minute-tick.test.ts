@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { parseEnv } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
+import { until as poll } from "../fixtures/until.ts";
 import { startDeployment } from "./helpers.ts";
 
 let deployment: Awaited<ReturnType<typeof startDeployment>>;
@@ -32,18 +33,19 @@ async function api<T>(method: string, path: string, body?: unknown): Promise<T> 
   return JSON.parse(text) as T;
 }
 
+/**
+ * Polls `probe` (every second) until it answers a value. Time itself is under test here: what is
+ * waited for comes with the wall clock's minute tick.
+ */
 async function until<T>(
   what: string,
   probe: () => Promise<T | null | undefined | false>,
   timeoutMs: number,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-  }
+  const value = await poll(probe, Boolean, timeoutMs, 1_000).catch((error: Error) => {
+    throw new Error(`timed out waiting for ${what}: ${error.message}`);
+  });
+  return value as T;
 }
 
 function tracedRun(projectId: string, start: string) {
