@@ -273,6 +273,9 @@ describe("authorization filters hide alice's resources from bob on every route",
       ((await ok(as("alice", "GET", `/threads/${thread}/runs/${slow.run_id}/join`))).items as string[]).slice(-4),
     ).toEqual(["step1", "step2", "step3", "review"]);
     expect((await ok(as("alice", "GET", `/threads/${thread}/runs/${slow.run_id}`))).status).toBe("success");
+    // Alice's store keeps only what the tests below expect (no run of this thread follows).
+    const { namespace, key } = held.opening;
+    expect((await as("alice", "DELETE", "/store/items", { namespace, key })).status).toBe(204);
   });
 
   it("deleting an assistant with delete_threads deletes only threads the threads:delete filter allows", async () => {
