@@ -139,7 +139,8 @@ describe("A2A with the official @a2a-js/sdk client", () => {
 
     it(`cancels a running task on a slow steps run (${dialect})`, async () => {
       // An assistant of steps whose runs wait at a gate never opened: the task is busy until cancelled.
-      const held = await new LangGraphClient({ apiUrl: server.url, apiKey: server.apiKey }).assistants.create({
+      const langGraph = new LangGraphClient({ apiUrl: server.url, apiKey: server.apiKey });
+      const held = await langGraph.assistants.create({
         graphId: "steps",
         config: gate().config,
       });
@@ -153,6 +154,8 @@ describe("A2A with the official @a2a-js/sdk client", () => {
       } as never)) as unknown as Task;
       expect(canceled.status.state).toBe(CANCELED);
       await expect(client.cancelTask({ tenant: "", id: slow.id, metadata: undefined } as never)).rejects.toThrow();
+      // MCP below lists one tool per assistant: the deployment's only.
+      await langGraph.assistants.delete(held.assistant_id);
     });
   }
 
