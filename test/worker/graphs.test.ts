@@ -66,7 +66,7 @@ describe("deployed example graphs", () => {
     await expect(stopped).rejects.toThrow(/stopped by the test|abort/i);
   });
 
-  // Time itself is under test: delay_ms is a real wait (the wall-clock limit's tests and the bench use it).
+  // Time itself is under test: delay_ms is a real wait (the wall-clock limit's tests use it).
   it("steps sleeps delay_ms in every node", async () => {
     const steps = (await graphs.load("steps"))!;
     const started = Date.now();

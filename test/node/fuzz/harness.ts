@@ -341,17 +341,16 @@ export async function runOutcomes<T extends { threadId: string; runId: string }>
   runs: T[],
   deadlineMs = 60_000,
 ): Promise<(T & { outcome: string })[]> {
-  const deadline = Date.now() + deadlineMs;
   const outcomes = new Map<T, string>();
-  for (;;) {
+  const allEnded = async () => {
     const pending = runs.filter((run) => !TERMINAL.includes(outcomes.get(run) ?? ""));
     await inParallel(pending, 4, async (run) => {
       outcomes.set(run, await runStatus(run.threadId, run.runId));
     });
-    const still = runs.filter((run) => !TERMINAL.includes(outcomes.get(run) ?? ""));
-    if (still.length === 0 || Date.now() > deadline) break;
-    await new Promise((done) => setTimeout(done, 250));
-  }
+    return runs.every((run) => TERMINAL.includes(outcomes.get(run) ?? ""));
+  };
+  // Runs still going at the deadline are reported as hung below.
+  await until(allEnded, Boolean, deadlineMs, 250).catch(() => undefined);
   return runs.map((run) => {
     const status = outcomes.get(run)!;
     return { ...run, outcome: TERMINAL.includes(status) ? status : `hung (${status} after ${deadlineMs / 1000} s)` };
