@@ -1,5 +1,6 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { gate } from "../fixtures/gate.ts";
 import { type ConsoleHarness, startConsoleHarness } from "./harness.ts";
 
 let harness: ConsoleHarness;
@@ -237,8 +238,16 @@ describe("flow 3: answer an interrupt of steps", () => {
 
 describe("cancel a running run", () => {
   it("stops a slow run of steps: the server's run ends interrupted, and the runs table says so", async () => {
-    const page = await openChat("steps");
-    await page.getByLabel("Input (JSON object)").fill('{"delay_ms": 3000}');
+    // An assistant of steps whose runs wait at step2's gate: the run is busy until it is stopped.
+    const held = gate("step2");
+    const assistant = await fetch(`${harness.server.url}/assistants`, {
+      method: "POST",
+      headers: { "X-Api-Key": harness.server.apiKey, "Content-Type": "application/json" },
+      body: JSON.stringify({ graph_id: "steps", name: "Gated pipeline", config: held.config }),
+    });
+    expect(assistant.status).toBe(200);
+    const page = await openChat("Gated pipeline");
+    await page.getByLabel("Input (JSON object)").fill('{"items": []}');
     await page.getByRole("button", { name: "Run" }).click();
     // The run exists (its trace link is shown) before it is stopped.
     const traceLink = page.locator(".chat-meta").getByRole("link", { name: "trace" });
@@ -254,8 +263,15 @@ describe("cancel a running run", () => {
         timeout: 15_000,
       })
       .toBe("interrupted");
-    // It really stopped: no step after the first one ran.
-    await new Promise((resolve) => setTimeout(resolve, 3500));
+    // It really stopped: with its gate open now, step2 still does not run. Time itself is under test
+    // (nothing happens): a live run would pass the open gate within 50 ms.
+    const opened = await fetch(`${harness.server.url}/store/items`, {
+      method: "PUT",
+      headers: { "X-Api-Key": harness.server.apiKey, "Content-Type": "application/json" },
+      body: JSON.stringify(held.opening),
+    });
+    expect(opened.status).toBe(204);
+    await new Promise((resolve) => setTimeout(resolve, 500));
     const state = await apiGet<{ values: { items?: string[] } }>(`/threads/${threadId}/state`);
     expect(state.values.items ?? []).not.toContain("step2");
     const row = page.getByRole("table", { name: "Runs" }).locator(`tr[data-run-id="${runId}"]`);

@@ -2,6 +2,8 @@
 // every resource, the store included (test/node/fixtures/filter-auth/). Alice owns everything made
 // here; bob must find none of it: a 404 (409 for a copy or an existing id), excluded from searches.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { gate } from "../fixtures/gate.ts";
+import { until } from "../fixtures/until.ts";
 import { startDeployment } from "./helpers.ts";
 
 let deployment: Awaited<ReturnType<typeof startDeployment>>;
@@ -253,21 +255,27 @@ describe("authorization filters hide alice's resources from bob on every route",
   });
 
   it("bob's status-only cancel leaves alice's runs alone", async () => {
+    // Alice's run is held at a gate until bob's cancel is done.
+    const held = gate();
     const slow = await ok(
-      as("alice", "POST", `/threads/${thread}/runs`, { assistant_id: "steps", input: { delay_ms: 300 } }),
+      as("alice", "POST", `/threads/${thread}/runs`, { assistant_id: "steps", input: {}, config: held.config }),
     );
-    for (let i = 0; i < 50; i++) {
-      const busy = (await ok(
-        as("alice", "POST", "/threads/search", { ids: [thread], status: "busy" }),
-      )) as unknown as unknown[];
-      if (busy.length) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const runOfAlice = () => ok(as("alice", "GET", `/threads/${thread}/runs/${slow.run_id}`));
+    await until(runOfAlice, (r) => r.status === "running");
+    await until(
+      () => ok(as("alice", "POST", "/threads/search", { ids: [thread], status: "busy" })),
+      (busy) => (busy as unknown as unknown[]).length > 0,
+    );
     expect((await as("bob", "POST", "/runs/cancel", { status: "all" })).status).toBe(204);
+    expect((await runOfAlice()).status).toBe("running");
+    expect((await as("alice", "PUT", "/store/items", held.opening)).status).toBe(204);
     expect(
       ((await ok(as("alice", "GET", `/threads/${thread}/runs/${slow.run_id}/join`))).items as string[]).slice(-4),
     ).toEqual(["step1", "step2", "step3", "review"]);
     expect((await ok(as("alice", "GET", `/threads/${thread}/runs/${slow.run_id}`))).status).toBe("success");
+    // Alice's store keeps only what the tests below expect (no run of this thread follows).
+    const { namespace, key } = held.opening;
+    expect((await as("alice", "DELETE", "/store/items", { namespace, key })).status).toBe(204);
   });
 
   it("deleting an assistant with delete_threads deletes only threads the threads:delete filter allows", async () => {

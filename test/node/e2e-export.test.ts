@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FaultProxy, startFaultProxy } from "../../scripts/lib/s3-peer/fault-proxy.ts";
 import { type S3Peer, startS3Peer } from "../../scripts/lib/s3-peer/index.ts";
 import { scratchDir } from "../../scripts/lib/scratch.ts";
+import { until as poll } from "../fixtures/until.ts";
 import { startTestServer } from "./helpers.ts";
 import { datasetFiles, readHiveDataset } from "./hive-dataset.ts";
 
@@ -87,18 +88,16 @@ const tick = (time?: Date) =>
     r.text(),
   );
 
+/** Polls `probe` (every 250 ms) until it answers a value. */
 async function until<T>(
   what: string,
   probe: () => Promise<T | null | undefined | false>,
   timeoutMs = 60_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  const value = await poll(probe, Boolean, timeoutMs, 250).catch((error: Error) => {
+    throw new Error(`timed out waiting for ${what}: ${error.message}`);
+  });
+  return value as T;
 }
 
 const finished = (id: string) =>
@@ -378,7 +377,8 @@ describe("one-off exports", () => {
     expect(await api<Export>("PATCH", `/bulk-exports/${created.id}`, { status: "Cancelled" })).toMatchObject({
       status: "Cancelled",
     });
-    // The retry comes and goes (5 s backoff) without writing anything.
+    // The retry comes and goes (5 s backoff) without writing anything. Time itself is under test: the
+    // retry's real backoff, and nothing written when it has passed.
     await new Promise((resolve) => setTimeout(resolve, 7_000));
     const [run] = await api<ExportRun[]>("GET", `/bulk-exports/${created.id}/runs`);
     expect(run).toMatchObject({ status: "Cancelled", rows_written: 0, exported_files: [] });

@@ -2,6 +2,7 @@
 // Cron Trigger does: a cron runs and a bulk export completes with nobody calling the scheduled route.
 // One server and one wait for the boundary serve both, to keep the test as short as a minute allows.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { until as poll } from "../fixtures/until.ts";
 import { startDeployment } from "./helpers.ts";
 
 let deployment: Awaited<ReturnType<typeof startDeployment>>;
@@ -27,18 +28,19 @@ async function api<T>(method: string, path: string, body?: unknown): Promise<T> 
   return JSON.parse(text) as T;
 }
 
+/**
+ * Polls `probe` (every second) until it answers a value. Time itself is under test here: what is
+ * waited for comes with the wall clock's minute tick.
+ */
 async function until<T>(
   what: string,
   probe: () => Promise<T | null | undefined | false>,
   timeoutMs: number,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-  }
+  const value = await poll(probe, Boolean, timeoutMs, 1_000).catch((error: Error) => {
+    throw new Error(`timed out waiting for ${what}: ${error.message}`);
+  });
+  return value as T;
 }
 
 function tracedRun(projectId: string, start: string) {

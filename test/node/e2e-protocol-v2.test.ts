@@ -463,6 +463,7 @@ describe("protocol v2", () => {
     const socket = await openSocket(threadId, otherKey);
     const subscribed = await socket.send("subscription.subscribe", { channels: ["lifecycle", "values"] });
     expect(subscribed.result?.replayed_events).toBe(0);
+    // Time itself is under test: nothing reaches the other workspace's readers within 1.5 s.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     spy.close();
     expect(spy.inbox.items).toEqual([]);

@@ -3,6 +3,7 @@ import { Client as LangGraphClient } from "@langchain/langgraph-sdk";
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect, it } from "vitest";
+import { gate } from "../fixtures/gate.ts";
 import { sharedServer } from "./helpers.ts";
 
 const server = sharedServer();
@@ -131,8 +132,14 @@ describe("A2A with the official @a2a-js/sdk client", () => {
     });
 
     it(`cancels a running task on a slow steps run (${dialect})`, async () => {
-      const client = await a2aClient("steps", legacy);
-      const slow = (await client.sendMessage(message({ delay_ms: 1000 }, "", true))) as unknown as Task;
+      // An assistant of steps whose runs wait at a gate never opened: the task is busy until cancelled.
+      const langGraph = new LangGraphClient({ apiUrl: server.url, apiKey: server.apiKey });
+      const held = await langGraph.assistants.create({
+        graphId: "steps",
+        config: gate().config,
+      });
+      const client = await a2aClient(held.assistant_id, legacy);
+      const slow = (await client.sendMessage(message({ items: [] }, "", true))) as unknown as Task;
       expect(slow.status.state).not.toBe(COMPLETED);
       const canceled = (await client.cancelTask({
         tenant: "",
@@ -141,6 +148,8 @@ describe("A2A with the official @a2a-js/sdk client", () => {
       } as never)) as unknown as Task;
       expect(canceled.status.state).toBe(CANCELED);
       await expect(client.cancelTask({ tenant: "", id: slow.id, metadata: undefined } as never)).rejects.toThrow();
+      // MCP below lists one tool per assistant: the deployment's only.
+      await langGraph.assistants.delete(held.assistant_id);
     });
   }
 

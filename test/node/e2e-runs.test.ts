@@ -5,6 +5,8 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Client, type Run } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Gate, gate, heldAt } from "../fixtures/gate.ts";
+import { until } from "../fixtures/until.ts";
 import { startTestServer, type TestServer } from "./helpers.ts";
 
 /** What the SDK yields for one SSE event. */
@@ -59,22 +61,8 @@ async function failure(promise: Promise<unknown>): Promise<{ status: number; bod
   return { status: error.status, body };
 }
 
-/** Polls `read` until `done` holds for its value. */
-async function until<T>(
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  timeoutMs = 20_000,
-  everyMs = 50,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline)
-      throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(value)}`);
-    await sleep(everyMs);
-  }
-}
+/** Opens a gate of the steps graph (test/fixtures/gate.ts). */
+const openGate = (client: Client, g: Gate) => client.store.putItem(g.opening.namespace, g.opening.key, g.opening.value);
 
 const content = (m: { content: unknown }) => (typeof m.content === "string" ? m.content : JSON.stringify(m.content));
 
@@ -136,6 +124,23 @@ describe("runs against the local server", () => {
       (run) => statuses.includes(run.status),
       timeoutMs,
     );
+  const open = (g: Gate) => openGate(client, g);
+  /**
+   * A client that opens `g` once the server has answered its next GET .../stream: the join is
+   * subscribed to the run by then, so it sees every event from the gate on.
+   */
+  const joinThenOpen = (g: Gate) =>
+    new Client({
+      apiUrl: server.url,
+      apiKey: server.apiKey,
+      callerOptions: {
+        fetch: async (url: string, init?: RequestInit) => {
+          const response = await fetch(url, init);
+          if (init?.method === "GET" && new URL(url).pathname.endsWith("/stream")) await open(g);
+          return response;
+        },
+      },
+    });
   const history = (threadId: string) => client.threads.getHistory<StepsValues>(threadId, { limit: 100 });
   const runCheckpoints = async (threadId: string, runId: string) =>
     (await history(threadId)).filter((state) => state.metadata?.run_id === runId);
@@ -200,7 +205,7 @@ describe("runs against the local server", () => {
           onRunCreated: ({ run_id }) => ids.push(run_id),
         });
       }
-      const third = await client.runs.create(threadId, "steps", { input: { items: [], delay_ms: 300 } });
+      const third = await client.runs.create(threadId, "steps", { input: { items: [] }, config: gate().config });
       ids.push(third.run_id);
       await client.runs.cancel(threadId, third.run_id, true, "interrupt");
       expect(await runStatus(threadId, third.run_id)).toBe("interrupted");
@@ -507,15 +512,26 @@ describe("runs against the local server", () => {
       const original: StreamEvent[] = [];
       let runId = "";
       let midRun: Promise<StreamEvent[]> | undefined;
+      // The run waits at step3's gate after event 5 (step2's values); the join opens it once it has
+      // replayed up to there, so it is live for the rest.
+      const held = gate("step3");
+      const joinMidRun = async () => {
+        const joined: StreamEvent[] = [];
+        for await (const event of client.runs.joinStream(threadId, runId, { lastEventId: "1" })) {
+          joined.push(event as StreamEvent);
+          if (event.id === "5") await open(held);
+        }
+        return joined;
+      };
       for await (const event of client.runs.stream(threadId, "steps", {
-        input: { items: [], delay_ms: 150 },
+        input: { items: [] },
+        config: held.config,
         streamMode: ["values", "updates"],
         streamResumable: true,
       })) {
         original.push(event as StreamEvent);
         if (event.event === "metadata") runId = (event.data as { run_id: string }).run_id;
-        if (event.id === "3" && !midRun)
-          midRun = collect(client.runs.joinStream(threadId, runId, { lastEventId: "1" }));
+        if (event.id === "3" && !midRun) midRun = joinMidRun();
       }
       expect(original.map((e) => e.id)).toEqual(original.map((_, i) => String(i)));
       expect(original.length).toBe(1 + 5 + 4); // metadata, 5 values, 4 updates
@@ -530,13 +546,16 @@ describe("runs against the local server", () => {
 
     it("joinStream of a running background run delivers its remaining events and ends with the run", async () => {
       const threadId = await newThread();
+      // Held at step3's gate until the join is subscribed: it sees step3 and review.
+      const held = gate("step3");
       const run = await client.runs.create(threadId, "steps", {
-        input: { items: [], delay_ms: 200 },
+        input: { items: [] },
+        config: held.config,
         streamMode: "updates",
       });
-      const events = await collect(client.runs.joinStream(threadId, run.run_id));
+      const events = await collect(joinThenOpen(held).runs.joinStream(threadId, run.run_id));
       const updates = events.filter((e) => e.event === "updates").map((e) => Object.keys(e.data as object)[0]);
-      expect(updates.length).toBeGreaterThan(0);
+      expect(updates.slice(-2)).toEqual(["step3", "review"]);
       expect(ALL_STEPS.slice(-updates.length)).toEqual(updates);
       expect(await runStatus(threadId, run.run_id)).toBe("success");
     });
@@ -790,8 +809,11 @@ describe("runs against the local server", () => {
       const threadId = await newThread();
       let runId = "";
       const events: StreamEvent[] = [];
+      // Held at step2's gate: the cancel comes while step2 waits.
+      const held = gate("step2");
       for await (const event of client.runs.stream(threadId, "steps", {
-        input: { items: [], delay_ms: 400 },
+        input: { items: [] },
+        config: held.config,
         streamMode: "updates",
       })) {
         events.push(event as StreamEvent);
@@ -806,8 +828,9 @@ describe("runs against the local server", () => {
       expect(thread.status).toBe("idle");
       const state = await client.threads.getState<StepsValues>(threadId);
       expect(state.values.items).toEqual(["step1"]);
-      // The thread accepts the next run and continues from the kept state.
-      const values = (await client.runs.wait(threadId, "steps", { input: { items: [], delay_ms: 0 } })) as StepsValues;
+      // The thread accepts the next run (which inherits the request's gate) and continues from the kept state.
+      await open(held);
+      const values = (await client.runs.wait(threadId, "steps", { input: { items: [] } })) as StepsValues;
       expect(values.items).toEqual(["step1", ...ALL_STEPS]);
     });
 
@@ -815,8 +838,11 @@ describe("runs against the local server", () => {
       const threadId = await newThread();
       await client.runs.wait(threadId, "steps", { input: { items: [] } });
       const before = await history(threadId);
-      const run = await client.runs.create(threadId, "steps", { input: { items: ["extra"], delay_ms: 400 } });
-      // Cancel once the run has written checkpoints of its own.
+      const run = await client.runs.create(threadId, "steps", {
+        input: { items: ["extra"] },
+        config: gate("step2").config,
+      });
+      // Cancel once the run has written checkpoints of its own (it then waits at step2's gate).
       await until(
         () => runCheckpoints(threadId, run.run_id),
         (states) => states.length >= 2,
@@ -835,7 +861,8 @@ describe("runs against the local server", () => {
 
     it("a pending (queued) run cancelled with interrupt never starts", async () => {
       const threadId = await newThread();
-      const first = await client.runs.create(threadId, "steps", { input: { items: [], delay_ms: 300 } });
+      const held = gate();
+      const first = await client.runs.create(threadId, "steps", { input: { items: [] }, config: held.config });
       const second = await client.runs.create(threadId, "steps", {
         input: { items: ["queued"] },
         multitaskStrategy: "enqueue",
@@ -843,6 +870,7 @@ describe("runs against the local server", () => {
       expect(await runStatus(threadId, second.run_id)).toBe("pending");
       await client.runs.cancel(threadId, second.run_id, false, "interrupt");
       expect(await runStatus(threadId, second.run_id)).toBe("interrupted");
+      await open(held);
       await client.runs.join(threadId, first.run_id);
       expect((await client.threads.getState<StepsValues>(threadId)).values.items).toEqual(ALL_STEPS);
       expect((await client.threads.get(threadId)).status).toBe("idle");
@@ -850,11 +878,12 @@ describe("runs against the local server", () => {
 
     it("cancel without wait answers at once; the run then ends interrupted", async () => {
       const threadId = await newThread();
-      const run = await client.runs.create(threadId, "steps", { input: { items: [], delay_ms: 400 } });
+      // Held at a gate never opened: the run would not end by itself.
+      const run = await client.runs.create(threadId, "steps", { input: { items: [] }, config: gate().config });
       await waitForStatus(threadId, run.run_id, ["running"]);
       const started = Date.now();
       await client.runs.cancel(threadId, run.run_id, false, "interrupt");
-      expect(Date.now() - started).toBeLessThan(1_000); // the run itself has > 1 s to go
+      expect(Date.now() - started).toBeLessThan(1_000);
       await waitForStatus(threadId, run.run_id, ["interrupted"], 5_000);
       await until(
         () => client.threads.get(threadId),
@@ -865,13 +894,15 @@ describe("runs against the local server", () => {
 
     it("rollback of a queued run deletes it before it starts", async () => {
       const threadId = await newThread();
-      const first = await client.runs.create(threadId, "steps", { input: { items: [], delay_ms: 300 } });
+      const held = gate();
+      const first = await client.runs.create(threadId, "steps", { input: { items: [] }, config: held.config });
       const second = await client.runs.create(threadId, "steps", {
         input: { items: ["queued"] },
         multitaskStrategy: "enqueue",
       });
       await client.runs.cancel(threadId, second.run_id, true, "rollback");
       expect((await failure(getRun(threadId, second.run_id))).status).toBe(404);
+      await open(held);
       await client.runs.join(threadId, first.run_id);
       expect((await client.runs.list(threadId)).map((r) => [r.run_id, r.status])).toEqual([[first.run_id, "success"]]);
       expect((await client.threads.getState<StepsValues>(threadId)).values.items).toEqual(ALL_STEPS);
@@ -881,8 +912,12 @@ describe("runs against the local server", () => {
       const threadId = await newThread();
       const controller = new AbortController();
       let runId = "";
+      // The server learns of the disconnect when it next writes: step2's update, once its gate opens
+      // after the client has gone; step3 waits at a gate never opened, so the cancel finds the run busy.
+      const second = gate("step2");
       for await (const event of client.runs.stream(threadId, "steps", {
-        input: { items: [], delay_ms: 400 },
+        input: { items: [] },
+        config: heldAt(second, gate("step3")),
         streamMode: "updates",
         onDisconnect: "cancel",
         signal: controller.signal,
@@ -893,6 +928,7 @@ describe("runs against the local server", () => {
           break;
         }
       }
+      await open(second);
       const run = await waitForStatus(threadId, runId, ["interrupted", "success", "error"], 10_000);
       expect(run.status).toBe("interrupted");
       expect((await client.threads.getState<StepsValues>(threadId)).values.items).not.toContain("review");
@@ -900,7 +936,7 @@ describe("runs against the local server", () => {
 
     it("a join waiting on a run that is then rolled back gets a complete answer, not a cut-off response", async () => {
       const threadId = await newThread();
-      const run = await client.runs.create(threadId, "steps", { input: { items: [], delay_ms: 400 } });
+      const run = await client.runs.create(threadId, "steps", { input: { items: [] }, config: gate().config });
       const joined = client.runs.join(threadId, run.run_id).then(
         (value) => ({ value, status: 200, message: "" }),
         (error: { status?: number; message: string }) => ({
@@ -929,16 +965,19 @@ describe("runs against the local server", () => {
   });
 
   describe("double texting (multitask strategies)", () => {
-    const slow = { items: [] as string[], delay_ms: 400 };
+    // The first run is held at a gate: busy for as long as the test needs.
+    const slow = { items: [] as string[] };
 
     it("reject: a second run on a busy thread answers 409 and is not created", async () => {
       const threadId = await newThread();
-      const first = await client.runs.create(threadId, "steps", { input: slow });
+      const held = gate();
+      const first = await client.runs.create(threadId, "steps", { input: slow, config: held.config });
       const refused = await failure(
         client.runs.create(threadId, "steps", { input: { items: [] }, multitaskStrategy: "reject" }),
       );
       expect(refused.status).toBe(409);
       expect(JSON.stringify(refused.body)).toContain("Thread is already running a task");
+      await open(held);
       await client.runs.join(threadId, first.run_id);
       expect((await client.runs.list(threadId)).map((r) => r.run_id)).toEqual([first.run_id]);
       expect(await runStatus(threadId, first.run_id)).toBe("success");
@@ -946,15 +985,17 @@ describe("runs against the local server", () => {
 
     it("enqueue: the second run waits, then runs after the first", async () => {
       const threadId = await newThread();
-      const first = await client.runs.create(threadId, "steps", { input: slow });
+      const held = gate();
+      const first = await client.runs.create(threadId, "steps", { input: slow, config: held.config });
       const second = await client.runs.create(threadId, "steps", {
-        input: { items: ["second"], delay_ms: 0 },
+        input: { items: ["second"] },
         multitaskStrategy: "enqueue",
       });
       expect(second.status).toBe("pending");
       await waitForStatus(threadId, first.run_id, ["running"]);
       expect(await runStatus(threadId, second.run_id)).toBe("pending");
       expect((await client.threads.get(threadId)).status).toBe("busy");
+      await open(held);
 
       const values = (await client.runs.join(threadId, second.run_id)) as StepsValues;
       expect(await runStatus(threadId, first.run_id)).toBe("success");
@@ -965,34 +1006,32 @@ describe("runs against the local server", () => {
 
     it("interrupt: the first run ends interrupted (its finished steps kept), the second runs", async () => {
       const threadId = await newThread();
-      const first = await client.runs.create(threadId, "steps", { input: slow });
+      const first = await client.runs.create(threadId, "steps", { input: slow, config: gate("step2").config });
       await until(
         () => runCheckpoints(threadId, first.run_id),
         (states) => states.some((s) => s.values.items?.includes("step1")),
       );
       const second = await client.runs.create(threadId, "steps", {
-        input: { items: ["second"], delay_ms: 0 },
+        input: { items: ["second"] },
         multitaskStrategy: "interrupt",
       });
       const values = (await client.runs.join(threadId, second.run_id)) as StepsValues;
       expect(await runStatus(threadId, first.run_id)).toBe("interrupted");
       expect(await runStatus(threadId, second.run_id)).toBe("success");
-      // Run 1 stopped after step1 (or step2), and run 2 started from what it kept.
-      expect(values.items[0]).toBe("step1");
-      expect(values.items.slice(-5)).toEqual(["second", ...ALL_STEPS]);
-      expect(values.items.length).toBeLessThan(8);
+      // Run 1 stopped at step2's gate, and run 2 started from what it kept.
+      expect(values.items).toEqual(["step1", "second", ...ALL_STEPS]);
       expect((await client.threads.get(threadId)).status).toBe("idle");
     });
 
     it("rollback: the first run is deleted with its checkpoints, the second runs from the state before it", async () => {
       const threadId = await newThread();
-      const first = await client.runs.create(threadId, "steps", { input: slow });
+      const first = await client.runs.create(threadId, "steps", { input: slow, config: gate("step2").config });
       await until(
         () => runCheckpoints(threadId, first.run_id),
         (states) => states.some((s) => s.values.items?.includes("step1")),
       );
       const second = await client.runs.create(threadId, "steps", {
-        input: { items: ["second"], delay_ms: 0 },
+        input: { items: ["second"] },
         multitaskStrategy: "rollback",
       });
       const values = (await client.runs.join(threadId, second.run_id)) as StepsValues;
@@ -1034,14 +1073,17 @@ describe("runs against the local server", () => {
     });
 
     it("runs.create(null, ...) runs in the background on a temporary thread, removed when done", async () => {
+      // Held at step1's gate until the join is subscribed: it sees every step.
+      const held = gate();
       const run = await client.runs.create(null, "steps", {
-        input: { items: [], delay_ms: 200 },
+        input: { items: [] },
+        config: held.config,
         streamMode: "updates",
       });
       expect(run).toMatchObject({ status: "pending", thread_id: expect.any(String) });
-      const events = await collect(client.runs.joinStream(null, run.run_id));
+      const events = await collect(joinThenOpen(held).runs.joinStream(null, run.run_id));
       const updates = events.filter((e) => e.event === "updates").map((e) => Object.keys(e.data as object)[0]);
-      expect(updates.length).toBeGreaterThan(0);
+      expect(updates).toEqual(ALL_STEPS);
       expect(updates.at(-1)).toBe("review");
       await until(
         () => failure(client.threads.get(run.thread_id)).catch(() => ({ status: 200, body: null })),
@@ -1094,6 +1136,7 @@ describe("runs against the local server", () => {
         status: "success",
         values: { items: ALL_STEPS },
       });
+      // Time itself is under test: no second delivery comes within 300 ms.
       await sleep(300);
       expect(receiver.on("/hook")).toHaveLength(1);
     });
@@ -1112,6 +1155,7 @@ describe("runs against the local server", () => {
       );
       expect(hooks.map((h) => h.body.run_id)).toEqual([run.run_id, run.run_id]);
       expect(hooks[1].body).toMatchObject({ status: "success", values: { messages: expect.any(Array) } });
+      // Time itself is under test: no third attempt comes within 1.5 s of the success.
       await sleep(1_500);
       expect(receiver.on("/flaky")).toHaveLength(2);
     });
@@ -1147,6 +1191,7 @@ describe("runs against the local server", () => {
         input: { messages: [{ role: "user", content: "later" }] },
         afterSeconds: 1,
       });
+      // Time itself is under test: a run due in 1 s has not started 300 ms later.
       await sleep(300);
       expect(await runStatus(threadId, run.run_id)).toBe("pending");
       expect((await client.threads.get(threadId)).status).toBe("busy");
@@ -1231,16 +1276,21 @@ describe("a local server killed mid-run", () => {
     first = await startTestServer({ keep: true });
     let client = new Client({ apiUrl: first.url, apiKey: first.apiKey });
     const threadId = (await client.threads.create()).thread_id;
-    // Four nodes of 1.5 s each: ~6 s in all.
-    const run = await client.runs.create(threadId, "steps", { input: { items: [], delay_ms: 1_500 } });
+    // Held at step2's gate, opened only after the restart.
+    const held = gate("step2");
+    const run = await client.runs.create(threadId, "steps", { input: { items: [] }, config: held.config });
     await until(
       () => client.runs.get(threadId, run.run_id),
       (r) => r.status === "running",
       10_000,
     );
-    await sleep(2_000);
     // Killed mid-run: step1 is checkpointed, review is far off.
-    const before = (await client.threads.getState<StepsValues>(threadId)).values.items;
+    const before = (
+      await until(
+        () => client.threads.getState<StepsValues>(threadId),
+        (state) => state.values.items?.includes("step1") === true,
+      )
+    ).values.items;
     expect(before).toContain("step1");
     expect(before).not.toContain("review");
     await first.kill();
@@ -1249,6 +1299,7 @@ describe("a local server killed mid-run", () => {
     client = new Client({ apiUrl: second.url, apiKey: second.apiKey });
     const seenAfterRestart = await client.runs.get(threadId, run.run_id);
     expect(["pending", "running"]).toContain(seenAfterRestart.status);
+    await openGate(client, held);
 
     const finished = await until(
       () => client.runs.get(threadId, run.run_id),
@@ -1271,7 +1322,7 @@ describe("a local server killed mid-run", () => {
     }
     // Either way the thread takes new runs.
     const values = (await client.runs.wait(threadId, "steps", {
-      input: { items: ["again"], delay_ms: 0 },
+      input: { items: ["again"] },
     })) as StepsValues;
     expect(values.items.slice(-5)).toEqual(["again", ...ALL_STEPS]);
   }, 150_000);

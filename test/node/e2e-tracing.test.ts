@@ -7,6 +7,7 @@ import { Client } from "langsmith";
 import { traceable } from "langsmith/traceable";
 import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { graph as agentGraph } from "../../graphs/agent.ts";
+import { until } from "../fixtures/until.ts";
 import { sharedServer } from "./helpers.ts";
 
 const server = sharedServer();
@@ -176,22 +177,22 @@ describe("agent runs on the server", () => {
     });
     await agents.runs.join(thread.thread_id, run.run_id);
 
-    let trace: Run[] = [];
-    for (let attempt = 0; attempt < 100 && !trace.length; attempt++) {
-      const [session] = await api<{ id: string }[]>("/sessions?name=agent-runs");
-      if (session) {
+    const trace = await until(
+      async () => {
+        const [session] = await api<{ id: string }[]>("/sessions?name=agent-runs");
+        if (!session) return [];
         const roots = await api<{ runs: Run[] }>("/runs/query", {
           session: [session.id],
           is_root: true,
           filter: `and(eq(metadata_key, "run_id"), eq(metadata_value, "${run.run_id}"))`,
         });
-        if (roots.runs[0])
-          trace = (await api<{ runs: Run[] }>("/runs/query", { trace: roots.runs[0].id, order: "asc", limit: 100 }))
-            .runs;
-      }
-      if (!trace.length) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    if (!trace.length) throw new Error(`no trace was recorded for run ${run.run_id} within the polling window`);
+        if (!roots.runs[0]) return [];
+        return (await api<{ runs: Run[] }>("/runs/query", { trace: roots.runs[0].id, order: "asc", limit: 100 })).runs;
+      },
+      (runs) => runs.length > 0,
+      15_000,
+      50,
+    );
     const root = trace.find((r) => r.parent_run_id === null)!;
     expect(root).toMatchObject({ run_type: "chain", status: "success" });
     expect(root.extra.metadata).toMatchObject({

@@ -353,6 +353,7 @@ describe("a run's wall-clock limit and the config it runs with", () => {
     expect(host.thread).toMatchObject({ status: "idle", error: null });
     // The stopped graph writes nothing once its node returns.
     host.gates.release("stuck");
+    // Time itself is under test: nothing is written in the 10 ms after the node returns.
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(host.thread?.values).toEqual({ text: "queued", seen: ["QUEUED"] });
     expect(runs.get(stuck.runId)).toMatchObject({ ok: true, value: { status: "timeout" } });

@@ -7,6 +7,8 @@ import { agentTraceSink } from "../../src/threads/runs/trace-sink.ts";
 import type { ThreadJson } from "../../src/threads/types.ts";
 import { AgentRunTracer, agentTraceProject, DEFAULT_AGENT_PROJECT } from "../../src/tracing/agent-tracer.ts";
 import { oversizeDetail, truncateOversize } from "../../src/tracing/run-size.ts";
+import { gate } from "../fixtures/gate.ts";
+import { until } from "../fixtures/until.ts";
 import { call, json } from "./helpers.ts";
 
 type TraceRun = {
@@ -47,9 +49,10 @@ async function projectNamed(name: string): Promise<Project | null> {
 
 /** The trace is written just after the run ends, off the run's path: poll for its root. */
 async function traceOf(runId: string, project = "agent-runs"): Promise<TraceRun[]> {
-  for (let i = 0; i < 200; i++) {
-    const session = await projectNamed(project);
-    if (session) {
+  const root = await until(
+    async () => {
+      const session = await projectNamed(project);
+      if (!session) return undefined;
       const roots = await json<{ runs: TraceRun[] }>(
         await post("/api/v1/runs/query", {
           session: [session.id],
@@ -57,17 +60,13 @@ async function traceOf(runId: string, project = "agent-runs"): Promise<TraceRun[
           filter: `and(eq(metadata_key, "run_id"), eq(metadata_value, "${runId}"))`,
         }),
       );
-      const root = roots.runs[0];
-      if (root)
-        return (
-          await json<{ runs: TraceRun[] }>(
-            await post("/api/v1/runs/query", { trace: root.id, order: "asc", limit: 100 }),
-          )
-        ).runs;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`no trace for run ${runId}`);
+      return roots.runs[0];
+    },
+    (found) => found !== undefined,
+  );
+  return (
+    await json<{ runs: TraceRun[] }>(await post("/api/v1/runs/query", { trace: root!.id, order: "asc", limit: 100 }))
+  ).runs;
 }
 
 async function waitRun(body: Record<string, unknown>): Promise<{ threadId: string; runId: string; result: unknown }> {
@@ -138,10 +137,14 @@ describe("agent runs are traced", () => {
 
   it("ends the steps of a cancelled run with an error", async () => {
     const threadId = (await json<ThreadJson>(await post("/threads", {}))).thread_id;
+    // Held at step2's gate (never opened) once step1 is done: step2 is the step the cancel cuts off.
     const run = await json<{ run_id: string }>(
-      await post(`/threads/${threadId}/runs`, { assistant_id: "steps", input: { delay_ms: 150 } }),
+      await post(`/threads/${threadId}/runs`, { assistant_id: "steps", input: {}, config: gate("step2").config }),
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await until(
+      async () => json<{ values: { items?: string[] } }>(await call(`/threads/${threadId}/state`, { key })),
+      (state) => state.values.items?.includes("step1") === true,
+    );
     const cancelled = await call(`/threads/${threadId}/runs/${run.run_id}/cancel?wait=1&action=interrupt`, {
       method: "POST",
       key,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { systemAssistantId } from "../../src/assistants/resolve.ts";
 import type { ThreadJson } from "../../src/threads/types.ts";
+import { until } from "../fixtures/until.ts";
 import { call, json } from "./helpers.ts";
 
 interface Assistant {
@@ -210,14 +211,10 @@ describe("assistant resource", () => {
       input: { messages: [{ role: "user", content: "x" }] },
     });
     // The search index learns the thread's assistant right after the run starts; wait for it.
-    for (
-      let i = 0;
-      i < 40 &&
-      (await json<number>(await post("/threads/count", { metadata: { assistant_id: a.assistant_id } }))) === 0;
-      i++
-    ) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    await until(
+      async () => json<number>(await post("/threads/count", { metadata: { assistant_id: a.assistant_id } })),
+      (count) => count > 0,
+    );
     expect((await call(`/assistants/${a.assistant_id}?delete_threads=true`, { method: "DELETE" })).status).toBe(200);
     expect((await call(`/assistants/${a.assistant_id}`)).status).toBe(404);
     expect((await call(`/threads/${thread.thread_id}`)).status).toBe(404);

@@ -8,6 +8,7 @@ import type { RunJson } from "../../src/threads/runs/types.ts";
 import type { ThreadJson } from "../../src/threads/types.ts";
 import { workspaceDatabase } from "../../src/workspace/database.ts";
 import { partitionName } from "../../src/workspace/partition.ts";
+import { until } from "../fixtures/until.ts";
 import { call, FAR_SCHEDULE, fireCrons, json } from "./helpers.ts";
 
 interface Cron {
@@ -54,6 +55,7 @@ async function newWorkspace(name: string): Promise<{ id: string; key: string }> 
  * alarm) before the test reads it back.
  */
 async function clearOfMinuteBoundary(): Promise<void> {
+  // Time itself is under test: the wall clock's minute decides when a cron is due.
   const left = 60_000 - (Date.now() % 60_000);
   if (left < 2_000) await new Promise((resolve) => setTimeout(resolve, left + 50));
 }
@@ -186,12 +188,11 @@ describe("firing", () => {
     expect(keep.on_run_completed).toBe("keep");
     await tick(await farOccurrence());
     // Kept runs leave their thread (indexed with the run's assistant); deleted ones leave nothing.
-    let kept: ThreadJson[] = [];
     // The index has the thread from its run's start (busy), and its values once the run ends (idle).
-    for (let i = 0; i < 80 && kept[0]?.status !== "idle"; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-      kept = await json<ThreadJson[]>(await post("/threads/search", { metadata: { cron_id: keep.cron_id } }));
-    }
+    const kept = await until(
+      async () => json<ThreadJson[]>(await post("/threads/search", { metadata: { cron_id: keep.cron_id } })),
+      (found) => found[0]?.status === "idle",
+    );
     expect(kept).toHaveLength(1);
     // The thread is indexed when its run starts: join the run before reading what it wrote.
     const [run] = await json<{ run_id: string }[]>(await call(`/threads/${kept[0].thread_id}/runs`));

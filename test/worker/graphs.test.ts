@@ -1,6 +1,6 @@
 import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { Annotation, Command, MemorySaver, StateGraph } from "@langchain/langgraph";
-import { describe, expect, it } from "vitest";
+import { Annotation, Command, InMemoryStore, MemorySaver, StateGraph } from "@langchain/langgraph";
+import { describe, expect, it, vi } from "vitest";
 import { GraphRegistry } from "../../src/deployment/graphs.ts";
 import { graphs } from "../../src/deployment/index.ts";
 
@@ -40,6 +40,33 @@ describe("deployed example graphs", () => {
     expect(resumed.items).toEqual(["step1", "step2", "step3", "review"]);
   });
 
+  it("steps holds a gated run before the gate's node until the store opens its gate, or until the run is stopped", async () => {
+    const steps = (await graphs.load("steps"))!;
+    const gated = steps.withConfig({}) as typeof steps;
+    gated.checkpointer = new MemorySaver();
+    const store = new InMemoryStore();
+    const looks = vi.spyOn(store, "batch"); // LangGraph hands a node's store calls over in batches
+    gated.store = store;
+    const config = { configurable: { thread_id: crypto.randomUUID(), gates: { step3: "g1" } } };
+    const done = gated.invoke({ items: [] }, config);
+    // The node has looked at the closed gate three times, and the run is still before step3.
+    await vi.waitFor(() => expect(looks.mock.calls.length).toBeGreaterThanOrEqual(3));
+    expect((await gated.getState(config)).values.items).toEqual(["step1", "step2"]);
+    await store.put(["gates"], "g1", { open: true });
+    expect((await done).items).toEqual(["step1", "step2", "step3", "review"]);
+
+    // A gate never opened holds the run until it is stopped.
+    const controller = new AbortController();
+    const stopped = gated.invoke(
+      { items: [] },
+      { configurable: { thread_id: crypto.randomUUID(), gates: { step1: "shut" } }, signal: controller.signal },
+    );
+    await vi.waitFor(() => expect(looks.mock.calls.length).toBeGreaterThanOrEqual(6));
+    controller.abort(new Error("stopped by the test"));
+    await expect(stopped).rejects.toThrow(/stopped by the test|abort/i);
+  });
+
+  // Time itself is under test: delay_ms is a real wait (the wall-clock limit's tests use it).
   it("steps sleeps delay_ms in every node", async () => {
     const steps = (await graphs.load("steps"))!;
     const started = Date.now();

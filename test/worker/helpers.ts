@@ -4,6 +4,7 @@ import { fireDueCrons } from "../../src/crons/service.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import { workspaceDatabase } from "../../src/workspace/database.ts";
 import { hashBucket, partitionName, THREAD_INDEX_SHARDS } from "../../src/workspace/partition.ts";
+import { until } from "../fixtures/until.ts";
 
 export const BOOTSTRAP_KEY = "lgp_test_bootstrap_key";
 
@@ -39,14 +40,13 @@ export async function json<T = Record<string, unknown>>(response: Response): Pro
 export async function completedExport<T extends { status: string } = { status: string; tenant_id: string }>(
   id: string,
 ): Promise<T> {
-  let exported = await json<T>(await call(`/api/v1/bulk-exports/${id}`));
-  for (let i = 0; i < 200 && exported.status !== "Completed"; i++) {
-    if (exported.status === "Failed")
-      throw new Error(JSON.stringify(await json(await call(`/api/v1/bulk-exports/${id}/runs`))));
-    await new Promise((resolve) => setTimeout(resolve, 25));
-    exported = await json<T>(await call(`/api/v1/bulk-exports/${id}`));
-  }
-  if (exported.status !== "Completed") throw new Error(`export ${id} is still ${exported.status}`);
+  const exported = await until(
+    async () => json<T>(await call(`/api/v1/bulk-exports/${id}`)),
+    (e) => e.status === "Completed" || e.status === "Failed",
+    5_000,
+  );
+  if (exported.status === "Failed")
+    throw new Error(JSON.stringify(await json(await call(`/api/v1/bulk-exports/${id}/runs`))));
   return exported;
 }
 

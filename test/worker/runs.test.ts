@@ -4,6 +4,8 @@ import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import type { ThreadDO } from "../../src/threads/object/thread-do.ts";
 import type { RunJson } from "../../src/threads/runs/types.ts";
 import type { ThreadJson, ThreadStateJson } from "../../src/threads/types.ts";
+import { type Gate, gate } from "../fixtures/gate.ts";
+import { until } from "../fixtures/until.ts";
 import { call, json } from "./helpers.ts";
 import { parseSse } from "./sse.ts";
 
@@ -20,14 +22,36 @@ async function stream(path: string, body: Record<string, unknown>) {
   return { response, events: parseSse(await response.text()) };
 }
 
+const readRun = async (threadId: string, runId: string) =>
+  json<RunJson>(await call(`/threads/${threadId}/runs/${runId}`));
+
 /** Polls a run until it leaves pending/running. */
-async function settled(threadId: string, runId: string): Promise<RunJson> {
-  for (let i = 0; i < 200; i++) {
-    const run = await json<RunJson>(await call(`/threads/${threadId}/runs/${runId}`));
-    if (run.status !== "pending" && run.status !== "running") return run;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`run ${runId} did not finish`);
+function settled(threadId: string, runId: string): Promise<RunJson> {
+  return until(
+    () => readRun(threadId, runId),
+    (run) => run.status !== "pending" && run.status !== "running",
+  );
+}
+
+/** Polls a run until it has started. */
+function started(threadId: string, runId: string): Promise<RunJson> {
+  return until(
+    () => readRun(threadId, runId),
+    (run) => run.status === "running",
+  );
+}
+
+/** Polls the thread's state until its items are `items` (the run has checkpointed them). */
+function itemsReached(threadId: string, items: string[]): Promise<ThreadStateJson> {
+  return until(
+    async () => json<ThreadStateJson>(await call(`/threads/${threadId}/state`)),
+    (state) => JSON.stringify((state.values as { items?: string[] }).items) === JSON.stringify(items),
+  );
+}
+
+/** Opens a gate of the steps graph (test/fixtures/gate.ts). */
+async function open(g: Gate): Promise<void> {
+  expect((await call("/store/items", { method: "PUT", json: g.opening })).status).toBe(204);
 }
 
 describe("wait", () => {
@@ -258,16 +282,17 @@ describe("background runs, listing, cancel and delete", () => {
   it("cancels a running run with interrupt, keeping its finished steps", async () => {
     const threadId = await newThread();
     const run = await json<RunJson>(
-      await post(`/threads/${threadId}/runs`, { assistant_id: "steps", input: { delay_ms: 150 } }),
+      await post(`/threads/${threadId}/runs`, { assistant_id: "steps", input: {}, config: gate("step2").config }),
     );
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    // Held at step2's gate (never opened) once step1 is checkpointed.
+    await itemsReached(threadId, ["step1"]);
     const cancelled = await call(`/threads/${threadId}/runs/${run.run_id}/cancel?wait=1&action=interrupt`, {
       method: "POST",
     });
     expect(cancelled.status).toBe(200);
     expect((await json<RunJson>(cancelled)).status).toBe("interrupted");
     const state = await json<ThreadStateJson>(await call(`/threads/${threadId}/state`));
-    expect((state.values as { items: string[] }).items.length).toBeLessThan(4);
+    expect((state.values as { items: string[] }).items).toEqual(["step1"]);
     expect((await json<ThreadJson>(await call(`/threads/${threadId}`))).status).toBe("idle");
   });
 
@@ -276,9 +301,10 @@ describe("background runs, listing, cancel and delete", () => {
     await post(`/threads/${threadId}/runs/wait`, { assistant_id: "steps", input: {} });
     const before = await json<ThreadStateJson[]>(await post(`/threads/${threadId}/history`, { limit: 100 }));
     const run = await json<RunJson>(
-      await post(`/threads/${threadId}/runs`, { assistant_id: "steps", input: { delay_ms: 150 } }),
+      await post(`/threads/${threadId}/runs`, { assistant_id: "steps", input: {}, config: gate("step2").config }),
     );
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    // Cancelled once the run has checkpointed a step of its own.
+    await itemsReached(threadId, ["step1", "step2", "step3", "review", "step1"]);
     expect(
       (await call(`/threads/${threadId}/runs/${run.run_id}/cancel?wait=1&action=rollback`, { method: "POST" })).status,
     ).toBe(200);
@@ -289,7 +315,8 @@ describe("background runs, listing, cancel and delete", () => {
 
   it("applies multitask strategies: reject, enqueue, interrupt, rollback", async () => {
     const threadId = await newThread();
-    const slow = { assistant_id: "steps", input: { delay_ms: 100 } };
+    const firstGate = gate();
+    const slow = { assistant_id: "steps", input: {}, config: firstGate.config };
     const first = await json<RunJson>(await post(`/threads/${threadId}/runs`, slow));
     const rejected = await post(`/threads/${threadId}/runs`, { ...slow, multitask_strategy: "reject" });
     expect(rejected.status).toBe(409);
@@ -303,21 +330,25 @@ describe("background runs, listing, cancel and delete", () => {
         multitask_strategy: "enqueue",
       }),
     );
+    expect((await readRun(threadId, queued.run_id)).status).toBe("pending");
+    await open(firstGate);
     expect((await settled(threadId, first.run_id)).status).toBe("success");
     expect((await settled(threadId, queued.run_id)).status).toBe("success");
 
-    const running = await json<RunJson>(await post(`/threads/${threadId}/runs`, slow));
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // The runs interrupted and rolled back are held at gates never opened.
+    const held = { assistant_id: "steps", input: {} };
+    const running = await json<RunJson>(await post(`/threads/${threadId}/runs`, { ...held, config: gate().config }));
+    await started(threadId, running.run_id);
     const interrupter = await json<RunJson>(
-      await post(`/threads/${threadId}/runs`, { ...slow, input: {}, multitask_strategy: "interrupt" }),
+      await post(`/threads/${threadId}/runs`, { ...held, multitask_strategy: "interrupt" }),
     );
     expect((await settled(threadId, running.run_id)).status).toBe("interrupted");
     expect((await settled(threadId, interrupter.run_id)).status).toBe("success");
 
-    const doomed = await json<RunJson>(await post(`/threads/${threadId}/runs`, slow));
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    const doomed = await json<RunJson>(await post(`/threads/${threadId}/runs`, { ...held, config: gate().config }));
+    await started(threadId, doomed.run_id);
     const roller = await json<RunJson>(
-      await post(`/threads/${threadId}/runs`, { ...slow, input: {}, multitask_strategy: "rollback" }),
+      await post(`/threads/${threadId}/runs`, { ...held, multitask_strategy: "rollback" }),
     );
     expect((await settled(threadId, roller.run_id)).status).toBe("success");
     expect((await call(`/threads/${threadId}/runs/${doomed.run_id}`)).status).toBe(404);
@@ -328,6 +359,7 @@ describe("background runs, listing, cancel and delete", () => {
     const run = await json<RunJson>(
       await post(`/threads/${threadId}/runs`, { assistant_id: "echo", input: human("later"), after_seconds: 30 }),
     );
+    // Time itself is under test: a run due in 30 s has not started 100 ms later.
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await json<RunJson>(await call(`/threads/${threadId}/runs/${run.run_id}`))).status).toBe("pending");
     expect((await json<ThreadJson>(await call(`/threads/${threadId}`))).status).toBe("busy");
@@ -597,8 +629,9 @@ describe("joins that cannot follow their run", () => {
     ];
     expect(await joinEvents(`/runs/${crypto.randomUUID()}/stream`)).toEqual(notFound);
 
+    const held = gate();
     const run = await json<RunJson>(
-      await post("/runs", { assistant_id: "steps", input: { delay_ms: 300 }, stream_mode: ["updates"] }),
+      await post("/runs", { assistant_id: "steps", input: {}, config: held.config, stream_mode: ["updates"] }),
     );
     const workspace = await json<{ id: string }>(
       await call("/api/v1/workspaces", { method: "POST", json: { display_name: "Elsewhere" } }),
@@ -607,8 +640,11 @@ describe("joins that cannot follow their run", () => {
       await call("/api/v1/api-key", { method: "POST", json: { workspace_id: workspace.id } }),
     );
     expect(await joinEvents(`/runs/${run.run_id}/stream`, key)).toEqual(notFound);
-    // Its own workspace follows it to the end.
-    const own = await joinEvents(`/runs/${run.run_id}/stream`);
+    // Its own workspace follows it to the end: joined while the run is held, then let go.
+    const joined = await call(`/runs/${run.run_id}/stream`);
+    expect(joined.status).toBe(200);
+    await open(held);
+    const own = parseSse(await joined.text());
     expect(
       own
         .filter((e) => e.event === "updates")
@@ -619,19 +655,24 @@ describe("joins that cannot follow their run", () => {
 });
 
 describe("deleting a thread under a waiting join or stream", () => {
-  const slow = { assistant_id: "steps", input: { delay_ms: 200 }, stream_mode: ["updates"] };
+  // Held at a gate never opened: the thread's deletion ends the run.
+  const slow = () => ({ assistant_id: "steps", input: {}, config: gate().config, stream_mode: ["updates"] });
   const deleted = (threadId: string) => ({
     error: "HTTPException",
     message: `404: Thread ${threadId} was deleted while the run was in progress`,
   });
-  const deleteSoon = (threadId: string) =>
-    new Promise((resolve) => setTimeout(resolve, 250)).then(async () =>
-      expect((await call(`/threads/${threadId}`, { method: "DELETE" })).status).toBe(200),
+  /** Deletes the thread once its run has started. */
+  const deleteSoon = async (threadId: string) => {
+    await until(
+      async () => json<RunJson[]>(await call(`/threads/${threadId}/runs`)),
+      (runs) => runs.some((run) => run.status === "running"),
     );
+    expect((await call(`/threads/${threadId}`, { method: "DELETE" })).status).toBe(200);
+  };
 
   it("ends GET .../join with __error__ and GET .../stream with an error event", async () => {
     const threadId = await newThread();
-    const run = await json<RunJson>(await post(`/threads/${threadId}/runs`, slow));
+    const run = await json<RunJson>(await post(`/threads/${threadId}/runs`, slow()));
     const joined = call(`/threads/${threadId}/runs/${run.run_id}/join`);
     const streamed = call(`/threads/${threadId}/runs/${run.run_id}/stream`);
     const [join, stream] = await Promise.all([joined, streamed]);
@@ -646,8 +687,8 @@ describe("deleting a thread under a waiting join or stream", () => {
 
   it("ends POST .../runs/stream with an error event and POST .../runs/wait with __error__", async () => {
     const threadId = await newThread();
-    const streamed = await post(`/threads/${threadId}/runs/stream`, slow);
-    const waited = await post(`/threads/${threadId}/runs/wait`, { ...slow, multitask_strategy: "enqueue" });
+    const streamed = await post(`/threads/${threadId}/runs/stream`, slow());
+    const waited = await post(`/threads/${threadId}/runs/wait`, { ...slow(), multitask_strategy: "enqueue" });
     await deleteSoon(threadId);
     const events = parseSse(await streamed.text());
     expect(events[0].event).toBe("metadata");
@@ -659,7 +700,7 @@ describe("deleting a thread under a waiting join or stream", () => {
   it("ends the thread-wide stream with the error too, and a thread made again with the id works", async () => {
     const threadId = await newThread();
     const following = await call(`/threads/${threadId}/stream`);
-    await post(`/threads/${threadId}/runs`, slow);
+    await post(`/threads/${threadId}/runs`, slow());
     await deleteSoon(threadId);
     expect(parseSse(await following.text()).at(-1)).toMatchObject({ event: "error", data: deleted(threadId) });
     expect((await post("/threads", { thread_id: threadId })).status).toBe(200);
@@ -669,33 +710,36 @@ describe("deleting a thread under a waiting join or stream", () => {
 });
 
 describe("POST /runs/cancel with only a status", () => {
-  const busyIndexed = async (ids: string[]) => {
-    for (let i = 0; i < 100; i++) {
-      const busy = await json<ThreadJson[]>(await post("/threads/search", { ids, status: "busy", limit: 100 }));
-      if (busy.length === ids.length) return;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    throw new Error("threads never showed busy in the index");
-  };
+  const busyIndexed = (ids: string[]) =>
+    until(
+      async () => json<ThreadJson[]>(await post("/threads/search", { ids, status: "busy", limit: 100 })),
+      (busy) => busy.length === ids.length,
+    );
 
   it("cancels every pending run of the workspace and leaves running ones", async () => {
     const threads = [await newThread(), await newThread()];
-    const slow = { assistant_id: "steps", input: { delay_ms: 150 } };
+    const gates = threads.map(() => gate());
     const running = await Promise.all(
-      threads.map(async (id) => json<RunJson>(await post(`/threads/${id}/runs`, slow))),
+      threads.map(async (id, i) =>
+        json<RunJson>(await post(`/threads/${id}/runs`, { assistant_id: "steps", input: {}, config: gates[i].config })),
+      ),
     );
     const pending = await Promise.all(
       threads.map(async (id) =>
-        json<RunJson>(await post(`/threads/${id}/runs`, { ...slow, multitask_strategy: "enqueue" })),
+        json<RunJson>(
+          await post(`/threads/${id}/runs`, { assistant_id: "steps", input: {}, multitask_strategy: "enqueue" }),
+        ),
       ),
     );
     await busyIndexed(threads);
+    for (const [i, threadId] of threads.entries()) await started(threadId, running[i].run_id);
     const response = await post("/runs/cancel", { status: "pending" });
     expect(response.status).toBe(204);
     for (const [i, threadId] of threads.entries()) {
       expect((await json<RunJson>(await call(`/threads/${threadId}/runs/${pending[i].run_id}`))).status).toBe(
         "interrupted",
       );
+      await open(gates[i]);
       expect((await settled(threadId, running[i].run_id)).status).toBe("success");
     }
   });
@@ -703,7 +747,7 @@ describe("POST /runs/cancel with only a status", () => {
   it("cancels running runs with status running or all, and rejects an empty body", async () => {
     const threadId = await newThread();
     const run = await json<RunJson>(
-      await post(`/threads/${threadId}/runs`, { assistant_id: "steps", input: { delay_ms: 150 } }),
+      await post(`/threads/${threadId}/runs`, { assistant_id: "steps", input: {}, config: gate().config }),
     );
     await busyIndexed([threadId]);
     expect((await post("/runs/cancel", { status: "all" })).status).toBe(204);

@@ -10,6 +10,7 @@ import {
   threadKeysAfter,
 } from "../../src/threads/search-index.ts";
 import type { ThreadJson } from "../../src/threads/types.ts";
+import { until } from "../fixtures/until.ts";
 import { call, json } from "./helpers.ts";
 import { onIndexShard, shardOf, updateIndexRows } from "./thread-index-helpers.ts";
 
@@ -241,13 +242,10 @@ describe("the thread index spread over shards", () => {
     });
     expect(run.status).toBe(200);
     // The run's busy → idle reaches the index shortly after (coalesced): wait for it, then count.
-    let status = "";
-    for (let i = 0; i < 200 && status !== "idle"; i++) {
-      const found = await json<ThreadJson[]>(await post("/threads/search", { ids: [thread.thread_id] }));
-      status = found[0]?.status ?? "";
-      if (status !== "idle") await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(status).toBe("idle");
+    await until(
+      async () => json<ThreadJson[]>(await post("/threads/search", { ids: [thread.thread_id] })),
+      (found) => found[0]?.status === "idle",
+    );
     expect(await counts()).toEqual(before);
     expect(await env.DB.prepare("SELECT count(*) AS n FROM threads").first()).toEqual({ n: 0 });
   });

@@ -1,6 +1,7 @@
 // What every fuzz suite shares: the one server they all drive, its OpenAPI document, the fixtures the
 // generated requests reach, requests with a deadline, and failure reports grouped by cause.
 import { expect } from "vitest";
+import { until } from "../../fixtures/until.ts";
 import { startTestServer, type TestServer } from "../helpers.ts";
 import type { Components, JsonSchema, KnownValues } from "./schema-arbitrary.ts";
 
@@ -148,11 +149,15 @@ export const fill = (fixtures: Fixtures, endpoint: Endpoint, override: Record<st
 /** The unhandled error the Worker logged for this request, found by its X-Request-Id. */
 export async function serverError(response: Response): Promise<string> {
   const requestId = response.headers.get("x-request-id");
-  await new Promise((done) => setTimeout(done, 200));
-  const line = fuzz.server
-    .output()
-    .split("\n")
-    .find((l) => requestId && l.includes(requestId) && l.includes("unhandled error"));
+  // The log line reaches the output just after the answer: wait for it (2 s at most).
+  const logLine = async () =>
+    fuzz.server
+      .output()
+      .split("\n")
+      .find((l) => requestId && l.includes(requestId) && l.includes("unhandled error"));
+  const line = requestId
+    ? await until(logLine, (found) => found !== undefined, 2_000).catch(() => undefined)
+    : undefined;
   const logged = line?.match(/"error":"((?:[^"\\]|\\.)*)"/)?.[1];
   if (!logged) return "(no log line)";
   // Driver errors put the SQL first and the cause last: keep both ends.
@@ -336,17 +341,16 @@ export async function runOutcomes<T extends { threadId: string; runId: string }>
   runs: T[],
   deadlineMs = 60_000,
 ): Promise<(T & { outcome: string })[]> {
-  const deadline = Date.now() + deadlineMs;
   const outcomes = new Map<T, string>();
-  for (;;) {
+  const allEnded = async () => {
     const pending = runs.filter((run) => !TERMINAL.includes(outcomes.get(run) ?? ""));
     await inParallel(pending, 4, async (run) => {
       outcomes.set(run, await runStatus(run.threadId, run.runId));
     });
-    const still = runs.filter((run) => !TERMINAL.includes(outcomes.get(run) ?? ""));
-    if (still.length === 0 || Date.now() > deadline) break;
-    await new Promise((done) => setTimeout(done, 250));
-  }
+    return runs.every((run) => TERMINAL.includes(outcomes.get(run) ?? ""));
+  };
+  // Runs still going at the deadline are reported as hung below.
+  await until(allEnded, Boolean, deadlineMs, 250).catch(() => undefined);
   return runs.map((run) => {
     const status = outcomes.get(run)!;
     return { ...run, outcome: TERMINAL.includes(status) ? status : `hung (${status} after ${deadlineMs / 1000} s)` };

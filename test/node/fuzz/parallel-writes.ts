@@ -1,6 +1,7 @@
 // Parallel writes to each kind of resource: every update the server acknowledged must survive, and
 // concurrent runs on one thread end under every multitask strategy.
 import { it } from "vitest";
+import { gate } from "../../fixtures/gate.ts";
 import { api, call, describeAnswer, describeRequest, Findings, runOutcomes } from "./harness.ts";
 
 const WRITERS = 20;
@@ -147,13 +148,16 @@ export function describeParallelWrites(): void {
       (["reject", "enqueue", "interrupt", "rollback"] as const).map(async (strategy) => {
         const threadId = (await api<{ thread_id: string }>("POST", "/threads", {})).body.thread_id;
         const path = `/threads/${threadId}/runs`;
+        // Every run waits at one gate, opened once all are answered: they meet on a busy thread.
+        const held = gate();
         const answers = await Promise.all(
           Array.from({ length: RUNS }, () =>
             call("POST", path, {
-              body: { assistant_id: "steps", input: { items: [], delay_ms: 100 }, multitask_strategy: strategy },
+              body: { assistant_id: "steps", input: { items: [] }, config: held.config, multitask_strategy: strategy },
             }),
           ),
         );
+        await call("PUT", "/store/items", { body: held.opening });
         const acknowledged: string[] = [];
         for (const [i, exchange] of answers.entries()) {
           const request = describeRequest("POST", path, `${strategy}, run ${i} of ${RUNS}`);

@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { parquetReadObjects } from "hyparquet";
 import { it } from "vitest";
 import { type S3Peer, startS3Peer } from "../../../scripts/lib/s3-peer/index.ts";
+import { until } from "../../fixtures/until.ts";
 import { SEED } from "./bodies.ts";
 import {
   api,
@@ -32,12 +33,10 @@ async function postMultipart(parts: [string, Blob, string?][]): Promise<Exchange
 
 /** Reads a traced run, which ingestion stores in the background of the answer. */
 async function readRun<T>(id: string): Promise<Exchange & { run?: T }> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const exchange = await call("GET", `/api/v1/runs/${id}`);
-    if (exchange.status !== 404 || Date.now() > deadline) return { ...exchange, run: exchange.json as T };
-    await new Promise((done) => setTimeout(done, 200));
-  }
+  const read = () => call("GET", `/api/v1/runs/${id}`);
+  // Still 404 after 15 s: the last answer is the finding.
+  const exchange = await until(read, (answer) => answer.status !== 404, 15_000, 200).catch(read);
+  return { ...exchange, run: exchange.json as T };
 }
 
 /**
@@ -204,15 +203,17 @@ async function exportExactly(
   const deadline = Date.now() + 60_000;
   await inParallel(exports, 2, async ({ id, runs, day }) => {
     let status = "";
-    while (!["Completed", "Failed", "Cancelled", "TimedOut"].includes(status) && Date.now() < deadline) {
+    const ended = async () => {
       status =
         ((await call("GET", `/api/v1/bulk-exports/${id}`)).json as { status?: string } | undefined)?.status ?? "";
       if (status === "Created" && Date.now() - ticked > 2_000) {
         ticked = Date.now();
         await tick();
       }
-      if (status !== "Completed") await new Promise((done) => setTimeout(done, 250));
-    }
+      return ["Completed", "Failed", "Cancelled", "TimedOut"].includes(status);
+    };
+    // An export not ended by the deadline is a finding below.
+    await until(ended, Boolean, Math.max(1, deadline - Date.now()), 250).catch(() => undefined);
     const request = describeRequest("GET", "/api/v1/bulk-exports/{id}", `the export of ${day}`);
     if (status !== "Completed") {
       const runsOfExport = await call("GET", `/api/v1/bulk-exports/${id}/runs`);
