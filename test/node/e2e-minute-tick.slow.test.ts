@@ -1,6 +1,8 @@
 // `npm start` fires the Worker's scheduled handler at every minute boundary by itself, as the deployed
 // Cron Trigger does: a cron runs and a bulk export completes with nobody calling the scheduled route.
-// One server and one wait for the boundary serve both, to keep the test as short as a minute allows.
+// One server and one wait for the boundary serve both, to keep the test as short as a minute allows; a
+// cron's occurrence, started by its workspace's alarm and not again by the tick, waits beside them.
+import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { until as poll } from "../fixtures/until.ts";
 import { startDeployment } from "./helpers.ts";
@@ -60,7 +62,11 @@ function tracedRun(projectId: string, start: string) {
   };
 }
 
-describe("npm start runs what it schedules", () => {
+/** The scheduled event the minute tick sends, at `time`. */
+const fireTick = (time: number) => fetch(`${deployment.url}/cdn-cgi/local/scheduled?cron=*+*+*+*+*&time=${time}`);
+
+// Both wait for the wall clock's next minute, so they wait together.
+describe.concurrent("npm start runs what it schedules", () => {
   it("fires a cron at its minute and completes a bulk export, with nobody calling the scheduled route", async () => {
     type Cron = { cron_id: string; next_run_date: string };
     type Run = { run_id: string; status: string; created_at: string; metadata: Record<string, unknown> };
@@ -119,4 +125,35 @@ describe("npm start runs what it schedules", () => {
     );
     expect(exportRuns).toEqual([expect.objectContaining({ status: "Completed", rows_written: 3 })]);
   }, 240_000);
+
+  it("a * * * * * cron makes one run per occurrence on its thread, on its workspace's alarm", async () => {
+    const sdk = new Client({ apiUrl: deployment.url, apiKey });
+    const thread = await sdk.threads.create();
+    const cron = await sdk.crons.createForThread(thread.thread_id, "echo", {
+      schedule: "* * * * *",
+      input: { messages: [{ role: "user", content: "cron" }] },
+    });
+    expect(cron).toMatchObject({ thread_id: thread.thread_id, enabled: true });
+    // The crons partition's alarm starts the occurrence at its time (within the minute), by itself.
+    const occurrence = Date.parse(cron.next_run_date!);
+    // Time itself is under test: the occurrence comes with the wall clock's next minute.
+    const runs = await poll(
+      () => sdk.runs.list(thread.thread_id),
+      (found) => found.length > 0,
+      90_000,
+      1_000,
+    );
+    expect(runs).toHaveLength(1);
+    expect(Date.parse(runs[0].created_at)).toBeGreaterThanOrEqual(occurrence);
+    // The minute tick no longer fires crons: a scheduled event at the occurrence starts nothing more.
+    expect((await fireTick(occurrence)).status).toBe(200);
+    expect((await fireTick(occurrence + 3_000)).status).toBe(200);
+    expect(await sdk.runs.list(thread.thread_id)).toHaveLength(1);
+    const found = await sdk.crons.search({ threadId: thread.thread_id });
+    expect(found.map((c) => c.cron_id)).toEqual([cron.cron_id]);
+    expect(Date.parse(found[0].next_run_date!)).toBe(occurrence + 60_000);
+    expect(await sdk.crons.count({ threadId: thread.thread_id })).toBe(1);
+    await sdk.crons.delete(cron.cron_id);
+    expect(await sdk.crons.count({ threadId: thread.thread_id })).toBe(0);
+  }, 120_000);
 });

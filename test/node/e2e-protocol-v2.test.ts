@@ -2,150 +2,16 @@
 // the hibernatable WebSocket, interrupts answered by input.respond, error envelopes, bad bodies
 // and another workspace's thread.
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./helpers.ts";
-
-interface ProtocolEvent {
-  type: "event";
-  event_id: string;
-  seq: number;
-  method: string;
-  params: { namespace: string[]; timestamp: number; node?: string; data: Record<string, unknown> };
-}
-
-interface Envelope {
-  type: "success" | "error";
-  id: number | null;
-  result?: Record<string, unknown>;
-  error?: string;
-  message?: string;
-  meta?: { thread_id: string; applied_through_seq: number };
-}
-
-/** A live collection of messages, with a wait for one that matches. */
-class Inbox<T> {
-  readonly items: T[] = [];
-  #waiters: (() => void)[] = [];
-
-  push(item: T): void {
-    this.items.push(item);
-    for (const wake of this.#waiters.splice(0)) wake();
-  }
-
-  async waitFor(predicate: (items: T[]) => boolean, timeoutMs = 20_000): Promise<T[]> {
-    const deadline = Date.now() + timeoutMs;
-    while (!predicate(this.items)) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out; got ${JSON.stringify(this.items).slice(0, 2000)}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.#waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
-    return this.items;
-  }
-}
-
-const rootLifecycle = (events: ProtocolEvent[]) =>
-  events.filter((e) => e.method === "lifecycle" && e.params.namespace.length === 0).map((e) => e.params.data.event);
+import { afterAll, describe, expect, it } from "vitest";
+import { sharedServer } from "./helpers.ts";
+import { type Envelope, type ProtocolEvent, protocolClient, rootLifecycle } from "./protocol-v2-client.ts";
 
 describe("protocol v2", () => {
-  let server: TestServer;
-  let url: string;
-  const sockets: WebSocket[] = [];
-  const aborts: AbortController[] = [];
+  const server = sharedServer();
+  const url = server.url;
+  const { headers, command, openEvents, openSocket, close } = protocolClient(() => server);
 
-  const headers = (key = server.apiKey) => ({ "X-Api-Key": key, "Content-Type": "application/json" });
-
-  async function command(
-    threadId: string,
-    body: unknown,
-    key?: string,
-  ): Promise<{ status: number; body: Envelope & { detail?: unknown } }> {
-    const response = await fetch(`${url}/threads/${threadId}/commands`, {
-      method: "POST",
-      headers: headers(key),
-      body: typeof body === "string" ? body : JSON.stringify(body),
-    });
-    return { status: response.status, body: (await response.json()) as Envelope & { detail?: unknown } };
-  }
-
-  /** Opens the SSE stream and collects its events (with each frame's `event:` and `id:`). */
-  async function openEvents(threadId: string, filter: Record<string, unknown>, key?: string) {
-    const abort = new AbortController();
-    aborts.push(abort);
-    const response = await fetch(`${url}/threads/${threadId}/stream/events`, {
-      method: "POST",
-      headers: headers(key),
-      body: JSON.stringify(filter),
-      signal: abort.signal,
-    });
-    expect(response.status).toBe(200);
-    expect(response.headers.get("content-type")).toContain("text/event-stream");
-    const inbox = new Inbox<ProtocolEvent & { frame: { event: string; id: string } }>();
-    void (async () => {
-      const decoder = new TextDecoder();
-      let buffer = "";
-      try {
-        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-          buffer += decoder.decode(chunk, { stream: true });
-          let end = buffer.indexOf("\n\n");
-          while (end >= 0) {
-            const block = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            end = buffer.indexOf("\n\n");
-            const field = (name: string) =>
-              block
-                .split("\n")
-                .find((line) => line.startsWith(`${name}: `))
-                ?.slice(name.length + 2);
-            const data = field("data");
-            if (data === undefined) continue; // a heartbeat comment
-            inbox.push({ ...(JSON.parse(data) as ProtocolEvent), frame: { event: field("event")!, id: field("id")! } });
-          }
-        }
-      } catch {
-        // aborted
-      }
-    })();
-    return { inbox, close: () => abort.abort() };
-  }
-
-  async function openSocket(threadId: string, key = server.apiKey) {
-    // Node's WebSocket (undici) takes headers as an extension; browsers cannot (see docs/protocol-v2.md).
-    const ws = new WebSocket(`${url.replace("http", "ws")}/threads/${threadId}/stream/events`, {
-      headers: { "X-Api-Key": key },
-    } as unknown as string[]);
-    sockets.push(ws);
-    const inbox = new Inbox<ProtocolEvent | Envelope>();
-    ws.addEventListener("message", (message) => inbox.push(JSON.parse(String(message.data))));
-    await new Promise<void>((resolve, reject) => {
-      ws.addEventListener("open", () => resolve());
-      ws.addEventListener("error", () => reject(new Error("socket failed to open")));
-    });
-    let next = 100;
-    const send = async (method: string, params?: Record<string, unknown>) => {
-      const id = next++;
-      ws.send(JSON.stringify({ id, method, ...(params ? { params } : {}) }));
-      const items = await inbox.waitFor((all) => all.some((m) => m.type !== "event" && m.id === id));
-      return items.find((m) => m.type !== "event" && m.id === id) as Envelope;
-    };
-    return { ws, inbox, send };
-  }
-
-  beforeAll(async () => {
-    server = await startTestServer();
-    url = server.url;
-  }, 180_000);
-
-  afterAll(async () => {
-    for (const abort of aborts) abort.abort();
-    for (const ws of sockets) ws.close();
-    await server?.stop();
-  });
+  afterAll(close);
 
   it("streams a run started by command over SSE: lifecycle, values, updates with increasing seq", async () => {
     const threadId = randomUUID();
@@ -406,33 +272,6 @@ describe("protocol v2", () => {
       (await command(threadId, { id: 4, method: "run.start", params: { assistant_id: "no-such-graph" } })).body,
     ).toMatchObject({ type: "error", error: "invalid_argument" });
   });
-
-  it("keeps the event log and its numbering across a restart of the server", async () => {
-    const threadId = randomUUID();
-    const stream = await openEvents(threadId, { channels: ["lifecycle", "values"] });
-    await command(threadId, { id: 1, method: "run.start", params: { assistant_id: "steps", input: { items: [] } } });
-    const before = await stream.inbox.waitFor((all) => rootLifecycle(all).includes("completed"));
-    stream.close();
-    const lastSeq = Math.max(...before.map((e) => e.seq));
-
-    await server.kill();
-    server = await startTestServer({ persistTo: server.persistTo });
-    url = server.url;
-
-    const replay = await openEvents(threadId, { channels: ["lifecycle", "values"] });
-    const replayed = await replay.inbox.waitFor((all) => rootLifecycle(all).includes("completed"));
-    expect(replayed.map((e) => e.seq)).toEqual(before.map((e) => e.seq));
-    const again = await command(threadId, {
-      id: 2,
-      method: "run.start",
-      params: { assistant_id: "steps", input: { items: [] } },
-    });
-    expect(again.body.meta?.applied_through_seq).toBeGreaterThanOrEqual(lastSeq);
-    const after = await replay.inbox.waitFor((all) => rootLifecycle(all).filter((s) => s === "completed").length === 2);
-    replay.close();
-    const fresh = after.slice(replayed.length);
-    expect(Math.min(...fresh.map((e) => e.seq))).toBeGreaterThan(lastSeq);
-  }, 180_000);
 
   it("keeps another workspace's thread out of reach", async () => {
     const workspace = await fetch(`${url}/api/v1/workspaces`, {

@@ -1,13 +1,13 @@
 // Runs end to end: the official SDK against `wrangler dev` — every stream mode, wait/join/joinStream,
-// cancellation, double texting, interrupts, stateless runs, webhooks, and a server killed mid-run.
-import { rmSync } from "node:fs";
+// cancellation, double texting, interrupts, stateless runs and webhooks (a server killed mid-run is in
+// restarts.slow.test.ts).
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Client, type Run } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Gate, gate, heldAt } from "../fixtures/gate.ts";
 import { until } from "../fixtures/until.ts";
-import { startTestServer, type TestServer } from "./helpers.ts";
+import { sharedServer } from "./helpers.ts";
 
 /** What the SDK yields for one SSE event. */
 interface StreamEvent {
@@ -33,7 +33,6 @@ interface Message {
 
 const ALL_STEPS = ["step1", "step2", "step3", "review"];
 const ANSWER = "Here is what I found: Cloudflare Workers run JavaScript at the edge in V8 isolates.";
-const TERMINAL = ["success", "error", "interrupted", "timeout"];
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -102,17 +101,15 @@ async function startReceiver() {
 // ---------------------------------------------------------------------------------------------
 
 describe("runs against the local server", () => {
-  let server: TestServer;
-  let client: Client;
+  const server = sharedServer();
+  const client = new Client({ apiUrl: server.url, apiKey: server.apiKey });
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
   beforeAll(async () => {
-    [server, receiver] = await Promise.all([startTestServer(), startReceiver()]);
-    client = new Client({ apiUrl: server.url, apiKey: server.apiKey });
+    receiver = await startReceiver();
   });
   afterAll(async () => {
     await receiver?.close();
-    await server?.stop();
   });
 
   const newThread = async () => (await client.threads.create()).thread_id;
@@ -1259,71 +1256,4 @@ describe("runs against the local server", () => {
       ).rejects.toThrow(/Recursion/);
     });
   });
-});
-
-// ---------------------------------------------------------------------------------------------
-
-describe("a local server killed mid-run", () => {
-  let first: TestServer | undefined;
-  let second: TestServer | undefined;
-  afterAll(async () => {
-    await first?.stop();
-    await second?.stop();
-    if (first) rmSync(first.persistTo, { recursive: true, force: true });
-  });
-
-  it("restarted on the same state, finishes the run (resuming from its last checkpoint) and leaves the thread consistent", async () => {
-    first = await startTestServer({ keep: true });
-    let client = new Client({ apiUrl: first.url, apiKey: first.apiKey });
-    const threadId = (await client.threads.create()).thread_id;
-    // Held at step2's gate, opened only after the restart.
-    const held = gate("step2");
-    const run = await client.runs.create(threadId, "steps", { input: { items: [] }, config: held.config });
-    await until(
-      () => client.runs.get(threadId, run.run_id),
-      (r) => r.status === "running",
-      10_000,
-    );
-    // Killed mid-run: step1 is checkpointed, review is far off.
-    const before = (
-      await until(
-        () => client.threads.getState<StepsValues>(threadId),
-        (state) => state.values.items?.includes("step1") === true,
-      )
-    ).values.items;
-    expect(before).toContain("step1");
-    expect(before).not.toContain("review");
-    await first.kill();
-
-    second = await startTestServer({ persistTo: first.persistTo });
-    client = new Client({ apiUrl: second.url, apiKey: second.apiKey });
-    const seenAfterRestart = await client.runs.get(threadId, run.run_id);
-    expect(["pending", "running"]).toContain(seenAfterRestart.status);
-    await openGate(client, held);
-
-    const finished = await until(
-      () => client.runs.get(threadId, run.run_id),
-      (r) => TERMINAL.includes(r.status),
-      70_000,
-      500,
-    ).catch((error: Error) => {
-      throw new Error(`${error.message}\n--- wrangler output after restart ---\n${second?.output().slice(-4_000)}`);
-    });
-    const thread = await client.threads.get<StepsValues>(threadId);
-    expect(["success", "error"]).toContain(finished.status);
-    if (finished.status === "success") {
-      expect(thread.status).toBe("idle");
-      // Resumed from the checkpoint after step1: no step ran twice.
-      expect(thread.values.items).toEqual(ALL_STEPS);
-      expect((await client.threads.getState<StepsValues>(threadId)).values.items).toEqual(ALL_STEPS);
-      expect(await client.runs.join(threadId, run.run_id)).toMatchObject({ items: ALL_STEPS });
-    } else {
-      expect(thread.status).toBe("error");
-    }
-    // Either way the thread takes new runs.
-    const values = (await client.runs.wait(threadId, "steps", {
-      input: { items: ["again"] },
-    })) as StepsValues;
-    expect(values.items.slice(-5)).toEqual(["again", ...ALL_STEPS]);
-  }, 150_000);
 });
