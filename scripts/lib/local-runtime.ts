@@ -215,6 +215,9 @@ export interface LocalServer {
   stop(): Promise<void>;
 }
 
+/** Set by a program that starts `npm start` (startLocalServer): the server ends when its stdin closes. */
+export const EXIT_WITH_PARENT = "AGENT_PLATFORM_EXIT_WITH_PARENT";
+
 /** The line `npm start` prints once workerd listens; with `--port 0` it is where the port is told. */
 const LISTENING = /Agent Platform listening on (http:\/\/\S+)/;
 
@@ -246,8 +249,10 @@ export async function startLocalServer(options: {
   for (const [key, value] of Object.entries(options.vars ?? {})) args.push("--var", `${key}:${value}`);
   const child = spawn(process.execPath, args, {
     cwd: PROJECT_ROOT,
-    env: offlineEnv(options.env),
-    stdio: ["ignore", "pipe", "pipe"],
+    // Its stdin stays open while this process lives: the server ends when it closes (EXIT_WITH_PARENT),
+    // so a test run that is killed leaves no server behind.
+    env: offlineEnv({ ...options.env, [EXIT_WITH_PARENT]: "1" }),
+    stdio: ["pipe", "pipe", "pipe"],
     detached: true,
   });
   const log = options.log ?? (() => {});

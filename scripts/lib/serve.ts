@@ -8,6 +8,7 @@ import { join } from "node:path";
 import {
   applyMigrations,
   bundleWorker,
+  EXIT_WITH_PARENT,
   LOCAL_LIMITS_GUARD,
   type LocalRuntime,
   serveWorker,
@@ -48,16 +49,22 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
   let stopping = false;
   // Installed before workerd starts: a signal during startup ends this process (workerd, in its process
   // group, gets the terminal's signal too); once up, workerd is disposed of first.
-  for (const signal of ["SIGINT", "SIGTERM"] as const)
-    process.on(signal, () => {
-      if (stopping || !runtime) process.exit(stopping ? 1 : 0);
-      stopping = true;
-      ticker?.stop();
-      runtime.dispose().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-    });
+  const shutDown = () => {
+    if (stopping || !runtime) process.exit(stopping ? 1 : 0);
+    stopping = true;
+    ticker?.stop();
+    runtime.dispose().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, shutDown);
+  // A server started by a program (the tests) ends with it, however that program ends: the program
+  // holds this process's stdin open and the system closes it when the program exits.
+  if (process.env[EXIT_WITH_PARENT] === "1") {
+    process.stdin.on("end", shutDown);
+    process.stdin.resume();
+  }
 
   try {
     runtime = await serveWorker({
