@@ -2,7 +2,7 @@ import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from
 import { Client as LangGraphClient } from "@langchain/langgraph-sdk";
 import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { gate } from "../fixtures/gate.ts";
 import { sharedServer } from "./helpers.ts";
 
@@ -183,11 +183,30 @@ describe("A2A with the official @a2a-js/sdk client", () => {
 });
 
 describe("MCP with the official @modelcontextprotocol/sdk client", () => {
+  // A workspace of its own: other files on the shared server create assistants in the default one, and
+  // MCP lists one tool per assistant of the caller's workspace.
+  let workspaceKey: string;
+  beforeAll(async () => {
+    const admin = { "X-Api-Key": server.apiKey, "Content-Type": "application/json" };
+    const workspace = await fetch(`${server.url}/api/v1/workspaces`, {
+      method: "POST",
+      headers: admin,
+      body: JSON.stringify({ display_name: `mcp-${crypto.randomUUID()}` }),
+    });
+    const { id } = (await workspace.json()) as { id: string };
+    const key = await fetch(`${server.url}/api/v1/api-key`, {
+      method: "POST",
+      headers: admin,
+      body: JSON.stringify({ workspace_id: id, description: "mcp tests" }),
+    });
+    workspaceKey = ((await key.json()) as { key: string }).key;
+  });
+
   async function connect() {
     const client = new McpClient({ name: "e2e", version: "1.0.0" });
     await client.connect(
       new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
-        requestInit: { headers: { "X-Api-Key": server.apiKey } },
+        requestInit: { headers: { "X-Api-Key": workspaceKey } },
       }),
     );
     return client;
