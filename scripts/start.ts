@@ -75,9 +75,11 @@ try {
     const project = await buildProject(configPath);
     graphs = project.graphs;
     wranglerConfig = project.wranglerConfig;
-    // Its local secrets: the project's own .dev.vars when it has one, this repository's otherwise.
+    // Its local secrets: the project's own .dev.vars when it has one (with what the Worker needs added
+    // if missing), this repository's otherwise.
     const devVars = join(project.buildDir, ".dev.vars");
     if (!existsSync(join(project.projectDir, ".dev.vars"))) copyFileSync(join(PROJECT_ROOT, ".dev.vars"), devVars);
+    else ensureDevVars(project.buildDir);
   }
   console.log(`Deployment ${configPath}: graphs ${graphs.join(", ")}`);
 } catch (error) {

@@ -28,7 +28,8 @@ const sha = (data: string | Buffer) => createHash("sha256").update(data).digest(
 
 /** The files a bundle depends on besides its metafile's inputs. */
 function fixedInputs(wranglerConfig: string): string[] {
-  return [wranglerConfig, join(PROJECT_ROOT, "package-lock.json")];
+  // esbuild reads the tsconfig too (paths, JSX), but does not list it among the metafile's inputs.
+  return [wranglerConfig, ...["package-lock.json", "tsconfig.json"].map((file) => join(PROJECT_ROOT, file))];
 }
 
 function hashes(files: string[]): Record<string, string> {
@@ -66,19 +67,25 @@ export function restoreBundle(entry: BundleCacheEntry, wranglerConfig: string, o
   return true;
 }
 
-/** Records the bundle just written to `outDir`, with the hashes of what it was built from. */
+/**
+ * Records the bundle just written to `outDir`, with the hashes of what it was built from. Best effort:
+ * when another start records the same entry at the same moment, one of them wins and the other keeps
+ * its bundle unrecorded.
+ */
 export function recordBundle(entry: BundleCacheEntry, wranglerConfig: string, outDir: string): void {
+  const staged = `${entry.dir}.new-${process.pid}`;
   try {
     const meta = JSON.parse(readFileSync(entry.metafile, "utf8")) as { inputs: Record<string, unknown> };
     // Relative to where wrangler ran (this process's directory).
     const files = Object.keys(meta.inputs).map((input) => resolve(input));
-    const staged = `${entry.dir}.new-${process.pid}`;
     rmSync(staged, { recursive: true, force: true });
     cpSync(outDir, staged, { recursive: true });
     writeFileSync(join(staged, INPUTS_FILE), JSON.stringify(hashes([...files, ...fixedInputs(wranglerConfig)])));
     rmSync(entry.dir, { recursive: true, force: true });
     renameSync(staged, entry.dir);
     evictOldest();
+  } catch {
+    rmSync(staged, { recursive: true, force: true });
   } finally {
     rmSync(entry.metafile, { force: true });
   }
