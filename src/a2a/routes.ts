@@ -3,13 +3,13 @@ import type { Context } from "hono";
 import { findAssistant } from "../assistants/resolve.ts";
 import { authorizedRunRequest, guardMetadata, guardThread } from "../auth/guards.ts";
 import { DomainError, notFound } from "../core/errors.ts";
+import { sseFrame } from "../core/sse.ts";
 import type { AssistantRow } from "../db/schema.ts";
 import type { AppEnv } from "../http/app-env.ts";
 import { sse } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { notFoundError } from "../http/schemas.ts";
 import { secured } from "../http/secured.ts";
-import { sseFrame } from "../threads/runs/streams.ts";
 import {
   artifactUpdate,
   type Dialect,

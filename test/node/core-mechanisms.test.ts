@@ -3,10 +3,10 @@ import { mapInBatches } from "../../src/core/batches.ts";
 import { isIsoShaped, parseIsoTime, utcMillis } from "../../src/core/iso-time.ts";
 import { isObject, isPlainObject } from "../../src/core/json.ts";
 import { backoff } from "../../src/core/retry.ts";
+import { sseFrame } from "../../src/core/sse.ts";
 import { ROW_CHUNK_BYTES, splitBytes } from "../../src/db/chunks.ts";
 import type { SqlValue } from "../../src/db/sql.ts";
 import { insertRows, MAX_BOUND_PARAMS, placeholders, rowsPerStatement } from "../../src/db/sql-batch.ts";
-import { sseFrame } from "../../src/threads/runs/streams.ts";
 import { nodeSql } from "./node-sqlite.ts";
 
 describe("isObject and isPlainObject", () => {

@@ -1,9 +1,10 @@
 import { type AuthFilter, matchesFilter as passesAuthFilter } from "../../core/auth-filter.ts";
+import { sseFrame } from "../../core/sse.ts";
 import type { SqlStore } from "../../db/sql.ts";
 import type { AuthUser } from "../../deployment/custom-auth.ts";
 import { log } from "../../observability/log.ts";
 import type { ProtocolRunEnd, ProtocolRunSink } from "../runs/ports.ts";
-import { Subscriber, sseFrame } from "../runs/streams.ts";
+import { Subscriber } from "../runs/streams.ts";
 import { ProtocolEventLog } from "./event-log.ts";
 import {
   eventDrafts,

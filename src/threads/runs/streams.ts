@@ -1,3 +1,4 @@
+import { sseFrame } from "../../core/sse.ts";
 import type { RunTable } from "./run-table.ts";
 
 const encoder = new TextEncoder();
@@ -5,15 +6,6 @@ const encoder = new TextEncoder();
 const HEARTBEAT_MS = 5_000;
 /** Events kept for `Last-Event-ID` on the thread-wide stream (only while someone follows it). */
 const THREAD_BACKLOG = 100;
-
-/**
- * One server-sent event, the only SSE framer of the platform (runs, protocol v2, A2A): an `event:`
- * line when it is named, the `data:` line (one line: JSON), an `id:` line when it has one.
- */
-export function sseFrame(event: string | undefined, data: string, id?: number | string): Uint8Array {
-  const name = event === undefined ? "" : `event: ${event}\n`;
-  return encoder.encode(`${name}data: ${data}\n${id === undefined ? "" : `id: ${id}\n`}\n`);
-}
 
 /**
  * A stream that opens and carries one event, then ends: how a join that cannot follow its run (hidden,
