@@ -215,6 +215,12 @@ export interface LocalServer {
   stop(): Promise<void>;
 }
 
+/**
+ * Set by a test that starts `npm start` and fires the scheduled handler itself when it wants a tick
+ * (`/cdn-cgi/local/scheduled`): the server has no minute tick of its own, so no tick comes mid-test.
+ */
+export const NO_MINUTE_TICK = "AGENT_PLATFORM_NO_MINUTE_TICK";
+
 /** Set by a program that starts `npm start` (startLocalServer): the server ends when its stdin closes. */
 export const EXIT_WITH_PARENT = "AGENT_PLATFORM_EXIT_WITH_PARENT";
 

@@ -11,6 +11,7 @@ import {
   EXIT_WITH_PARENT,
   LOCAL_LIMITS_GUARD,
   type LocalRuntime,
+  NO_MINUTE_TICK,
   serveWorker,
   stateDirectory,
 } from "./local-runtime.ts";
@@ -93,7 +94,9 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
 
   try {
     const crons = await configuredCrons(options.wranglerConfig);
-    if (crons.length) {
+    if (crons.length && process.env[NO_MINUTE_TICK] === "1") {
+      console.log("No minute tick: whoever started this server fires the scheduled handler itself");
+    } else if (crons.length) {
       ticker = startMinuteTicker({ baseUrl, crons });
       console.log(
         `Firing the scheduled handler at every minute boundary for crons ${crons.map((c) => `"${c}"`).join(", ")}, as the deployed Cron Trigger does`,

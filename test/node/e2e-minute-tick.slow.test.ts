@@ -11,7 +11,7 @@ let deployment: Awaited<ReturnType<typeof startDeployment>>;
 let apiKey: string;
 
 beforeAll(async () => {
-  deployment = await startDeployment("langgraph.json");
+  deployment = await startDeployment("langgraph.json", { minuteTick: true });
   apiKey = deployment.apiKey;
 }, 150_000);
 

@@ -2,7 +2,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { inject } from "vitest";
 import { PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
-import { type LocalServer, startLocalServer } from "../../scripts/lib/local-runtime.ts";
+import { type LocalServer, NO_MINUTE_TICK, startLocalServer } from "../../scripts/lib/local-runtime.ts";
 import { scratchDir } from "../../scripts/lib/scratch.ts";
 import { DEV_API_KEY } from "../../scripts/lib/wrangler.ts";
 
@@ -23,7 +23,15 @@ export interface TestServer extends LocalServer {
  * `stop()` removes the state unless `keep`.
  */
 export async function startTestServer(
-  options: { persistTo?: string; keep?: boolean; config?: string; vars?: Record<string, string> } = {},
+  options: {
+    persistTo?: string;
+    keep?: boolean;
+    config?: string;
+    vars?: Record<string, string>;
+    /** Fire the scheduled handler at every minute boundary, as `npm start` does; off by default, so a
+     * test that wants a tick fires it itself and none comes mid-test. */
+    minuteTick?: boolean;
+  } = {},
 ): Promise<TestServer> {
   const persistTo = options.persistTo ?? scratchDir("e2e-state");
   const cleanup = () => {
@@ -39,6 +47,7 @@ export async function startTestServer(
         EXPORT_ENCRYPTION_KEY: "e2e-export-encryption-key-0123456789",
         ...options.vars,
       },
+      env: options.minuteTick ? {} : { [NO_MINUTE_TICK]: "1" },
       log: (chunk) => (output = (output + chunk).slice(-20_000)),
     });
     const exited = () => server.child.exitCode !== null || server.child.signalCode !== null;
@@ -71,8 +80,8 @@ export async function startTestServer(
 }
 
 /** `npm start -- --config <configPath>` (relative to the project root) with fresh state: another deployment. */
-export function startDeployment(configPath: string): Promise<TestServer> {
-  return startTestServer({ config: configPath });
+export function startDeployment(configPath: string, options: { minuteTick?: boolean } = {}): Promise<TestServer> {
+  return startTestServer({ config: configPath, ...options });
 }
 
 /** The shared server, as the global setup provides it to the test files. */
