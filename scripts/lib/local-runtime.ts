@@ -278,14 +278,15 @@ export async function startLocalServer(options: {
 
 /**
  * The URL a starting server (`npm start`, `agent-platform dev`) prints once workerd listens, which is
- * how a child started with `--port 0` tells its port. Rejects if it exits or stays silent for `timeoutMs`.
+ * how a child started with `--port 0` tells its port (`line`'s first group: another server's own line,
+ * such as wrangler dev's "Ready on"). Rejects if it exits or stays silent for `timeoutMs`.
  */
-export function listeningUrl(child: ChildProcess, timeoutMs = 120_000): Promise<string> {
+export function listeningUrl(child: ChildProcess, timeoutMs = 120_000, line: RegExp = LISTENING): Promise<string> {
   let printed = "";
   const said = new Promise<string>((resolve, reject) => {
     child.stdout?.on("data", (chunk) => {
       printed = (printed + String(chunk)).slice(-4_096);
-      const url = LISTENING.exec(printed)?.[1];
+      const url = line.exec(printed)?.[1];
       if (url) resolve(url);
     });
     child.once("exit", (code, signal) => reject(new Error(`the server exited (${signal ?? `code ${code}`})`)));

@@ -2,6 +2,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { S3Client, type S3ClientOptions } from "../../../src/export/s3.ts";
 import { PROJECT_ROOT } from "../deployment.ts";
+import { listeningUrl } from "../local-runtime.ts";
 import { scratchDir } from "../scratch.ts";
 import { offlineEnv, spawnWrangler, stopProcessGroup, waitForOk } from "../wrangler.ts";
 
@@ -62,23 +63,7 @@ export async function startS3Peer(): Promise<S3Peer> {
 
   let origin = "";
   try {
-    origin = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error("wrangler dev did not say where it listens within 60 s")),
-        60_000,
-      );
-      child.stdout?.on("data", () => {
-        const ready = /Ready on (http:\/\/[^\s]+)/.exec(output)?.[1];
-        if (ready) {
-          clearTimeout(timer);
-          resolve(ready.replace(/\/$/, ""));
-        }
-      });
-      child.once("exit", (code) => {
-        clearTimeout(timer);
-        reject(new Error(`wrangler dev exited with ${code}`));
-      });
-    });
+    origin = (await listeningUrl(child, 60_000, /Ready on (http:\/\/[^\s]+)/)).replace(/\/$/, "");
     // The peer's Worker answers every path; /cdn-cgi/local/r2/s3 is served by wrangler beside it.
     await waitForOk(`${origin}/ok`, 60_000, child);
   } catch (error) {
