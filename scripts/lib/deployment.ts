@@ -10,6 +10,8 @@ import { pathToFileURL } from "node:url";
 import { parseEnv } from "node:util";
 import { type LanggraphConfig, LanggraphConfigSchema, parseGraphSpec } from "../../src/deployment/config.ts";
 import { describeValue, graphExportKind, isHonoApp } from "../../src/deployment/graph-kind.ts";
+import type { CheckpointerManifest, StoreManifest } from "../../src/deployment/manifest.ts";
+import { normalizeCheckpointer, normalizeStore } from "../../src/deployment/store-config.ts";
 import { registerSdkLogger } from "../../src/observability/sdk-logger.ts";
 import { bundleConsole } from "./console-bundle.ts";
 import { type BundleFile, bundleDeploymentModules, ModuleBundleError } from "./deployment-modules.ts";
@@ -71,6 +73,13 @@ interface ResolvedAuth {
 }
 
 interface ResolvedHttpApp {
+  file: string;
+  exportName: string;
+  source: string;
+}
+
+/** `store.index.embed` naming the deployment's own embedding function. */
+interface ResolvedEmbed {
   file: string;
   exportName: string;
   source: string;
@@ -172,6 +181,14 @@ function checkHttpApp(app: ResolvedHttpApp, value: unknown, where: string): void
   }
 }
 
+function checkEmbed(embed: ResolvedEmbed, value: unknown, where: string): void {
+  if (typeof value !== "function") {
+    throw new BuildError(
+      `Export "${embed.exportName}" of ${where} is not a function: export a function from texts (string[]) to vectors (number[][]), got ${describeValue(value)}`,
+    );
+  }
+}
+
 /** The bundle of the deployment's own modules, beside its registry. */
 function modulesFile(registryFile: string): string {
   return join(dirname(registryFile), "deployment-modules.js");
@@ -222,11 +239,15 @@ export function renderRegistry(
   httpApp: ResolvedHttpApp | null,
   ui: UiBundle[] = [],
   schemas: ReturnType<typeof renderStaticSchemas> = renderStaticSchemas(new Map()),
+  store: StoreManifest = { index: null, ttl: null },
+  checkpointer: CheckpointerManifest = { ttl: null },
 ): string {
+  const embedsFunction = store.index?.embed.kind === "function";
   const names = [
     ...graphs.map((_, i) => `graph${i}`),
     ...(auth ? ["authModule"] : []),
     ...(httpApp ? ["httpApp"] : []),
+    ...(embedsFunction ? ["embedModule"] : []),
   ];
   const imports = [
     // First: what the deployment's modules may use at load (the SDK logger).
@@ -261,9 +282,21 @@ export function renderRegistry(
     `  auth: ${authEntry},`,
     `  httpApp: ${httpAppEntry},`,
     `  ui: ${JSON.stringify(ui.map(({ id, files }) => ({ id, files })))},`,
+    `  store: ${renderStore(store)},`,
+    `  checkpointer: ${JSON.stringify(checkpointer)},`,
     "};",
     "",
   ].join("\n");
+}
+
+/** The `store` section: JSON, except a function `embed`, which refers to the bundled module. */
+function renderStore(store: StoreManifest): string {
+  const embed = store.index?.embed;
+  if (embed?.kind !== "function") return JSON.stringify(store);
+  const { module: _module, ...rest } = embed;
+  const embedEntry = `{ ...${JSON.stringify(rest)}, module: embedModule }`;
+  const index = `{ embed: ${embedEntry}, dims: ${JSON.stringify(store.index?.dims)}, fields: ${JSON.stringify(store.index?.fields)} }`;
+  return `{ index: ${index}, ttl: ${JSON.stringify(store.ttl)} }`;
 }
 
 /** Versions reported by /info, read from the installed packages at build time. */
@@ -337,10 +370,24 @@ export async function buildDeployment(
     file: g.file,
     where: `graph "${g.id}" (${g.source})`,
   }));
+  // Validated by readConfig; a function embed is resolved relative to langgraph.json, like graph paths,
+  // and its module (placeholder here) is the bundled one in the registry.
+  const embeds: ResolvedEmbed[] = [];
+  const store = normalizeStore(config.store, (file, exportName, source) => {
+    embeds.push({ file: resolve(configDir, file), exportName, source });
+    return { kind: "function", module: {}, exportName, source };
+  });
+  const checkpointer = normalizeCheckpointer(config.checkpointer);
+  const resolvedEmbed = embeds[0] ?? null;
+  const embedSpec = resolvedEmbed && {
+    name: "embedModule",
+    file: resolvedEmbed.file,
+    where: `store.index.embed (${resolvedEmbed.source})`,
+  };
   const authSpec = auth && { name: "authModule", file: auth.file, where: `auth.path (${auth.source})` };
   const appSpec = httpApp && { name: "httpApp", file: httpApp.file, where: `http.app (${httpApp.source})` };
   const { loaded, files } = await bundleAndLoad(
-    [...specs, ...(authSpec ? [authSpec] : []), ...(appSpec ? [appSpec] : [])],
+    [...specs, ...(authSpec ? [authSpec] : []), ...(appSpec ? [appSpec] : []), ...(embedSpec ? [embedSpec] : [])],
     modulesFile(outFile),
     dependencyDirs(config, configDir),
   );
@@ -349,6 +396,9 @@ export async function buildDeployment(
   }
   if (auth && authSpec) checkAuth(auth, await exportOf(loaded, authSpec, auth.exportName), authSpec.where);
   if (httpApp && appSpec) checkHttpApp(httpApp, await exportOf(loaded, appSpec, httpApp.exportName), appSpec.where);
+  if (resolvedEmbed && embedSpec) {
+    checkEmbed(resolvedEmbed, await exportOf(loaded, embedSpec, resolvedEmbed.exportName), embedSpec.where);
+  }
   const env = resolveEnv(config, configDir);
   // The slow step first: the UI bundles, the modules' bundle and the registry are written together after it.
   const schemas = renderStaticSchemas(staticSchemas ? await extractStaticSchemas(graphs) : new Map());
@@ -360,7 +410,7 @@ export async function buildDeployment(
   for (const file of files) writeIfChanged(file.path, Buffer.from(file.contents));
   const changed = writeIfChanged(
     outFile,
-    renderRegistry(outFile, configPath, graphs, config, env, auth, httpApp, ui, schemas),
+    renderRegistry(outFile, configPath, graphs, config, env, auth, httpApp, ui, schemas, store, checkpointer),
   );
   if (stageAssets) {
     await stageDocsAssets(assetsDir);

@@ -52,6 +52,133 @@ const UiSchema = z.record(z.string(), z.string().min(1)).superRefine((ui, ctx) =
 
 export const UiConfigSchema = z.object({ shared: z.array(z.string().min(1)).optional() }).loose();
 
+/**
+ * `store` and `checkpointer`, with the names, types and defaults of the official CLI's schema
+ * (langchain-ai/langgraph libs/cli/langgraph_cli/schemas.py: `StoreConfig`, `IndexConfig`, `TTLConfig`,
+ * `CheckpointerConfig`, `ThreadTTLConfig`; langgraph.json's JSON schema is generated from it). TTLs are
+ * in minutes. Unknown keys are kept and ignored, as elsewhere in this file (`checkpointer.path` and
+ * `checkpointer.serde` are Python-only).
+ */
+
+/** How a value is shown in a message: JSON where it has one (`0`, `"5"`, `null`). */
+function shown(value: unknown): string {
+  if (value === undefined) return "nothing";
+  return JSON.stringify(value) ?? String(value);
+}
+
+/** A number schema whose every failure says `must be <what>, got <value>`. */
+function numberWhich(what: string, int: boolean, positive: boolean) {
+  const error = (issue: { input?: unknown }) => `must be ${what}, got ${shown(issue.input)}`;
+  let schema = z.number({ error });
+  if (int) schema = schema.int({ error });
+  if (positive) schema = schema.positive({ error });
+  return schema;
+}
+
+/** A `store.index.fields` path: `$`, or dotted keys with `[n]`, `[-n]`, `[*]`, `*` and `{a,b.c}` (the reference's tokenizer). */
+const FIELD_NAME = String.raw`[^.\[\]{},]+`;
+const FIELD_INDEX = String.raw`\[(?:\*|-?\d+)\]`;
+const FIELD_KEYS = `${FIELD_NAME}(?:\\.${FIELD_NAME})*`;
+const FIELD_MULTI = String.raw`\{\s*${FIELD_KEYS}(?:\s*,\s*${FIELD_KEYS})*\s*\}`;
+const FIELD_SEGMENT = `(?:(?:${FIELD_NAME}|${FIELD_MULTI})(?:${FIELD_INDEX})*|(?:${FIELD_INDEX})+)`;
+const FIELD_PATH = new RegExp(`^(?:\\$|${FIELD_SEGMENT}(?:\\.${FIELD_SEGMENT})*)$`);
+
+export function isIndexFieldPath(path: string): boolean {
+  return FIELD_PATH.test(path);
+}
+
+/** What `store.index.embed` names: a provider's model, or the deployment's own function. */
+export type EmbedSpec =
+  | { kind: "openai"; model: string }
+  | { kind: "cloudflare"; model: string }
+  | { kind: "function"; file: string; exportName: string };
+
+const EMBED_FORMS = '"openai:<model>", "cloudflare:<model>" or "./path/to/file.ts:export"';
+
+/** Parses `store.index.embed`, or returns the message naming what is wrong with it. */
+export function parseEmbedSpec(embed: string): EmbedSpec | { error: string } {
+  const colon = embed.indexOf(":");
+  const prefix = colon > 0 ? embed.slice(0, colon) : "";
+  if (prefix === "openai" || prefix === "cloudflare") {
+    const model = embed.slice(colon + 1).trim();
+    if (!model) return { error: `must name a model after "${prefix}:", got ${shown(embed)}` };
+    return { kind: prefix, model };
+  }
+  // A file path, as graph paths are written: relative, absolute, or with a folder or a module extension.
+  if (/^(\.{1,2}\/|\/)/.test(embed) || /\.(ts|mts|cts|tsx|js|mjs|cjs|jsx)(:|$)/.test(embed)) {
+    const { file, exportName } = parseGraphSpec(embed);
+    return { kind: "function", file, exportName };
+  }
+  return { error: `must be ${EMBED_FORMS}, got ${shown(embed)}` };
+}
+
+export const StoreIndexConfigSchema = z
+  .object({
+    embed: z
+      .string({ error: (issue) => `must be ${EMBED_FORMS}, got ${shown(issue.input)}` })
+      .superRefine((embed, ctx) => {
+        const parsed = parseEmbedSpec(embed);
+        if ("error" in parsed) ctx.addIssue({ code: "custom", message: parsed.error });
+      }),
+    dims: numberWhich("a positive integer", true, true),
+    /** JSON paths of the text to embed, one vector per matched element; `["$"]` (the whole value) by default. */
+    fields: z
+      .array(z.string({ error: (issue) => `must be a path string, got ${shown(issue.input)}` }), {
+        error: (issue) => `must be an array of paths, got ${shown(issue.input)}`,
+      })
+      .nullable()
+      .optional()
+      .superRefine((fields, ctx) => {
+        for (const [i, field] of (fields ?? []).entries()) {
+          if (!isIndexFieldPath(field)) {
+            ctx.addIssue({
+              code: "custom",
+              path: [i],
+              message: `${shown(field)} is not a field path (use "$", "a.b", "arr[*].f", "arr[0]" or "arr[-1]")`,
+            });
+          }
+        }
+      }),
+  })
+  .loose();
+
+export const StoreTtlConfigSchema = z
+  .object({
+    /** Whether get and search refresh an item's TTL unless the request says otherwise (default true). */
+    refresh_on_read: z.boolean({ error: (issue) => `must be true or false, got ${shown(issue.input)}` }).optional(),
+    /** Minutes a new item lives after its last access; null or absent: items do not expire. */
+    default_ttl: numberWhich("a positive number of minutes", false, true).nullable().optional(),
+    /** Minutes between sweeps of expired items; null or absent: no sweep. */
+    sweep_interval_minutes: numberWhich("a positive integer of minutes", true, true).nullable().optional(),
+  })
+  .loose();
+
+export const StoreConfigSchema = z
+  .object({
+    index: StoreIndexConfigSchema.nullable().optional(),
+    ttl: StoreTtlConfigSchema.nullable().optional(),
+  })
+  .loose();
+
+export const CheckpointerTtlConfigSchema = z
+  .object({
+    /** What happens to an expired thread: "delete" removes it; "keep_latest" keeps only its latest state. */
+    strategy: z
+      .enum(["delete", "keep_latest"], {
+        error: (issue) => `must be "delete" or "keep_latest", got ${shown(issue.input)}`,
+      })
+      .optional(),
+    /** Minutes a thread lives; null or absent: threads do not expire. */
+    default_ttl: numberWhich("a positive number of minutes", false, true).nullable().optional(),
+    /** Minutes between sweeps (the reference's default is about 5). */
+    sweep_interval_minutes: numberWhich("a positive integer of minutes", true, true).nullable().optional(),
+    /** Threads handled per sweep (the reference's default is 1000). */
+    sweep_limit: numberWhich("a positive integer", true, true).nullable().optional(),
+  })
+  .loose();
+
+export const CheckpointerConfigSchema = z.object({ ttl: CheckpointerTtlConfigSchema.nullable().optional() }).loose();
+
 export const LanggraphConfigSchema = z
   .object({
     graphs: z.record(
@@ -72,12 +199,18 @@ export const LanggraphConfigSchema = z
     ui: UiSchema.optional(),
     /** Packages the UI bundles take from the host page instead of bundling (beyond React and the SDK). */
     ui_config: UiConfigSchema.optional(),
+    /** The long-term memory store: semantic search (`index`) and item lifetimes (`ttl`). */
+    store: StoreConfigSchema.nullable().optional(),
+    /** Thread lifetimes (`ttl`). */
+    checkpointer: CheckpointerConfigSchema.nullable().optional(),
   })
   .loose();
 
 export type LanggraphConfig = z.infer<typeof LanggraphConfigSchema>;
 export type CorsConfig = z.infer<typeof CorsConfigSchema>;
 export type HttpConfig = z.infer<typeof HttpConfigSchema>;
+export type StoreConfig = z.infer<typeof StoreConfigSchema>;
+export type CheckpointerConfig = z.infer<typeof CheckpointerConfigSchema>;
 
 /** `"./graphs/echo.ts:graph"` → file and export name (the default export when no name is given). */
 export function parseGraphSpec(spec: z.infer<typeof GraphSpecSchema>): {

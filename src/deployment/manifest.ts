@@ -40,6 +40,31 @@ export interface UiEntry {
   files: string[];
 }
 
+/** `store.index.embed`: a provider's model, or the deployment's own function (bundled like the graphs). */
+export type StoreEmbedEntry =
+  | { kind: "openai"; model: string; source: string }
+  | { kind: "cloudflare"; model: string; source: string }
+  | { kind: "function"; module: Record<string, unknown>; exportName: string; source: string };
+
+/** langgraph.json `store`, validated by the build, with LangGraph's defaults applied. */
+export interface StoreManifest {
+  /** `store.index`, or null when the store has no semantic index. */
+  index: { embed: StoreEmbedEntry; dims: number; fields: string[] } | null;
+  /** `store.ttl` (minutes), or null when not configured. */
+  ttl: { refreshOnRead: boolean; defaultTtlMinutes: number | null; sweepIntervalMinutes: number | null } | null;
+}
+
+/** langgraph.json `checkpointer`, validated by the build, with LangGraph's defaults applied. */
+export interface CheckpointerManifest {
+  /** `checkpointer.ttl` (minutes), or null when not configured. */
+  ttl: {
+    strategy: "delete" | "keep_latest";
+    defaultTtlMinutes: number | null;
+    sweepIntervalMinutes: number;
+    sweepLimit: number;
+  } | null;
+}
+
 /** Everything the Worker knows about its deployment, generated from langgraph.json by scripts/build.ts. */
 export interface DeploymentManifest {
   configPath: string;
@@ -64,4 +89,8 @@ export interface DeploymentManifest {
   } | null;
   /** Generative UI bundles from langgraph.json `ui` (absent in registries built before it existed). */
   ui?: UiEntry[];
+  /** langgraph.json `store` (absent in registries built before it existed: no index, no TTL). */
+  store?: StoreManifest;
+  /** langgraph.json `checkpointer` (absent in registries built before it existed: no TTL). */
+  checkpointer?: CheckpointerManifest;
 }
