@@ -84,12 +84,12 @@ const hasKey = (value: unknown, key: string): value is Record<string, unknown> =
 
 /** Every text at a path, in the reference's order (`getTextAtPath`); a missing path gives none. */
 export function textsAtPath(value: unknown, tokens: readonly string[]): string[] {
-  if (tokens.length === 1 && tokens[0] === "$") return [JSON.stringify(value, null, 2)];
   const walk = (at: unknown, pos: number): string[] => {
     if (pos >= tokens.length) return leafText(at);
     const token = tokens[pos];
     const results: string[] = [];
-    // As the reference: a leading `$` adds the whole value, then is read as a key like any other.
+    // As the reference: a leading `$` adds the whole value, then is read as a key like any other (so `$`
+    // of a value that has a `$` key gives that key's text too, and `$.a` gives the whole value).
     if (pos === 0 && token === "$") results.push(JSON.stringify(at, null, 2));
     if (token.startsWith("[")) {
       if (!Array.isArray(at)) return [];
