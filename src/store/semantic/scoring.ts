@@ -15,23 +15,31 @@ export interface Ranked<T> {
   score: number | undefined;
 }
 
+/** Square root of the sum of squares, summed in index order as the reference does. */
+function magnitude(vector: ArrayLike<number>): number {
+  let sum = 0;
+  for (let i = 0; i < vector.length; i++) sum += vector[i] * vector[i];
+  return Math.sqrt(sum);
+}
+
+/** Cosine similarity against a query whose magnitude is known (computed once per search, as the reference does). */
+function similarity(query: ArrayLike<number>, queryMagnitude: number, vector: ArrayLike<number>): number {
+  let dot = 0;
+  let norm = 0;
+  for (let i = 0; i < vector.length; i++) {
+    dot += vector[i] * query[i];
+    norm += vector[i] * vector[i];
+  }
+  const vectorMagnitude = Math.sqrt(norm);
+  return queryMagnitude && vectorMagnitude ? dot / (queryMagnitude * vectorMagnitude) : 0;
+}
+
 /**
  * Cosine similarity of the query and a vector, summed in index order in doubles as the reference does;
  * 0 when either has no length (a zero vector), where the division would give NaN.
  */
-export function cosineSimilarity(query: ArrayLike<number>, vector: ArrayLike<number>): number {
-  let dot = 0;
-  let queryNorm = 0;
-  let vectorNorm = 0;
-  for (let i = 0; i < vector.length; i++) {
-    dot += vector[i] * query[i];
-    vectorNorm += vector[i] * vector[i];
-  }
-  for (let i = 0; i < query.length; i++) queryNorm += query[i] * query[i];
-  const queryMagnitude = Math.sqrt(queryNorm);
-  const vectorMagnitude = Math.sqrt(vectorNorm);
-  return queryMagnitude && vectorMagnitude ? dot / (queryMagnitude * vectorMagnitude) : 0;
-}
+export const cosineSimilarity = (query: ArrayLike<number>, vector: ArrayLike<number>): number =>
+  similarity(query, magnitude(query), vector);
 
 /**
  * One page of the candidates by similarity to `query`, as the reference answers it:
@@ -47,12 +55,13 @@ export function rankBySimilarity<T>(
   query: ArrayLike<number>,
   page: { offset: number; limit: number },
 ): Ranked<T>[] {
+  const queryMagnitude = magnitude(query);
   const scored: { index: number; score: number }[] = [];
   const scoreless: T[] = [];
   candidates.forEach((candidate, index) => {
     if (!candidate.vectors.length) return void scoreless.push(candidate.item);
     let best = Number.NEGATIVE_INFINITY;
-    for (const vector of candidate.vectors) best = Math.max(best, cosineSimilarity(query, vector));
+    for (const vector of candidate.vectors) best = Math.max(best, similarity(query, queryMagnitude, vector));
     scored.push({ index, score: best });
   });
   scored.sort((a, b) => b.score - a.score || a.index - b.index);
