@@ -31,17 +31,25 @@ function hashEmbed(text: string): number[] {
   return vector;
 }
 
-class HashEmbeddings extends Embeddings {
-  calls = 0;
-  constructor() {
+/**
+ * Real-valued vectors (not exact as 4-byte floats), unit length as most providers return them: the
+ * stored floats round, and scores must still match the reference's doubles to 1e-6.
+ */
+function realEmbed(text: string): number[] {
+  const counts = hashEmbed(text).map((count, i) => count * Math.SQRT2 + (count ? Math.sin(i) / 7 : 0));
+  const length = Math.hypot(...counts);
+  return length ? counts.map((x) => x / length) : counts;
+}
+
+class FunctionEmbeddings extends Embeddings {
+  constructor(private readonly fn: (text: string) => number[]) {
     super({});
   }
   async embedDocuments(documents: string[]): Promise<number[][]> {
-    this.calls++;
-    return documents.map(hashEmbed);
+    return documents.map(this.fn);
   }
   async embedQuery(document: string): Promise<number[]> {
-    return hashEmbed(document);
+    return this.fn(document);
   }
 }
 
@@ -169,10 +177,15 @@ async function ourSide(embedder: Embedder) {
 }
 
 describe("semantic store search matches LangGraph's InMemoryStore", () => {
-  it("gives the same order and scores for the same items, embedding, fields and queries", async () => {
-    const reference = new InMemoryStore({ index: { dims: DIMS, embeddings: new HashEmbeddings(), fields: FIELDS } });
+  it.each([
+    ["whole-number", hashEmbed],
+    ["real-valued", realEmbed],
+  ])("gives the same order and scores for the same items, %s embedding, fields and queries", async (_, fn) => {
+    const reference = new InMemoryStore({
+      index: { dims: DIMS, embeddings: new FunctionEmbeddings(fn), fields: FIELDS },
+    });
     for (const put of PUTS) await reference.put(put.namespace, put.key, put.value, put.index);
-    const ours = await ourSide({ embed: async (texts) => texts.map(hashEmbed), dims: DIMS, provider: "hash" });
+    const ours = await ourSide({ embed: async (texts) => texts.map(fn), dims: DIMS, provider: "hash" });
 
     // The same vectors per item, under the same field names.
     const referenceVectors = (reference as unknown as { vectors: Map<string, Map<string, Map<string, number[]>>> })
