@@ -324,6 +324,20 @@ export function cronFiringsPerAlarm(env: PlanVars & { SUBREQUEST_BUDGET?: string
 export const STORE_SWEEP_PER_ALARM = 1_000;
 
 /**
+ * Texts per call to an embedding provider. A put or a search embeds its texts in calls of at most this
+ * many (never one call per item), so a request's calls stay far under the 1,000 subrequests of an
+ * invocation (50 on Free); Workers AI's text embedding models take at most 100 texts per call.
+ */
+export const EMBED_BATCH_TEXTS = 96;
+
+/**
+ * Dimensions of a store embedding at most (text-embedding-3-large has 3,072). A vector is stored as
+ * 4 bytes per dimension, 16 KiB here, far under the 2 MB per row of Durable Object SQLite, and a scan of
+ * 10,000 such vectors stays well within an isolate's 128 MB.
+ */
+export const MAX_EMBEDDING_DIMS = 4096;
+
+/**
  * Thread data (metadata, values, config, interrupts, error) in one page of `threads.search`, in
  * UTF-8 bytes. A page of 1,000 threads of 100 KB states would pass D1's 50 MB result limit and the
  * isolate's 128 MB of memory; past this budget the page ends early (X-Pagination-Next follows it).

@@ -1,0 +1,59 @@
+import { chunked } from "../../core/batches.ts";
+import { invalid } from "../../core/errors.ts";
+import { EMBED_BATCH_TEXTS } from "../../core/limits.ts";
+import type { FieldText } from "./paths.ts";
+import { checkVector } from "./vectors.ts";
+
+/** An embedding provider: texts in, one vector per text out, in the same order. */
+export type EmbedTexts = (texts: string[]) => Promise<number[][]>;
+
+/** The provider of an index and what its vectors must look like. */
+export interface Embedder {
+  embed: EmbedTexts;
+  dims: number;
+  /** Named in errors, e.g. `openai:text-embedding-3-small`. */
+  provider: string;
+}
+
+/** One stored vector: the item it belongs to, the field it was read from, and its floats. */
+export interface FieldVector<T> {
+  item: T;
+  field: string;
+  vector: Float32Array;
+}
+
+/**
+ * The vectors of many items' texts. Each distinct text is embedded once (as the reference does), in
+ * calls of at most EMBED_BATCH_TEXTS texts, one after another: never a call per item. Any call's
+ * failure, a missing vector or a vector of another length fails the whole put before anything is written.
+ */
+export async function embedItemTexts<T>(
+  items: readonly { item: T; texts: readonly FieldText[] }[],
+  embedder: Embedder,
+): Promise<FieldVector<T>[]> {
+  const distinct = [...new Set(items.flatMap(({ texts }) => texts.map(({ text }) => text)))];
+  const vectors = new Map<string, Float32Array>();
+  for (const batch of chunked(distinct, EMBED_BATCH_TEXTS)) {
+    const answer = await embedder.embed(batch);
+    if (!Array.isArray(answer) || answer.length !== batch.length)
+      throw invalid(
+        `${embedder.provider} returned ${Array.isArray(answer) ? answer.length : "no"} vectors for ${batch.length} texts`,
+      );
+    batch.forEach((text, i) => vectors.set(text, checkVector(answer[i], embedder.dims, embedder.provider)));
+  }
+  return items.flatMap(({ item, texts }) =>
+    texts.map(({ field, text }) => ({ item, field, vector: vectors.get(text)! })),
+  );
+}
+
+/**
+ * The vector of a search's query: one call of one text. Kept in doubles, as the reference scores with
+ * the provider's numbers as they came (stored vectors are floats; see vectors.ts).
+ */
+export async function embedQuery(query: string, embedder: Embedder): Promise<Float64Array> {
+  const answer = await embedder.embed([query]);
+  if (!Array.isArray(answer) || answer.length !== 1)
+    throw invalid(`${embedder.provider} returned ${Array.isArray(answer) ? answer.length : "no"} vectors for 1 text`);
+  checkVector(answer[0], embedder.dims, embedder.provider);
+  return Float64Array.from(answer[0]);
+}

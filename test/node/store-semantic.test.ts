@@ -1,0 +1,450 @@
+// The pure core of semantic store search (src/store/semantic/) against LangGraph's InMemoryStore: the
+// same items, embedding function, fields and queries give the same order and scores. Our side keeps
+// items in the store partition's real table (node:sqlite) and filters them with the store's own SQL
+// (containments), with vectors as Float32 BLOBs beside them.
+import { DatabaseSync } from "node:sqlite";
+import { Embeddings } from "@langchain/core/embeddings";
+import { InMemoryStore } from "@langchain/langgraph-checkpoint";
+import { and, eq, like, or, type SQL } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/sqlite-proxy";
+import { describe, expect, it } from "vitest";
+import { isDomainError } from "../../src/core/errors.ts";
+import { EMBED_BATCH_TEXTS, MAX_EMBEDDING_DIMS } from "../../src/core/limits.ts";
+import { containments } from "../../src/db/json-filter.ts";
+import { storeItems } from "../../src/db/schema.ts";
+import { type Embedder, embedItemTexts, embedQuery } from "../../src/store/semantic/embed.ts";
+import { checkFieldPath, fieldPaths, itemTexts, textsAtPath } from "../../src/store/semantic/paths.ts";
+import { cosineSimilarity, rankBySimilarity } from "../../src/store/semantic/scoring.ts";
+import { checkDims, checkVector, packVector, unpackVector } from "../../src/store/semantic/vectors.ts";
+import { PARTITION_SCHEMA } from "../../src/workspace/tables.ts";
+
+const DIMS = 64;
+
+/** A deterministic local embedding: word counts hashed (FNV-1a) into 64 dimensions. Whole numbers, exact as floats. */
+function hashEmbed(text: string): number[] {
+  const vector = new Array<number>(DIMS).fill(0);
+  for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
+    let hash = 0x811c9dc5;
+    for (let i = 0; i < word.length; i++) hash = Math.imul(hash ^ word.charCodeAt(i), 0x01000193) >>> 0;
+    vector[hash % DIMS] += 1;
+  }
+  return vector;
+}
+
+/**
+ * Real-valued vectors (not exact as 4-byte floats), unit length as most providers return them: the
+ * stored floats round, and scores must still match the reference's doubles to 1e-6.
+ */
+function realEmbed(text: string): number[] {
+  const counts = hashEmbed(text).map((count, i) => count * Math.SQRT2 + (count ? Math.sin(i) / 7 : 0));
+  const length = Math.hypot(...counts);
+  return length ? counts.map((x) => x / length) : counts;
+}
+
+class FunctionEmbeddings extends Embeddings {
+  constructor(private readonly fn: (text: string) => number[]) {
+    super({});
+  }
+  async embedDocuments(documents: string[]): Promise<number[][]> {
+    return documents.map(this.fn);
+  }
+  async embedQuery(document: string): Promise<number[]> {
+    return this.fn(document);
+  }
+}
+
+const FIELDS = ["text", "notes[*].f", "tags[-1]", "tags[0]"];
+
+/** Puts, grouped by namespace (the reference's candidates go namespace by namespace, in put order). */
+const PUTS: { namespace: string[]; key: string; value: Record<string, unknown>; index?: false | string[] }[] = [
+  {
+    namespace: ["memories", "u1"],
+    key: "food",
+    value: { text: "User likes spicy ramen and sushi", kind: "pref", tags: ["food", "japan"] },
+  },
+  {
+    namespace: ["memories", "u1"],
+    key: "pet",
+    value: { text: "User has a dog named Rex", kind: "fact", notes: [{ f: "walks the dog daily" }, { f: "ramen" }] },
+  },
+  { namespace: ["memories", "u1"], key: "music", value: { text: "User plays jazz piano", kind: "pref" }, index: false },
+  { namespace: ["memories", "u1"], key: "blank", value: { text: "!!!", kind: "fact" } },
+  { namespace: ["memories", "u1"], key: "twin", value: { text: "User likes spicy ramen and sushi", kind: "pref" } },
+  {
+    namespace: ["memories", "u1"],
+    key: "custom",
+    value: { text: "gardening", title: "Ramen recipe with spicy miso", kind: "pref" },
+    index: ["title"],
+  },
+  { namespace: ["memories", "u1"], key: "number", value: { text: 42, kind: "fact" } },
+  { namespace: ["memories", "u1"], key: "object", value: { text: { dish: "ramen", spicy: true }, kind: "pref" } },
+  { namespace: ["memories", "u1"], key: "untexted", value: { kind: "pref", other: "spicy ramen" } },
+  { namespace: ["memories", "u1", "work"], key: "job", value: { text: "Works as a chef making ramen", kind: "fact" } },
+  { namespace: ["memories", "u1", "work"], key: "whole", value: { text: "sushi chef" }, index: ["$"] },
+  { namespace: ["memories", "u2"], key: "food", value: { text: "Loves spicy ramen", kind: "pref" } },
+];
+
+const QUERIES: {
+  prefix: string[];
+  query: string;
+  filter?: Record<string, unknown>;
+  offset?: number;
+  limit?: number;
+}[] = [
+  { prefix: ["memories", "u1"], query: "spicy ramen" },
+  { prefix: ["memories", "u1"], query: "spicy ramen", limit: 20 },
+  { prefix: ["memories", "u1"], query: "spicy ramen", filter: { kind: "pref" } },
+  { prefix: ["memories", "u1"], query: "dog walks", filter: { kind: "fact" }, limit: 3 },
+  { prefix: ["memories", "u1"], query: "sushi chef", offset: 2, limit: 3 },
+  { prefix: ["memories", "u1"], query: "sushi chef", offset: 9, limit: 4 },
+  { prefix: ["memories"], query: "ramen", limit: 1 },
+  { prefix: ["memories"], query: "ramen", offset: 1, limit: 5 },
+  { prefix: ["memories"], query: "nothing in common", limit: 20 },
+  { prefix: ["memories"], query: "!!!", limit: 20 },
+];
+
+/** Namespaces at or below the prefix (the store's own condition, underPrefix in store.ts, is a range; same rows here). */
+const underPrefix = (prefix: string[]): SQL | undefined =>
+  or(eq(storeItems.namespace, prefix.join(".")), like(storeItems.namespace, `${prefix.join(".")}.%`));
+
+/** The store partition's real table in node:sqlite, queried through drizzle as the store queries it. */
+function partitionStore() {
+  const sqlite = new DatabaseSync(":memory:");
+  for (const step of PARTITION_SCHEMA.store) sqlite.exec(step);
+  sqlite.exec("CREATE TABLE store_vectors (namespace TEXT, key TEXT, field TEXT, vector BLOB)");
+  const db = drizzle(async (query, params, method) => {
+    const statement = sqlite.prepare(query);
+    if (method === "run") {
+      statement.run(...(params as never[]));
+      return { rows: [] };
+    }
+    statement.setReturnArrays(true);
+    const rows = statement.all(...(params as never[])) as unknown[];
+    return { rows: method === "get" ? (rows[0] as unknown[]) : rows };
+  });
+  return { sqlite, db };
+}
+
+async function ourSide(embedder: Embedder) {
+  const { sqlite, db } = partitionStore();
+  const configured = fieldPaths(FIELDS);
+  const now = new Date().toISOString();
+  for (const put of PUTS) {
+    const namespace = put.namespace.join(".");
+    await db
+      .insert(storeItems)
+      .values({ workspaceId: "w", namespace, key: put.key, value: put.value, createdAt: now, updatedAt: now });
+  }
+  const vectors = await embedItemTexts(
+    PUTS.map((put) => ({ item: put, texts: itemTexts(put.value, configured, put.index) })),
+    embedder,
+  );
+  const insert = sqlite.prepare("INSERT INTO store_vectors VALUES (?, ?, ?, ?)");
+  for (const { item, field, vector } of vectors)
+    insert.run(item.namespace.join("."), item.key, field, packVector(vector));
+  const readVectors = sqlite.prepare("SELECT vector FROM store_vectors WHERE namespace = ? AND key = ? ORDER BY rowid");
+
+  return {
+    fieldsOf: (namespace: string[], key: string) =>
+      (
+        sqlite
+          .prepare("SELECT field FROM store_vectors WHERE namespace = ? AND key = ? ORDER BY field")
+          .all(namespace.join("."), key) as { field: string }[]
+      ).map((row) => row.field),
+    async search(q: (typeof QUERIES)[number]) {
+      const rows = await db
+        .select()
+        .from(storeItems)
+        .where(
+          and(eq(storeItems.workspaceId, "w"), underPrefix(q.prefix), ...containments([storeItems.value, q.filter])),
+        )
+        .all();
+      // Candidates in the reference's order: namespace by namespace, each in put order (rowid order here).
+      const order = (ns: string, key: string) => PUTS.findIndex((p) => p.namespace.join(".") === ns && p.key === key);
+      rows.sort((a, b) => order(a.namespace, a.key) - order(b.namespace, b.key));
+      const candidates = rows.map((row) => ({
+        item: row,
+        vectors: (readVectors.all(row.namespace, row.key) as { vector: Uint8Array }[]).map((r) =>
+          unpackVector(r.vector, DIMS),
+        ),
+      }));
+      const query = await embedQuery(q.query, embedder);
+      return rankBySimilarity(candidates, query, { offset: q.offset ?? 0, limit: q.limit ?? 10 }).map(
+        ({ item, score }) => ({ namespace: item.namespace.split("."), key: item.key, score }),
+      );
+    },
+  };
+}
+
+describe("semantic store search matches LangGraph's InMemoryStore", () => {
+  it.each([
+    ["whole-number", hashEmbed],
+    ["real-valued", realEmbed],
+  ])("gives the same order and scores for the same items, %s embedding, fields and queries", async (_, fn) => {
+    const reference = new InMemoryStore({
+      index: { dims: DIMS, embeddings: new FunctionEmbeddings(fn), fields: FIELDS },
+    });
+    for (const put of PUTS) await reference.put(put.namespace, put.key, put.value, put.index);
+    const ours = await ourSide({ embed: async (texts) => texts.map(fn), dims: DIMS, provider: "hash" });
+
+    // The same vectors per item, under the same field names.
+    const referenceVectors = (reference as unknown as { vectors: Map<string, Map<string, Map<string, number[]>>> })
+      .vectors;
+    for (const put of PUTS) {
+      const fields = [...(referenceVectors.get(put.namespace.join(":"))?.get(put.key)?.keys() ?? [])].sort();
+      expect(ours.fieldsOf(put.namespace, put.key), `${put.key}`).toEqual(fields);
+    }
+
+    let scoredResults = 0;
+    for (const q of QUERIES) {
+      const expected = await reference.search(q.prefix, {
+        query: q.query,
+        filter: q.filter,
+        offset: q.offset,
+        limit: q.limit,
+      });
+      const actual = await ours.search(q);
+      const label = JSON.stringify(q);
+      expect(
+        actual.map((r) => [r.namespace, r.key]),
+        label,
+      ).toEqual(expected.map((r) => [r.namespace, r.key]));
+      actual.forEach((r, i) => {
+        if (expected[i].score === undefined) expect(r.score, label).toBeUndefined();
+        else expect(r.score, label).toBeCloseTo(expected[i].score!, 6);
+      });
+      scoredResults += expected.filter((r) => r.score !== undefined && r.score > 0).length;
+    }
+    expect(scoredResults).toBeGreaterThan(20); // the queries really rank, not just list
+  });
+});
+
+/** The reference's own path reader (store/utils.js: InMemoryStore's, which the package does not export). */
+const referenceUtils = (await import(
+  new URL("../../node_modules/@langchain/langgraph-checkpoint/dist/store/utils.js", import.meta.url).href
+)) as { getTextAtPath: (value: unknown, tokens: string[]) => string[]; tokenizePath: (path: string) => string[] };
+
+const hashEmbedder = (dims = DIMS, provider = "hash"): Embedder & { calls: string[][] } => {
+  const calls: string[][] = [];
+  return {
+    calls,
+    dims,
+    provider,
+    embed: async (texts) => {
+      calls.push(texts);
+      return texts.map(hashEmbed);
+    },
+  };
+};
+
+const domainDetail = (fn: () => unknown): string => {
+  try {
+    fn();
+  } catch (error) {
+    expect(isDomainError(error, "invalid")).toBe(true);
+    return String((error as Error).message);
+  }
+  throw new Error("expected an invalid error");
+};
+
+describe("field paths", () => {
+  const value = {
+    title: "Ramen",
+    meta: { author: { name: "Ada" }, year: 2024, draft: false, none: null },
+    chapters: [{ content: "one" }, { content: "two" }, { other: "x" }, { content: { deep: 1 } }],
+    tags: ["a", "b", "c"],
+    mixed: ["s", 1, true, null, { k: "v" }, [1, 2]],
+    $: "dollar key",
+  };
+  const PATHS = [
+    "$",
+    "$.title",
+    "title",
+    "meta",
+    "meta.author.name",
+    "meta.year",
+    "meta.draft",
+    "meta.none",
+    "meta.missing",
+    "missing.deeper",
+    "chapters[*].content",
+    "chapters[0].content",
+    "chapters[-1].content",
+    "chapters[9].content",
+    "chapters[-9].content",
+    "tags[0]",
+    "tags[-1]",
+    "tags[*]",
+    "tags.length",
+    "mixed[*]",
+    "title[0]",
+    "*",
+    "meta.*",
+    "{title,meta.author.name,missing}",
+    "chapters[*].{content,other}",
+    "[0]",
+  ];
+
+  it.each(PATHS)("%s reads the texts the reference reads", (path) => {
+    const tokens = checkFieldPath(path);
+    expect(tokens).toEqual(path === "$" ? ["$"] : referenceUtils.tokenizePath(path));
+    expect(textsAtPath(value, tokens)).toEqual(referenceUtils.getTextAtPath(value, tokens));
+  });
+
+  it("reads each form as documented", () => {
+    const at = (path: string) => textsAtPath(value, checkFieldPath(path));
+    // `$` is the whole value as indented JSON (and, as in the reference, a `$` key's text after it).
+    expect(at("$")).toEqual([JSON.stringify(value, null, 2), "dollar key"]);
+    expect(textsAtPath({ a: 1 }, checkFieldPath("$"))).toEqual([JSON.stringify({ a: 1 }, null, 2)]);
+    expect(at("meta.author.name")).toEqual(["Ada"]);
+    expect(at("chapters[*].content")).toEqual(["one", "two", JSON.stringify({ deep: 1 }, null, 2)]);
+    expect(at("tags[0]")).toEqual(["a"]);
+    expect(at("tags[-1]")).toEqual(["c"]);
+    expect(at("meta.year")).toEqual(["2024"]);
+    expect(at("meta.draft")).toEqual(["false"]);
+    expect(at("meta.none")).toEqual([]);
+    expect(at("missing.deeper")).toEqual([]);
+    expect(at("chapters[9].content")).toEqual([]);
+  });
+
+  it.each([
+    ["", "is empty"],
+    ["a..b", "has an empty segment"],
+    [".a", "has an empty segment"],
+    ["a.", "has an empty segment"],
+    ["a[x]", "has [x]: an index is [*], [n] or [-n]"],
+    ["a[1.5]", "has [1.5]"],
+    ["a[0", "has [0"],
+    ["a]", "has an unmatched ]"],
+    ["{a,}", "a field set is {name,other.name}"],
+  ])("refuses %j, naming it", (path, why) => {
+    const detail = domainDetail(() => checkFieldPath(path));
+    expect(detail).toContain(`fields: the path ${JSON.stringify(path)}`);
+    expect(detail).toContain(why);
+  });
+
+  it("an item's index: false embeds nothing, a list replaces the fields, [*] stores one text per element", () => {
+    const configured = fieldPaths(["title", "chapters[*].content"]);
+    expect(itemTexts(value, configured)).toEqual([
+      { field: "title", text: "Ramen" },
+      { field: "chapters[*].content.0", text: "one" },
+      { field: "chapters[*].content.1", text: "two" },
+      { field: "chapters[*].content.2", text: JSON.stringify({ deep: 1 }, null, 2) },
+    ]);
+    expect(itemTexts(value, configured, null)).toEqual(itemTexts(value, configured));
+    expect(itemTexts(value, configured, false)).toEqual([]);
+    expect(itemTexts(value, configured, ["meta.author.name"])).toEqual([{ field: "meta.author.name", text: "Ada" }]);
+    expect(itemTexts(value, configured, [])).toEqual([]);
+    expect(itemTexts({ a: 1 }, fieldPaths())).toEqual([{ field: "$", text: JSON.stringify({ a: 1 }, null, 2) }]);
+    expect(domainDetail(() => itemTexts(value, configured, ["tags[last]"]))).toContain('index: the path "tags[last]"');
+  });
+});
+
+describe("vectors", () => {
+  it("round-trip through a Float32 BLOB of dims × 4 bytes", () => {
+    const vector = [0.1, -2.5, 3e-8, 1e30, 0, 7];
+    const blob = packVector(vector);
+    expect(blob.byteLength).toBe(vector.length * 4);
+    expect([...unpackVector(blob, vector.length)]).toEqual(vector.map(Math.fround));
+    expect([...unpackVector(blob.buffer as ArrayBuffer, vector.length)]).toEqual(vector.map(Math.fround));
+    const unaligned = new Uint8Array(blob.byteLength + 1);
+    unaligned.set(blob, 1);
+    expect([...unpackVector(unaligned.subarray(1), vector.length)]).toEqual(vector.map(Math.fround));
+    expect(() => unpackVector(blob, 5)).toThrow("a stored vector of 24 bytes is not one of 5 dimensions");
+  });
+
+  it("refuse a provider's vector of another length, naming both numbers", async () => {
+    expect(domainDetail(() => checkVector([1, 2, 3], 4, "openai:small"))).toBe(
+      "openai:small returned a vector of 3 dimensions; the index has dims 4",
+    );
+    expect(domainDetail(() => checkVector([1, Number.NaN], 2, "p"))).toContain("NaN at position 1");
+    expect(domainDetail(() => checkVector([1, 1e39], 2, "p"))).toContain("not a finite number");
+    expect(domainDetail(() => checkDims(0))).toBe(
+      `index.dims: must be a whole number from 1 to ${MAX_EMBEDDING_DIMS}, got 0`,
+    );
+    expect(checkDims(768)).toBe(768);
+    const wrong = hashEmbedder(32, "cloudflare:@cf/baai/bge-base-en-v1.5");
+    wrong.dims = 768;
+    await expect(embedItemTexts([{ item: 1, texts: [{ field: "$", text: "x" }] }], wrong)).rejects.toThrow(
+      "cloudflare:@cf/baai/bge-base-en-v1.5 returned a vector of 64 dimensions; the index has dims 768",
+    );
+    await expect(embedQuery("x", wrong)).rejects.toThrow("returned a vector of 64 dimensions; the index has dims 768");
+    const short: Embedder = { dims: DIMS, provider: "p", embed: async (texts) => texts.slice(1).map(hashEmbed) };
+    await expect(embedQuery("x", short)).rejects.toThrow("p returned 0 vectors for 1 text");
+  });
+});
+
+describe("scoring", () => {
+  it("scores a zero vector 0, on either side, as the reference does", () => {
+    expect(cosineSimilarity([0, 0], [1, 2])).toBe(0);
+    expect(cosineSimilarity([1, 2], [0, 0])).toBe(0);
+    expect(cosineSimilarity([1, 0], [2, 0])).toBe(1);
+    expect(cosineSimilarity([1, 0], [-3, 0])).toBe(-1);
+    const ranked = rankBySimilarity(
+      [
+        { item: "a", vectors: [new Float32Array([0, 0])] },
+        { item: "b", vectors: [] },
+        { item: "c", vectors: [new Float32Array([0, 1]), new Float32Array([1, 1])] },
+      ],
+      [0, 0],
+      { offset: 0, limit: 10 },
+    );
+    expect(ranked).toEqual([
+      { item: "a", score: 0 },
+      { item: "c", score: 0 },
+      { item: "b", score: undefined },
+    ]);
+  });
+
+  it("scores an item by its best vector and pages by items", () => {
+    const candidates = [
+      { item: "low", vectors: [new Float32Array([0, 1])] },
+      { item: "best-of-two", vectors: [new Float32Array([0, 1]), new Float32Array([1, 0])] },
+      { item: "mid", vectors: [new Float32Array([1, 1])] },
+    ];
+    const all = rankBySimilarity(candidates, [1, 0], { offset: 0, limit: 10 });
+    expect(all.map((r) => r.item)).toEqual(["best-of-two", "mid", "low"]);
+    expect(all[0].score).toBe(1);
+    expect(all[1].score).toBeCloseTo(Math.SQRT1_2, 12);
+    expect(rankBySimilarity(candidates, [1, 0], { offset: 1, limit: 1 }).map((r) => r.item)).toEqual(["mid"]);
+  });
+});
+
+describe("batching", () => {
+  it("embeds many items' texts in calls of at most EMBED_BATCH_TEXTS, never one per item, and maps vectors back", async () => {
+    const items = Array.from({ length: 250 }, (_, i) => ({
+      item: `item-${i}`,
+      texts: [
+        { field: "text", text: `memory number ${i}` },
+        { field: "tags[*].0", text: i % 2 ? "shared tag" : `tag ${i}` },
+      ],
+    }));
+    const embedder = hashEmbedder();
+    const vectors = await embedItemTexts(items, embedder);
+    const distinct = 250 + 125 + 1;
+    expect(embedder.calls.length).toBe(Math.ceil(distinct / EMBED_BATCH_TEXTS));
+    expect(embedder.calls.every((batch) => batch.length <= EMBED_BATCH_TEXTS)).toBe(true);
+    expect(embedder.calls.flat().length).toBe(distinct); // each distinct text once
+    expect(vectors).toHaveLength(500);
+    for (const { item, field, vector } of vectors) {
+      const text = items.find((i) => i.item === item)!.texts.find((t) => t.field === field)!.text;
+      expect([...vector]).toEqual(hashEmbed(text));
+    }
+    const query = hashEmbedder();
+    await embedQuery("one query", query);
+    expect(query.calls).toEqual([["one query"]]);
+  });
+
+  it("fails the whole batch on a provider error or a missing vector", async () => {
+    const failing: Embedder = { dims: DIMS, provider: "openai:x", embed: () => Promise.reject(new Error("429 quota")) };
+    await expect(embedItemTexts([{ item: 1, texts: [{ field: "$", text: "x" }] }], failing)).rejects.toThrow(
+      "429 quota",
+    );
+    const short: Embedder = { dims: DIMS, provider: "p", embed: async (texts) => texts.slice(1).map(hashEmbed) };
+    const texts = [
+      { field: "a", text: "x" },
+      { field: "b", text: "y" },
+    ];
+    await expect(embedItemTexts([{ item: 1, texts }], short)).rejects.toThrow("p returned 1 vectors for 2 texts");
+  });
+});
