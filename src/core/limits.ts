@@ -338,6 +338,13 @@ export const EMBED_BATCH_TEXTS = 96;
 export const MAX_EMBEDDING_DIMS = 4096;
 
 /**
+ * Vectors one store item holds at most: one per text its index paths match (`arr[*]` matches every
+ * element). They are written in the put's one RPC, at most 16 KiB each, so 1,000 stay far under the
+ * 32 MiB of an RPC; a put past it is refused (422), not half-indexed.
+ */
+export const MAX_VECTORS_PER_ITEM = 1_000;
+
+/**
  * Thread data (metadata, values, config, interrupts, error) in one page of `threads.search`, in
  * UTF-8 bytes. A page of 1,000 threads of 100 KB states would pass D1's 50 MB result limit and the
  * isolate's 128 MB of memory; past this budget the page ends early (X-Pagination-Next follows it).

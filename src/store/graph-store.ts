@@ -6,13 +6,27 @@ import {
   type Operation,
   type OperationResults,
   type PutOperation,
+  type SearchItem,
   type SearchOperation,
 } from "@langchain/langgraph-checkpoint";
 import { oversize, rowBound } from "../core/json-size.ts";
 import { MAX_STORE_VALUE_BYTES } from "../core/limits.ts";
 import { isWellFormed, LONE_SURROGATE } from "../core/schemas.ts";
-import type { StoreItem } from "./schemas.ts";
-import { deleteItem, getItem, listNamespaces, namespaceProblem, putItem, searchItems } from "./store.ts";
+import { storeSettings } from "../deployment/index.ts";
+import type { StoreManifest } from "../deployment/manifest.ts";
+import type { ScoredItem, StoreItem } from "./schemas.ts";
+import { embedItems, embedQuery } from "./semantic/embed.ts";
+import { storeIndex } from "./semantic/store-index.ts";
+import {
+  deleteItem,
+  getItem,
+  listNamespaces,
+  namespaceProblem,
+  putItem,
+  searchItems,
+  searchItemsBySimilarity,
+} from "./store.ts";
+import type { ItemVector } from "./vectors.ts";
 
 const toItem = (item: StoreItem): Item => ({
   namespace: item.namespace,
@@ -22,6 +36,9 @@ const toItem = (item: StoreItem): Item => ({
   updatedAt: new Date(item.updated_at),
 });
 
+const toSearchItem = (item: ScoredItem): SearchItem =>
+  item.score === undefined ? toItem(item) : { ...toItem(item), score: item.score };
+
 const isPut = (op: Operation): op is PutOperation => "value" in op;
 const isSearch = (op: Operation): op is SearchOperation => "namespacePrefix" in op;
 const isGet = (op: Operation): op is GetOperation => "key" in op && !("value" in op);
@@ -29,18 +46,40 @@ const isGet = (op: Operation): op is GetOperation => "key" in op && !("value" in
 /**
  * LangGraph's store interface over the platform's store (the workspace's store partition), scoped to
  * one workspace: what a node writes through `getStore()` / `config.store` is what the `/store` API
- * reads, and back. Each operation is one call to the partition.
+ * reads, and back, with the same semantic index and TTLs (langgraph.json `store`). Each operation is
+ * one call to the partition; the puts of one batch (LangGraph batches a step's store calls) are
+ * embedded together.
  */
 export class WorkspaceStore extends BaseStore {
+  readonly #index;
+
   constructor(
     private readonly env: Pick<Env, "WORKSPACE" | "DB" | "LIMITS_GUARD" | "MAX_JSON_FIELD_BYTES">,
     private readonly workspaceId: string,
+    private readonly settings: StoreManifest = storeSettings,
   ) {
     super();
+    this.#index = storeIndex(settings, env);
+  }
+
+  /** The vectors of the batch's puts that store a value, by operation, in one pass of provider calls. */
+  async #embedPuts(operations: Operation[]): Promise<Map<Operation, ItemVector[]>> {
+    const index = this.#index;
+    if (!index) return new Map();
+    const puts = operations.filter((op): op is PutOperation => isPut(op) && op.value !== null);
+    const vectors = await embedItems(
+      puts.map((op) => ({ value: op.value, index: op.index })),
+      index.fields,
+      index.embedder,
+    );
+    return new Map<Operation, ItemVector[]>(puts.map((op, i) => [op, vectors[i]]));
   }
 
   async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
     const results: unknown[] = [];
+    // As the API: reads push expiries as store.ttl.refresh_on_read says; without it, a get does and a search not.
+    const refreshOnRead = this.settings.ttl?.refreshOnRead;
+    let vectors: Map<Operation, ItemVector[]> | undefined;
     for (const op of operations) {
       if (isPut(op)) {
         const problem =
@@ -50,25 +89,39 @@ export class WorkspaceStore extends BaseStore {
         if (!isWellFormed(op.key) || op.namespace.some((label) => !isWellFormed(label)))
           throw new Error(`A store namespace or key ${LONE_SURROGATE}`);
         if (op.value === null) await deleteItem(this.env, this.workspaceId, op.namespace, op.key);
-        else
+        else {
+          vectors ??= await this.#embedPuts(operations);
           await putItem(this.env, this.workspaceId, {
             namespace: op.namespace,
             key: op.key,
             value: op.value,
-            ttlMinutes: null,
+            ttlMinutes: this.settings.ttl?.defaultTtlMinutes ?? null,
+            vectors: this.#index ? (vectors.get(op) ?? []) : undefined,
           });
+        }
         results.push(undefined);
       } else if (isSearch(op)) {
-        const items = await searchItems(this.env, this.workspaceId, {
+        const page = {
           namespacePrefix: op.namespacePrefix,
           filter: op.filter,
-          query: op.query,
           limit: op.limit ?? 10,
           offset: op.offset ?? 0,
-        });
-        results.push(items.map(toItem));
+        };
+        const items =
+          this.#index && op.query
+            ? await searchItemsBySimilarity(this.env, this.workspaceId, {
+                ...page,
+                vector: Array.from(await embedQuery(op.query, this.#index.embedder)),
+                refreshTtl: refreshOnRead ?? false,
+              })
+            : await searchItems(this.env, this.workspaceId, {
+                ...page,
+                query: op.query,
+                refreshTtl: refreshOnRead ?? false,
+              });
+        results.push(items.map(toSearchItem));
       } else if (isGet(op)) {
-        const item = await getItem(this.env, this.workspaceId, op.namespace, op.key);
+        const item = await getItem(this.env, this.workspaceId, op.namespace, op.key, refreshOnRead ?? true);
         results.push(item ? toItem(item) : null);
       } else {
         const list = op as ListNamespacesOperation;

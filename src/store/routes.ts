@@ -4,8 +4,24 @@ import { errorResponse } from "../http/responses.ts";
 import { createRouter } from "../http/router.ts";
 import { jsonBody, jsonContent } from "../http/schemas.ts";
 import { securedRoutes } from "../http/secured.ts";
-import { DeleteSchema, ItemSchema, Key, Namespace, NamespacesSchema, PutSchema, SearchSchema } from "./schemas.ts";
-import { deleteStoreItem, getStoreItem, listStoreNamespaces, putStoreItem, searchStoreItems } from "./service.ts";
+import {
+  DeleteSchema,
+  ItemSchema,
+  Key,
+  Namespace,
+  NamespacesSchema,
+  PutSchema,
+  SearchItemSchema,
+  SearchSchema,
+} from "./schemas.ts";
+import {
+  deleteStoreItem,
+  getStoreItem,
+  listStoreNamespaces,
+  putStoreItem,
+  refreshesTtl,
+  searchStoreItems,
+} from "./service.ts";
 
 const tags = ["Store"];
 const route = securedRoutes(tags);
@@ -47,7 +63,7 @@ const routes = {
     summary: "Search items under a namespace prefix",
     request: { body: jsonBody(SearchSchema) },
     responses: {
-      200: jsonContent(z.object({ items: z.array(ItemSchema) }), "Items"),
+      200: jsonContent(z.object({ items: z.array(SearchItemSchema) }), "Items, with scores when ranked by a query"),
       400: errorResponse("With custom auth: the filtered search scanned more than 10,000 items; narrow it"),
     },
   }),
@@ -67,7 +83,10 @@ export const storeRoutes = createRouter()
   })
   .openapi(routes.get, async (c) => {
     const { namespace, key, refresh_ttl } = c.req.valid("query");
-    const refreshTtl = refresh_ttl !== "false" && refresh_ttl !== "0";
+    const refreshTtl = refreshesTtl(
+      refresh_ttl === undefined ? undefined : refresh_ttl === "true" || refresh_ttl === "1",
+      true,
+    );
     return c.json(
       await getStoreItem(c.env, c.get("principal").workspaceId, namespace, key, refreshTtl, authorizerOf(c)),
       200,

@@ -30,7 +30,9 @@ export const PutSchema = z
     index: z
       .union([z.literal(false), z.array(z.string())])
       .nullish()
-      .describe("Accepted; no embedding index is configured"),
+      .describe(
+        "With the store's semantic index (langgraph.json store.index): false embeds nothing, paths replace its fields; ignored without one",
+      ),
     ttl: z
       .number()
       .int()
@@ -49,8 +51,16 @@ export const SearchSchema = z
     filter: JsonFilter.nullish(),
     limit: z.number().int().min(1).max(1000).default(10),
     offset: z.number().int().min(0).default(0),
-    query: z.string().nullish().describe("Text the value must contain (case-insensitive)"),
-    refresh_ttl: z.boolean().nullish(),
+    query: z
+      .string()
+      .nullish()
+      .describe(
+        "With the store's semantic index: ranks the items by similarity to it (each with a score); without one: text the value must contain (case-insensitive)",
+      ),
+    refresh_ttl: z
+      .boolean()
+      .nullish()
+      .describe("Push the expiry of the items read (default: store.ttl.refresh_on_read, else false)"),
   })
   .openapi("StoreSearchRequest");
 
@@ -64,5 +74,11 @@ export const NamespacesSchema = z
   })
   .openapi("StoreNamespacesRequest");
 
+/** A search's item: with a `query` and a semantic index, its best vector's similarity (none if not indexed). */
+export const SearchItemSchema = ItemSchema.extend({
+  score: z.number().optional().describe("Similarity to the query (cosine), when the store has an index"),
+}).openapi("SearchItem");
+
 /** An item as the API sends it. */
 export type StoreItem = z.infer<typeof ItemSchema>;
+export type ScoredItem = z.infer<typeof SearchItemSchema>;

@@ -4,7 +4,10 @@ import { badRequest, forbidden, invalid, notFound } from "../core/errors.ts";
 import { withFilterLimit } from "../core/filter-limit.ts";
 import { checkJsonSizes, rowBound } from "../core/json-size.ts";
 import { MAX_STORE_VALUE_BYTES } from "../core/limits.ts";
-import type { DeleteSchema, NamespacesSchema, PutSchema, SearchSchema, StoreItem } from "./schemas.ts";
+import { storeSettings } from "../deployment/index.ts";
+import type { DeleteSchema, NamespacesSchema, PutSchema, ScoredItem, SearchSchema, StoreItem } from "./schemas.ts";
+import { embedItems, embedQuery } from "./semantic/embed.ts";
+import { storeIndex } from "./semantic/store-index.ts";
 import {
   deleteItem,
   getItem,
@@ -12,6 +15,7 @@ import {
   namespaceProblem,
   putItem,
   searchItems,
+  searchItemsBySimilarity,
   shapeNamespaces,
 } from "./store.ts";
 
@@ -82,13 +86,23 @@ export async function putStoreItem(
   checkJsonSizes({ value: request.value }, rowBound(env, MAX_STORE_VALUE_BYTES));
   const existing = await guardExistingItem(env, workspaceId, request, filter);
   if (filter && !existing && !matchesFilter(itemMetadata(request), filter)) throw forbidden("Not authorized");
+  // Embedded before the write: a provider's failure stores nothing, and the item keeps what it had.
+  const index = storeIndex(storeSettings, env);
+  const vectors = index
+    ? (await embedItems([{ value: request.value, index: body.index }], index.fields, index.embedder))[0]
+    : undefined;
   await putItem(env, workspaceId, {
     namespace: request.namespace,
     key: request.key,
     value: request.value,
-    ttlMinutes: body.ttl ?? null,
+    ttlMinutes: body.ttl ?? storeSettings.ttl?.defaultTtlMinutes ?? null,
+    vectors,
   });
 }
+
+/** Whether a read pushes the expiry of what it reads: as asked, else `store.ttl.refresh_on_read`, else `otherwise`. */
+export const refreshesTtl = (asked: boolean | null | undefined, otherwise: boolean): boolean =>
+  asked ?? storeSettings.ttl?.refreshOnRead ?? otherwise;
 
 /** The item at a dotted namespace and key, or null; one the handler's filter hides is not found. */
 export async function getStoreItem(
@@ -125,7 +139,7 @@ export async function searchStoreItems(
   workspaceId: string,
   body: z.output<typeof SearchSchema>,
   authorize: Authorizer,
-): Promise<StoreItem[]> {
+): Promise<ScoredItem[]> {
   const request = {
     namespace: body.namespace_prefix,
     filter: body.filter,
@@ -135,6 +149,22 @@ export async function searchStoreItems(
   };
   const authorization = await authorize("store:search", request);
   checkNamespace(request.namespace, ["body", "namespace_prefix"], true);
+  const refreshTtl = refreshesTtl(body.refresh_ttl, false);
+  const index = body.query ? storeIndex(storeSettings, env) : null;
+  if (index && body.query) {
+    // By meaning: the handler's filter is applied where the vectors are scored, before the page.
+    return withFilterLimit(async () =>
+      searchItemsBySimilarity(env, workspaceId, {
+        namespacePrefix: request.namespace,
+        filter: body.filter ?? undefined,
+        vector: Array.from(await embedQuery(body.query!, index.embedder)),
+        limit: body.limit,
+        offset: body.offset,
+        refreshTtl,
+        authFilter: authorization,
+      }),
+    );
+  }
   const search = (limit: number, offset: number) =>
     withFilterLimit(() =>
       searchItems(env, workspaceId, {
@@ -143,7 +173,7 @@ export async function searchStoreItems(
         query: body.query ?? undefined,
         limit,
         offset,
-        refreshTtl: body.refresh_ttl ?? false,
+        refreshTtl,
       }),
     );
   if (!authorization) return search(body.limit, body.offset);

@@ -1,4 +1,5 @@
 import { and, asc, eq, gt, isNotNull, isNull, lt, lte, or, type SQL, sql } from "drizzle-orm";
+import type { AuthFilter } from "../core/auth-filter.ts";
 import { invalid } from "../core/errors.ts";
 import {
   MAX_NAMESPACE_LABEL_LENGTH,
@@ -8,10 +9,17 @@ import {
 } from "../core/limits.ts";
 import { containments } from "../db/json-filter.ts";
 import { type StoreItemRow, storeItems } from "../db/schema.ts";
-import { type WorkspaceBindings, type WorkspaceDatabase, workspaceDatabase } from "../workspace/database.ts";
+import {
+  rankInPartition,
+  type WorkspaceBindings,
+  type WorkspaceDatabase,
+  workspaceDatabase,
+} from "../workspace/database.ts";
+import { RANKED_IDS } from "../workspace/ranked-scan.ts";
 import { isPartitionResultTooLarge } from "../workspace/sql.ts";
 import type { PartitionAlarm } from "../workspace/workspace-do.ts";
-import type { StoreItem } from "./schemas.ts";
+import type { ScoredItem, StoreItem } from "./schemas.ts";
+import { type ItemVector, replaceItemVectors, storeVectors } from "./vectors.ts";
 
 /**
  * Store items, for the API and for graphs (through `WorkspaceStore`). A workspace's items live in its
@@ -70,9 +78,14 @@ export interface NewItem {
   key: string;
   value: Record<string, unknown>;
   ttlMinutes: number | null;
+  /** With a semantic index: the item's vectors, which replace the ones it had (none: not indexed). */
+  vectors?: ItemVector[];
 }
 
-/** Creates or replaces an item; one with a TTL arms the partition's alarm at its expiry, in the same call. */
+/**
+ * Creates or replaces an item, with its vectors when the store has an index, in one transaction; one
+ * with a TTL arms the partition's alarm at its expiry, in the same call.
+ */
 export async function putItem(env: WorkspaceBindings, workspaceId: string, item: NewItem): Promise<void> {
   const now = Date.now();
   const at = new Date(now).toISOString();
@@ -87,14 +100,16 @@ export async function putItem(env: WorkspaceBindings, workspaceId: string, item:
     ttlMinutes: item.ttlMinutes,
     expiresAt,
   };
-  await storeDatabase(env, workspaceId, expiresAt ? Date.parse(expiresAt) : undefined)
+  const db = storeDatabase(env, workspaceId, expiresAt ? Date.parse(expiresAt) : undefined);
+  const upsert = db
     .insert(storeItems)
     .values(row)
     .onConflictDoUpdate({
       target: [storeItems.workspaceId, storeItems.namespace, storeItems.key],
       set: { value: row.value, updatedAt: at, ttlMinutes: row.ttlMinutes, expiresAt: row.expiresAt },
-    })
-    .run();
+    });
+  if (!item.vectors) return void (await upsert.run());
+  await db.batch([upsert, ...replaceItemVectors(db, row.namespace, row.key, item.vectors)]);
 }
 
 export async function deleteItem(
@@ -210,6 +225,104 @@ export async function searchItems(
     tooLarge,
   );
   return rows.map(itemJson);
+}
+
+/**
+ * The item's namespace as a JSON array, computed in SQL: labels hold no period, and `json_quote`
+ * escapes none into one, so splitting its quoted text at periods gives each label quoted.
+ */
+const namespaceArray = sql`json('[' || replace(json_quote(${storeItems.namespace}), '.', '","') || ']')`;
+
+export interface SimilaritySearch extends Omit<ItemSearch, "query"> {
+  /** The query's vector (see semantic/embed.ts `embedQuery`). */
+  vector: number[];
+  /** An authorization handler's filter, tested against each item's value, namespace and key. */
+  authFilter?: AuthFilter;
+}
+
+/**
+ * Items under a namespace prefix that pass `filter` (and the handler's filter), ranked by their best
+ * vector's similarity to the query, then the page: scored where the vectors are stored, in one call.
+ * Items without vectors follow the scored ones, without a score, as LangGraph's stores answer them.
+ */
+export async function searchItemsBySimilarity(
+  env: WorkspaceBindings,
+  workspaceId: string,
+  search: SimilaritySearch,
+): Promise<ScoredItem[]> {
+  const db = storeDatabase(env, workspaceId);
+  const now = Date.now();
+  const where = and(
+    eq(storeItems.workspaceId, workspaceId),
+    underPrefix(search.namespacePrefix),
+    live(new Date(now).toISOString()),
+    ...containments([storeItems.value, search.filter]),
+  );
+  const candidates = db
+    .select({
+      id: sql`${storeItems}.rowid`,
+      vector: storeVectors.vector,
+      magnitude: storeVectors.magnitude,
+      ...(search.authFilter && {
+        metadata: sql`json_set(${storeItems.value}, '$.namespace', ${namespaceArray}, '$.key', ${storeItems.key})`,
+      }),
+    })
+    .from(storeItems)
+    .leftJoin(storeVectors, and(eq(storeVectors.namespace, storeItems.namespace), eq(storeVectors.key, storeItems.key)))
+    .where(where)
+    .orderBy(asc(storeItems.namespace), asc(storeItems.key))
+    .toSQL();
+  const inPage = sql`${storeItems}.rowid IN (SELECT value FROM json_each(${RANKED_IDS}))`;
+  // Columns in this order: the rows come back as arrays (see `scoredItem`).
+  const rows = db
+    .select({
+      id: sql`${storeItems}.rowid`,
+      namespace: storeItems.namespace,
+      key: storeItems.key,
+      value: storeItems.value,
+      createdAt: storeItems.createdAt,
+      updatedAt: storeItems.updatedAt,
+    })
+    .from(storeItems)
+    .where(inPage)
+    .toSQL();
+  const refresh = db
+    .update(storeItems)
+    .set({ expiresAt: refreshedExpiry(now) })
+    .where(and(inPage, isNotNull(storeItems.ttlMinutes)))
+    .toSQL();
+  const page = await bounded(
+    rankInPartition(
+      env,
+      { workspaceId, kind: "store" },
+      {
+        candidates: { ...candidates, method: "all" },
+        query: search.vector,
+        offset: search.offset,
+        limit: search.limit,
+        filter: search.authFilter,
+        then: [{ ...rows, method: "all" }, ...(search.refreshTtl ? [{ ...refresh, method: "run" as const }] : [])],
+      },
+    ),
+    `limit: the page's items hold more than ${MAX_PARTITION_RESULT_BYTES} bytes of values; ask for fewer items`,
+  );
+  const byId = new Map((page.results[0]?.rows as unknown[][]).map((row) => [row[0], row]));
+  return page.ranked.flatMap(({ id, score }) => {
+    const row = byId.get(id);
+    if (!row) return [];
+    const [, namespace, key, value, createdAt, updatedAt] = row as [number, string, string, string, string, string];
+    const item = itemJson({
+      workspaceId,
+      namespace,
+      key,
+      value: JSON.parse(value),
+      createdAt,
+      updatedAt,
+      ttlMinutes: null,
+      expiresAt: null,
+    });
+    return [score === null ? item : { ...item, score }];
+  });
 }
 
 /** A query whose answer would pass MAX_PARTITION_RESULT_BYTES, answered as a 422 saying what to narrow. */

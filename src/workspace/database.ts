@@ -1,5 +1,6 @@
 import { type MigrationEnv, moveWorkspaceRows } from "./migration.ts";
 import { type Partition, partitionName } from "./partition.ts";
+import type { RankedPage, RankedScan } from "./ranked-scan.ts";
 import { sqlDatabase, type WorkspaceDatabase } from "./sql.ts";
 
 export type { WorkspaceDatabase } from "./sql.ts";
@@ -29,4 +30,14 @@ export function workspaceDatabase(
 /** Asks a partition's object to run its alarm work no later than `at` (epoch ms). */
 export async function armPartition(env: WorkspaceBindings, partition: Partition, at: number): Promise<void> {
   await env.WORKSPACE.getByName(partitionName(partition)).arm(partition, at);
+}
+
+/** A search by similarity, scored inside the partition's object (ranked-scan.ts): one call. */
+export async function rankInPartition(
+  env: WorkspaceBindings,
+  partition: Partition,
+  scan: RankedScan,
+): Promise<RankedPage> {
+  await moveWorkspaceRows(env, partition.workspaceId, partition.kind);
+  return env.WORKSPACE.getByName(partitionName(partition)).rank(partition, scan);
 }

@@ -18,7 +18,7 @@ export interface SqlResult {
 type Bindable = string | number | null | ArrayBuffer;
 
 /** DO SQLite binds strings, numbers, null and ArrayBuffers; drizzle also hands over booleans and byte views. */
-function bindable(value: unknown): Bindable {
+export function bindable(value: unknown): Bindable {
   if (typeof value === "boolean") return value ? 1 : 0;
   if (typeof value === "bigint") return Number(value);
   if (value instanceof Uint8Array) {

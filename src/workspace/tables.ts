@@ -29,6 +29,14 @@ export const PARTITION_SCHEMA: Record<PartitionKind, readonly string[]> = {
       PRIMARY KEY (workspace_id, namespace, key))`,
     // Only items with a TTL: the sweep and the next expiry read it, and an item without one writes no index row.
     "CREATE INDEX store_items_expires_idx ON store_items (expires_at) WHERE expires_at IS NOT NULL",
+    // The semantic index (src/store/vectors.ts): an item's vectors, one per indexed field, as 4-byte
+    // floats with their magnitude (computed once at write, so a search reads a vector once).
+    `CREATE TABLE store_vectors (
+      namespace TEXT NOT NULL, key TEXT NOT NULL, field TEXT NOT NULL, vector BLOB NOT NULL, magnitude REAL NOT NULL,
+      PRIMARY KEY (namespace, key, field))`,
+    // However an item goes (deleted, swept at expiry), its vectors go with it, in the same statement.
+    `CREATE TRIGGER store_items_vectors_delete AFTER DELETE ON store_items BEGIN
+      DELETE FROM store_vectors WHERE namespace = old.namespace AND key = old.key; END`,
   ],
   crons: [
     `CREATE TABLE crons (

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { log } from "../observability/log.ts";
 import type { Partition, PartitionKind } from "./partition.ts";
+import { type RankedPage, type RankedScan, rankedScan } from "./ranked-scan.ts";
 import {
   applyPartitionSchema,
   executeStatements,
@@ -61,6 +62,12 @@ export function workspaceObject(alarms: Partial<Record<PartitionKind, PartitionA
       const results = executeStatements(this.ctx.storage, statements);
       if (armAt !== undefined) await this.#arm(armAt);
       return results;
+    }
+
+    /** A search by similarity over the partition's vectors, scored here (see ranked-scan.ts). */
+    async rank(partition: Partition, scan: RankedScan): Promise<RankedPage> {
+      this.#prepare(partition);
+      return rankedScan(this.ctx.storage, scan);
     }
 
     /** Makes the alarm fire no later than `at`. */

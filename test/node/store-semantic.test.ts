@@ -3,105 +3,20 @@
 // items in the store partition's real table (node:sqlite) and filters them with the store's own SQL
 // (containments), with vectors as Float32 BLOBs beside them.
 import { DatabaseSync } from "node:sqlite";
-import { Embeddings } from "@langchain/core/embeddings";
 import { InMemoryStore } from "@langchain/langgraph-checkpoint";
 import { and, eq, like, or, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/sqlite-proxy";
 import { describe, expect, it } from "vitest";
 import { isDomainError } from "../../src/core/errors.ts";
 import { EMBED_BATCH_TEXTS, MAX_EMBEDDING_DIMS } from "../../src/core/limits.ts";
+import { cosineSimilarity, magnitude, rankBySimilarity } from "../../src/core/similarity.ts";
 import { containments } from "../../src/db/json-filter.ts";
 import { storeItems } from "../../src/db/schema.ts";
 import { type Embedder, embedItemTexts, embedQuery } from "../../src/store/semantic/embed.ts";
 import { checkFieldPath, fieldPaths, itemTexts, textsAtPath } from "../../src/store/semantic/paths.ts";
-import { cosineSimilarity, rankBySimilarity } from "../../src/store/semantic/scoring.ts";
 import { checkDims, checkVector, packVector, unpackVector } from "../../src/store/semantic/vectors.ts";
 import { PARTITION_SCHEMA } from "../../src/workspace/tables.ts";
-
-const DIMS = 64;
-
-/** A deterministic local embedding: word counts hashed (FNV-1a) into 64 dimensions. Whole numbers, exact as floats. */
-function hashEmbed(text: string): number[] {
-  const vector = new Array<number>(DIMS).fill(0);
-  for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
-    let hash = 0x811c9dc5;
-    for (let i = 0; i < word.length; i++) hash = Math.imul(hash ^ word.charCodeAt(i), 0x01000193) >>> 0;
-    vector[hash % DIMS] += 1;
-  }
-  return vector;
-}
-
-/**
- * Real-valued vectors (not exact as 4-byte floats), unit length as most providers return them: the
- * stored floats round, and scores must still match the reference's doubles to 1e-6.
- */
-function realEmbed(text: string): number[] {
-  const counts = hashEmbed(text).map((count, i) => count * Math.SQRT2 + (count ? Math.sin(i) / 7 : 0));
-  const length = Math.hypot(...counts);
-  return length ? counts.map((x) => x / length) : counts;
-}
-
-class FunctionEmbeddings extends Embeddings {
-  constructor(private readonly fn: (text: string) => number[]) {
-    super({});
-  }
-  async embedDocuments(documents: string[]): Promise<number[][]> {
-    return documents.map(this.fn);
-  }
-  async embedQuery(document: string): Promise<number[]> {
-    return this.fn(document);
-  }
-}
-
-const FIELDS = ["text", "notes[*].f", "tags[-1]", "tags[0]"];
-
-/** Puts, grouped by namespace (the reference's candidates go namespace by namespace, in put order). */
-const PUTS: { namespace: string[]; key: string; value: Record<string, unknown>; index?: false | string[] }[] = [
-  {
-    namespace: ["memories", "u1"],
-    key: "food",
-    value: { text: "User likes spicy ramen and sushi", kind: "pref", tags: ["food", "japan"] },
-  },
-  {
-    namespace: ["memories", "u1"],
-    key: "pet",
-    value: { text: "User has a dog named Rex", kind: "fact", notes: [{ f: "walks the dog daily" }, { f: "ramen" }] },
-  },
-  { namespace: ["memories", "u1"], key: "music", value: { text: "User plays jazz piano", kind: "pref" }, index: false },
-  { namespace: ["memories", "u1"], key: "blank", value: { text: "!!!", kind: "fact" } },
-  { namespace: ["memories", "u1"], key: "twin", value: { text: "User likes spicy ramen and sushi", kind: "pref" } },
-  {
-    namespace: ["memories", "u1"],
-    key: "custom",
-    value: { text: "gardening", title: "Ramen recipe with spicy miso", kind: "pref" },
-    index: ["title"],
-  },
-  { namespace: ["memories", "u1"], key: "number", value: { text: 42, kind: "fact" } },
-  { namespace: ["memories", "u1"], key: "object", value: { text: { dish: "ramen", spicy: true }, kind: "pref" } },
-  { namespace: ["memories", "u1"], key: "untexted", value: { kind: "pref", other: "spicy ramen" } },
-  { namespace: ["memories", "u1", "work"], key: "job", value: { text: "Works as a chef making ramen", kind: "fact" } },
-  { namespace: ["memories", "u1", "work"], key: "whole", value: { text: "sushi chef" }, index: ["$"] },
-  { namespace: ["memories", "u2"], key: "food", value: { text: "Loves spicy ramen", kind: "pref" } },
-];
-
-const QUERIES: {
-  prefix: string[];
-  query: string;
-  filter?: Record<string, unknown>;
-  offset?: number;
-  limit?: number;
-}[] = [
-  { prefix: ["memories", "u1"], query: "spicy ramen" },
-  { prefix: ["memories", "u1"], query: "spicy ramen", limit: 20 },
-  { prefix: ["memories", "u1"], query: "spicy ramen", filter: { kind: "pref" } },
-  { prefix: ["memories", "u1"], query: "dog walks", filter: { kind: "fact" }, limit: 3 },
-  { prefix: ["memories", "u1"], query: "sushi chef", offset: 2, limit: 3 },
-  { prefix: ["memories", "u1"], query: "sushi chef", offset: 9, limit: 4 },
-  { prefix: ["memories"], query: "ramen", limit: 1 },
-  { prefix: ["memories"], query: "ramen", offset: 1, limit: 5 },
-  { prefix: ["memories"], query: "nothing in common", limit: 20 },
-  { prefix: ["memories"], query: "!!!", limit: 20 },
-];
+import { DIMS, FIELDS, FunctionEmbeddings, hashEmbed, PUTS, QUERIES, realEmbed } from "../fixtures/semantic.ts";
 
 /** Namespaces at or below the prefix (the store's own condition, underPrefix in store.ts, is a range; same rows here). */
 const underPrefix = (prefix: string[]): SQL | undefined =>
@@ -111,7 +26,6 @@ const underPrefix = (prefix: string[]): SQL | undefined =>
 function partitionStore() {
   const sqlite = new DatabaseSync(":memory:");
   for (const step of PARTITION_SCHEMA.store) sqlite.exec(step);
-  sqlite.exec("CREATE TABLE store_vectors (namespace TEXT, key TEXT, field TEXT, vector BLOB)");
   const db = drizzle(async (query, params, method) => {
     const statement = sqlite.prepare(query);
     if (method === "run") {
@@ -139,9 +53,9 @@ async function ourSide(embedder: Embedder) {
     PUTS.map((put) => ({ item: put, texts: itemTexts(put.value, configured, put.index) })),
     embedder,
   );
-  const insert = sqlite.prepare("INSERT INTO store_vectors VALUES (?, ?, ?, ?)");
+  const insert = sqlite.prepare("INSERT INTO store_vectors VALUES (?, ?, ?, ?, ?)");
   for (const { item, field, vector } of vectors)
-    insert.run(item.namespace.join("."), item.key, field, packVector(vector));
+    insert.run(item.namespace.join("."), item.key, field, packVector(vector), magnitude(vector));
   const readVectors = sqlite.prepare("SELECT vector FROM store_vectors WHERE namespace = ? AND key = ? ORDER BY rowid");
 
   return {

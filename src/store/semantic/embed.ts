@@ -1,7 +1,7 @@
 import { chunked } from "../../core/batches.ts";
 import { invalid } from "../../core/errors.ts";
-import { EMBED_BATCH_TEXTS } from "../../core/limits.ts";
-import type { FieldText } from "./paths.ts";
+import { EMBED_BATCH_TEXTS, MAX_VECTORS_PER_ITEM } from "../../core/limits.ts";
+import { type FieldPaths, type FieldText, itemTexts } from "./paths.ts";
 import { checkVector } from "./vectors.ts";
 
 /** An embedding provider: texts in, one vector per text out, in the same order. */
@@ -56,4 +56,33 @@ export async function embedQuery(query: string, embedder: Embedder): Promise<Flo
     throw invalid(`${embedder.provider} returned ${Array.isArray(answer) ? answer.length : "no"} vectors for 1 text`);
   checkVector(answer[0], embedder.dims, embedder.provider);
   return Float64Array.from(answer[0]);
+}
+
+/** An item to index: its value and its put's own `index` (false: none; paths: instead of the configured fields). */
+export interface ItemToIndex {
+  value: unknown;
+  index?: false | readonly string[] | null;
+}
+
+/**
+ * The vectors of the items of one put (or one graph step's puts), in one pass of provider calls: each
+ * item's fields as `{field, vector}`, in the items' order. An item matching more than
+ * MAX_VECTORS_PER_ITEM texts is refused before anything is embedded.
+ */
+export async function embedItems(
+  items: readonly ItemToIndex[],
+  fields: FieldPaths,
+  embedder: Embedder,
+): Promise<{ field: string; vector: Float32Array }[][]> {
+  const texts = items.map((item, at) => {
+    const found = itemTexts(item.value, fields, item.index);
+    if (found.length > MAX_VECTORS_PER_ITEM)
+      throw invalid(
+        `index: the item's index paths match ${found.length} texts; an item holds at most ${MAX_VECTORS_PER_ITEM} vectors`,
+      );
+    return { item: at, texts: found };
+  });
+  const vectors: { field: string; vector: Float32Array }[][] = items.map(() => []);
+  for (const { item, field, vector } of await embedItemTexts(texts, embedder)) vectors[item].push({ field, vector });
+  return vectors;
 }

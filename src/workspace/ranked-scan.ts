@@ -1,0 +1,65 @@
+import { type AuthFilter, matchesFilter } from "../core/auth-filter.ts";
+import { SimilarityRanking } from "../core/similarity.ts";
+import { bindable, executeStatements, type SqlResult, type SqlStatement } from "./sql.ts";
+
+/**
+ * A search by similarity run inside the partition's object: the candidates' vectors are read and
+ * scored where they are stored, one row at a time, so a scan of many vectors neither crosses RPC nor
+ * sits in memory; only the page's ids and scores leave, with the rows the caller asks for them.
+ */
+
+/** In the `then` statements, the parameter that becomes the page's ids (a JSON array, for `json_each`). */
+export const RANKED_IDS = "\u0000ranked-ids";
+
+export interface RankedScan {
+  /**
+   * Rows `[id, vector, magnitude, metadata?]`, an item's rows one after another: `vector` a BLOB of
+   * 4-byte floats or null (an item with no vector), `magnitude` its stored magnitude, and with
+   * `filter`, `metadata` the JSON text the filter is tested against.
+   */
+  candidates: SqlStatement;
+  /** The query's vector, in doubles. */
+  query: number[];
+  offset: number;
+  limit: number;
+  /** An authorization handler's filter: candidates whose metadata fails it are skipped. */
+  filter?: AuthFilter;
+  /** Run atomically after the ranking, with RANKED_IDS bound to the page's ids: the page's rows, a TTL refresh. */
+  then: SqlStatement[];
+}
+
+export interface RankedPage {
+  /** The page's ids in rank order, each with its score (null: the item has no vector). */
+  ranked: { id: number; score: number | null }[];
+  /** What the `then` statements answered. */
+  results: SqlResult[];
+  /** Rows the scan read, for the bench's count of rows read per search. */
+  scanned: number;
+}
+
+export function rankedScan(storage: DurableObjectStorage, scan: RankedScan): RankedPage {
+  const ranking = new SimilarityRanking<number>(scan.query);
+  let scanned = 0;
+  let skipped: unknown;
+  for (const row of storage.sql.exec(scan.candidates.sql, ...scan.candidates.params.map(bindable)).raw()) {
+    scanned += 1;
+    const [id, blob, magnitude, metadata] = row;
+    if (scan.filter) {
+      if (id === skipped) continue;
+      const passes = typeof metadata === "string" && matchesFilter(JSON.parse(metadata), scan.filter);
+      if (!passes) {
+        skipped = id;
+        continue;
+      }
+    }
+    const vector = blob instanceof ArrayBuffer ? new Float32Array(blob) : null;
+    ranking.add(id, Number(id), vector, typeof magnitude === "number" ? magnitude : undefined);
+  }
+  const ranked = ranking.page(scan).map(({ item, score }) => ({ id: item, score: score ?? null }));
+  const ids = JSON.stringify(ranked.map(({ id }) => id));
+  const then = scan.then.map((statement) => ({
+    ...statement,
+    params: statement.params.map((param) => (param === RANKED_IDS ? ids : param)),
+  }));
+  return { ranked, results: then.length ? executeStatements(storage, then) : [], scanned };
+}

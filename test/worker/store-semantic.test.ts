@@ -1,0 +1,212 @@
+// The semantic index in the store partition's real Durable Object: vectors written in the item's
+// transaction, scored inside the object, and the same order and scores as LangGraph's InMemoryStore.
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { InMemoryStore } from "@langchain/langgraph-checkpoint";
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { storeItems } from "../../src/db/schema.ts";
+import type { StoreManifest } from "../../src/deployment/manifest.ts";
+import { WorkspaceStore } from "../../src/store/graph-store.ts";
+import { putItem, searchItemsBySimilarity } from "../../src/store/store.ts";
+import { workspaceDatabase } from "../../src/workspace/database.ts";
+import { partitionName } from "../../src/workspace/partition.ts";
+import { DIMS, FIELDS, FunctionEmbeddings, hashEmbed, PUTS, QUERIES } from "../fixtures/semantic.ts";
+
+/** A store index over `embed`, as the build writes `store.index` with a function; `calls` counts its calls. */
+function indexed(fields = FIELDS, ttl: StoreManifest["ttl"] = null) {
+  const calls: string[][] = [];
+  const embed = (texts: string[]) => {
+    calls.push(texts);
+    return texts.map(hashEmbed);
+  };
+  const settings: StoreManifest = {
+    index: {
+      embed: { kind: "function", module: { embed }, exportName: "embed", source: "./embed.ts:embed" },
+      dims: DIMS,
+      fields,
+    },
+    ttl,
+  };
+  return { settings, calls };
+}
+
+const workspace = () => `ws-${crypto.randomUUID()}`;
+const storeObject = (workspaceId: string) => env.WORKSPACE.getByName(partitionName({ workspaceId, kind: "store" }));
+const vectorRows = (workspaceId: string) =>
+  runInDurableObject(storeObject(workspaceId), (_instance, state) =>
+    state.storage.sql
+      .exec<{ key: string; field: string }>("SELECT key, field FROM store_vectors ORDER BY key, field")
+      .toArray(),
+  );
+
+// Both sides get the items in (namespace, key) order: equal scores keep the candidates' order, which is
+// put order in the reference and (namespace, key) order here.
+const SORTED = [...PUTS].sort((a, b) =>
+  a.namespace.join(".") === b.namespace.join(".")
+    ? a.key < b.key
+      ? -1
+      : 1
+    : a.namespace.join(".") < b.namespace.join(".")
+      ? -1
+      : 1,
+);
+
+describe("semantic store search in the store partition", () => {
+  it("gives InMemoryStore's order and scores, through a graph's store", async () => {
+    const reference = new InMemoryStore({
+      index: { dims: DIMS, embeddings: new FunctionEmbeddings(hashEmbed), fields: FIELDS },
+    });
+    const ours = new WorkspaceStore(env, workspace(), indexed().settings);
+    for (const put of SORTED) {
+      await reference.put(put.namespace, put.key, put.value, put.index);
+      await ours.put(put.namespace, put.key, put.value, put.index);
+    }
+    let scored = 0;
+    for (const q of QUERIES) {
+      const options = { query: q.query, filter: q.filter, offset: q.offset, limit: q.limit };
+      const expected = await reference.search(q.prefix, options);
+      const actual = await ours.search(q.prefix, options);
+      expect(
+        actual.map((i) => `${i.namespace.join(".")}/${i.key}`),
+        JSON.stringify(q),
+      ).toEqual(expected.map((i) => `${i.namespace.join(".")}/${i.key}`));
+      actual.forEach((item, i) => {
+        if (expected[i].score === undefined) return expect(item.score).toBeUndefined();
+        scored += 1;
+        expect(item.score).toBeCloseTo(expected[i].score!, 6);
+      });
+    }
+    expect(scored).toBeGreaterThan(20);
+  });
+
+  it("embeds a batch's puts in one call, and a query in one", async () => {
+    const { settings, calls } = indexed(["text"]);
+    const store = new WorkspaceStore(env, workspace(), settings);
+    await store.batch([
+      { namespace: ["m"], key: "a", value: { text: "green tea" } },
+      { namespace: ["m"], key: "b", value: { text: "black coffee" } },
+      { namespace: ["m"], key: "c", value: { text: "green tea" } },
+    ]);
+    expect(calls).toEqual([["green tea", "black coffee"]]);
+    const found = await store.search(["m"], { query: "tea" });
+    expect(calls).toHaveLength(2);
+    expect(found.map((i) => i.key)).toEqual(["a", "c", "b"]);
+    expect(found[0].score).toBeCloseTo(Math.SQRT1_2, 6);
+    expect(found[2].score).toBe(0);
+  });
+
+  it("a re-put replaces the item's vectors; index false leaves none; a delete and an expiry take them", async () => {
+    const workspaceId = workspace();
+    const store = new WorkspaceStore(env, workspaceId, indexed(["text", "tags[*]"]).settings);
+    await store.put(["m"], "a", { text: "tea", tags: ["x", "y"] });
+    await store.put(["m"], "b", { text: "coffee" });
+    expect(await vectorRows(workspaceId)).toEqual([
+      { key: "a", field: "tags[*].0" },
+      { key: "a", field: "tags[*].1" },
+      { key: "a", field: "text" },
+      { key: "b", field: "text" },
+    ]);
+    // Replaced: the old vectors do not linger (the reference keeps them; a stale vector would still match).
+    await store.put(["m"], "a", { text: "coffee" });
+    expect((await vectorRows(workspaceId)).filter((r) => r.key === "a")).toEqual([{ key: "a", field: "text" }]);
+    expect((await store.search(["m"], { query: "x" }))[0].score).toBe(0);
+    await store.put(["m"], "a", { text: "tea" }, false);
+    expect((await vectorRows(workspaceId)).map((r) => r.key)).toEqual(["b"]);
+    const ranked = await store.search(["m"], { query: "tea" });
+    expect(ranked.map((i) => [i.key, i.score])).toEqual([
+      ["b", 0],
+      ["a", undefined],
+    ]);
+    await store.delete(["m"], "b");
+    expect(await vectorRows(workspaceId)).toEqual([]);
+
+    // An expired item's vectors go with it when the partition's alarm sweeps it.
+    await putItem(env, workspaceId, {
+      namespace: ["m"],
+      key: "old",
+      value: { text: "tea" },
+      ttlMinutes: 1,
+      vectors: [{ field: "text", vector: Float32Array.from(hashEmbed("tea")) }],
+    });
+    expect((await vectorRows(workspaceId)).map((r) => r.key)).toEqual(["old"]);
+    await workspaceDatabase(env, { workspaceId, kind: "store" })
+      .update(storeItems)
+      .set({ expiresAt: "2000-01-01T00:00:00.000Z" })
+      .where(eq(storeItems.key, "old"))
+      .run();
+    expect(await runDurableObjectAlarm(storeObject(workspaceId))).toBe(true);
+    expect(await vectorRows(workspaceId)).toEqual([]);
+  });
+
+  it("applies an authorization filter to each candidate's value, namespace and key before the page", async () => {
+    const workspaceId = workspace();
+    const store = new WorkspaceStore(env, workspaceId, indexed(["text"]).settings);
+    for (let i = 0; i < 6; i++)
+      await store.put(["notes", i % 2 ? "bob" : "alice"], `n${i}`, {
+        text: `tea ${"x ".repeat(i)}`,
+        owner: i % 2 ? "bob" : "alice",
+      });
+    const search = (authFilter: Record<string, unknown>, offset = 0, limit = 10) =>
+      searchItemsBySimilarity(env, workspaceId, {
+        namespacePrefix: ["notes"],
+        vector: hashEmbed("tea"),
+        offset,
+        limit,
+        authFilter,
+      });
+    expect((await search({ owner: "alice" })).map((i) => i.key)).toEqual(["n0", "n2", "n4"]);
+    // The page counts only what the filter lets through.
+    expect((await search({ owner: "bob" }, 1, 1)).map((i) => i.key)).toEqual(["n3"]);
+    expect((await search({ namespace: ["notes", "bob"] })).map((i) => i.key)).toEqual(["n1", "n3", "n5"]);
+    expect((await search({ namespace: { $contains: "alice" } })).map((i) => i.key)).toEqual(["n0", "n2", "n4"]);
+    expect((await search({ key: "n5" })).map((i) => i.key)).toEqual(["n5"]);
+    expect(await search({ owner: "mallory" })).toEqual([]);
+  });
+
+  it("refreshes the TTL of the page's items only, when asked", async () => {
+    const workspaceId = workspace();
+    const db = workspaceDatabase(env, { workspaceId, kind: "store" });
+    for (const key of ["a", "b"])
+      await putItem(env, workspaceId, {
+        namespace: ["t"],
+        key,
+        value: { text: key === "a" ? "tea" : "coffee" },
+        ttlMinutes: 10,
+        vectors: [{ field: "text", vector: Float32Array.from(hashEmbed(key === "a" ? "tea" : "coffee")) }],
+      });
+    const soon = new Date(Date.now() + 60_000).toISOString();
+    await db.update(storeItems).set({ expiresAt: soon }).run();
+    const expiries = async () =>
+      Object.fromEntries(
+        (await db.select({ key: storeItems.key, at: storeItems.expiresAt }).from(storeItems).all()).map((r) => [
+          r.key,
+          r.at,
+        ]),
+      );
+    await searchItemsBySimilarity(env, workspaceId, {
+      namespacePrefix: ["t"],
+      vector: hashEmbed("tea"),
+      offset: 0,
+      limit: 1,
+    });
+    expect(await expiries()).toEqual({ a: soon, b: soon });
+    await searchItemsBySimilarity(env, workspaceId, {
+      namespacePrefix: ["t"],
+      vector: hashEmbed("tea"),
+      offset: 0,
+      limit: 1,
+      refreshTtl: true,
+    });
+    const after = await expiries();
+    expect(after.b).toBe(soon);
+    expect(Date.parse(after.a!) - Date.now()).toBeGreaterThan(9 * 60_000);
+  });
+
+  it("keeps workspaces apart", async () => {
+    const mine = new WorkspaceStore(env, workspace(), indexed(["text"]).settings);
+    const theirs = new WorkspaceStore(env, workspace(), indexed(["text"]).settings);
+    await mine.put(["m"], "secret", { text: "tea" });
+    expect(await theirs.search(["m"], { query: "tea" })).toEqual([]);
+    expect(await theirs.search([], { query: "tea" })).toEqual([]);
+  });
+});
