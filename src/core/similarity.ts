@@ -62,7 +62,7 @@ export class SimilarityRanking<T> {
   /** The next row of the scan: an item (by `id`) and one of its vectors, or null if it has none. */
   add(id: unknown, item: T, vector: ArrayLike<number> | null, vectorMagnitude?: number): void {
     const score =
-      vector && vector.length
+      vector?.length
         ? similarity(this.#query, this.#queryMagnitude, vector, vectorMagnitude ?? magnitude(vector))
         : null;
     if (this.#last && this.#last.id === id) {

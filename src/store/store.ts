@@ -301,12 +301,15 @@ export async function searchItemsBySimilarity(
         offset: search.offset,
         limit: search.limit,
         filter: search.authFilter,
-        then: [{ ...rows, method: "all" }, ...(search.refreshTtl ? [{ ...refresh, method: "run" as const }] : [])],
+        pageStatements: [
+          { ...rows, method: "all" },
+          ...(search.refreshTtl ? [{ ...refresh, method: "run" as const }] : []),
+        ],
       },
     ),
     `limit: the page's items hold more than ${MAX_PARTITION_RESULT_BYTES} bytes of values; ask for fewer items`,
   );
-  const byId = new Map((page.results[0]?.rows as unknown[][]).map((row) => [row[0], row]));
+  const byId = new Map(((page.results[0]?.rows ?? []) as unknown[][]).map((row) => [row[0], row]));
   return page.ranked.flatMap(({ id, score }) => {
     const row = byId.get(id);
     if (!row) return [];

@@ -8,7 +8,7 @@ import { bindable, executeStatements, type SqlResult, type SqlStatement } from "
  * sits in memory; only the page's ids and scores leave, with the rows the caller asks for them.
  */
 
-/** In the `then` statements, the parameter that becomes the page's ids (a JSON array, for `json_each`). */
+/** In the `pageStatements`, the parameter that becomes the page's ids (a JSON array, for `json_each`). */
 export const RANKED_IDS = "\u0000ranked-ids";
 
 export interface RankedScan {
@@ -25,13 +25,13 @@ export interface RankedScan {
   /** An authorization handler's filter: candidates whose metadata fails it are skipped. */
   filter?: AuthFilter;
   /** Run atomically after the ranking, with RANKED_IDS bound to the page's ids: the page's rows, a TTL refresh. */
-  then: SqlStatement[];
+  pageStatements: SqlStatement[];
 }
 
 export interface RankedPage {
   /** The page's ids in rank order, each with its score (null: the item has no vector). */
   ranked: { id: number; score: number | null }[];
-  /** What the `then` statements answered. */
+  /** What the `pageStatements` answered. */
   results: SqlResult[];
   /** Rows the scan read, for the bench's count of rows read per search. */
   scanned: number;
@@ -57,9 +57,9 @@ export function rankedScan(storage: DurableObjectStorage, scan: RankedScan): Ran
   }
   const ranked = ranking.page(scan).map(({ item, score }) => ({ id: item, score: score ?? null }));
   const ids = JSON.stringify(ranked.map(({ id }) => id));
-  const then = scan.then.map((statement) => ({
+  const statements = scan.pageStatements.map((statement) => ({
     ...statement,
     params: statement.params.map((param) => (param === RANKED_IDS ? ids : param)),
   }));
-  return { ranked, results: then.length ? executeStatements(storage, then) : [], scanned };
+  return { ranked, results: statements.length ? executeStatements(storage, statements) : [], scanned };
 }
