@@ -14,14 +14,7 @@ import {
   SearchItemSchema,
   SearchSchema,
 } from "./schemas.ts";
-import {
-  deleteStoreItem,
-  getStoreItem,
-  listStoreNamespaces,
-  putStoreItem,
-  refreshesTtl,
-  searchStoreItems,
-} from "./service.ts";
+import { deleteStoreItem, getStoreItem, listStoreNamespaces, putStoreItem, searchStoreItems } from "./service.ts";
 
 const tags = ["Store"];
 const route = securedRoutes(tags);
@@ -83,10 +76,7 @@ export const storeRoutes = createRouter()
   })
   .openapi(routes.get, async (c) => {
     const { namespace, key, refresh_ttl } = c.req.valid("query");
-    const refreshTtl = refreshesTtl(
-      refresh_ttl === undefined ? undefined : refresh_ttl === "true" || refresh_ttl === "1",
-      true,
-    );
+    const refreshTtl = refresh_ttl === undefined ? undefined : refresh_ttl === "true" || refresh_ttl === "1";
     return c.json(
       await getStoreItem(c.env, c.get("principal").workspaceId, namespace, key, refreshTtl, authorizerOf(c)),
       200,

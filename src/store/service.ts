@@ -5,6 +5,7 @@ import { withFilterLimit } from "../core/filter-limit.ts";
 import { checkJsonSizes, rowBound } from "../core/json-size.ts";
 import { MAX_STORE_VALUE_BYTES } from "../core/limits.ts";
 import { storeSettings } from "../deployment/index.ts";
+import type { StoreManifest } from "../deployment/manifest.ts";
 import type { DeleteSchema, NamespacesSchema, PutSchema, ScoredItem, SearchSchema, StoreItem } from "./schemas.ts";
 import { embedItems, embedQuery } from "./semantic/embed.ts";
 import { storeIndex } from "./semantic/store-index.ts";
@@ -78,6 +79,7 @@ export async function putStoreItem(
   workspaceId: string,
   body: z.output<typeof PutSchema>,
   authorize: Authorizer,
+  settings: StoreManifest = storeSettings,
 ): Promise<void> {
   // The handler may rewrite where the item goes (e.g. prefix the namespace with the user).
   const request = { namespace: body.namespace, key: body.key, value: body.value };
@@ -87,7 +89,7 @@ export async function putStoreItem(
   const existing = await guardExistingItem(env, workspaceId, request, filter);
   if (filter && !existing && !matchesFilter(itemMetadata(request), filter)) throw forbidden("Not authorized");
   // Embedded before the write: a provider's failure stores nothing, and the item keeps what it had.
-  const index = storeIndex(storeSettings, env);
+  const index = storeIndex(settings, env);
   const vectors = index
     ? (await embedItems([{ value: request.value, index: body.index }], index.fields, index.embedder))[0]
     : undefined;
@@ -95,14 +97,17 @@ export async function putStoreItem(
     namespace: request.namespace,
     key: request.key,
     value: request.value,
-    ttlMinutes: body.ttl ?? storeSettings.ttl?.defaultTtlMinutes ?? null,
+    ttlMinutes: body.ttl ?? settings.ttl?.defaultTtlMinutes ?? null,
     vectors,
   });
 }
 
-/** Whether a read pushes the expiry of what it reads: as asked, else `store.ttl.refresh_on_read`, else `otherwise`. */
-export const refreshesTtl = (asked: boolean | null | undefined, otherwise: boolean): boolean =>
-  asked ?? storeSettings.ttl?.refreshOnRead ?? otherwise;
+/**
+ * Whether a read pushes the expiry of what it reads: as asked, else `store.ttl.refresh_on_read`, else
+ * as before langgraph.json could say (a get does, a search does not).
+ */
+const refreshesTtl = (asked: boolean | null | undefined, settings: StoreManifest, otherwise: boolean): boolean =>
+  asked ?? settings.ttl?.refreshOnRead ?? otherwise;
 
 /** The item at a dotted namespace and key, or null; one the handler's filter hides is not found. */
 export async function getStoreItem(
@@ -110,13 +115,20 @@ export async function getStoreItem(
   workspaceId: string,
   namespace: string,
   key: string,
-  refreshTtl: boolean,
+  refreshTtl: boolean | undefined,
   authorize: Authorizer,
+  settings: StoreManifest = storeSettings,
 ): Promise<StoreItem | null> {
   const request = { namespace: namespace === "" ? [] : namespace.split("."), key };
   const filter = await authorize("store:get", request);
   checkNamespace(request.namespace, ["query", "namespace"]);
-  const item = await getItem(env, workspaceId, request.namespace, request.key, refreshTtl);
+  const item = await getItem(
+    env,
+    workspaceId,
+    request.namespace,
+    request.key,
+    refreshesTtl(refreshTtl, settings, true),
+  );
   if (item && !matchesFilter(itemMetadata(item), filter)) throw notFound("Item not found");
   return item;
 }
@@ -139,6 +151,7 @@ export async function searchStoreItems(
   workspaceId: string,
   body: z.output<typeof SearchSchema>,
   authorize: Authorizer,
+  settings: StoreManifest = storeSettings,
 ): Promise<ScoredItem[]> {
   const request = {
     namespace: body.namespace_prefix,
@@ -149,8 +162,8 @@ export async function searchStoreItems(
   };
   const authorization = await authorize("store:search", request);
   checkNamespace(request.namespace, ["body", "namespace_prefix"], true);
-  const refreshTtl = refreshesTtl(body.refresh_ttl, false);
-  const index = body.query ? storeIndex(storeSettings, env) : null;
+  const refreshTtl = refreshesTtl(body.refresh_ttl, settings, false);
+  const index = body.query ? storeIndex(settings, env) : null;
   if (index && body.query) {
     // By meaning: the handler's filter is applied where the vectors are scored, before the page.
     return withFilterLimit(async () =>

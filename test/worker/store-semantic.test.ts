@@ -4,9 +4,12 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { InMemoryStore } from "@langchain/langgraph-checkpoint";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { isDomainError } from "../../src/core/errors.ts";
+import { MAX_VECTORS_PER_ITEM } from "../../src/core/limits.ts";
 import { storeItems } from "../../src/db/schema.ts";
 import type { StoreManifest } from "../../src/deployment/manifest.ts";
 import { WorkspaceStore } from "../../src/store/graph-store.ts";
+import { getStoreItem, putStoreItem, searchStoreItems } from "../../src/store/service.ts";
 import { putItem, searchItemsBySimilarity } from "../../src/store/store.ts";
 import { workspaceDatabase } from "../../src/workspace/database.ts";
 import { partitionName } from "../../src/workspace/partition.ts";
@@ -208,5 +211,125 @@ describe("semantic store search in the store partition", () => {
     await mine.put(["m"], "secret", { text: "tea" });
     expect(await theirs.search(["m"], { query: "tea" })).toEqual([]);
     expect(await theirs.search([], { query: "tea" })).toEqual([]);
+  });
+});
+
+describe("the store API's service with langgraph.json store settings", () => {
+  const anyone = async () => undefined;
+  const row = (workspaceId: string, key: string) =>
+    workspaceDatabase(env, { workspaceId, kind: "store" })
+      .select({ ttl: storeItems.ttlMinutes, at: storeItems.expiresAt })
+      .from(storeItems)
+      .where(eq(storeItems.key, key))
+      .get();
+
+  it("store.ttl: default_ttl applies to puts without a ttl; an explicit ttl wins", async () => {
+    const workspaceId = workspace();
+    const settings: StoreManifest = {
+      index: null,
+      ttl: { refreshOnRead: true, defaultTtlMinutes: 30, sweepIntervalMinutes: null },
+    };
+    await putStoreItem(env, workspaceId, { namespace: ["t"], key: "default", value: {} }, anyone, settings);
+    await putStoreItem(env, workspaceId, { namespace: ["t"], key: "own", value: {}, ttl: 5 }, anyone, settings);
+    await putStoreItem(env, workspaceId, { namespace: ["t"], key: "none", value: {} }, anyone, {
+      index: null,
+      ttl: null,
+    });
+    expect((await row(workspaceId, "default"))?.ttl).toBe(30);
+    const at = Date.parse((await row(workspaceId, "default"))!.at!);
+    expect(at - Date.now()).toBeGreaterThan(29 * 60_000);
+    expect((await row(workspaceId, "own"))?.ttl).toBe(5);
+    expect(await row(workspaceId, "none")).toEqual({ ttl: null, at: null });
+  });
+
+  it("store.ttl.refresh_on_read decides what a get or search does when refresh_ttl is absent", async () => {
+    const workspaceId = workspace();
+    const db = workspaceDatabase(env, { workspaceId, kind: "store" });
+    const never: StoreManifest = {
+      index: null,
+      ttl: { refreshOnRead: false, defaultTtlMinutes: 10, sweepIntervalMinutes: null },
+    };
+    const always: StoreManifest = {
+      index: null,
+      ttl: { refreshOnRead: true, defaultTtlMinutes: 10, sweepIntervalMinutes: null },
+    };
+    await putStoreItem(env, workspaceId, { namespace: ["r"], key: "k", value: {} }, anyone, never);
+    const soon = new Date(Date.now() + 60_000).toISOString();
+    const reset = () => db.update(storeItems).set({ expiresAt: soon }).run();
+    const search = (settings: StoreManifest, refresh_ttl?: boolean) =>
+      searchStoreItems(
+        env,
+        workspaceId,
+        { namespace_prefix: ["r"], limit: 10, offset: 0, refresh_ttl },
+        anyone,
+        settings,
+      );
+    await reset();
+    await getStoreItem(env, workspaceId, "r", "k", undefined, anyone, never);
+    await search(never);
+    expect((await row(workspaceId, "k"))?.at).toBe(soon);
+    await getStoreItem(env, workspaceId, "r", "k", true, anyone, never);
+    expect((await row(workspaceId, "k"))?.at).not.toBe(soon);
+    await reset();
+    await search(always);
+    expect((await row(workspaceId, "k"))?.at).not.toBe(soon);
+    await reset();
+    await search(always, false);
+    expect((await row(workspaceId, "k"))?.at).toBe(soon);
+  });
+
+  it("refuses a put whose index paths are malformed or match too many texts, storing nothing", async () => {
+    const workspaceId = workspace();
+    const { settings, calls } = indexed(["text"]);
+    const refused = async (body: Parameters<typeof putStoreItem>[2]) => {
+      const error = await putStoreItem(env, workspaceId, body, anyone, settings).catch((e: unknown) => e);
+      expect(isDomainError(error, "invalid"), String(error)).toBe(true);
+      return (error as Error).message;
+    };
+    expect(await refused({ namespace: ["p"], key: "bad", value: { a: 1 }, index: ["a[x]"] })).toContain(
+      "index: the path",
+    );
+    const many = { items: Array.from({ length: MAX_VECTORS_PER_ITEM + 1 }, (_, i) => `t${i}`) };
+    expect(await refused({ namespace: ["p"], key: "many", value: many, index: ["items[*]"] })).toContain(
+      `at most ${MAX_VECTORS_PER_ITEM} vectors`,
+    );
+    expect(calls).toEqual([]);
+    expect(await row(workspaceId, "bad")).toBeUndefined();
+    expect(await row(workspaceId, "many")).toBeUndefined();
+  });
+
+  it("a provider's vector of the wrong length is refused naming both numbers, and the item keeps what it had", async () => {
+    const workspaceId = workspace();
+    const { settings } = indexed(["text"]);
+    await putStoreItem(env, workspaceId, { namespace: ["d"], key: "k", value: { text: "tea" } }, anyone, settings);
+    const short: StoreManifest = {
+      ...settings,
+      index: {
+        ...settings.index!,
+        embed: {
+          kind: "function",
+          module: { embed: (texts: string[]) => texts.map(() => [1, 2, 3]) },
+          exportName: "embed",
+          source: "./short.ts:embed",
+        },
+      },
+    };
+    const error = await putStoreItem(
+      env,
+      workspaceId,
+      { namespace: ["d"], key: "k", value: { text: "coffee" } },
+      anyone,
+      short,
+    ).catch((e: unknown) => e);
+    expect(isDomainError(error, "invalid")).toBe(true);
+    expect((error as Error).message).toMatch(/3 dimensions.*dims 64/);
+    const kept = await searchStoreItems(
+      env,
+      workspaceId,
+      { namespace_prefix: ["d"], query: "tea", limit: 10, offset: 0 },
+      anyone,
+      settings,
+    );
+    expect(kept.map((i) => [i.value.text, i.score])).toEqual([["tea", 1]]);
   });
 });
