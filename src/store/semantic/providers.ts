@@ -57,7 +57,7 @@ export function embedderFor(store: StoreManifest, env: EmbeddingEnv, options: Em
         throw unavailable(`${provider}: the embedding function returned ${describe(answer)}, not a list of vectors`);
       if (answer.length !== texts.length)
         throw unavailable(
-          `${provider}: the embedding function returned ${answer.length} vectors for ${texts.length} texts`,
+          `${provider}: the embedding function returned ${counted(answer.length, "vector")} for ${counted(texts.length, "text")}`,
         );
       return answer as number[][];
     };
@@ -154,7 +154,9 @@ async function openaiEmbed(
   const data = isObject(answer) ? answer.data : undefined;
   if (!Array.isArray(data)) throw unavailable(`${provider}: ${shownUrl} answered without a "data" list`);
   if (data.length !== texts.length)
-    throw unavailable(`${provider}: ${shownUrl} answered ${data.length} embeddings for ${texts.length} texts`);
+    throw unavailable(
+      `${provider}: ${shownUrl} answered ${counted(data.length, "embedding")} for ${counted(texts.length, "text")}`,
+    );
   // In the order of `index` (the texts' positions); entries without one keep their place.
   const vectors: unknown[] = new Array(texts.length);
   data.forEach((entry, position) => {
@@ -192,7 +194,9 @@ async function workersAiEmbed(
   const data = isObject(answer) ? answer.data : undefined;
   if (!Array.isArray(data)) throw unavailable(`${provider}: Workers AI answered without a "data" list`);
   if (data.length !== texts.length)
-    throw unavailable(`${provider}: Workers AI answered ${data.length} embeddings for ${texts.length} texts`);
+    throw unavailable(
+      `${provider}: Workers AI answered ${counted(data.length, "embedding")} for ${counted(texts.length, "text")}`,
+    );
   return data as number[][];
 }
 
@@ -211,6 +215,9 @@ function upstreamMessage(text: string): string {
   }
   return text.trim();
 }
+
+/** `1 text`, `2 texts`. */
+const counted = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
 
 function describe(value: unknown): string {
   return value === null ? "null" : typeof value;
