@@ -338,7 +338,10 @@ export const EMBED_BATCH_TEXTS = 96;
  */
 export const EMBED_CALL_TIMEOUT_MS = 30_000;
 
-/** Characters of a provider's own error message kept in the detail of a provider failure. */
+/**
+ * Characters of a provider's own error message (or error body) kept in the detail of a provider
+ * failure: enough to say what went wrong, without echoing an upstream's whole HTML error page.
+ */
 export const EMBED_ERROR_MESSAGE_CHARS = 300;
 
 /**
