@@ -337,7 +337,7 @@ export async function buildDeployment(
     assetsDir = outFile === GENERATED_REGISTRY ? ASSETS_DIR : join(dirname(outFile), "assets"),
     staticSchemas = true,
   }: BuildOptions = {},
-): Promise<{ graphs: string[]; env: Record<string, string>; changed: boolean }> {
+): Promise<{ graphs: string[]; env: Record<string, string>; store: StoreManifest; changed: boolean }> {
   const config = readConfig(configPath);
   const configDir = dirname(configPath);
   const graphs: ResolvedGraph[] = Object.entries(config.graphs).map(([id, spec]) => {
@@ -416,5 +416,5 @@ export async function buildDeployment(
     await stageDocsAssets(assetsDir);
     await bundleConsole(assetsDir);
   }
-  return { graphs: graphs.map((g) => g.id), env, changed };
+  return { graphs: graphs.map((g) => g.id), env, store, changed };
 }

@@ -9,6 +9,7 @@
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import type { StoreManifest } from "../../src/deployment/manifest.ts";
 import { BuildError, buildDeployment, PROJECT_ROOT } from "./deployment.ts";
 import { WRANGLER_CONFIG } from "./wrangler.ts";
 
@@ -68,11 +69,20 @@ async function readRawConfig(file: string): Promise<RawConfig> {
   return experimental_readRawConfig({ config: file }).rawConfig as RawConfig;
 }
 
+/** The binding Workers AI embeddings (`store.index.embed` "cloudflare:<model>") are read through. */
+export const WORKERS_AI_BINDING = "AI";
+
 /**
  * The platform's wrangler.toml with its paths made absolute, the registry import aliased to the
  * project's, and the project's own settings (name, account, database ids, routes, vars...) on top.
+ * A store embedding with Workers AI adds the `AI` binding; without one the config binds no remote
+ * service, so the local runtime stays offline.
  */
-export async function renderWranglerConfig(buildDir: string, projectConfig?: string): Promise<RawConfig> {
+export async function renderWranglerConfig(
+  buildDir: string,
+  projectConfig?: string,
+  store?: StoreManifest,
+): Promise<RawConfig> {
   const base = await readRawConfig(WRANGLER_CONFIG);
   const config: RawConfig = {
     ...base,
@@ -86,7 +96,7 @@ export async function renderWranglerConfig(buildDir: string, projectConfig?: str
   };
   // The CLI builds before it bundles; wrangler must not run this repository's build instead.
   delete config.build;
-  if (!projectConfig) return config;
+  if (!projectConfig) return withWorkersAi(config, store);
   const own = await readRawConfig(projectConfig);
   for (const [key, value] of Object.entries(own)) {
     if (PLATFORM_KEYS.includes(key)) {
@@ -115,6 +125,20 @@ export async function renderWranglerConfig(buildDir: string, projectConfig?: str
   config.d1_databases = (config.d1_databases as RawConfig[]).map((db) =>
     db.binding === "DB" ? { ...db, migrations_dir: join(PROJECT_ROOT, "migrations") } : db,
   );
+  return withWorkersAi(config, store, projectConfig);
+}
+
+/** The config with the `ai` binding Workers AI embeddings need, unless the project already binds it as `AI`. */
+function withWorkersAi(config: RawConfig, store: StoreManifest | undefined, projectConfig?: string): RawConfig {
+  const embed = store?.index?.embed;
+  if (embed?.kind !== "cloudflare") return config;
+  const own = config.ai as RawConfig | undefined;
+  if (own === undefined) return { ...config, ai: { binding: WORKERS_AI_BINDING } };
+  if (own.binding !== WORKERS_AI_BINDING) {
+    throw new BuildError(
+      `store.index.embed "${embed.source}" reads Workers AI through the binding "${WORKERS_AI_BINDING}", but ${projectConfig} binds ai as ${JSON.stringify(own.binding)}; name it "${WORKERS_AI_BINDING}" or remove the "ai" key (the build adds it)`,
+    );
+  }
   return config;
 }
 
@@ -127,9 +151,9 @@ export async function buildProject(configPath: string): Promise<ProjectDeploymen
   const projectDir = dirname(configPath);
   const buildDir = projectBuildDir(configPath);
   mkdirSync(buildDir, { recursive: true });
-  const { graphs } = await buildDeployment(configPath, { outFile: join(buildDir, "registry.generated.ts") });
+  const { graphs, store } = await buildDeployment(configPath, { outFile: join(buildDir, "registry.generated.ts") });
   const wranglerConfig = join(buildDir, "wrangler.json");
-  const rendered = await renderWranglerConfig(buildDir, projectWranglerConfig(projectDir));
+  const rendered = await renderWranglerConfig(buildDir, projectWranglerConfig(projectDir), store);
   writeFileSync(wranglerConfig, `${JSON.stringify(rendered, null, 2)}\n`);
   const devVars = join(projectDir, ".dev.vars");
   if (existsSync(devVars)) copyFileSync(devVars, join(buildDir, ".dev.vars"));

@@ -331,6 +331,20 @@ export const STORE_SWEEP_PER_ALARM = 1_000;
 export const EMBED_BATCH_TEXTS = 96;
 
 /**
+ * One call to an embedding provider (an OpenAI-compatible endpoint, Workers AI, the deployment's own
+ * function) gets at most this long, in milliseconds; past it the put or search fails with a 503 naming
+ * the provider. Workers put no wall-clock limit on a request whose client waits, nor on a run: without
+ * it a hung provider would hold a store write, or a run, forever.
+ */
+export const EMBED_CALL_TIMEOUT_MS = 30_000;
+
+/**
+ * Characters of a provider's own error message (or error body) kept in the detail of a provider
+ * failure: enough to say what went wrong, without echoing an upstream's whole HTML error page.
+ */
+export const EMBED_ERROR_MESSAGE_CHARS = 300;
+
+/**
  * Dimensions of a store embedding at most (text-embedding-3-large has 3,072). A vector is stored as
  * 4 bytes per dimension, 16 KiB here, far under the 2 MB per row of Durable Object SQLite, and a scan of
  * 10,000 such vectors stays well within an isolate's 128 MB.

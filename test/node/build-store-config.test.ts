@@ -1,8 +1,9 @@
-import { rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { BuildError, buildDeployment, readConfig } from "../../scripts/lib/deployment.ts";
+import { buildProject, renderWranglerConfig } from "../../scripts/lib/project.ts";
 import { scratchDir } from "../../scripts/lib/scratch.ts";
 import type { DeploymentManifest } from "../../src/deployment/manifest.ts";
 import {
@@ -12,6 +13,7 @@ import {
   normalizeStore,
   storeConfig,
 } from "../../src/deployment/store-config.ts";
+import { embedderFor } from "../../src/store/semantic/providers.ts";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -268,5 +270,63 @@ describe("store and checkpointer accessors", () => {
         ttl: null,
       }),
     ).toThrow('store.index.embed (./e.ts:embed): export "embed" is not a function');
+  });
+});
+
+describe("a project's generated wrangler config and the store's embedding provider", () => {
+  async function built(extra: Record<string, unknown>, files: Record<string, string> = {}) {
+    const { dir, configPath, outFile } = deployment(extra, files);
+    const { store } = await buildDeployment(configPath, { outFile, stageAssets: false, staticSchemas: false });
+    return { dir, store };
+  }
+
+  it('binds Workers AI as "AI" for cloudflare:<model>, and nothing remote for the other providers', async () => {
+    const cloudflare = await built({ store: { index: { embed: "cloudflare:@cf/baai/bge-base-en-v1.5", dims: 768 } } });
+    expect((await renderWranglerConfig(cloudflare.dir, undefined, cloudflare.store)).ai).toEqual({ binding: "AI" });
+    const others = [
+      await built({ store: { index: { embed: "openai:text-embedding-3-small", dims: 1536 } } }),
+      await built({ store: { index: { embed: "./embed.ts:embed", dims: 3 } } }, { "embed.ts": EMBED_SOURCE }),
+      await built({ store: { ttl: { default_ttl: 60 } } }),
+      await built({}),
+    ];
+    for (const { dir, store } of others)
+      expect(await renderWranglerConfig(dir, undefined, store)).not.toHaveProperty("ai");
+  });
+
+  it("is written by the project's build with the binding", async () => {
+    const { configPath } = deployment({
+      store: { index: { embed: "cloudflare:@cf/baai/bge-base-en-v1.5", dims: 768 } },
+    });
+    const project = await buildProject(configPath);
+    try {
+      expect(JSON.parse(readFileSync(project.wranglerConfig, "utf8")).ai).toEqual({ binding: "AI" });
+    } finally {
+      rmSync(project.buildDir, { recursive: true, force: true });
+    }
+  });
+
+  it("keeps a project's own AI binding, and refuses one of another name", async () => {
+    const { dir, store } = await built({ store: { index: { embed: "cloudflare:@cf/baai/bge-m3", dims: 1024 } } });
+    const own = join(dir, "wrangler.json");
+    writeFileSync(own, JSON.stringify({ ai: { binding: "AI", remote: true } }));
+    expect((await renderWranglerConfig(dir, own, store)).ai).toEqual({ binding: "AI", remote: true });
+    writeFileSync(own, JSON.stringify({ ai: { binding: "WORKERS_AI" } }));
+    await expect(renderWranglerConfig(dir, own, store)).rejects.toThrow(
+      new BuildError(
+        `store.index.embed "cloudflare:@cf/baai/bge-m3" reads Workers AI through the binding "AI", but ${own} binds ai as "WORKERS_AI"; name it "AI" or remove the "ai" key (the build adds it)`,
+      ),
+    );
+  });
+
+  it("gives the bundled function to embedderFor", async () => {
+    const { configPath, outFile } = deployment(
+      { store: { index: { embed: "./embed.ts:embed", dims: 3 } } },
+      { "embed.ts": EMBED_SOURCE },
+    );
+    await buildDeployment(configPath, { outFile, stageAssets: false, staticSchemas: false });
+    const { manifest } = (await import(pathToFileURL(outFile).href)) as { manifest: DeploymentManifest };
+    const embedder = embedderFor(storeConfig(manifest), {});
+    expect(embedder?.provider).toBe("./embed.ts:embed");
+    expect(await embedder?.embed(["hello"])).toEqual([[5, 1, 0]]);
   });
 });
