@@ -1,7 +1,7 @@
 import type { StoreManifest } from "../../deployment/manifest.ts";
-import { embedFunction } from "../../deployment/store-config.ts";
 import type { Embedder } from "./embed.ts";
 import { type FieldPaths, fieldPaths } from "./paths.ts";
+import { type EmbeddingEnv, embedderFor } from "./providers.ts";
 
 /** The store's semantic index as the store code uses it: who embeds, and which fields by default. */
 export interface StoreIndex {
@@ -10,13 +10,8 @@ export interface StoreIndex {
 }
 
 /** The index langgraph.json declares (`store.index`), or null: without one, `query` matches text. */
-export function storeIndex(settings: StoreManifest, _env: object): StoreIndex | null {
-  const index = settings.index;
-  if (!index) return null;
-  const embed = embedFunction(settings);
-  if (!embed) return null;
-  return {
-    embedder: { embed: async (texts) => embed(texts), dims: index.dims, provider: index.embed.source },
-    fields: fieldPaths(index.fields, "store.index.fields"),
-  };
+export function storeIndex(settings: StoreManifest, env: EmbeddingEnv): StoreIndex | null {
+  const embedder = embedderFor(settings, env);
+  if (!embedder || !settings.index) return null;
+  return { embedder, fields: fieldPaths(settings.index.fields, "store.index.fields") };
 }
