@@ -359,6 +359,16 @@ export const MAX_EMBEDDING_DIMS = 4096;
 export const MAX_VECTORS_PER_ITEM = 1_000;
 
 /**
+ * A store search's `query`, in characters. It is sent to the embedding provider as is (and, without an
+ * index, bound as one SQL parameter); embedding models read a few thousand tokens at most, so a longer
+ * query is a client's mistake (422) rather than a provider's error.
+ */
+export const MAX_STORE_QUERY_LENGTH = 10_000;
+
+/** Paths in a put's own `index`: each is walked through the value, and they name the item's vectors. */
+export const MAX_INDEX_PATHS = 100;
+
+/**
  * Thread data (metadata, values, config, interrupts, error) in one page of `threads.search`, in
  * UTF-8 bytes. A page of 1,000 threads of 100 KB states would pass D1's 50 MB result limit and the
  * isolate's 128 MB of memory; past this budget the page ends early (X-Pagination-Next follows it).

@@ -1,8 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import {
+  MAX_INDEX_PATHS,
   MAX_NAMESPACE_LABEL_LENGTH,
   MAX_NAMESPACE_LABELS,
   MAX_STORE_KEY_LENGTH,
+  MAX_STORE_QUERY_LENGTH,
   MAX_STORE_VALUE_BYTES,
 } from "../core/limits.ts";
 import { JsonDataObject, JsonFilter, WellFormedString } from "../core/schemas.ts";
@@ -28,7 +30,7 @@ export const PutSchema = z
       `A JSON object of at most ${MAX_STORE_VALUE_BYTES} bytes (422 above; the MAX_JSON_FIELD_BYTES var may lower it)`,
     ),
     index: z
-      .union([z.literal(false), z.array(z.string())])
+      .union([z.literal(false), z.array(WellFormedString.min(1).max(MAX_STORE_KEY_LENGTH)).max(MAX_INDEX_PATHS)])
       .nullish()
       .describe(
         "With the store's semantic index (langgraph.json store.index): false embeds nothing, paths replace its fields; ignored without one",
@@ -51,8 +53,7 @@ export const SearchSchema = z
     filter: JsonFilter.nullish(),
     limit: z.number().int().min(1).max(1000).default(10),
     offset: z.number().int().min(0).default(0),
-    query: z
-      .string()
+    query: WellFormedString.max(MAX_STORE_QUERY_LENGTH)
       .nullish()
       .describe(
         "With the store's semantic index: ranks the items by similarity to it (each with a score); without one: text the value must contain (case-insensitive)",

@@ -5,7 +5,7 @@ import { InMemoryStore } from "@langchain/langgraph-checkpoint";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { isDomainError } from "../../src/core/errors.ts";
-import { MAX_VECTORS_PER_ITEM } from "../../src/core/limits.ts";
+import { MAX_INDEX_PATHS, MAX_STORE_QUERY_LENGTH, MAX_VECTORS_PER_ITEM } from "../../src/core/limits.ts";
 import { storeItems } from "../../src/db/schema.ts";
 import type { StoreManifest } from "../../src/deployment/manifest.ts";
 import { WorkspaceStore } from "../../src/store/graph-store.ts";
@@ -14,6 +14,7 @@ import { putItem, searchItemsBySimilarity } from "../../src/store/store.ts";
 import { workspaceDatabase } from "../../src/workspace/database.ts";
 import { partitionName } from "../../src/workspace/partition.ts";
 import { DIMS, FIELDS, FunctionEmbeddings, hashEmbed, PUTS, QUERIES } from "../fixtures/semantic.ts";
+import { call } from "./helpers.ts";
 
 /** A store index over `embed`, as the build writes `store.index` with a function; `calls` counts its calls. */
 function indexed(fields = FIELDS, ttl: StoreManifest["ttl"] = null) {
@@ -331,5 +332,46 @@ describe("the store API's service with langgraph.json store settings", () => {
       settings,
     );
     expect(kept.map((i) => [i.value.text, i.score])).toEqual([["tea", 1]]);
+  });
+});
+
+describe("hostile input to the semantic fields", () => {
+  const send = (method: string, path: string, body: unknown) => call(path, { method, json: body });
+  const detail = async (response: Response) => JSON.stringify(await response.json());
+
+  it("refuses a query past MAX_STORE_QUERY_LENGTH, a lone surrogate, and index paths that are not a list of strings", async () => {
+    const ns = ["hostile", crypto.randomUUID()];
+    const long = await send("POST", "/store/items/search", {
+      namespace_prefix: ns,
+      query: "q".repeat(MAX_STORE_QUERY_LENGTH + 1),
+    });
+    expect(long.status).toBe(422);
+    expect(await detail(long)).toContain("query");
+    const lone = await send("POST", "/store/items/search", { namespace_prefix: ns, query: "tea \ud800" });
+    expect(lone.status).toBe(422);
+    for (const index of [
+      true,
+      "text",
+      [1],
+      [""],
+      [null],
+      Array.from({ length: MAX_INDEX_PATHS + 1 }, (_, i) => `f${i}`),
+    ]) {
+      const response = await send("PUT", "/store/items", { namespace: ns, key: "k", value: { text: "tea" }, index });
+      expect(response.status, JSON.stringify(index)).toBe(422);
+      expect(await detail(response)).toContain("index");
+    }
+    // null in each optional field is accepted as absent.
+    expect(
+      (await send("PUT", "/store/items", { namespace: ns, key: "k", value: { text: "tea" }, index: null, ttl: null }))
+        .status,
+    ).toBe(204);
+    const found = await send("POST", "/store/items/search", {
+      namespace_prefix: ns,
+      query: null,
+      filter: null,
+      refresh_ttl: null,
+    });
+    expect(((await found.json()) as { items: unknown[] }).items).toHaveLength(1);
   });
 });
