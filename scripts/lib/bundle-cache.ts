@@ -16,7 +16,7 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { PROJECT_ROOT } from "./deployment.ts";
 
 const CACHE_ROOT = join(PROJECT_ROOT, "node_modules/.cache/agent-platform/worker-bundles");
@@ -54,7 +54,9 @@ export function restoreBundle(entry: BundleCacheEntry, wranglerConfig: string, o
   try {
     const inputs = JSON.parse(readFileSync(join(entry.dir, INPUTS_FILE), "utf8")) as Record<string, string>;
     const now = hashes([...new Set([...Object.keys(inputs), ...fixedInputs(wranglerConfig)])]);
-    if (Object.entries(now).some(([file, hash]) => inputs[file] !== hash)) return false;
+    // An input that is not there was recorded wrong (as entries recorded before inputs were read from the
+    // config's folder were): it could never show a change.
+    if (Object.entries(now).some(([file, hash]) => hash === "missing" || inputs[file] !== hash)) return false;
     rmSync(fresh, { recursive: true, force: true });
     cpSync(entry.dir, fresh, { recursive: true, filter: (source) => !source.endsWith(INPUTS_FILE) });
   } catch {
@@ -76,8 +78,10 @@ export function recordBundle(entry: BundleCacheEntry, wranglerConfig: string, ou
   const staged = `${entry.dir}.new-${process.pid}`;
   try {
     const meta = JSON.parse(readFileSync(entry.metafile, "utf8")) as { inputs: Record<string, unknown> };
-    // Relative to where wrangler ran (this process's directory).
-    const files = Object.keys(meta.inputs).map((input) => resolve(input));
+    // Relative to the wrangler config's folder (wrangler's project root): for another deployment, its
+    // generated config's build folder, not this process's directory (read from there, every input was
+    // "missing" and unchanged, so the cache served stale bundles).
+    const files = Object.keys(meta.inputs).map((input) => resolve(dirname(wranglerConfig), input));
     rmSync(staged, { recursive: true, force: true });
     cpSync(outDir, staged, { recursive: true });
     writeFileSync(join(staged, INPUTS_FILE), JSON.stringify(hashes([...files, ...fixedInputs(wranglerConfig)])));

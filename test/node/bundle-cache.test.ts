@@ -1,6 +1,6 @@
 // npm start reuses the last Worker bundle of a deployment while nothing it was built from has changed.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { bundleCacheEntry, recordBundle, restoreBundle } from "../../scripts/lib/bundle-cache.ts";
 import { scratchDir } from "../../scripts/lib/scratch.ts";
@@ -14,11 +14,14 @@ afterAll(() => {
   rmSync(entry.dir, { recursive: true, force: true });
 });
 
-/** What wrangler leaves: the bundle in `out`, and esbuild's metafile naming its inputs (relative paths). */
+/**
+ * What wrangler leaves: the bundle in `out`, and esbuild's metafile naming its inputs, relative to the
+ * wrangler config's folder (another deployment's generated config lives in its build folder, not here).
+ */
 function bundled(out: string, contents: string): void {
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, "index.js"), contents);
-  writeFileSync(entry.metafile, JSON.stringify({ inputs: { [relative(process.cwd(), source)]: {} } }));
+  writeFileSync(entry.metafile, JSON.stringify({ inputs: { [relative(dirname(config), source)]: {} } }));
 }
 
 describe("the Worker bundle cache", () => {
@@ -45,5 +48,15 @@ describe("the Worker bundle cache", () => {
 
     writeFileSync(config, '{"name":"b"}');
     expect(restoreBundle(entry, config, out)).toBe(false);
+  });
+
+  it("never restores a bundle one of whose inputs is missing (recorded at a wrong path, or deleted)", () => {
+    writeFileSync(config, '{"name":"c"}');
+    const out = join(dir, "bundle-missing");
+    mkdirSync(out, { recursive: true });
+    writeFileSync(join(out, "index.js"), "bundle 3");
+    writeFileSync(entry.metafile, JSON.stringify({ inputs: { "not-there.ts": {} } }));
+    recordBundle(entry, config, out);
+    expect(restoreBundle(entry, config, join(dir, "again-missing"))).toBe(false);
   });
 });
