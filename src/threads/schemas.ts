@@ -146,7 +146,9 @@ export const ThreadCreateSchema = z
       )
       .optional()
       .describe("State updates applied in order to prepopulate the thread; needs a graph"),
-    ttl: TtlInput.optional(),
+    ttl: TtlInput.optional().describe(
+      "The thread's TTL; absent: the deployment's default (langgraph.json checkpointer.ttl default_ttl and strategy), or none",
+    ),
   })
   .openapi("ThreadCreate");
 
