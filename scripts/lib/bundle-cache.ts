@@ -56,6 +56,9 @@ export function restoreBundle(entry: BundleCacheEntry, wranglerConfig: string, o
   const fresh = `${outDir}.new-${process.pid}`;
   try {
     const inputs = JSON.parse(readFileSync(join(entry.dir, INPUTS_FILE), "utf8")) as Record<string, string>;
+    // An entry naming a file it could not find (recorded before inputs were resolved from the config's
+    // folder) could never go stale: never restored.
+    if (Object.values(inputs).includes("missing")) return false;
     const now = hashes([...new Set([...Object.keys(inputs), ...fixedInputs(wranglerConfig)])]);
     if (Object.entries(now).some(([file, hash]) => inputs[file] !== hash)) return false;
     rmSync(fresh, { recursive: true, force: true });

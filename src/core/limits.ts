@@ -412,6 +412,13 @@ export const THREAD_SEARCH_CALLS = {
 export const BASE_TRACE_RETENTION_DAYS = 14;
 
 /**
+ * The longest thread TTL, minutes (a century), from a request's `ttl` or langgraph.json's
+ * `checkpointer.ttl.default_ttl`: longer is indistinguishable from none, and its expiry would overflow
+ * the timestamps the thread's Durable Object alarm is set from.
+ */
+export const MAX_TTL_MINUTES = 100 * 365 * 24 * 60;
+
+/**
  * An assistant read for runs is kept per isolate this long (and at most this many), so the lookup
  * before each run does not reach D1, the one database every tenant shares (about 1,000 queries/s).
  * Another isolate runs a just-changed assistant's old version for at most this long.

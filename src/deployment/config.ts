@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_TTL_MINUTES } from "../core/limits.ts";
 
 /**
  * The deployment configuration, `langgraph.json`, as the official CLI defines it. Keys that only matter
@@ -168,8 +169,13 @@ export const CheckpointerTtlConfigSchema = z
         error: (issue) => `must be "delete" or "keep_latest", got ${shown(issue.input)}`,
       })
       .optional(),
-    /** Minutes a thread lives; null or absent: threads do not expire. */
-    default_ttl: numberWhich("a positive number of minutes", false, true).nullable().optional(),
+    /** Minutes a thread lives after its last update; null or absent: threads do not expire. */
+    default_ttl: numberWhich("a positive number of minutes", false, true)
+      .max(MAX_TTL_MINUTES, {
+        error: (issue) => `must be at most ${MAX_TTL_MINUTES} minutes (a century), got ${shown(issue.input)}`,
+      })
+      .nullable()
+      .optional(),
     /** Minutes between sweeps (the reference's default is about 5). */
     sweep_interval_minutes: numberWhich("a positive integer of minutes", true, true).nullable().optional(),
     /** Threads handled per sweep (the reference's default is 1000). */

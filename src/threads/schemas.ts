@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_ID_LENGTH, MAX_JSON_FIELD_BYTES, MAX_NAME_LENGTH } from "../core/limits.ts";
+import { MAX_ID_LENGTH, MAX_JSON_FIELD_BYTES, MAX_NAME_LENGTH, MAX_TTL_MINUTES } from "../core/limits.ts";
 import { Identifier, JsonFilter, JsonGraphData, JsonObject, WellFormedString } from "../core/schemas.ts";
 import { MAX_FILTER_CONDITIONS } from "../db/json-filter.ts";
 
@@ -18,9 +18,6 @@ export const Id = z.guid().transform((id) => id.toLowerCase());
 
 export const ThreadIdParam = z.object({ thread_id: Id });
 export const CheckpointIdParam = ThreadIdParam.extend({ checkpoint_id: Identifier });
-
-/** A century: longer TTLs are indistinguishable from none, and overflow timestamps. */
-const MAX_TTL_MINUTES = 100 * 365 * 24 * 60;
 
 /** `ttl` as the SDK sends it (`{ttl, strategy}`) or as a bare number of minutes. */
 export const TtlInput = z
@@ -149,7 +146,9 @@ export const ThreadCreateSchema = z
       )
       .optional()
       .describe("State updates applied in order to prepopulate the thread; needs a graph"),
-    ttl: TtlInput.optional(),
+    ttl: TtlInput.optional().describe(
+      "The thread's TTL; absent: the deployment's default (langgraph.json checkpointer.ttl default_ttl and strategy), or none",
+    ),
   })
   .openapi("ThreadCreate");
 

@@ -106,7 +106,8 @@ export interface CreateThreadInput {
   ifExists: "raise" | "do_nothing";
   graphId?: string;
   supersteps?: { updates: SuperstepUpdate[] }[];
-  ttl?: TtlSetting | null;
+  /** Absent: the deployment's default TTL (see `newThreadRecord`). */
+  ttl?: TtlSetting;
 }
 
 /** One update of a superstep a thread is created with. */

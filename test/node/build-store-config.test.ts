@@ -14,6 +14,7 @@ import {
   storeConfig,
 } from "../../src/deployment/store-config.ts";
 import { embedderFor } from "../../src/store/semantic/providers.ts";
+import { defaultThreadTtl, newThreadRecord } from "../../src/threads/object/record.ts";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -132,6 +133,28 @@ describe("langgraph.json store and checkpointer: valid forms", () => {
     });
   });
 
+  it("checkpointer.ttl becomes the TTL of threads created without one, counted like any thread TTL", () => {
+    const threadTtl = (extra: Record<string, unknown>) => defaultThreadTtl(settings(extra).checkpointer);
+    expect(threadTtl({ checkpointer: { ttl: { strategy: "keep_latest", default_ttl: 1.5 } } })).toEqual({
+      ttl: 1.5,
+      strategy: "keep_latest",
+    });
+    expect(threadTtl({ checkpointer: { ttl: { default_ttl: 60 } } })).toEqual({ ttl: 60, strategy: "delete" });
+    // Without default_ttl (or without the section) threads do not expire unless a request says so.
+    expect(threadTtl({ checkpointer: { ttl: { strategy: "keep_latest" } } })).toBeNull();
+    expect(threadTtl({})).toBeNull();
+
+    const at = new Date().toISOString();
+    const fields = { threadId: "t", workspaceId: "w", metadata: {} };
+    const fallback = { ttl: 60, strategy: "keep_latest" as const };
+    expect(newThreadRecord(fields, at, fallback).ttl).toEqual(fallback);
+    expect(newThreadRecord({ ...fields, ttl: { ttl: 5, strategy: "delete" } }, at, fallback).ttl).toEqual({
+      ttl: 5,
+      strategy: "delete",
+    });
+    expect(newThreadRecord(fields, at, null).ttl).toBeNull();
+  });
+
   it("no store or checkpointer section, or null ones, means no index and no TTL; unknown keys are ignored", () => {
     expect(settings({})).toEqual({ store: { index: null, ttl: null }, checkpointer: { ttl: null } });
     expect(settings({ store: null, checkpointer: null })).toEqual({
@@ -190,6 +213,10 @@ describe("langgraph.json store and checkpointer: invalid forms name the key", ()
     );
     expect(invalid({ checkpointer: { ttl: { default_ttl: -1 } } })).toBe(
       "checkpointer.ttl.default_ttl: must be a positive number of minutes, got -1",
+    );
+    // Longer than a request's `ttl` may be (a century), and its expiry would overflow the thread's alarm time.
+    expect(invalid({ checkpointer: { ttl: { default_ttl: 1e12 } } })).toBe(
+      "checkpointer.ttl.default_ttl: must be at most 52560000 minutes (a century), got 1000000000000",
     );
     expect(invalid({ checkpointer: { ttl: { sweep_interval_minutes: 0 } } })).toBe(
       "checkpointer.ttl.sweep_interval_minutes: must be a positive integer of minutes, got 0",

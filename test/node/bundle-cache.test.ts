@@ -58,6 +58,11 @@ describe("the Worker bundle cache", () => {
     recordBundle(entry, config, out);
     expect(existsSync(entry.metafile)).toBe(false);
     expect(restoreBundle(entry, config, join(dir, "unfound-again"))).toBe(false);
+    // An entry recorded with a missing file (as before inputs were read from the config's folder) is not restored.
+    mkdirSync(entry.dir, { recursive: true });
+    writeFileSync(join(entry.dir, "index.js"), "stale");
+    writeFileSync(join(entry.dir, "inputs.json"), JSON.stringify({ [join(dir, "gone.ts")]: "missing" }));
+    expect(restoreBundle(entry, config, join(dir, "stale"))).toBe(false);
     // A plugin's virtual module is no file, and does not stop the bundle being recorded.
     bundled(out, "bundle 4", ["src.ts", "node-built-in-modules:fs/promises"]);
     recordBundle(entry, config, out);

@@ -12,6 +12,7 @@ import {
   ok,
   THREAD_MISSING,
   type ThreadJson,
+  type TtlSetting,
   type TtlStrategy,
 } from "../types.ts";
 import type { AlarmPlanner } from "./alarm-planner.ts";
@@ -38,6 +39,8 @@ export interface ThreadParts {
   deleteAll(): Promise<void>;
   /** The byte bound of the thread's metadata (`MAX_JSON_FIELD_BYTES`, as the deployment's var scales it). */
   metadataLimit: number;
+  /** The TTL of threads created without one (langgraph.json `checkpointer.ttl`; see `defaultThreadTtl`). */
+  defaultTtl: TtlSetting | null;
 }
 
 /**
@@ -61,8 +64,9 @@ export class ThreadLifecycle {
     if (tooLarge) return fail("invalid", tooLarge);
     const at = now();
     const record = newThreadRecord(
-      { threadId: input.threadId, workspaceId: input.workspaceId, metadata, ttl: input.ttl ?? null },
+      { threadId: input.threadId, workspaceId: input.workspaceId, metadata, ttl: input.ttl },
       at,
+      this.parts.defaultTtl,
     );
     if (input.supersteps?.length) {
       const applied = await applySupersteps(this.parts.checkpoints, record, input.supersteps);

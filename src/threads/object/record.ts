@@ -2,6 +2,7 @@
 import { utf8Length } from "../../core/bytes.ts";
 import { MAX_THREAD_ROW_STATE_BYTES } from "../../core/limits.ts";
 import type { SqlStore } from "../../db/sql.ts";
+import type { CheckpointerManifest } from "../../deployment/manifest.ts";
 import type { ThreadJson, ThreadStatus, TtlSetting, TtlStrategy } from "../types.ts";
 
 /** The thread row a ThreadDO keeps about itself (one row: a DO holds exactly one thread). */
@@ -53,9 +54,15 @@ export interface ThreadRecord {
 const ROW_BYTES = 1_900_000;
 
 /** A thread's first record, idle and without state: created `at`, with what its creator sets. */
+/**
+ * A new thread's record. The one place a thread gets its TTL at creation: the one the request gave, else
+ * the deployment's default (langgraph.json `checkpointer.ttl`, see `defaultThreadTtl`), counted like any
+ * TTL from the thread's last update.
+ */
 export function newThreadRecord(
-  fields: Pick<ThreadRecord, "threadId" | "workspaceId" | "metadata" | "ttl"> & Pick<ThreadRecord, "temporary">,
+  fields: Pick<ThreadRecord, "threadId" | "workspaceId" | "metadata" | "temporary"> & { ttl?: TtlSetting },
   at: string,
+  defaultTtl: TtlSetting | null,
 ): ThreadRecord {
   return {
     threadId: fields.threadId,
@@ -70,11 +77,21 @@ export function newThreadRecord(
     values: null,
     interrupts: {},
     error: null,
-    ttl: fields.ttl,
+    ttl: fields.ttl ?? defaultTtl,
     indexDirty: false,
     // Only a run's thread says whether it is temporary.
     ...(fields.temporary === undefined ? {} : { temporary: fields.temporary }),
   };
+}
+
+/**
+ * The TTL of threads created without one: langgraph.json `checkpointer.ttl` `default_ttl` with its
+ * `strategy`; none when the deployment sets no `default_ttl`. `sweep_interval_minutes` and `sweep_limit`
+ * play no part: each thread expires on its own Durable Object alarm at its expiry, not on a sweep.
+ */
+export function defaultThreadTtl(settings: CheckpointerManifest): TtlSetting | null {
+  const ttl = settings.ttl;
+  return ttl && ttl.defaultTtlMinutes !== null ? { ttl: ttl.defaultTtlMinutes, strategy: ttl.strategy } : null;
 }
 
 /** Interrupts as their ids only: what the row keeps of interrupts too large for it (see `pendingInterruptIds`). */

@@ -5,6 +5,7 @@ import type { AuthFilter } from "../../core/auth-filter.ts";
 import { rowBound } from "../../core/json-size.ts";
 import { MAX_JSON_FIELD_BYTES, runTimeoutMs } from "../../core/limits.ts";
 import { durableObjectSql } from "../../db/sql.ts";
+import { checkpointerSettings } from "../../deployment/index.ts";
 import { WorkspaceStore } from "../../store/graph-store.ts";
 import { threadStub } from "../client.ts";
 import { ProtocolHub } from "../protocol/hub.ts";
@@ -41,9 +42,12 @@ import { AlarmPlanner } from "./alarm-planner.ts";
 import { ThreadCheckpoints } from "./checkpoints.ts";
 import { copyThread, importPage } from "./copy.ts";
 import { ThreadLifecycle } from "./lifecycle.ts";
-import { type ThreadRecord, ThreadRecords, threadJson } from "./record.ts";
+import { defaultThreadTtl, type ThreadRecord, ThreadRecords, threadJson } from "./record.ts";
 import { IndexSync } from "./search-index-sync.ts";
 import { StateReader } from "./state-reader.ts";
+
+/** The TTL of threads created without one, from this deployment's langgraph.json `checkpointer.ttl`. */
+const DEFAULT_TTL = defaultThreadTtl(checkpointerSettings);
 
 /**
  * One SQLite-backed Durable Object per thread: the thread record, its checkpoints, its runs. Named
@@ -80,6 +84,7 @@ export class ThreadDO extends DurableObject<Env> implements ThreadRpc {
       this.#protocol.closeAll();
     },
     metadataLimit: rowBound(this.env, MAX_JSON_FIELD_BYTES),
+    defaultTtl: DEFAULT_TTL,
   });
 
   // ---- thread resource ----
@@ -375,6 +380,7 @@ export class ThreadDO extends DurableObject<Env> implements ThreadRpc {
     return {
       saver: () => this.#checkpoints.saver,
       requestConfigLimit: rowBound(this.env, MAX_JSON_FIELD_BYTES),
+      defaultTtl: DEFAULT_TTL,
       readThread: () => this.#records.read(),
       writeThread: (record) => this.#records.write(record),
       saveThread: (record, options) => this.#thread.save(record, options),

@@ -3,6 +3,7 @@ import type { TracedRun } from "../../tracing/agent-tracer.ts";
 import type { SqliteCheckpointSaver } from "../object/checkpointer.ts";
 import type { ThreadRecord } from "../object/record.ts";
 import type { GraphProtocolEvent } from "../protocol/normalize.ts";
+import type { TtlSetting } from "../types.ts";
 
 /**
  * The ports of RunManager: what it needs of the thread's Durable Object that hosts it (`RunHost`),
@@ -32,6 +33,8 @@ export interface RunHost {
   runTimeoutMs(): number;
   /** The byte bound of the thread's merged request config (default MAX_JSON_FIELD_BYTES; the deployment's var may lower it). */
   requestConfigLimit?: number;
+  /** The TTL of a thread a run creates (langgraph.json `checkpointer.ttl`; none when absent). */
+  defaultTtl?: TtlSetting | null;
 }
 
 /** How a protocol v2 run ended, for its terminal lifecycle event. */

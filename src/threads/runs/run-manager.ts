@@ -95,10 +95,10 @@ export class RunManager {
           workspaceId: input.workspaceId,
           // A thread a run creates takes the run's metadata (so an owner stamped on the run owns it).
           metadata: { graph_id: input.graphId, assistant_id: input.assistantId, ...input.metadata },
-          ttl: null,
           temporary: input.stateless && input.kwargs.on_completion !== "keep",
         },
         now(),
+        this.host.defaultTtl ?? null,
       );
       this.host.writeThread(thread);
     }
