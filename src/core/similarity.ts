@@ -61,10 +61,9 @@ export class SimilarityRanking<T> {
 
   /** The next row of the scan: an item (by `id`) and one of its vectors, or null if it has none. */
   add(id: unknown, item: T, vector: ArrayLike<number> | null, vectorMagnitude?: number): void {
-    const score =
-      vector?.length
-        ? similarity(this.#query, this.#queryMagnitude, vector, vectorMagnitude ?? magnitude(vector))
-        : null;
+    const score = vector?.length
+      ? similarity(this.#query, this.#queryMagnitude, vector, vectorMagnitude ?? magnitude(vector))
+      : null;
     if (this.#last && this.#last.id === id) {
       const entry = this.#last.entry;
       if (score === null) return;
