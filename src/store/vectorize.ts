@@ -16,8 +16,8 @@ import { log } from "../observability/log.ts";
  * the partition then scores exactly (store.ts `searchItemsBySimilarity`). It is used only when the
  * Worker has a Vectorize binding named `STORE_VECTORIZE` (not in the default wrangler config).
  *
- * Each vector's id is the SHA-256 of `workspace\nnamespace\nkey\nfield` in hex (64 bytes: Vectorize's
- * id limit), kept in `store_vectors.vectorize_id`; its metadata is `workspace` and `path`, both with a
+ * Each vector's id is the SHA-256 of `[workspace, namespace, key, field]` as JSON, in hex (64 bytes:
+ * Vectorize's id limit), kept in `store_vectors.vectorize_id`; its metadata is `workspace` and `path`, both with a
  * metadata index (`$eq` on one, a range on the other). Writes reach Vectorize after the partition's
  * transaction, and a failure there is logged, never answered: the write is kept, the exact scan still
  * finds it, and a search past the scan's size misses (or finds by its old vectors) what Vectorize has
@@ -38,9 +38,12 @@ export const storeVectorIndex = (env: object): StoreVectorIndex | undefined =>
 
 const hex = (bytes: ArrayBuffer) => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
 
-/** A vector's id in Vectorize: 64 hex characters, within its 64-byte id limit whatever the names' length. */
+/**
+ * A vector's id in Vectorize: 64 hex characters, within its 64-byte id limit whatever the names'
+ * length. The names are hashed as a JSON array, not joined: a key or label may hold any separator.
+ */
 export async function vectorId(workspaceId: string, namespace: string, key: string, field: string): Promise<string> {
-  const text = `${workspaceId}\n${namespace}\n${key}\n${field}`;
+  const text = JSON.stringify([workspaceId, namespace, key, field]);
   return hex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
 }
 
