@@ -361,6 +361,13 @@ export const VECTORIZE_UPSERT_BATCH = 1_000;
 export const VECTORIZE_DELETE_BATCH = 1_000;
 
 /**
+ * Vectorize ids one run of a store partition's TTL sweep deletes at most: 40 `deleteByIds` calls,
+ * within the 50 subrequests of an invocation on Free (the alarm's own). Not less than
+ * MAX_VECTORS_PER_ITEM, so the first expired item always fits; the rest wait for the next run, at once.
+ */
+export const VECTORIZE_SWEEP_IDS = 40 * VECTORIZE_DELETE_BATCH;
+
+/**
  * Matches one Vectorize query answers at most without values or metadata (100; 20 with them): the
  * candidates a search past MAX_SCAN_VECTORS re-scores exactly, so its pages reach this far.
  */

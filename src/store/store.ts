@@ -8,6 +8,7 @@ import {
   MAX_SCAN_VECTORS,
   STORE_SWEEP_PER_ALARM,
   VECTORIZE_MAX_TOP_K,
+  VECTORIZE_SWEEP_IDS,
 } from "../core/limits.ts";
 import { containments } from "../db/json-filter.ts";
 import { type StoreItemRow, storeItems } from "../db/schema.ts";
@@ -493,17 +494,19 @@ export function shapeNamespaces(namespaces: string[][], options: NamespaceListin
 /**
  * Deletes expired items, at most STORE_SWEEP_PER_ALARM of them; answers when the sweep should run
  * again: at once if that many went (more may be waiting), else at the next item's expiry, or never.
- * With a Vectorize index (`env`'s, for the partition's `workspaceId`), their vectors' ids go there too.
+ * With a Vectorize index (`env`'s, for the partition's `workspaceId`), their vectors' ids go there too,
+ * at most `maxIds` (VECTORIZE_SWEEP_IDS) a run: the items past that wait for the next run, at once.
  */
 export async function sweepExpiredItems(
   db: WorkspaceDatabase,
   now: number,
-  vectorize?: { env: VectorizeBindings; workspaceId: string },
+  vectorize?: { env: VectorizeBindings; workspaceId: string; maxIds?: number },
 ): Promise<number | null> {
+  const at = new Date(now).toISOString();
   const expired = db
     .select({ rowid: sql`rowid` })
     .from(storeItems)
-    .where(lte(storeItems.expiresAt, new Date(now).toISOString()))
+    .where(lte(storeItems.expiresAt, at))
     .orderBy(asc(storeItems.expiresAt))
     .limit(STORE_SWEEP_PER_ALARM);
   const remove = db.delete(storeItems).where(sql`rowid IN ${expired}`).returning({ key: storeItems.key });
@@ -511,12 +514,30 @@ export async function sweepExpiredItems(
   let deleted: { key: string }[];
   if (!index) deleted = await remove;
   else {
-    // The expired items' vectors first, answering their ids (the trigger would delete them silently);
-    // both statements pick the same items, in one transaction.
+    // The expired items, in expiry order, while their Vectorize ids add up to at most maxIds (one
+    // item has at most MAX_VECTORS_PER_ITEM, fewer than that, so the first always fits).
+    const capped = sql`SELECT rowid FROM (
+      SELECT i.rowid AS rowid, SUM((SELECT COUNT(*) FROM store_vectors v
+        WHERE v.namespace = i.namespace AND v.key = i.key AND v.vectorize_id IS NOT NULL))
+        OVER (ORDER BY i.expires_at, i.rowid) AS ids
+      FROM store_items i WHERE i.expires_at <= ${at} ORDER BY i.expires_at, i.rowid LIMIT ${STORE_SWEEP_PER_ALARM})
+      WHERE ids <= ${vectorize.maxIds ?? VECTORIZE_SWEEP_IDS}`;
     const expiredItems = db
       .select({ namespace: storeItems.namespace, key: storeItems.key })
       .from(storeItems)
-      .where(sql`rowid IN ${expired}`);
+      .where(sql`rowid IN (${capped})`);
+    // Their vectors first, answering their ids (the trigger would delete them silently); then the
+    // expired items left with no Vectorize id (those, and any that never had one), in one transaction.
+    const hasIds = db
+      .select({ one: sql`1` })
+      .from(storeVectors)
+      .where(
+        and(
+          eq(storeVectors.namespace, storeItems.namespace),
+          eq(storeVectors.key, storeItems.key),
+          isNotNull(storeVectors.vectorizeId),
+        ),
+      );
     const [vectors, items] = await db.batch([
       db
         .delete(storeVectors)
@@ -527,7 +548,10 @@ export async function sweepExpiredItems(
           ),
         )
         .returning({ vectorizeId: storeVectors.vectorizeId }),
-      remove,
+      db
+        .delete(storeItems)
+        .where(and(sql`rowid IN ${expired}`, sql`NOT EXISTS ${hasIds}`))
+        .returning({ key: storeItems.key }),
     ]);
     deleted = items;
     await forgetVectors(index, vectorize.workspaceId, vectorizeIds(vectors));

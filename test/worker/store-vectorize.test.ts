@@ -228,6 +228,50 @@ describe("the store's Vectorize index, kept beside the partition", () => {
     expect((await vectorizeIds(workspaceId)).map((r) => r.key)).toEqual(["live"]);
   });
 
+  it("a sweep run deletes at most maxIds Vectorize ids; the items past them wait for the next run, at once", async () => {
+    const workspaceId = workspace();
+    const { index, bindings } = withVectorize();
+    const db = workspaceDatabase(env, { workspaceId, kind: "store" });
+    for (const key of ["e1", "e2", "e3"])
+      await putItem(bindings, workspaceId, {
+        namespace: ["s"],
+        key,
+        value: { text: key },
+        ttlMinutes: 1,
+        vectors: ["a", "b"].map((field) => ({ field, vector: Float32Array.from(hashEmbed(`${key} ${field}`)) })),
+      });
+    // e0 was put without the binding: no Vectorize id, nothing to forget.
+    await putItem(env, workspaceId, {
+      namespace: ["s"],
+      key: "e0",
+      value: {},
+      ttlMinutes: 1,
+      vectors: [{ field: "a", vector: Float32Array.from(hashEmbed("x")) }],
+    });
+    for (const [key, at] of [
+      ["e0", "2000-01-01T00:00:00.000Z"],
+      ["e1", "2000-01-02T00:00:00.000Z"],
+      ["e2", "2000-01-03T00:00:00.000Z"],
+      ["e3", "2000-01-04T00:00:00.000Z"],
+    ])
+      await db.update(storeItems).set({ expiresAt: at }).where(eq(storeItems.key, key)).run();
+    expect(index.vectors.size).toBe(6);
+    const sweep = () => sweepExpiredItems(db, Date.now(), { env: bindings, workspaceId, maxIds: 3 });
+    const keys = async () => (await vectorizeIds(workspaceId)).map((r) => r.key);
+    // e0 (no id) and e1 (2 ids) fit in 3; e2 would make 4. The next run is due at once (e2's past expiry).
+    expect(await sweep()).toBe(Date.parse("2000-01-03T00:00:00.000Z"));
+    expect(index.ops("deleteByIds").at(-1)).toEqual({
+      op: "deleteByIds",
+      ids: [expect.any(String), expect.any(String)],
+    });
+    expect(index.vectors.size).toBe(4);
+    expect(await keys()).toEqual(["e2", "e2", "e3", "e3"]);
+    expect(await sweep()).toBe(Date.parse("2000-01-04T00:00:00.000Z"));
+    expect(await sweep()).toBeNull();
+    expect(index.vectors.size).toBe(0);
+    expect(await keys()).toEqual([]);
+  });
+
   it("without the binding, nothing is sent and no id is kept", async () => {
     const workspaceId = workspace();
     const store = new WorkspaceStore(env, workspaceId, settings);
