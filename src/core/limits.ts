@@ -369,6 +369,41 @@ export const MAX_STORE_QUERY_LENGTH = 10_000;
 export const MAX_INDEX_PATHS = 100;
 
 /**
+ * Rows (vectors, and items without one) a semantic store search scores exactly, in the store
+ * partition's object, at most. The scan reads each row once and keeps none, so memory is not the
+ * bound: time is. 10,000 vectors of 768 dimensions cost about 15–30 ms of CPU, so 50,000 cost about
+ * 75–150 ms, and read 50,000 rows (billed per row read) on every search, while the object serves
+ * nothing else. Past it the scan stops: the search goes to Vectorize when the Worker has a
+ * `STORE_VECTORIZE` binding, else it is refused (422) saying what to narrow; never cut silently.
+ */
+export const MAX_SCAN_VECTORS = 50_000;
+
+/** Vectors one Vectorize `upsert` call takes at most (Cloudflare: 1,000 from a Worker); each call is a subrequest. */
+export const VECTORIZE_UPSERT_BATCH = 1_000;
+
+/** Ids one Vectorize `deleteByIds` call takes at most (1,000, as an upsert); each call is a subrequest. */
+export const VECTORIZE_DELETE_BATCH = 1_000;
+
+/**
+ * Vectorize ids one run of a store partition's TTL sweep deletes at most: 40 `deleteByIds` calls,
+ * within the 50 subrequests of an invocation on Free (the alarm's own). Not less than
+ * MAX_VECTORS_PER_ITEM, so the first expired item always fits; the rest wait for the next run, at once.
+ */
+export const VECTORIZE_SWEEP_IDS = 40 * VECTORIZE_DELETE_BATCH;
+
+/**
+ * Matches one Vectorize query answers at most without values or metadata (100; 20 with them): the
+ * candidates a search past MAX_SCAN_VECTORS re-scores exactly, so its pages reach this far.
+ */
+export const VECTORIZE_MAX_TOP_K = 100;
+
+/**
+ * Bytes of a string metadata value a Vectorize metadata index keeps (the first 64): the store's
+ * `path` metadata is cut to whole labels within it, so its range filters stay exact or wider.
+ */
+export const VECTORIZE_INDEXED_BYTES = 64;
+
+/**
  * Thread data (metadata, values, config, interrupts, error) in one page of `threads.search`, in
  * UTF-8 bytes. A page of 1,000 threads of 100 KB states would pass D1's 50 MB result limit and the
  * isolate's 128 MB of memory; past this budget the page ends early (X-Pagination-Next follows it).

@@ -26,6 +26,7 @@ import {
   searchItems,
   searchItemsBySimilarity,
 } from "./store.ts";
+import type { VectorizeBindings } from "./vectorize.ts";
 import type { ItemVector } from "./vectors.ts";
 
 const toItem = (item: StoreItem): Item => ({
@@ -54,7 +55,7 @@ export class WorkspaceStore extends BaseStore {
   readonly #index;
 
   constructor(
-    private readonly env: Pick<Env, "WORKSPACE" | "DB" | "LIMITS_GUARD" | "MAX_JSON_FIELD_BYTES">,
+    private readonly env: Pick<Env, "WORKSPACE" | "DB" | "LIMITS_GUARD" | "MAX_JSON_FIELD_BYTES"> & VectorizeBindings,
     private readonly workspaceId: string,
     private readonly settings: StoreManifest = storeSettings,
   ) {

@@ -5,7 +5,10 @@ import {
   MAX_NAMESPACE_LABEL_LENGTH,
   MAX_NAMESPACE_LABELS,
   MAX_PARTITION_RESULT_BYTES,
+  MAX_SCAN_VECTORS,
   STORE_SWEEP_PER_ALARM,
+  VECTORIZE_MAX_TOP_K,
+  VECTORIZE_SWEEP_IDS,
 } from "../core/limits.ts";
 import { containments } from "../db/json-filter.ts";
 import { type StoreItemRow, storeItems } from "../db/schema.ts";
@@ -15,10 +18,19 @@ import {
   type WorkspaceDatabase,
   workspaceDatabase,
 } from "../workspace/database.ts";
-import { RANKED_IDS } from "../workspace/ranked-scan.ts";
+import { RANKED_IDS, type RankedScan } from "../workspace/ranked-scan.ts";
 import { isPartitionResultTooLarge } from "../workspace/sql.ts";
 import type { PartitionAlarm } from "../workspace/workspace-do.ts";
 import type { ScoredItem, StoreItem } from "./schemas.ts";
+import {
+  forgetVectors,
+  nearestVectorIds,
+  type StoreVectorIndex,
+  storeVectorIndex,
+  syncItemVectors,
+  type VectorizeBindings,
+  vectorId,
+} from "./vectorize.ts";
 import { type ItemVector, replaceItemVectors, storeVectors } from "./vectors.ts";
 
 /**
@@ -27,8 +39,11 @@ import { type ItemVector, replaceItemVectors, storeVectors } from "./vectors.ts"
  * workspace's load reaches that object. Items with a TTL are deleted by the partition's alarm.
  */
 
+/** What the store reaches: the workspace partitions, and a Vectorize index when the Worker has one. */
+export type StoreBindings = WorkspaceBindings & VectorizeBindings;
+
 /** The workspace's store partition; `armAt` makes its alarm fire no later than then, in the same call. */
-const storeDatabase = (env: WorkspaceBindings, workspaceId: string, armAt?: number): WorkspaceDatabase =>
+const storeDatabase = (env: StoreBindings, workspaceId: string, armAt?: number): WorkspaceDatabase =>
   workspaceDatabase(env, { workspaceId, kind: "store" }, { armAt });
 
 /** Why a namespace is unusable, or null: labels are non-empty and period-free, within the size limits. */
@@ -84,9 +99,10 @@ export interface NewItem {
 
 /**
  * Creates or replaces an item, with its vectors when the store has an index, in one transaction; one
- * with a TTL arms the partition's alarm at its expiry, in the same call.
+ * with a TTL arms the partition's alarm at its expiry, in the same call. With a Vectorize index, its
+ * vectors then go there too, and the ids of the ones it no longer has are deleted there (vectorize.ts).
  */
-export async function putItem(env: WorkspaceBindings, workspaceId: string, item: NewItem): Promise<void> {
+export async function putItem(env: StoreBindings, workspaceId: string, item: NewItem): Promise<void> {
   const now = Date.now();
   const at = new Date(now).toISOString();
   const expiresAt = expiry(item.ttlMinutes, now);
@@ -109,16 +125,37 @@ export async function putItem(env: WorkspaceBindings, workspaceId: string, item:
       set: { value: row.value, updatedAt: at, ttlMinutes: row.ttlMinutes, expiresAt: row.expiresAt },
     });
   if (!item.vectors) return void (await upsert.run());
-  await db.batch([upsert, ...replaceItemVectors(db, row.namespace, row.key, item.vectors)]);
+  const index = storeVectorIndex(env);
+  const vectors = index
+    ? await Promise.all(
+        item.vectors.map(async (v) => ({
+          ...v,
+          vectorizeId: await vectorId(workspaceId, row.namespace, row.key, v.field),
+        })),
+      )
+    : item.vectors;
+  const [, replaced] = await db.batch([upsert, ...replaceItemVectors(db, row.namespace, row.key, vectors)]);
+  if (!index) return;
+  await syncItemVectors(
+    index,
+    { workspaceId, namespace: item.namespace, vectors: vectors as Required<ItemVector>[] },
+    vectorizeIds(replaced),
+  );
 }
 
+/** The Vectorize ids among rows of `store_vectors` a statement answered (null: put without the binding). */
+const vectorizeIds = (rows: unknown): string[] =>
+  (rows as { vectorizeId: string | null }[]).flatMap((row) => (row.vectorizeId ? [row.vectorizeId] : []));
+
+/** Deletes an item (its vectors go with it); with a Vectorize index, their ids are deleted there too. */
 export async function deleteItem(
-  env: WorkspaceBindings,
+  env: StoreBindings,
   workspaceId: string,
   namespace: string[],
   key: string,
 ): Promise<void> {
-  await storeDatabase(env, workspaceId)
+  const db = storeDatabase(env, workspaceId);
+  const remove = db
     .delete(storeItems)
     .where(
       and(
@@ -126,8 +163,24 @@ export async function deleteItem(
         eq(storeItems.namespace, joined(namespace)),
         eq(storeItems.key, key),
       ),
-    )
-    .run();
+    );
+  const index = storeVectorIndex(env);
+  if (!index) return void (await remove.run());
+  // The vectors first, answering their ids (the trigger would delete them silently), in the same call.
+  const [vectors] = await db.batch([
+    db
+      .delete(storeVectors)
+      .where(
+        and(
+          eq(storeVectors.namespace, joined(namespace)),
+          eq(storeVectors.key, key),
+          isNotNull(storeVectors.vectorizeId),
+        ),
+      )
+      .returning({ vectorizeId: storeVectors.vectorizeId }),
+    remove,
+  ]);
+  await forgetVectors(index, workspaceId, vectorizeIds(vectors));
 }
 
 /**
@@ -238,15 +291,22 @@ export interface SimilaritySearch extends Omit<ItemSearch, "query"> {
   vector: number[];
   /** An authorization handler's filter, tested against each item's value, namespace and key. */
   authFilter?: AuthFilter;
+  /** Rows scored exactly at most (MAX_SCAN_VECTORS; tests lower it). */
+  maxScanVectors?: number;
 }
 
 /**
  * Items under a namespace prefix that pass `filter` (and the handler's filter), ranked by their best
  * vector's similarity to the query, then the page: scored where the vectors are stored, in one call.
  * Items without vectors follow the scored ones, without a score, as LangGraph's stores answer them.
+ *
+ * A scope of more than MAX_SCAN_VECTORS rows is not scanned: with a Vectorize index, its nearest
+ * VECTORIZE_MAX_TOP_K vectors give the candidates, which the partition then filters and scores
+ * exactly as the scan does (so scores are the scan's; only which items are candidates is approximate,
+ * and items without vectors are not among them); without one, the search is refused (422).
  */
 export async function searchItemsBySimilarity(
-  env: WorkspaceBindings,
+  env: StoreBindings,
   workspaceId: string,
   search: SimilaritySearch,
 ): Promise<ScoredItem[]> {
@@ -258,20 +318,24 @@ export async function searchItemsBySimilarity(
     live(new Date(now).toISOString()),
     ...containments([storeItems.value, search.filter]),
   );
-  const candidates = db
-    .select({
-      id: sql`${storeItems}.rowid`,
-      vector: storeVectors.vector,
-      magnitude: storeVectors.magnitude,
-      ...(search.authFilter && {
-        metadata: sql`json_set(${storeItems.value}, '$.namespace', ${namespaceArray}, '$.key', ${storeItems.key})`,
-      }),
-    })
-    .from(storeItems)
-    .leftJoin(storeVectors, and(eq(storeVectors.namespace, storeItems.namespace), eq(storeVectors.key, storeItems.key)))
-    .where(where)
-    .orderBy(asc(storeItems.namespace), asc(storeItems.key))
-    .toSQL();
+  const candidates = (among?: SQL) =>
+    db
+      .select({
+        id: sql`${storeItems}.rowid`,
+        vector: storeVectors.vector,
+        magnitude: storeVectors.magnitude,
+        ...(search.authFilter && {
+          metadata: sql`json_set(${storeItems.value}, '$.namespace', ${namespaceArray}, '$.key', ${storeItems.key})`,
+        }),
+      })
+      .from(storeItems)
+      .leftJoin(
+        storeVectors,
+        and(eq(storeVectors.namespace, storeItems.namespace), eq(storeVectors.key, storeItems.key)),
+      )
+      .where(and(where, among))
+      .orderBy(asc(storeItems.namespace), asc(storeItems.key))
+      .toSQL();
   const inPage = sql`${storeItems}.rowid IN (SELECT value FROM json_each(${RANKED_IDS}))`;
   // Columns in this order: the rows come back as arrays (see `scoredItem`).
   const rows = db
@@ -291,12 +355,10 @@ export async function searchItemsBySimilarity(
     .set({ expiresAt: refreshedExpiry(now) })
     .where(and(inPage, isNotNull(storeItems.ttlMinutes)))
     .toSQL();
-  const page = await bounded(
-    rankInPartition(
-      env,
-      { workspaceId, kind: "store" },
-      {
-        candidates: { ...candidates, method: "all" },
+  const rank = (among: SQL | undefined, maxRows: number | undefined) =>
+    bounded(
+      rankInPartition(env, { workspaceId, kind: "store" }, {
+        candidates: { ...candidates(among), method: "all" },
         query: search.vector,
         offset: search.offset,
         limit: search.limit,
@@ -305,10 +367,27 @@ export async function searchItemsBySimilarity(
           { ...rows, method: "all" },
           ...(search.refreshTtl ? [{ ...refresh, method: "run" as const }] : []),
         ],
-      },
-    ),
-    `limit: the page's items hold more than ${MAX_PARTITION_RESULT_BYTES} bytes of values; ask for fewer items`,
-  );
+        maxRows,
+      } satisfies RankedScan),
+      `limit: the page's items hold more than ${MAX_PARTITION_RESULT_BYTES} bytes of values; ask for fewer items`,
+    );
+  const maxScan = search.maxScanVectors ?? MAX_SCAN_VECTORS;
+  let page = await rank(undefined, maxScan);
+  if (page.tooMany) {
+    const ids = await nearestVectorIds(
+      vectorIndexBeyond(env, maxScan, search),
+      workspaceId,
+      search.namespacePrefix,
+      search.vector,
+    );
+    if (!ids.length) return [];
+    // Vectorize's candidates, scored exactly: every vector of an item that has one among the matches.
+    const matched = db
+      .select({ namespace: storeVectors.namespace, key: storeVectors.key })
+      .from(storeVectors)
+      .where(sql`${storeVectors.vectorizeId} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`);
+    page = await rank(sql`(${storeItems.namespace}, ${storeItems.key}) IN ${matched}`, undefined);
+  }
   const byId = new Map(((page.results[0]?.rows ?? []) as unknown[][]).map((row) => [row[0], row]));
   return page.ranked.flatMap(({ id, score }) => {
     const row = byId.get(id);
@@ -326,6 +405,27 @@ export async function searchItemsBySimilarity(
     });
     return [score === null ? item : { ...item, score }];
   });
+}
+
+/**
+ * The Vectorize index that answers a search whose scope passes the exact scan's `maxScan` rows; without
+ * one, or for a page past its matches, the search is refused (422) saying what to narrow.
+ */
+function vectorIndexBeyond(
+  env: StoreBindings,
+  maxScan: number,
+  page: { offset: number; limit: number },
+): StoreVectorIndex {
+  const index = storeVectorIndex(env);
+  if (!index)
+    throw invalid(
+      `namespace_prefix: this search would score more than ${maxScan} vectors (MAX_SCAN_VECTORS), the most a search scores exactly; narrow namespace_prefix or filter, or give the Worker a Vectorize index (a STORE_VECTORIZE binding)`,
+    );
+  if (page.offset + page.limit > VECTORIZE_MAX_TOP_K)
+    throw invalid(
+      `offset: a search past ${maxScan} vectors is answered from Vectorize's ${VECTORIZE_MAX_TOP_K} nearest matches, so offset + limit is at most ${VECTORIZE_MAX_TOP_K}; narrow namespace_prefix or filter to search exactly`,
+    );
+  return index;
 }
 
 /** A query whose answer would pass MAX_PARTITION_RESULT_BYTES, answered as a 422 saying what to narrow. */
@@ -394,14 +494,68 @@ export function shapeNamespaces(namespaces: string[][], options: NamespaceListin
 /**
  * Deletes expired items, at most STORE_SWEEP_PER_ALARM of them; answers when the sweep should run
  * again: at once if that many went (more may be waiting), else at the next item's expiry, or never.
+ * With a Vectorize index (`env`'s, for the partition's `workspaceId`), their vectors' ids go there too,
+ * at most `maxIds` (VECTORIZE_SWEEP_IDS) a run: the items past that wait for the next run, at once.
  */
-export async function sweepExpiredItems(db: WorkspaceDatabase, now: number): Promise<number | null> {
+export async function sweepExpiredItems(
+  db: WorkspaceDatabase,
+  now: number,
+  vectorize?: { env: VectorizeBindings; workspaceId: string; maxIds?: number },
+): Promise<number | null> {
+  const at = new Date(now).toISOString();
   const expired = db
     .select({ rowid: sql`rowid` })
     .from(storeItems)
-    .where(lte(storeItems.expiresAt, new Date(now).toISOString()))
+    .where(lte(storeItems.expiresAt, at))
+    .orderBy(asc(storeItems.expiresAt))
     .limit(STORE_SWEEP_PER_ALARM);
-  const deleted = await db.delete(storeItems).where(sql`rowid IN ${expired}`).returning({ key: storeItems.key });
+  const remove = db.delete(storeItems).where(sql`rowid IN ${expired}`).returning({ key: storeItems.key });
+  const index = vectorize && storeVectorIndex(vectorize.env);
+  let deleted: { key: string }[];
+  if (!index) deleted = await remove;
+  else {
+    // The expired items, in expiry order, while their Vectorize ids add up to at most maxIds (one
+    // item has at most MAX_VECTORS_PER_ITEM, fewer than that, so the first always fits).
+    const capped = sql`SELECT rowid FROM (
+      SELECT i.rowid AS rowid, SUM((SELECT COUNT(*) FROM store_vectors v
+        WHERE v.namespace = i.namespace AND v.key = i.key AND v.vectorize_id IS NOT NULL))
+        OVER (ORDER BY i.expires_at, i.rowid) AS ids
+      FROM store_items i WHERE i.expires_at <= ${at} ORDER BY i.expires_at, i.rowid LIMIT ${STORE_SWEEP_PER_ALARM})
+      WHERE ids <= ${vectorize.maxIds ?? VECTORIZE_SWEEP_IDS}`;
+    const expiredItems = db
+      .select({ namespace: storeItems.namespace, key: storeItems.key })
+      .from(storeItems)
+      .where(sql`rowid IN (${capped})`);
+    // Their vectors first, answering their ids (the trigger would delete them silently); then the
+    // expired items left with no Vectorize id (those, and any that never had one), in one transaction.
+    const hasIds = db
+      .select({ one: sql`1` })
+      .from(storeVectors)
+      .where(
+        and(
+          eq(storeVectors.namespace, storeItems.namespace),
+          eq(storeVectors.key, storeItems.key),
+          isNotNull(storeVectors.vectorizeId),
+        ),
+      );
+    const [vectors, items] = await db.batch([
+      db
+        .delete(storeVectors)
+        .where(
+          and(
+            isNotNull(storeVectors.vectorizeId),
+            sql`(${storeVectors.namespace}, ${storeVectors.key}) IN ${expiredItems}`,
+          ),
+        )
+        .returning({ vectorizeId: storeVectors.vectorizeId }),
+      db
+        .delete(storeItems)
+        .where(and(sql`rowid IN ${expired}`, sql`NOT EXISTS ${hasIds}`))
+        .returning({ key: storeItems.key }),
+    ]);
+    deleted = items;
+    await forgetVectors(index, vectorize.workspaceId, vectorizeIds(vectors));
+  }
   if (deleted.length === STORE_SWEEP_PER_ALARM) return Date.now();
   const next = await db
     .select({ at: storeItems.expiresAt })
@@ -414,4 +568,5 @@ export async function sweepExpiredItems(db: WorkspaceDatabase, now: number): Pro
 }
 
 /** The store partition's alarm: the TTL sweep. */
-export const storeAlarm: PartitionAlarm = (_env, _partition, db) => sweepExpiredItems(db, Date.now());
+export const storeAlarm: PartitionAlarm = (env, partition, db) =>
+  sweepExpiredItems(db, Date.now(), { env: env as VectorizeBindings, workspaceId: partition.workspaceId });

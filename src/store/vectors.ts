@@ -21,20 +21,25 @@ export const storeVectors = sqliteTable("store_vectors", {
   field: text("field").notNull(),
   vector: floats("vector").notNull(),
   magnitude: real("magnitude").notNull(),
+  /** The vector's id in the Vectorize index (store/vectorize.ts), or null without one. */
+  vectorizeId: text("vectorize_id"),
 });
 
 /** One vector of an item: the field it was read from (`path` or `path.i`) and its floats. */
 export interface ItemVector {
   field: string;
   vector: Float32Array;
+  /** Its id in the Vectorize index, when the Worker has one (see store/vectorize.ts `vectorId`). */
+  vectorizeId?: string;
 }
 
-const VECTOR_COLUMNS = 5;
+const VECTOR_COLUMNS = 6;
 
 /**
  * The statements that make `vectors` the item's whole index: its old vectors go (a put replaces what
- * was indexed, an item put with `index: false` has none), then the new ones, so many rows a statement
- * as 100 bound parameters allow. Run in the item's batch.
+ * was indexed, an item put with `index: false` has none), answering their Vectorize ids (the first
+ * statement's rows, so the put learns what to delete there without another read), then the new ones,
+ * so many rows a statement as 100 bound parameters allow. Run in the item's batch.
  */
 export function replaceItemVectors(
   db: WorkspaceDatabase,
@@ -43,17 +48,21 @@ export function replaceItemVectors(
   vectors: ItemVector[],
 ): BatchItem<"sqlite">[] {
   const statements: BatchItem<"sqlite">[] = [
-    db.delete(storeVectors).where(and(eq(storeVectors.namespace, namespace), eq(storeVectors.key, key))),
+    db
+      .delete(storeVectors)
+      .where(and(eq(storeVectors.namespace, namespace), eq(storeVectors.key, key)))
+      .returning({ vectorizeId: storeVectors.vectorizeId }),
   ];
   for (const rows of chunked(vectors, rowsPerStatement(VECTOR_COLUMNS))) {
     statements.push(
       db.insert(storeVectors).values(
-        rows.map(({ field, vector }) => ({
+        rows.map(({ field, vector, vectorizeId }) => ({
           namespace,
           key,
           field,
           vector: packVector(vector),
           magnitude: magnitude(vector),
+          vectorizeId: vectorizeId ?? null,
         })),
       ),
     );

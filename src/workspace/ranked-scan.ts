@@ -26,6 +26,8 @@ export interface RankedScan {
   filter?: AuthFilter;
   /** Run atomically after the ranking, with RANKED_IDS bound to the page's ids: the page's rows, a TTL refresh. */
   pageStatements: SqlStatement[];
+  /** Rows read at most: past it the scan stops and answers `tooMany`, running no `pageStatements`. */
+  maxRows?: number;
 }
 
 export interface RankedPage {
@@ -35,6 +37,8 @@ export interface RankedPage {
   results: SqlResult[];
   /** Rows the scan read, for the bench's count of rows read per search. */
   scanned: number;
+  /** The scan read more than `maxRows` rows and stopped: `ranked` and `results` are empty. */
+  tooMany?: true;
 }
 
 export function rankedScan(storage: DurableObjectStorage, scan: RankedScan): RankedPage {
@@ -43,6 +47,8 @@ export function rankedScan(storage: DurableObjectStorage, scan: RankedScan): Ran
   let skipped: unknown;
   for (const row of storage.sql.exec(scan.candidates.sql, ...scan.candidates.params.map(bindable)).raw()) {
     scanned += 1;
+    if (scan.maxRows !== undefined && scanned > scan.maxRows)
+      return { ranked: [], results: [], scanned, tooMany: true };
     const [id, blob, magnitude, metadata] = row;
     if (scan.filter) {
       if (id === skipped) continue;

@@ -37,6 +37,10 @@ export const PARTITION_SCHEMA: Record<PartitionKind, readonly string[]> = {
     // However an item goes (deleted, swept at expiry), its vectors go with it, in the same statement.
     `CREATE TRIGGER store_items_vectors_delete AFTER DELETE ON store_items BEGIN
       DELETE FROM store_vectors WHERE namespace = old.namespace AND key = old.key; END`,
+    // With a Vectorize index (src/store/vectorize.ts): each vector's id there, so a match finds its
+    // item, and a replaced or deleted item's ids can be deleted there. Null without the binding.
+    "ALTER TABLE store_vectors ADD COLUMN vectorize_id TEXT",
+    "CREATE INDEX store_vectors_vectorize_idx ON store_vectors (vectorize_id) WHERE vectorize_id IS NOT NULL",
   ],
   crons: [
     `CREATE TABLE crons (

@@ -53,7 +53,9 @@ async function ourSide(embedder: Embedder) {
     PUTS.map((put) => ({ item: put, texts: itemTexts(put.value, configured, put.index) })),
     embedder,
   );
-  const insert = sqlite.prepare("INSERT INTO store_vectors VALUES (?, ?, ?, ?, ?)");
+  const insert = sqlite.prepare(
+    "INSERT INTO store_vectors (namespace, key, field, vector, magnitude) VALUES (?, ?, ?, ?, ?)",
+  );
   for (const { item, field, vector } of vectors)
     insert.run(item.namespace.join("."), item.key, field, packVector(vector), magnitude(vector));
   const readVectors = sqlite.prepare("SELECT vector FROM store_vectors WHERE namespace = ? AND key = ? ORDER BY rowid");
