@@ -16,13 +16,16 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { PROJECT_ROOT } from "./deployment.ts";
 
 const CACHE_ROOT = join(PROJECT_ROOT, "node_modules/.cache/agent-platform/worker-bundles");
 const INPUTS_FILE = "inputs.json";
 /** Entries kept (one per config and deployment; the oldest go first). */
 const MAX_ENTRIES = 8;
+
+/** An esbuild input in a plugin's namespace (`node-built-in-modules:fs/promises`), not a file. */
+const VIRTUAL_INPUT = /^[a-z][\w-]+:/i;
 
 const sha = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
 
@@ -76,11 +79,18 @@ export function recordBundle(entry: BundleCacheEntry, wranglerConfig: string, ou
   const staged = `${entry.dir}.new-${process.pid}`;
   try {
     const meta = JSON.parse(readFileSync(entry.metafile, "utf8")) as { inputs: Record<string, unknown> };
-    // Relative to where wrangler ran (this process's directory).
-    const files = Object.keys(meta.inputs).map((input) => resolve(input));
+    // esbuild names inputs relative to where wrangler ran it: the config's folder (a `--config`
+    // deployment's is under dist/deployments/); `namespace:path` inputs are a plugin's virtual modules
+    // (`node-built-in-modules:fs`), not files. A file that cannot be found could never invalidate the
+    // entry, so such a bundle is not recorded.
+    const files = Object.keys(meta.inputs)
+      .filter((input) => !VIRTUAL_INPUT.test(input))
+      .map((input) => resolve(dirname(wranglerConfig), input));
+    const inputs = hashes([...files, ...fixedInputs(wranglerConfig)]);
+    if (Object.values(inputs).includes("missing")) return;
     rmSync(staged, { recursive: true, force: true });
     cpSync(outDir, staged, { recursive: true });
-    writeFileSync(join(staged, INPUTS_FILE), JSON.stringify(hashes([...files, ...fixedInputs(wranglerConfig)])));
+    writeFileSync(join(staged, INPUTS_FILE), JSON.stringify(inputs));
     rmSync(entry.dir, { recursive: true, force: true });
     renameSync(staged, entry.dir);
     evictOldest();

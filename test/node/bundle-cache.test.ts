@@ -1,6 +1,6 @@
 // npm start reuses the last Worker bundle of a deployment while nothing it was built from has changed.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { bundleCacheEntry, recordBundle, restoreBundle } from "../../scripts/lib/bundle-cache.ts";
 import { scratchDir } from "../../scripts/lib/scratch.ts";
@@ -14,11 +14,15 @@ afterAll(() => {
   rmSync(entry.dir, { recursive: true, force: true });
 });
 
-/** What wrangler leaves: the bundle in `out`, and esbuild's metafile naming its inputs (relative paths). */
-function bundled(out: string, contents: string): void {
+/**
+ * What wrangler leaves: the bundle in `out`, and esbuild's metafile naming its inputs relative to the
+ * folder wrangler ran in, the config's (not the starting process's: a `--config` deployment's config is
+ * under dist/deployments/).
+ */
+function bundled(out: string, contents: string, inputs = [relative(dirname(config), source)]): void {
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, "index.js"), contents);
-  writeFileSync(entry.metafile, JSON.stringify({ inputs: { [relative(process.cwd(), source)]: {} } }));
+  writeFileSync(entry.metafile, JSON.stringify({ inputs: Object.fromEntries(inputs.map((input) => [input, {}])) }));
 }
 
 describe("the Worker bundle cache", () => {
@@ -45,5 +49,18 @@ describe("the Worker bundle cache", () => {
 
     writeFileSync(config, '{"name":"b"}');
     expect(restoreBundle(entry, config, out)).toBe(false);
+  });
+
+  it("records nothing when an input it names cannot be found (it could never invalidate the entry)", () => {
+    writeFileSync(config, '{"name":"c"}');
+    const out = join(dir, "unfound");
+    bundled(out, "bundle 3", ["src.ts", "node-built-in-modules:fs/promises", "../nowhere/gone.ts"]);
+    recordBundle(entry, config, out);
+    expect(existsSync(entry.metafile)).toBe(false);
+    expect(restoreBundle(entry, config, join(dir, "unfound-again"))).toBe(false);
+    // A plugin's virtual module is no file, and does not stop the bundle being recorded.
+    bundled(out, "bundle 4", ["src.ts", "node-built-in-modules:fs/promises"]);
+    recordBundle(entry, config, out);
+    expect(restoreBundle(entry, config, join(dir, "found"))).toBe(true);
   });
 });
