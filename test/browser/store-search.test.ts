@@ -105,6 +105,14 @@ describe("with a store index: ranked by meaning, each item's score", () => {
     expect(puts[1]).not.toHaveProperty("ttl");
     const tree = page.getByRole("navigation", { name: "Namespaces" });
     await tree.getByRole("button", { name: "ann" }).waitFor();
+    // A TTL the API refuses: its detail, on the form, and nothing stored (the search below finds 6 items).
+    await form.getByLabel(/Don't embed/).uncheck();
+    await form.getByLabel("Key").fill("forever");
+    await form.getByLabel("TTL (minutes)").fill("999999999");
+    await form.getByRole("button", { name: "Put item" }).click();
+    const refused = form.getByRole("alert");
+    await expect.poll(() => refused.textContent()).toMatch(/HTTP 422 · .*ttl/);
+    expect(await form.getByLabel("Key").inputValue()).toBe("forever");
 
     await searchInConsole(page, "spicy ramen", /^Ranked by meaning/);
     const answer = await searchApi(target, [], "spicy ramen");
