@@ -1,6 +1,6 @@
-import type { Item } from "@langchain/langgraph-sdk";
 import { type FormEvent, useState } from "react";
-import { langGraphClient } from "../../api.ts";
+import type { ScoredItem } from "../../../../src/store/schemas.ts";
+import { api, langGraphClient } from "../../api.ts";
 import { Empty, ErrorBox, Loading } from "../../components/ErrorBox.tsx";
 import { JsonTree } from "../../components/JsonTree.tsx";
 import { PageHeader } from "../../components/Layout.tsx";
@@ -47,31 +47,63 @@ function namespaceTree(namespaces: string[][]): TreeNode[] {
   return root.children;
 }
 
-/** The store: namespaces as a tree, the items under the chosen one (paged), put and delete. */
+/**
+ * Which search the API ran, as far as its answer tells: it never says whether the store has a semantic
+ * index, but only a ranked search gives items a `score`. An index-less store, or items without vectors
+ * (`index: false`, nothing at the index's paths), answer no score.
+ */
+function searchKind(query: string, items: ScoredItem[]): "meaning" | "text" | undefined {
+  if (!query) return undefined;
+  return items.some((item) => item.score !== undefined) ? "meaning" : "text";
+}
+
+/** A score as the page shows it: three decimals (cosine similarity, so within [-1, 1]). */
+const formatScore = (score: number) => score.toFixed(3);
+
+/** The store: namespaces as a tree, the items under the chosen one (paged, searchable by a query), put and delete. */
 export function StorePage() {
   const [prefix, setPrefix] = useState<string[]>([]);
   const [offset, setOffset] = useState(0);
+  // The query the items were searched by (applied on submit), and the text in its box.
+  const [query, setQuery] = useState("");
+  const [queryInput, setQueryInput] = useState("");
   const [error, setError] = useState<unknown>();
   const namespaces = useLoad(
     (signal) => langGraphClient().store.listNamespaces({ limit: NAMESPACE_LIMIT, signal }),
     [],
   );
+  // The API's own answer (not the SDK's), so each item keeps its `score`, in the order the API ranked them.
   const items = useLoad(
-    () => langGraphClient().store.searchItems(prefix, { limit: PAGE_SIZE + 1, offset }),
-    [joinNamespace(prefix), offset],
+    (signal) =>
+      api<{ items: ScoredItem[] }>("/store/items/search", {
+        body: { namespace_prefix: prefix, limit: PAGE_SIZE + 1, offset, ...(query ? { query } : {}) },
+        signal,
+      }),
+    [joinNamespace(prefix), offset, query],
   );
   const page = items.data?.items.slice(0, PAGE_SIZE) ?? [];
   const hasMore = (items.data?.items.length ?? 0) > PAGE_SIZE;
+  const kind = items.data ? searchKind(query, items.data.items) : undefined;
 
   function choose(path: string[]) {
     setPrefix(path);
+    setOffset(0);
+  }
+  function search(event: FormEvent) {
+    event.preventDefault();
+    setQuery(queryInput.trim());
+    setOffset(0);
+  }
+  function clearQuery() {
+    setQueryInput("");
+    setQuery("");
     setOffset(0);
   }
   function changed() {
     namespaces.reload();
     items.reload();
   }
-  async function remove(item: Item) {
+  async function remove(item: ScoredItem) {
     setError(undefined);
     try {
       await langGraphClient().store.deleteItem(item.namespace, item.key);
@@ -102,6 +134,37 @@ export function StorePage() {
           <h2>
             Items under <span className="mono">{prefix.length ? joinNamespace(prefix) : "(all)"}</span>
           </h2>
+          <form className="row store-search" aria-label="Search items" onSubmit={search}>
+            <label>
+              Query
+              <input
+                type="search"
+                value={queryInput}
+                onChange={(e) => setQueryInput(e.target.value)}
+                placeholder="e.g. what does the user like to eat"
+                aria-describedby="store-search-help"
+              />
+            </label>
+            <button type="submit">Search</button>
+            {query ? (
+              <button type="button" className="secondary" onClick={clearQuery}>
+                Clear
+              </button>
+            ) : null}
+            <p id="store-search-help" className="muted small">
+              With a semantic index (langgraph.json <span className="mono">store.index</span>), the query ranks the
+              items by meaning, each with a score; without one it is a case-insensitive text match on the values, with
+              no scores. Items stored without vectors (<span className="mono">index: false</span>, or nothing at the
+              index's paths) have no score and come last.
+            </p>
+          </form>
+          {kind ? (
+            <p className="muted" role="status" aria-label="Search kind">
+              {kind === "meaning"
+                ? `Ranked by meaning: items in order of similarity to “${query}”.`
+                : `Text match: items whose value contains “${query}” (no item has a score).`}
+            </p>
+          ) : null}
           <ErrorBox error={items.error ?? error} />
           {items.loading && !items.data ? <Loading /> : null}
           {items.data && page.length === 0 ? <Empty>No items.</Empty> : null}
@@ -114,9 +177,12 @@ export function StorePage() {
               <div className="row store-item-head">
                 <strong className="mono">{item.key}</strong>
                 <span className="muted mono">{joinNamespace(item.namespace)}</span>
-                <span className="muted">
-                  updated {formatTime((item as Item & { updated_at?: string }).updated_at ?? item.updatedAt)}
-                </span>
+                {item.score !== undefined ? (
+                  <span className="badge badge-neutral mono" title="Similarity to the query (cosine)">
+                    score <span data-score>{formatScore(item.score)}</span>
+                  </span>
+                ) : null}
+                <span className="muted">updated {formatTime(item.updated_at)}</span>
                 <button
                   type="button"
                   className="danger"
@@ -191,6 +257,9 @@ function PutItemForm({ prefix, onPut }: { prefix: string[]; onPut: () => void })
   const [namespace, setNamespace] = useState("");
   const [key, setKey] = useState("");
   const [value, setValue] = useState("{}");
+  const [noIndex, setNoIndex] = useState(false);
+  const [indexPaths, setIndexPaths] = useState("");
+  const [ttl, setTtl] = useState("");
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
 
@@ -205,7 +274,17 @@ function PutItemForm({ prefix, onPut }: { prefix: string[]; onPut: () => void })
     setBusy(true);
     try {
       const target = namespace.trim() ? splitNamespace(namespace) : prefix;
-      await langGraphClient().store.putItem(target, key, parsed.value);
+      // Paths one a line: a path may hold a comma (`{a,b}`). None given: the store's own fields.
+      const paths = indexPaths
+        .split("\n")
+        .map((path) => path.trim())
+        .filter(Boolean);
+      const index = noIndex ? false : paths.length ? paths : undefined;
+      // The API checks the TTL (a positive whole number of minutes) and says what is wrong with it.
+      await langGraphClient().store.putItem(target, key, parsed.value, {
+        index,
+        ttl: ttl.trim() ? Number(ttl) : undefined,
+      });
       setKey("");
       onPut();
     } catch (reason) {
@@ -237,6 +316,31 @@ function PutItemForm({ prefix, onPut }: { prefix: string[]; onPut: () => void })
         Value (JSON object)
         <textarea value={value} onChange={(e) => setValue(e.target.value)} rows={3} />
       </label>
+      <div className="form-grid">
+        <label>
+          Index paths (one a line; empty: the store's fields)
+          <textarea
+            className="mono"
+            value={indexPaths}
+            disabled={noIndex}
+            onChange={(e) => setIndexPaths(e.target.value)}
+            rows={2}
+            placeholder={"text\nnotes[*].body"}
+          />
+        </label>
+        <label>
+          TTL (minutes)
+          <input type="number" min={1} step={1} value={ttl} onChange={(e) => setTtl(e.target.value)} />
+        </label>
+      </div>
+      <label className="checkbox">
+        <input type="checkbox" checked={noIndex} onChange={(e) => setNoIndex(e.target.checked)} />
+        Don't embed this item (index: false)
+      </label>
+      <p className="muted small">
+        Index paths and “don't embed” matter only when langgraph.json declares <span className="mono">store.index</span>
+        . An item without a TTL takes <span className="mono">store.ttl.default_ttl</span>, if any, else never expires.
+      </p>
       <ErrorBox error={error} />
       <div className="row">
         <button type="submit" disabled={busy}>
