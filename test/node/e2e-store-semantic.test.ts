@@ -13,7 +13,7 @@ import { startDeployment } from "./helpers.ts";
 
 let deployment: Awaited<ReturnType<typeof startDeployment>>;
 beforeAll(async () => {
-  deployment = await startDeployment("test/node/fixtures/semantic/langgraph.json");
+  deployment = await startDeployment("test/node/fixtures/semantic-auth/langgraph.json");
 }, 120_000);
 afterAll(async () => {
   await deployment?.stop();
