@@ -21,10 +21,13 @@ async function remember(state: typeof MessagesAnnotation.State, config: LangGrap
   if (text) await store.put(namespace, crypto.randomUUID(), { text });
   const memories = await store.search(namespace, { limit: 1000 });
   const lines = [`I have ${memories.length} memories for you.`];
-  const related = recalled.filter((item) => item.score === undefined || item.score > 0);
+  // Memories are `{text}`; items of another shape under the namespace are counted, not recalled.
+  const related = recalled.filter(
+    (item) => typeof item.value.text === "string" && (item.score === undefined || item.score > 0),
+  );
   if (related.length) {
     const shown = related.map((item) =>
-      item.score === undefined ? String(item.value.text) : `${String(item.value.text)} (${item.score.toFixed(3)})`,
+      item.score === undefined ? item.value.text : `${item.value.text} (${item.score.toFixed(3)})`,
     );
     lines.push(`Related: ${shown.join("; ")}`);
   }
