@@ -1,7 +1,9 @@
 // `npm run bench [-- --url http://host:port --api-key KEY] [--duration 5] [--concurrency 8]
 //                 [--scenario name]... [--var NAME=value]... [--json]`
 // Without --url it starts the platform on a fresh local state (wrangler dev on loopback), runs the
-// scenarios against it and stops it again. With --url it only ever talks to that server.
+// scenarios against it and stops it again; a scenario that needs a deployment of its own (e.g.
+// store-search, with a semantic store index) gets a local server of that deployment. With --url it
+// only ever talks to that server.
 
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
@@ -25,7 +27,8 @@ import { ceilings, connectMeter, type UsageMeter } from "./usage.ts";
 
 const HELP = `Usage: npm run bench -- [options]
 
-  --url <url>          benchmark an already running server (default: start one locally)
+  --url <url>          benchmark an already running server (default: start one locally, plus one per
+                       deployment a scenario needs, e.g. store-search's bench/fixtures/semantic/langgraph.json)
   --api-key <key>      X-Api-Key for authenticated scenarios (default: the development key)
   --server-pid <pid>   with --url: the server's root process, for server CPU per operation (Linux /proc)
   --inspector <url>    with --url: the Worker's V8 inspector (npm start --inspector-port P:
