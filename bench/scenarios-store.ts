@@ -134,12 +134,18 @@ export const STORE_SCENARIOS: Scenario[] = [
       const prefix = ["bench-search", randomUUID().slice(0, 8)];
       ctx.state.prefix = prefix;
       ctx.state.query = 0;
-      await load(ctx, prefix);
-      const found = await search(ctx);
-      if (found.items.length !== LIMIT || found.items.some((found) => typeof found.score !== "number"))
+      // A server without a semantic index answers no scores: say so before loading anything.
+      const probe = ["bench-search-probe", prefix[1]];
+      await ctx.client.store.putItem(probe, "probe", item(0));
+      const probed = await ctx.client.store.searchItems(probe, { query: QUERIES[0], limit: 1 });
+      if (typeof probed.items[0]?.score !== "number")
         throw new Error(
           `the search answered no scores: the server has no store.index (start it with npm start -- --config ${SEMANTIC_DEPLOYMENT})`,
         );
+      await load(ctx, prefix);
+      const found = await search(ctx);
+      if (found.items.length !== LIMIT)
+        throw new Error(`the search answered ${found.items.length} items, not ${LIMIT}`);
       // The heap figure of the row is then the searches' alone (the load's is in the notes).
       ctx.heap?.reset();
     },
