@@ -45,9 +45,17 @@ export const cosineSimilarity = (query: ArrayLike<number>, vector: ArrayLike<num
  * How far a score summed in four interleaved parts (`fastDot`) can be from the in-order one, for
  * vectors of `length` whose magnitudes are the ones given: both sums of the same products are within
  * (length-1)·2⁻⁵³·Σ|xᵢqᵢ| of the true sum, and Σ|xᵢqᵢ| ≤ |x|·|q| (Cauchy-Schwarz), so a score moves by
- * under 2·length·2⁻⁵³. Eight times that, and a margin for the magnitudes' own rounding, to be sure.
+ * under 2·length·2⁻⁵³. Four times that, and a margin for the magnitudes' own rounding, to be sure.
  */
 const scoreSlack = (length: number) => (8 * length + 64) * 2 ** -53;
+
+/**
+ * The query magnitudes for which that bound holds: within them no square of a component that counts
+ * underflows (nor overflows) in the magnitude's sum. (A vector's components are 4-byte floats, whose
+ * squares never do.) Outside them every vector is scored exactly.
+ */
+const SLACK_MIN_MAGNITUDE = 2 ** -400;
+const SLACK_MAX_MAGNITUDE = 2 ** 400;
 
 /**
  * The dot product summed in four interleaved parts: about four times faster than one in-order sum
@@ -95,6 +103,8 @@ const below = <T>(a: Kept<T>, b: Kept<T>) => a.score < b.score || (a.score === b
 export class SimilarityRanking<T> {
   readonly #query: Float64Array;
   readonly #queryMagnitude: number;
+  /** Whether a vector may be dropped on its approximate score (see SLACK_MIN_MAGNITUDE). */
+  readonly #approximates: boolean;
   readonly #offset: number;
   readonly #limit: number;
   /** Items kept: offset + limit of them at most. */
@@ -109,6 +119,7 @@ export class SimilarityRanking<T> {
   constructor(query: ArrayLike<number>, page: { offset: number; limit: number }) {
     this.#query = Float64Array.from(query);
     this.#queryMagnitude = magnitude(query);
+    this.#approximates = this.#queryMagnitude >= SLACK_MIN_MAGNITUDE && this.#queryMagnitude <= SLACK_MAX_MAGNITUDE;
     this.#offset = page.offset;
     this.#limit = page.limit;
     this.#size = page.offset + page.limit;
@@ -132,7 +143,7 @@ export class SimilarityRanking<T> {
     current.hasVector = true;
     const vectorNorm = vectorMagnitude ?? magnitude(vector);
     const bar = this.#bar();
-    if (bar !== Number.NEGATIVE_INFINITY && this.#queryMagnitude && vectorNorm) {
+    if (bar !== Number.NEGATIVE_INFINITY && this.#approximates && vectorNorm) {
       const approximate = fastDot(this.#query, vector) / (this.#queryMagnitude * vectorNorm);
       // Only a score that may reach the bar is worth its exact sum (an equal one later in the scan loses).
       if (approximate + scoreSlack(vector.length) < bar) return;

@@ -391,14 +391,18 @@ describe("ranking one page of a scan", () => {
       item: i,
       vectors: i % 97 === 0 ? [twin] : i % 13 === 0 ? [vector(), vector()] : i % 41 === 0 ? [] : [vector()],
     }));
-    const query = Array.from(twin, (x, i) => x + next() * 0.01 * (i % 3));
-    for (const page of [
-      { offset: 0, limit: 10 },
-      { offset: 25, limit: 10 },
-      { offset: 2990, limit: 20 },
-      { offset: 0, limit: 0 },
-    ])
-      expect(rankBySimilarity(candidates, query, page)).toEqual(rankAll(candidates, query, page));
+    const near = Array.from(twin, (x, i) => x + next() * 0.01 * (i % 3));
+    // Tiny and huge queries too: where squares of the query's components underflow, nothing is dropped early.
+    for (const scale of [1, 1e-130, 1e-160, 1e-200, 1e150]) {
+      const query = near.map((x) => x * scale);
+      for (const page of [
+        { offset: 0, limit: 10 },
+        { offset: 25, limit: 10 },
+        { offset: 2990, limit: 20 },
+        { offset: 0, limit: 0 },
+      ])
+        expect(rankBySimilarity(candidates, query, page)).toEqual(rankAll(candidates, query, page));
+    }
   });
 });
 
