@@ -3,6 +3,7 @@
  * helper that makes every scenario fail the same way.
  */
 import type { Client } from "@langchain/langgraph-sdk";
+import type { HeapSampler } from "./isolate-heap.ts";
 import type { Work } from "./prices.ts";
 import type { UsageMeter } from "./usage.ts";
 
@@ -32,6 +33,8 @@ export interface BenchContext {
   usage?: UsageMeter;
   /** The local server's state directory, whose SQLite files give the bytes stored per operation. */
   persistDir?: string;
+  /** The Worker isolate's heap sampler, when the bench has one: a setup may read its peak and reset it. */
+  heap?: Pick<HeapSampler, "peakMb" | "reset">;
 }
 
 /** Named marks in ms within one operation (e.g. `{"first-event": 4.2}`), reported as extra rows. */
@@ -59,6 +62,14 @@ export interface Scenario {
    * LangSmith API) cannot run this scenario: --compare skips it.
    */
   reference?: false;
+  /**
+   * The langgraph.json (relative to the project root) of the deployment this scenario needs, when not
+   * this repository's: the bench starts a local server of it for the scenario (with --url, the server
+   * given must serve such a deployment).
+   */
+  deployment?: string;
+  /** Absolute targets the issue sets (no reference to compare with), reported met or missed under the table. */
+  targets?: { p50Ms?: number; cpuMsPerOp?: number };
   /** Runs once before warm-up (not measured); e.g. creates the assistant or thread `run` uses. */
   setup?(ctx: BenchContext): Promise<void>;
   /** One operation. Resolve on success, with marks if it has any; throw (or reject) on failure. */

@@ -38,6 +38,8 @@ export interface ScenarioResult extends LatencySummary {
   heapPeakMb?: number;
   /** What one operation is in the anchor's billing units (see Scenario.work). */
   work?: Work;
+  /** The scenario's absolute targets (see Scenario.targets). */
+  targets?: Scenario["targets"];
   /** What the server's usage meter counted over the measured window, per operation (the platform only). */
   units?: ScenarioUnits;
   /** In --compare runs: which server the row was measured on, and in which round. */
@@ -124,6 +126,7 @@ export async function runScenario(
     description: scenario.description,
     concurrency: options.concurrency,
     ...(scenario.work ? { work: scenario.work } : {}),
+    ...(scenario.targets ? { targets: scenario.targets } : {}),
   };
   if (scenario.once) return [await runOnce(scenario, ctx, base)];
   // One unmeasured operation first: a scenario that cannot succeed at all is reported as failed
@@ -132,7 +135,7 @@ export async function runScenario(
     await scenario.setup?.(ctx);
     await scenario.run(ctx);
   } catch (error) {
-    return [{ ...base, ...summarize([], 0, 0), elapsedS: 0, failed: describeError(error) }];
+    return [{ ...base, ...summarize([], 0, 0), elapsedS: 0, failed: describeError(error), notes: [...ctx.notes] }];
   }
 
   // A scenario with a fixed number of operations (`ops`) has no warm-up and no deadline: exactly that
@@ -161,6 +164,7 @@ export async function runScenario(
   const main = {
     ...base,
     ...summary,
+    ...(ctx.notes.length ? { notes: [...ctx.notes] } : {}),
     elapsedS: elapsedMs / 1000,
     ...cpu,
     ...(record.firstError ? { firstError: record.firstError } : {}),
@@ -179,7 +183,7 @@ export async function runScenario(
 async function runOnce(
   scenario: Scenario,
   ctx: BenchContext,
-  base: { scenario: string; description: string; concurrency: number; work?: Work },
+  base: { scenario: string; description: string; concurrency: number; work?: Work; targets?: Scenario["targets"] },
 ): Promise<ScenarioResult> {
   try {
     await scenario.setup?.(ctx);

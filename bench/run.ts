@@ -1,14 +1,17 @@
 // `npm run bench [-- --url http://host:port --api-key KEY] [--duration 5] [--concurrency 8]
 //                 [--scenario name]... [--var NAME=value]... [--json]`
 // Without --url it starts the platform on a fresh local state (wrangler dev on loopback), runs the
-// scenarios against it and stops it again. With --url it only ever talks to that server.
+// scenarios against it and stops it again; a scenario that needs a deployment of its own (e.g.
+// store-search, with a semantic store index) gets a local server of that deployment. With --url it
+// only ever talks to that server.
 
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { availableParallelism, cpus } from "node:os";
-import { delimiter, dirname } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import { Client } from "@langchain/langgraph-sdk";
+import { PROJECT_ROOT } from "../scripts/lib/deployment.ts";
 import { type LocalServer, startLocalServer } from "../scripts/lib/local-runtime.ts";
 import { scratchDir } from "../scripts/lib/scratch.ts";
 import { DEV_API_KEY, freePort } from "../scripts/lib/wrangler.ts";
@@ -18,13 +21,14 @@ import { runScenario, type ScenarioResult } from "./load.ts";
 import { anchorCost, cloudflareCost } from "./prices.ts";
 import { type ReferenceServer, startReference } from "./reference.ts";
 import { formatCompareTable, formatTable } from "./report.ts";
-import { formatCeilingTable, formatCostTable, formatUnitsTable } from "./report-units.ts";
+import { figure, formatCeilingTable, formatCostTable, formatUnitsTable } from "./report-units.ts";
 import { findScenario, SCENARIOS } from "./scenarios.ts";
 import { ceilings, connectMeter, type UsageMeter } from "./usage.ts";
 
 const HELP = `Usage: npm run bench -- [options]
 
-  --url <url>          benchmark an already running server (default: start one locally)
+  --url <url>          benchmark an already running server (default: start one locally, plus one per
+                       deployment a scenario needs, e.g. store-search's bench/fixtures/semantic/langgraph.json)
   --api-key <key>      X-Api-Key for authenticated scenarios (default: the development key)
   --server-pid <pid>   with --url: the server's root process, for server CPU per operation (Linux /proc)
   --inspector <url>    with --url: the Worker's V8 inspector (npm start --inspector-port P:
@@ -193,8 +197,44 @@ interface Target {
   persistDir?: string;
 }
 
+/** A platform the scenarios run on: its target, and its isolate's heap sampler when the bench has one. */
+interface Platform {
+  target: Target;
+  heap?: HeapSampler;
+}
+
+/**
+ * A scenario's absolute targets, met or missed: for figures the reference cannot give a ratio for (it
+ * has no such feature), with the units per operation the meter counted.
+ */
+function targetLines(result: ScenarioResult): string[] {
+  const { targets } = result;
+  if (!targets || result.failed) return [];
+  const check = (name: string, value: number | undefined, target: number | undefined) =>
+    target === undefined
+      ? []
+      : [
+          `${name} ${value === undefined ? "-" : value.toFixed(2)} ms, target ≤ ${target} ms: ${
+            value === undefined ? "not measured" : value <= target ? "met" : "MISSED"
+          }`,
+        ];
+  const perOp = result.units?.perOp;
+  return [
+    "absolute targets (the reference server has no semantic search: no ratio):",
+    ...check("  p50", result.p50, targets.p50Ms).concat(
+      check("  server CPU per op", result.cpuMsPerOp, targets.cpuMsPerOp),
+    ),
+    ...(perOp
+      ? [
+          `  per op: Durable Object rows read ${figure(perOp.objectRowsRead)}, D1 rows read ${figure(perOp.d1RowsRead)},` +
+            ` object calls ${figure(perOp.objectRequests)}, Worker requests ${figure(perOp.workerRequests)}`,
+        ]
+      : []),
+  ];
+}
+
 /** A fresh context per scenario run, so setups cannot leak into each other. */
-function contextFor(target: Target): BenchContext {
+function contextFor(target: Target, heap?: HeapSampler): BenchContext {
   return {
     baseUrl: target.url,
     apiKey: target.apiKey,
@@ -213,6 +253,7 @@ function contextFor(target: Target): BenchContext {
     serverLog: target.serverLog,
     usage: target.usage,
     persistDir: target.persistDir,
+    heap,
   };
 }
 
@@ -243,28 +284,28 @@ async function main(): Promise<number> {
     return 2;
   }
 
-  // First Ctrl-C: stop issuing operations, print what was measured, stop the server. A second one
-  // leaves at once (after a hard kill of the server's process group, if it is up yet).
+  // First Ctrl-C: stop issuing operations, print what was measured, stop the servers. A second one
+  // leaves at once (after a hard kill of each local server's process group, if it is up yet).
   const controller = new AbortController();
-  let server: LocalServer | undefined;
+  /** The local servers the bench started (one per deployment), for the signal handler and cleanup. */
+  const started: { server?: LocalServer; stateDir: string }[] = [];
   let reference: ReferenceServer | undefined;
-  let stateDir: string | undefined;
-  let inspectorPort: number | undefined;
-  let heap: HeapSampler | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     if (!controller.signal.aborted) {
       log(`\n${signal}: stopping (press Ctrl-C again to quit immediately)`);
       controller.abort();
       return;
     }
-    if (server?.child.pid) {
-      try {
-        process.kill(-server.child.pid, "SIGKILL");
-      } catch {
-        // already gone
+    for (const { server, stateDir } of started) {
+      if (server?.child.pid) {
+        try {
+          process.kill(-server.child.pid, "SIGKILL");
+        } catch {
+          // already gone
+        }
       }
+      rmSync(stateDir, { recursive: true, force: true });
     }
-    if (stateDir) rmSync(stateDir, { recursive: true, force: true });
     process.exit(130);
   };
   process.on("SIGINT", onSignal);
@@ -274,87 +315,115 @@ async function main(): Promise<number> {
   /** The export writer's per-file log lines (they carry the encoder's memory). */
   const exportLog: string[] = [];
   const results: ScenarioResult[] = [];
-  try {
-    let url = options.url;
-    if (!url) {
-      stateDir = scratchDir("bench-state");
-      inspectorPort = await freePort();
-      log(`Starting the platform locally (state in ${stateDir}) ...`);
-      const started = Date.now();
-      server = await startLocalServer({
-        persistTo: stateDir,
-        inspectorPort,
-        // A throw-away key for bulk-export credentials (the state dir is deleted afterwards anyway).
-        vars: {
-          EXPORT_ENCRYPTION_KEY: randomBytes(24).toString("base64url"),
-          // The limits guard, as in npm start: its usage meter counts the units each operation costs
-          // (`--var LIMITS_GUARD=off` measures without it, and without units).
-          LIMITS_GUARD: "paid",
-          ...options.vars,
-          BOOTSTRAP_API_KEY: options.apiKey,
-        },
-        // wrangler dev runs the [build] command with the `node` on PATH: make it this Node 22, even
-        // when the bench is started as `node bench/run.ts` outside npm (which would put
-        // node_modules/.bin first).
-        env: { PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ""}` },
-        log: (chunk) => {
-          const lines = chunk.split("\n").filter((line) => line.trim());
-          serverLog.push(...lines);
-          for (const line of lines) if (line.includes('"export file written"')) exportLog.push(line);
-          if (serverLog.length > SERVER_LOG_LINES) serverLog.splice(0, serverLog.length - SERVER_LOG_LINES);
-        },
-      }).catch((error: Error) => {
-        throw new Error(
-          `the local server did not start: ${error.message}\n--- server output ---\n${serverLog.join("\n")}`,
-        );
-      });
-      url = server.url;
-      log(`Server up at ${url} after ${((Date.now() - started) / 1000).toFixed(1)} s (server pid ${server.child.pid})`);
-    }
+  /** The platform per deployment (undefined: this repository's langgraph.json, or --url). */
+  const platforms = new Map<string | undefined, Platform>();
 
-    const inspector = options.inspector ?? (inspectorPort ? workerInspectorUrl(inspectorPort) : undefined);
-    if (inspector) {
-      heap = await sampleIsolateHeap(inspector).catch((error: Error) => {
-        log(`No isolate heap figures: ${error.message}`);
-        return undefined;
-      });
+  /** A local server of `config` (a langgraph.json relative to the project root; default: this repository's). */
+  const startPlatform = async (config: string | undefined): Promise<Platform> => {
+    const stateDir = scratchDir("bench-state");
+    const entry: (typeof started)[number] = { stateDir };
+    started.push(entry);
+    const inspectorPort = await freePort();
+    log(`Starting the platform locally${config ? ` with ${config}` : ""} (state in ${stateDir}) ...`);
+    const startedAt = Date.now();
+    const server = await startLocalServer({
+      persistTo: stateDir,
+      ...(config ? { config: join(PROJECT_ROOT, config) } : {}),
+      inspectorPort,
+      // A throw-away key for bulk-export credentials (the state dir is deleted afterwards anyway).
+      vars: {
+        EXPORT_ENCRYPTION_KEY: randomBytes(24).toString("base64url"),
+        // The limits guard, as in npm start: its usage meter counts the units each operation costs
+        // (`--var LIMITS_GUARD=off` measures without it, and without units).
+        LIMITS_GUARD: "paid",
+        ...options.vars,
+        BOOTSTRAP_API_KEY: options.apiKey,
+      },
+      // wrangler dev runs the [build] command with the `node` on PATH: make it this Node 22, even
+      // when the bench is started as `node bench/run.ts` outside npm (which would put
+      // node_modules/.bin first).
+      env: { PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ""}` },
+      log: (chunk) => {
+        const lines = chunk.split("\n").filter((line) => line.trim());
+        serverLog.push(...lines);
+        for (const line of lines) if (line.includes('"export file written"')) exportLog.push(line);
+        if (serverLog.length > SERVER_LOG_LINES) serverLog.splice(0, serverLog.length - SERVER_LOG_LINES);
+      },
+    }).catch((error: Error) => {
+      throw new Error(
+        `the local server did not start: ${error.message}\n--- server output ---\n${serverLog.join("\n")}`,
+      );
+    });
+    entry.server = server;
+    log(
+      `Server up at ${server.url} after ${((Date.now() - startedAt) / 1000).toFixed(1)} s (server pid ${server.child.pid})`,
+    );
+    return connectPlatform(server.url, workerInspectorUrl(inspectorPort), server.child.pid, stateDir);
+  };
+
+  const connectPlatform = async (
+    url: string,
+    inspector: string | undefined,
+    serverPid: number | undefined,
+    persistDir: string | undefined,
+  ): Promise<Platform> => {
+    const heap = inspector
+      ? await sampleIsolateHeap(inspector).catch((error: Error) => {
+          log(`No isolate heap figures: ${error.message}`);
+          return undefined;
+        })
+      : undefined;
+    const usage = await connectMeter(url, options.apiKey);
+    if (!usage) log("No usage meter on the server (limits guard off, or not the admin key): no units per operation.");
+    return {
+      target: { url, apiKey: options.apiKey, serverPid, serverLog: () => [...exportLog], usage, persistDir },
+      heap,
+    };
+  };
+
+  /** The platform a scenario runs on: --url, or the local server of its deployment (started on first use). */
+  const platformFor = async (scenario?: Scenario): Promise<Platform> => {
+    const config = options.url ? undefined : scenario?.deployment;
+    let platform = platforms.get(config);
+    if (!platform) {
+      platform = options.url
+        ? await connectPlatform(options.url, options.inspector, options.serverPid, undefined)
+        : await startPlatform(config);
+      platforms.set(config, platform);
     }
-    let env = environmentLine(options, url, !options.url);
+    return platform;
+  };
+
+  try {
+    const platform = await platformFor(options.scenarios.find((s) => !s.deployment) ?? options.scenarios[0]);
+    let env = environmentLine(options, platform.target.url, !options.url);
     if (options.compare) {
       reference = await startReference(log);
       env += ` | reference ${reference.url} (LangGraph.js dev server, pid ${reference.pid}) | ${options.rounds} round(s)`;
     }
     log(env);
-    const usage = await connectMeter(url, options.apiKey);
-    if (!usage) log("No usage meter on the server (limits guard off, or not the admin key): no units per operation.");
-    const platform: Target = {
-      url,
-      apiKey: options.apiKey,
-      serverPid: server?.child.pid ?? options.serverPid,
-      serverLog: () => [...exportLog],
-      usage,
-      persistDir: stateDir,
-    };
-    // The reference needs no API key: its client sends none (null also skips the SDK's env lookup).
-    const targets: [Target, ScenarioResult["server"]][] = reference
-      ? [
-          [platform, "platform"],
-          [{ url: reference.url, serverPid: reference.pid }, "reference"],
-        ]
-      : [[platform, undefined]];
 
     const scenarios = options.compare ? options.scenarios.filter((s) => s.reference !== false) : options.scenarios;
     const skipped = options.scenarios.filter((s) => !scenarios.includes(s)).map((s) => s.name);
     if (skipped.length) log(`The reference cannot run ${skipped.join(", ")}: skipped.`);
     for (const scenario of scenarios) {
+      if (controller.signal.aborted) break;
       log(`- ${scenario.name}: ${scenario.description}`);
+      const { target: platform, heap } = await platformFor(scenario);
+      // The reference needs no API key: its client sends none (null also skips the SDK's env lookup).
+      const targets: [Target, ScenarioResult["server"]][] = reference
+        ? [
+            [platform, "platform"],
+            [{ url: reference.url, serverPid: reference.pid }, "reference"],
+          ]
+        : [[platform, undefined]];
       for (let round = 1; round <= (options.compare ? options.rounds : 1); round++) {
         for (const [target, label] of targets) {
           if (controller.signal.aborted) break;
           if (label) log(`  round ${round}, ${label}`);
           const onPlatform = target === platform;
           if (onPlatform) heap?.reset();
-          const measured = await runScenario(scenario, contextFor(target), {
+          const measured = await runScenario(scenario, contextFor(target, onPlatform ? heap : undefined), {
             concurrency: options.concurrencyForced
               ? options.concurrency
               : (scenario.concurrency ?? options.concurrency),
@@ -374,8 +443,10 @@ async function main(): Promise<number> {
       "Latencies and ops/s cover successful operations; errors are non-2xx responses or exceptions.",
       CPU_NOTE,
     ];
-    for (const result of results)
-      if (result.notes?.length) notes.push("", `${result.scenario}:`, ...result.notes.map((line) => `  ${line}`));
+    for (const result of results) {
+      const lines = [...(result.notes ?? []), ...targetLines(result)];
+      if (lines.length) notes.push("", `${result.scenario}:`, ...lines.map((line) => `  ${line}`));
+    }
     if (controller.signal.aborted)
       notes.push("Interrupted: the last scenario covers a partial run; later ones did not run.");
     const detail = options.compare
@@ -423,13 +494,15 @@ async function main(): Promise<number> {
     log(`bench: ${(error as Error).message}`);
     return controller.signal.aborted ? 130 : 1;
   } finally {
-    heap?.close();
-    if (server) {
-      log("Stopping the local server ...");
-      await server.stop();
+    for (const platform of platforms.values()) platform.heap?.close();
+    for (const { server, stateDir } of started) {
+      if (server) {
+        log("Stopping the local server ...");
+        await server.stop();
+      }
+      rmSync(stateDir, { recursive: true, force: true });
     }
     if (reference) await reference.stop();
-    if (stateDir) rmSync(stateDir, { recursive: true, force: true });
   }
 }
 

@@ -7,6 +7,7 @@
 import type { Scenario } from "./context.ts";
 import { EXPORT_SCENARIOS } from "./scenarios-export.ts";
 import { RUN_SCENARIOS } from "./scenarios-runs.ts";
+import { STORE_SCENARIOS } from "./scenarios-store.ts";
 import { SYSTEM_SCENARIOS } from "./scenarios-system.ts";
 import { THREAD_SCENARIOS } from "./scenarios-threads.ts";
 import { TRACING_SCENARIOS } from "./scenarios-tracing.ts";
@@ -15,6 +16,7 @@ export const SCENARIOS: readonly Scenario[] = [
   ...SYSTEM_SCENARIOS,
   ...THREAD_SCENARIOS,
   ...RUN_SCENARIOS,
+  ...STORE_SCENARIOS,
   ...TRACING_SCENARIOS,
   ...EXPORT_SCENARIOS,
 ];

@@ -42,7 +42,7 @@ export interface RankedPage {
 }
 
 export function rankedScan(storage: DurableObjectStorage, scan: RankedScan): RankedPage {
-  const ranking = new SimilarityRanking<number>(scan.query);
+  const ranking = new SimilarityRanking<number>(scan.query, scan);
   let scanned = 0;
   let skipped: unknown;
   for (const row of storage.sql.exec(scan.candidates.sql, ...scan.candidates.params.map(bindable)).raw()) {
@@ -61,7 +61,7 @@ export function rankedScan(storage: DurableObjectStorage, scan: RankedScan): Ran
     const vector = blob instanceof ArrayBuffer ? new Float32Array(blob) : null;
     ranking.add(id, Number(id), vector, typeof magnitude === "number" ? magnitude : undefined);
   }
-  const ranked = ranking.page(scan).map(({ item, score }) => ({ id: item, score: score ?? null }));
+  const ranked = ranking.page().map(({ item, score }) => ({ id: item, score: score ?? null }));
   const ids = JSON.stringify(ranked.map(({ id }) => id));
   const statements = scan.pageStatements.map((statement) => ({
     ...statement,

@@ -6,6 +6,7 @@ import { DatabaseSync } from "node:sqlite";
 import { InMemoryStore } from "@langchain/langgraph-checkpoint";
 import { and, eq, like, or, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/sqlite-proxy";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isDomainError } from "../../src/core/errors.ts";
 import { EMBED_BATCH_TEXTS, MAX_EMBEDDING_DIMS } from "../../src/core/limits.ts";
@@ -323,6 +324,87 @@ describe("scoring", () => {
     expect(all[0].score).toBe(1);
     expect(all[1].score).toBeCloseTo(Math.SQRT1_2, 12);
     expect(rankBySimilarity(candidates, [1, 0], { offset: 1, limit: 1 }).map((r) => r.item)).toEqual(["mid"]);
+  });
+});
+
+/** The ranking as first written: every vector scored exactly, every scored item sorted (stable), then the page. */
+function rankAll<T>(
+  candidates: readonly { item: T; vectors: readonly ArrayLike<number>[] }[],
+  query: ArrayLike<number>,
+  page: { offset: number; limit: number },
+) {
+  const scored: { item: T; score: number }[] = [];
+  const scoreless: T[] = [];
+  for (const { item, vectors } of candidates) {
+    const scores = vectors.filter((vector) => vector.length).map((vector) => cosineSimilarity(query, vector));
+    if (scores.length) scored.push({ item, score: Math.max(...scores) });
+    else scoreless.push(item);
+  }
+  const kept: { item: T; score: number | undefined }[] = scored
+    .sort((a, b) => b.score - a.score)
+    .slice(page.offset, page.offset + page.limit);
+  const room = page.limit - kept.length;
+  if (room > 0) for (const item of scoreless.slice(0, room)) kept.push({ item, score: undefined });
+  return kept;
+}
+
+describe("ranking one page of a scan", () => {
+  // The scan keeps only the page's best items and scores exactly only the vectors that may reach them:
+  // the page must be the one of scoring and sorting everything.
+  it("answers the page of scoring every vector exactly and sorting every item, ties and all", () => {
+    const dims = 24;
+    const component = fc.oneof(
+      fc.integer({ min: -3, max: 3 }),
+      fc.float({ min: -1, max: 1, noNaN: true, noDefaultInfinity: true }),
+    );
+    const vectorArb = fc.array(component, { minLength: dims, maxLength: dims }).map((xs) => new Float32Array(xs));
+    fc.assert(
+      fc.property(
+        // A small pool of vectors, so items share them (equal scores) as twins do.
+        fc.array(vectorArb, { minLength: 1, maxLength: 6 }),
+        fc.array(fc.array(fc.nat({ max: 8 }), { maxLength: 3 }), { maxLength: 40 }),
+        fc.array(component, { minLength: dims, maxLength: dims }),
+        fc.nat({ max: 6 }),
+        fc.nat({ max: 8 }),
+        (pool, items, query, offset, limit) => {
+          // An index past the pool is a zero vector (score 0).
+          const candidates = items.map((picks, i) => ({
+            item: `item-${i}`,
+            vectors: picks.map((pick) => pool[pick] ?? new Float32Array(dims)),
+          }));
+          expect(rankBySimilarity(candidates, query, { offset, limit })).toEqual(
+            rankAll(candidates, query, { offset, limit }),
+          );
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it("gives the same page over many real-valued vectors of 768 dimensions, most dropped before the exact sum", () => {
+    let seed = 7;
+    const next = () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed / 2 ** 32 - 0.5;
+    };
+    const vector = () => Float32Array.from({ length: 768 }, next);
+    const twin = vector();
+    const candidates = Array.from({ length: 3000 }, (_, i) => ({
+      item: i,
+      vectors: i % 97 === 0 ? [twin] : i % 13 === 0 ? [vector(), vector()] : i % 41 === 0 ? [] : [vector()],
+    }));
+    const near = Array.from(twin, (x, i) => x + next() * 0.01 * (i % 3));
+    // Tiny and huge queries too: where squares of the query's components underflow, nothing is dropped early.
+    for (const scale of [1, 1e-130, 1e-160, 1e-200, 1e150]) {
+      const query = near.map((x) => x * scale);
+      for (const page of [
+        { offset: 0, limit: 10 },
+        { offset: 25, limit: 10 },
+        { offset: 2990, limit: 20 },
+        { offset: 0, limit: 0 },
+      ])
+        expect(rankBySimilarity(candidates, query, page)).toEqual(rankAll(candidates, query, page));
+    }
   });
 });
 
