@@ -239,3 +239,128 @@ export function rankBySimilarity<T>(
   });
   return ranking.page();
 }
+
+/**
+ * A vector's 1-byte sketch: each component as a whole number from -127 to 127 times `scale` (the
+ * largest magnitude over 127), so each is within `scale / 2` of the float. A first pass over sketches
+ * reads a quarter of the bytes of the floats, and bounds every score closely enough to leave only the
+ * vectors that may reach the page to be scored exactly (`SketchScreen`).
+ */
+export function sketchVector(vector: ArrayLike<number>): { sketch: Int8Array; scale: number } {
+  let largest = 0;
+  for (let i = 0; i < vector.length; i++) largest = Math.max(largest, Math.abs(vector[i]));
+  const scale = largest / 127;
+  const sketch = new Int8Array(vector.length);
+  if (scale) for (let i = 0; i < vector.length; i++) sketch[i] = Math.round(vector[i] / scale);
+  return { sketch, scale };
+}
+
+/** The dot product of a query and a sketch, in four interleaved sums (see `fastDot`). */
+function sketchDot(query: Float64Array, sketch: Int8Array): number {
+  const n = sketch.length;
+  let a = 0;
+  let b = 0;
+  let c = 0;
+  let d = 0;
+  let i = 0;
+  for (; i + 3 < n; i += 4) {
+    a += sketch[i] * query[i];
+    b += sketch[i + 1] * query[i + 1];
+    c += sketch[i + 2] * query[i + 2];
+    d += sketch[i + 3] * query[i + 3];
+  }
+  for (; i < n; i++) a += sketch[i] * query[i];
+  return a + b + (c + d);
+}
+
+/**
+ * Slack added to a sketch's score bounds for rounding: of the sums (at most about n·2⁻⁵³ of the
+ * score, for any dimension up to MAX_EMBEDDING_DIMS) and of the exact score itself, far below it.
+ */
+const SKETCH_ROUNDING_SLACK = 1e-9;
+
+/**
+ * The first pass of a search: the candidates' sketches, one row at a time in the candidates' order,
+ * give each item bounds on its best score. The page needs `offset + limit` items; an item whose upper
+ * bound is below the `offset + limit`-th best lower bound cannot be among them, however its vectors
+ * score exactly. `candidates()` answers the others, in order, for the exact pass, and the first
+ * `limit` items without a vector. Exact: the page of the exact pass over them is the page of scoring
+ * every vector exactly.
+ */
+export class SketchScreen {
+  readonly #query: Float64Array;
+  readonly #queryMagnitude: number;
+  /** Σ|qᵢ|: a sketch's component is within scale/2 of the float, so its score within scale/2·Σ|qᵢ|. */
+  readonly #queryL1: number;
+  readonly #size: number;
+  readonly #limit: number;
+  readonly #ids: number[] = [];
+  readonly #uppers: number[] = [];
+  readonly #lowers: number[] = [];
+  readonly #scoreless: number[] = [];
+  #current: { id: number; hasVector: boolean; upper: number; lower: number } | undefined;
+
+  constructor(query: ArrayLike<number>, page: { offset: number; limit: number }) {
+    this.#query = Float64Array.from(query);
+    this.#queryMagnitude = magnitude(query);
+    let l1 = 0;
+    for (let i = 0; i < query.length; i++) l1 += Math.abs(query[i]);
+    this.#queryL1 = l1;
+    this.#size = page.offset + page.limit;
+    this.#limit = page.limit;
+  }
+
+  /**
+   * The next row: an item (by `id`) and one of its vectors' sketch, scale and magnitude; `magnitude`
+   * null is an item without a vector, and a vector without a sketch (written before sketches) is
+   * always a candidate.
+   */
+  add(id: number, sketch: Int8Array | null, scale: number | null, vectorMagnitude: number | null): void {
+    let current = this.#current;
+    if (!current || current.id !== id) {
+      this.#finish();
+      current = { id, hasVector: false, upper: Number.NEGATIVE_INFINITY, lower: Number.NEGATIVE_INFINITY };
+      this.#current = current;
+    }
+    if (vectorMagnitude === null) return;
+    current.hasVector = true;
+    let upper: number;
+    let lower: number;
+    if (!vectorMagnitude || !this.#queryMagnitude) upper = lower = 0;
+    else if (!sketch || scale === null || sketch.length !== this.#query.length) {
+      upper = Number.POSITIVE_INFINITY;
+      lower = Number.NEGATIVE_INFINITY;
+    } else {
+      const norms = this.#queryMagnitude * vectorMagnitude;
+      const approximate = (scale * sketchDot(this.#query, sketch)) / norms;
+      const error = ((scale / 2) * this.#queryL1 * (1 + 1e-6)) / norms + SKETCH_ROUNDING_SLACK;
+      upper = approximate + error;
+      lower = approximate - error;
+    }
+    if (upper > current.upper) current.upper = upper;
+    if (lower > current.lower) current.lower = lower;
+  }
+
+  #finish(): void {
+    const current = this.#current;
+    if (!current) return;
+    this.#current = undefined;
+    if (!current.hasVector) {
+      if (this.#scoreless.length < this.#limit) this.#scoreless.push(current.id);
+      return;
+    }
+    this.#ids.push(current.id);
+    this.#uppers.push(current.upper);
+    this.#lowers.push(current.lower);
+  }
+
+  /** The items the exact pass must score (in the candidates' order), and the first items without a vector. */
+  candidates(): { scored: number[]; scoreless: number[] } {
+    this.#finish();
+    const count = this.#ids.length;
+    if (count <= this.#size) return { scored: [...this.#ids], scoreless: this.#scoreless };
+    const lowers = Float64Array.from(this.#lowers).sort();
+    const bar = lowers[count - this.#size];
+    return { scored: this.#ids.filter((_, i) => this.#uppers[i] >= bar), scoreless: this.#scoreless };
+  }
+}
