@@ -18,7 +18,7 @@ import {
   type WorkspaceDatabase,
   workspaceDatabase,
 } from "../workspace/database.ts";
-import { CANDIDATE_IDS, RANKED_IDS, type RankedScan } from "../workspace/ranked-scan.ts";
+import { RANKED_IDS, type RankedScan } from "../workspace/ranked-scan.ts";
 import { isPartitionResultTooLarge } from "../workspace/sql.ts";
 import type { PartitionAlarm } from "../workspace/workspace-do.ts";
 import type { ScoredItem, StoreItem } from "./schemas.ts";
@@ -322,8 +322,7 @@ export async function searchItemsBySimilarity(
     db
       .select({
         id: sql`${storeItems}.rowid`,
-        sketch: storeVectors.sketch,
-        scale: storeVectors.sketchScale,
+        vector: storeVectors.vector,
         magnitude: storeVectors.magnitude,
         ...(search.authFilter && {
           metadata: sql`json_set(${storeItems.value}, '$.namespace', ${namespaceArray}, '$.key', ${storeItems.key})`,
@@ -337,17 +336,6 @@ export async function searchItemsBySimilarity(
       .where(and(where, among))
       .orderBy(asc(storeItems.namespace), asc(storeItems.key))
       .toSQL();
-  // The exact pass: the floats of the items the sketches left, in the same order.
-  const vectors = db
-    .select({ id: sql`${storeItems}.rowid`, vector: storeVectors.vector, magnitude: storeVectors.magnitude })
-    .from(storeItems)
-    .innerJoin(
-      storeVectors,
-      and(eq(storeVectors.namespace, storeItems.namespace), eq(storeVectors.key, storeItems.key)),
-    )
-    .where(sql`${storeItems}.rowid IN (SELECT value FROM json_each(${CANDIDATE_IDS}))`)
-    .orderBy(asc(storeItems.namespace), asc(storeItems.key))
-    .toSQL();
   const inPage = sql`${storeItems}.rowid IN (SELECT value FROM json_each(${RANKED_IDS}))`;
   // Columns in this order: the rows come back as arrays (see `scoredItem`).
   const rows = db
@@ -371,7 +359,6 @@ export async function searchItemsBySimilarity(
     bounded(
       rankInPartition(env, { workspaceId, kind: "store" }, {
         candidates: { ...candidates(among), method: "all" },
-        vectors: { ...vectors, method: "all" },
         query: search.vector,
         offset: search.offset,
         limit: search.limit,

@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { customType, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { chunked } from "../core/batches.ts";
-import { magnitude, sketchVector } from "../core/similarity.ts";
+import { magnitude } from "../core/similarity.ts";
 import { rowsPerStatement } from "../db/sql-batch.ts";
 import type { WorkspaceDatabase } from "../workspace/database.ts";
 import { packVector } from "./semantic/vectors.ts";
@@ -21,9 +21,6 @@ export const storeVectors = sqliteTable("store_vectors", {
   field: text("field").notNull(),
   vector: floats("vector").notNull(),
   magnitude: real("magnitude").notNull(),
-  /** The vector's 1-byte sketch and its unit, for a search's first pass (null: written before sketches). */
-  sketch: floats("sketch"),
-  sketchScale: real("sketch_scale"),
   /** The vector's id in the Vectorize index (store/vectorize.ts), or null without one. */
   vectorizeId: text("vectorize_id"),
 });
@@ -36,7 +33,7 @@ export interface ItemVector {
   vectorizeId?: string;
 }
 
-const VECTOR_COLUMNS = 8;
+const VECTOR_COLUMNS = 6;
 
 /**
  * The statements that make `vectors` the item's whole index: its old vectors go (a put replaces what
@@ -59,19 +56,14 @@ export function replaceItemVectors(
   for (const rows of chunked(vectors, rowsPerStatement(VECTOR_COLUMNS))) {
     statements.push(
       db.insert(storeVectors).values(
-        rows.map(({ field, vector, vectorizeId }) => {
-          const { sketch, scale } = sketchVector(vector);
-          return {
-            namespace,
-            key,
-            field,
-            vector: packVector(vector),
-            magnitude: magnitude(vector),
-            vectorizeId: vectorizeId ?? null,
-            sketch: new Uint8Array(sketch.buffer),
-            sketchScale: scale,
-          };
-        }),
+        rows.map(({ field, vector, vectorizeId }) => ({
+          namespace,
+          key,
+          field,
+          vector: packVector(vector),
+          magnitude: magnitude(vector),
+          vectorizeId: vectorizeId ?? null,
+        })),
       ),
     );
   }

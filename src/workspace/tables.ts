@@ -41,12 +41,6 @@ export const PARTITION_SCHEMA: Record<PartitionKind, readonly string[]> = {
     // item, and a replaced or deleted item's ids can be deleted there. Null without the binding.
     "ALTER TABLE store_vectors ADD COLUMN vectorize_id TEXT",
     "CREATE INDEX store_vectors_vectorize_idx ON store_vectors (vectorize_id) WHERE vectorize_id IS NOT NULL",
-    // Each vector's 1-byte sketch and its unit (core/similarity.ts sketchVector), and an index that holds
-    // them with the magnitude: a search's first pass reads only this index, a quarter of the floats'
-    // bytes, and reads the floats of the few items that may reach the page.
-    "ALTER TABLE store_vectors ADD COLUMN sketch BLOB",
-    "ALTER TABLE store_vectors ADD COLUMN sketch_scale REAL",
-    "CREATE INDEX store_vectors_sketch_idx ON store_vectors (namespace, key, sketch, sketch_scale, magnitude)",
   ],
   crons: [
     `CREATE TABLE crons (

@@ -10,14 +10,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isDomainError } from "../../src/core/errors.ts";
 import { EMBED_BATCH_TEXTS, MAX_EMBEDDING_DIMS } from "../../src/core/limits.ts";
-import {
-  cosineSimilarity,
-  magnitude,
-  rankBySimilarity,
-  SimilarityRanking,
-  SketchScreen,
-  sketchVector,
-} from "../../src/core/similarity.ts";
+import { cosineSimilarity, magnitude, rankBySimilarity } from "../../src/core/similarity.ts";
 import { containments } from "../../src/db/json-filter.ts";
 import { storeItems } from "../../src/db/schema.ts";
 import { type Embedder, embedItemTexts, embedQuery } from "../../src/store/semantic/embed.ts";
@@ -355,31 +348,6 @@ function rankAll<T>(
   return kept;
 }
 
-/**
- * The partition's two passes (workspace/ranked-scan.ts) over the same candidates: sketches screen the
- * items, then the exact ranking scores the ones left, in order, then the items without vectors.
- */
-function rankWithSketches<T>(
-  candidates: readonly { item: T; vectors: readonly Float32Array[] }[],
-  query: ArrayLike<number>,
-  page: { offset: number; limit: number },
-) {
-  const screen = new SketchScreen(query, page);
-  candidates.forEach(({ vectors }, id) => {
-    if (!vectors.length) screen.add(id, null, null, null);
-    for (const vector of vectors) {
-      const { sketch, scale } = sketchVector(vector);
-      screen.add(id, sketch, scale, magnitude(vector));
-    }
-  });
-  const { scored, scoreless } = screen.candidates();
-  const ranking = new SimilarityRanking<T>(query, page);
-  for (const id of scored)
-    for (const vector of candidates[id].vectors) ranking.add(id, candidates[id].item, vector, magnitude(vector));
-  for (const id of scoreless) ranking.add(`none:${id}`, candidates[id].item, null);
-  return { page: ranking.page(), exact: scored.length };
-}
-
 describe("ranking one page of a scan", () => {
   // The scan keeps only the page's best items and scores exactly only the vectors that may reach them:
   // the page must be the one of scoring and sorting everything.
@@ -404,9 +372,9 @@ describe("ranking one page of a scan", () => {
             item: `item-${i}`,
             vectors: picks.map((pick) => pool[pick] ?? new Float32Array(dims)),
           }));
-          const expected = rankAll(candidates, query, { offset, limit });
-          expect(rankBySimilarity(candidates, query, { offset, limit })).toEqual(expected);
-          expect(rankWithSketches(candidates, query, { offset, limit }).page).toEqual(expected);
+          expect(rankBySimilarity(candidates, query, { offset, limit })).toEqual(
+            rankAll(candidates, query, { offset, limit }),
+          );
         },
       ),
       { numRuns: 500 },
@@ -434,15 +402,9 @@ describe("ranking one page of a scan", () => {
         { offset: 25, limit: 10 },
         { offset: 2990, limit: 20 },
         { offset: 0, limit: 0 },
-      ]) {
-        const expected = rankAll(candidates, query, page);
-        expect(rankBySimilarity(candidates, query, page)).toEqual(expected);
-        expect(rankWithSketches(candidates, query, page).page).toEqual(expected);
-      }
+      ])
+        expect(rankBySimilarity(candidates, query, page)).toEqual(rankAll(candidates, query, page));
     }
-    // The sketches leave few items to score exactly: the page, and those within their error of it.
-    const screened = rankWithSketches(candidates, near, { offset: 0, limit: 10 });
-    expect(screened.exact).toBeLessThan(300);
   });
 });
 

@@ -375,24 +375,3 @@ describe("hostile input to the semantic fields", () => {
     expect(((await found.json()) as { items: unknown[] }).items).toHaveLength(1);
   });
 });
-
-describe("vectors written before sketches", () => {
-  it("are always scored exactly, so a search ranks them as any other", async () => {
-    const workspaceId = workspace();
-    const store = new WorkspaceStore(env, workspaceId, indexed(["text"]).settings);
-    for (const [key, text] of [
-      ["a", "green tea"],
-      ["b", "black coffee"],
-      ["c", "tea tea tea"],
-      ["d", "water"],
-    ])
-      await store.put(["s"], key, { text });
-    // As a row written before the sketch columns existed: no sketch, no scale.
-    await runInDurableObject(storeObject(workspaceId), (_instance, state) => {
-      state.storage.sql.exec("UPDATE store_vectors SET sketch = NULL, sketch_scale = NULL WHERE key = 'c'");
-    });
-    const found = await store.search(["s"], { query: "tea", limit: 2 });
-    expect(found.map((i) => i.key)).toEqual(["c", "a"]);
-    expect(found[0].score).toBeCloseTo(1, 6);
-  });
-});
