@@ -148,7 +148,12 @@ export const StoreTtlConfigSchema = z
     /** Whether get and search refresh an item's TTL unless the request says otherwise (default true). */
     refresh_on_read: z.boolean({ error: (issue) => `must be true or false, got ${shown(issue.input)}` }).optional(),
     /** Minutes a new item lives after its last access; null or absent: items do not expire. */
-    default_ttl: numberWhich("a positive number of minutes", false, true).nullable().optional(),
+    default_ttl: numberWhich("a positive number of minutes", false, true)
+      .max(MAX_TTL_MINUTES, {
+        error: (issue) => `must be at most ${MAX_TTL_MINUTES} minutes (a century), got ${shown(issue.input)}`,
+      })
+      .nullable()
+      .optional(),
     /** Minutes between sweeps of expired items; null or absent: no sweep. */
     sweep_interval_minutes: numberWhich("a positive integer of minutes", true, true).nullable().optional(),
   })

@@ -214,6 +214,10 @@ describe("langgraph.json store and checkpointer: invalid forms name the key", ()
     expect(invalid({ checkpointer: { ttl: { default_ttl: -1 } } })).toBe(
       "checkpointer.ttl.default_ttl: must be a positive number of minutes, got -1",
     );
+    // An item's expiry past year 9999 would sort before today's (ISO text) and read as expired at once.
+    expect(invalid({ store: { ttl: { default_ttl: 5e9 } } })).toBe(
+      "store.ttl.default_ttl: must be at most 52560000 minutes (a century), got 5000000000",
+    );
     // Longer than a request's `ttl` may be (a century), and its expiry would overflow the thread's alarm time.
     expect(invalid({ checkpointer: { ttl: { default_ttl: 1e12 } } })).toBe(
       "checkpointer.ttl.default_ttl: must be at most 52560000 minutes (a century), got 1000000000000",

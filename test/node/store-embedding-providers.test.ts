@@ -225,6 +225,20 @@ describe("openai:<model> against an OpenAI-compatible endpoint", () => {
     expect(String(error.detail)).not.toContain("0123456789");
   });
 
+  it("an upstream 400, 413 or 422 refusing the texts: a 422 (the request's fault, not to retry), naming the provider", async () => {
+    for (const status of [400, 413, 422]) {
+      answer = (_call, res) =>
+        json(res, status, { error: { message: "This model's maximum context length is 8192 tokens" } });
+      const error = await failure(embedderOf(openaiStore(), env()).embed(["a"]));
+      expect(error.kind, String(status)).toBe("invalid");
+      expect(error.detail).toBe(
+        `${PROVIDER}: ${base}/embeddings answered ${status}: This model's maximum context length is 8192 tokens`,
+      );
+    }
+    answer = (_call, res) => json(res, 429, { error: { message: "Rate limit reached" } });
+    expect((await failure(embedderOf(openaiStore(), env()).embed(["a"]))).kind).toBe("unavailable");
+  });
+
   it("masks a partial key an endpoint echoes (sk-...)", async () => {
     answer = (_call, res) => json(res, 401, { error: { message: "Incorrect API key provided: sk-test-***CRET." } });
     const error = await failure(embedderOf(openaiStore(), env()).embed(["a"]));

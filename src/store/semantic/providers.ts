@@ -1,4 +1,4 @@
-import { unavailable } from "../../core/errors.ts";
+import { invalid, unavailable } from "../../core/errors.ts";
 import { isObject } from "../../core/json.ts";
 import { EMBED_CALL_TIMEOUT_MS, EMBED_ERROR_MESSAGE_CHARS } from "../../core/limits.ts";
 import type { StoreManifest } from "../../deployment/manifest.ts";
@@ -32,6 +32,9 @@ export interface EmbedderOptions {
   /** One provider call's limit, in milliseconds (EMBED_CALL_TIMEOUT_MS unless a test sets a shorter one). */
   timeoutMs?: number;
 }
+
+/** Upstream statuses that refuse the texts themselves, answered as a 422 rather than a 503. */
+const REFUSED_INPUT = new Set([400, 413, 422]);
 
 export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
 
@@ -141,9 +144,10 @@ async function openaiEmbed(
   }
   if (!response.ok) {
     const message = upstreamMessage(text);
-    throw unavailable(
-      `${provider}: ${shownUrl} answered ${response.status}${message ? `: ${redact(message)}` : " with no message"}`,
-    );
+    const detail = `${provider}: ${shownUrl} answered ${response.status}${message ? `: ${redact(message)}` : " with no message"}`;
+    // The provider refused these texts (too long, empty…): the request's fault, which a retry would not
+    // mend (SDKs retry a 503). An unusable key, a quota or the provider's own failure stay a 503.
+    throw REFUSED_INPUT.has(response.status) ? invalid(detail) : unavailable(detail);
   }
   let answer: unknown;
   try {
