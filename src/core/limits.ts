@@ -365,6 +365,14 @@ export const MAX_VECTORS_PER_ITEM = 1_000;
  */
 export const MAX_STORE_QUERY_LENGTH = 10_000;
 
+/**
+ * One text to embed, in characters: a field's string, or an object's indented JSON (the reference's
+ * text), which grows with nesting so that a value of under a megabyte can make tens of megabytes.
+ * Embedding models read about 8,000 tokens (some 32,000 characters) at most; past it a put is a 422
+ * naming the path, counted before the text is built.
+ */
+export const MAX_EMBED_TEXT_CHARS = 32_768;
+
 /** Paths in a put's own `index`: each is walked through the value, and they name the item's vectors. */
 export const MAX_INDEX_PATHS = 100;
 

@@ -22,7 +22,10 @@ export interface RankedScan {
   query: number[];
   offset: number;
   limit: number;
-  /** An authorization handler's filter: candidates whose metadata fails it are skipped. */
+  /**
+   * An authorization handler's filter: candidates whose metadata fails it are skipped. The metadata is
+   * read from an item's first row (later rows of the item may leave it null).
+   */
   filter?: AuthFilter;
   /** Run atomically after the ranking, with RANKED_IDS bound to the page's ids: the page's rows, a TTL refresh. */
   pageStatements: SqlStatement[];
@@ -44,19 +47,17 @@ export interface RankedPage {
 export function rankedScan(storage: DurableObjectStorage, scan: RankedScan): RankedPage {
   const ranking = new SimilarityRanking<number>(scan.query, scan);
   let scanned = 0;
-  let skipped: unknown;
+  // The filter's verdict on the item whose rows are being read: its metadata comes on its first row only.
+  let judged: { id: unknown; passes: boolean } | undefined;
   for (const row of storage.sql.exec(scan.candidates.sql, ...scan.candidates.params.map(bindable)).raw()) {
     scanned += 1;
     if (scan.maxRows !== undefined && scanned > scan.maxRows)
       return { ranked: [], results: [], scanned, tooMany: true };
     const [id, blob, magnitude, metadata] = row;
     if (scan.filter) {
-      if (id === skipped) continue;
-      const passes = typeof metadata === "string" && matchesFilter(JSON.parse(metadata), scan.filter);
-      if (!passes) {
-        skipped = id;
-        continue;
-      }
+      if (judged?.id !== id)
+        judged = { id, passes: typeof metadata === "string" && matchesFilter(JSON.parse(metadata), scan.filter) };
+      if (!judged.passes) continue;
     }
     const vector = blob instanceof ArrayBuffer ? new Float32Array(blob) : null;
     ranking.add(id, Number(id), vector, typeof magnitude === "number" ? magnitude : undefined);

@@ -9,7 +9,7 @@ import { drizzle } from "drizzle-orm/sqlite-proxy";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isDomainError } from "../../src/core/errors.ts";
-import { EMBED_BATCH_TEXTS, MAX_EMBEDDING_DIMS } from "../../src/core/limits.ts";
+import { EMBED_BATCH_TEXTS, MAX_EMBED_TEXT_CHARS, MAX_EMBEDDING_DIMS } from "../../src/core/limits.ts";
 import { cosineSimilarity, magnitude, rankBySimilarity } from "../../src/core/similarity.ts";
 import { containments } from "../../src/db/json-filter.ts";
 import { storeItems } from "../../src/db/schema.ts";
@@ -444,5 +444,41 @@ describe("batching", () => {
       { field: "b", text: "y" },
     ];
     await expect(embedItemTexts([{ item: 1, texts }], short)).rejects.toThrow("p returned 1 vectors for 2 texts");
+  });
+});
+
+describe("texts to embed are bounded", () => {
+  const configured = fieldPaths(["$"]);
+  it("counts an object's indented JSON exactly, and refuses one past MAX_EMBED_TEXT_CHARS before building it", () => {
+    // A value whose indented JSON is exactly the limit is embedded; one character more is a 422 naming the path.
+    const shell = JSON.stringify({ t: "" }, null, 2).length;
+    const exact = { t: "x".repeat(MAX_EMBED_TEXT_CHARS - shell) };
+    expect(itemTexts(exact, configured)[0].text).toHaveLength(MAX_EMBED_TEXT_CHARS);
+    const over = { t: "x".repeat(MAX_EMBED_TEXT_CHARS - shell + 1) };
+    expect(() => itemTexts(over, configured)).toThrow(/index: the text at "\$" is over 32768 characters/);
+    // Nesting multiplies indentation: under 10 KB of value, megabytes of text; refused without building it.
+    let deep: unknown = Array.from({ length: 2000 }, () => 0);
+    for (let i = 0; i < 100; i++) deep = [deep];
+    expect(JSON.stringify(deep).length).toBeLessThan(10_000);
+    expect(() => itemTexts({ a: deep }, fieldPaths(["a"]))).toThrow(/the text at "a" is over/);
+    // A long string field too.
+    expect(() => itemTexts({ s: "y".repeat(MAX_EMBED_TEXT_CHARS + 1) }, fieldPaths(["s"]))).toThrow(/the text at "s"/);
+  });
+
+  it("counts as JSON.stringify does: arrays, nested objects, dates, undefined and functions", () => {
+    const samples: unknown[] = [
+      [],
+      {},
+      [1, [2, [3, {}]], { a: [] }],
+      { a: { b: { c: [null, true, 'q"\n'] } }, d: undefined, f: () => 1 },
+      [undefined, () => 1, new Date(0)],
+      { when: new Date(0), nested: [{ x: 1 }, { y: [1, 2, 3] }] },
+    ];
+    for (const sample of samples) {
+      const text = itemTexts({ v: sample }, fieldPaths(["v"]))[0]?.text;
+      if (text !== undefined) expect(text).toBe(JSON.stringify(sample, null, 2));
+    }
+    // As the reference: a field set's null is the text "null".
+    expect(itemTexts({ a: null, b: 1 }, fieldPaths(["{a,b}"])).map((t) => t.text)).toEqual(["null", "1"]);
   });
 });

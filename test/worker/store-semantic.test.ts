@@ -375,3 +375,38 @@ describe("hostile input to the semantic fields", () => {
     expect(((await found.json()) as { items: unknown[] }).items).toHaveLength(1);
   });
 });
+
+describe("candidates the scan must not misread", () => {
+  it("an item with several vectors passes a handler's filter on its first row and scores its best vector", async () => {
+    const workspaceId = workspace();
+    const store = new WorkspaceStore(env, workspaceId, indexed(["tags[*]"]).settings);
+    await store.put(["f"], "many", { tags: ["coffee", "water", "tea"], owner: "alice" });
+    await store.put(["f"], "other", { tags: ["tea"], owner: "bob" });
+    const found = await searchItemsBySimilarity(env, workspaceId, {
+      namespacePrefix: ["f"],
+      vector: hashEmbed("tea"),
+      offset: 0,
+      limit: 10,
+      authFilter: { owner: "alice" },
+    });
+    expect(found.map((i) => [i.key, i.score])).toEqual([["many", 1]]);
+  });
+
+  it("a vector of another length (written before dims changed) is no vector: the item is listed without a score", async () => {
+    const workspaceId = workspace();
+    const store = new WorkspaceStore(env, workspaceId, indexed(["text"]).settings);
+    await store.put(["d"], "old", { text: "tea" });
+    await store.put(["d"], "new", { text: "tea" });
+    await runInDurableObject(storeObject(workspaceId), (_instance, state) => {
+      state.storage.sql.exec(
+        "UPDATE store_vectors SET vector = ? WHERE key = 'old'",
+        new Float32Array(DIMS * 2).buffer,
+      );
+    });
+    const found = await store.search(["d"], { query: "tea" });
+    expect(found.map((i) => [i.key, i.score])).toEqual([
+      ["new", 1],
+      ["old", undefined],
+    ]);
+  });
+});
