@@ -15,7 +15,8 @@ import { isWellFormed, LONE_SURROGATE } from "../core/schemas.ts";
 import { storeSettings } from "../deployment/index.ts";
 import type { StoreManifest } from "../deployment/manifest.ts";
 import type { ScoredItem, StoreItem } from "./schemas.ts";
-import { embedItems, embedQuery } from "./semantic/embed.ts";
+import { embedInRounds, embedQuery, textsToIndex } from "./semantic/embed.ts";
+import type { FieldText } from "./semantic/paths.ts";
 import { storeIndex } from "./semantic/store-index.ts";
 import {
   deleteItem,
@@ -63,42 +64,63 @@ export class WorkspaceStore extends BaseStore {
     this.#index = storeIndex(settings, env);
   }
 
-  /** The vectors of the batch's puts that store a value, by operation, in one pass of provider calls. */
-  async #embedPuts(operations: Operation[]): Promise<Map<Operation, ItemVector[]>> {
-    const index = this.#index;
-    if (!index) return new Map();
-    const puts = operations.filter((op): op is PutOperation => isPut(op) && op.value !== null);
-    const vectors = await embedItems(
-      puts.map((op) => ({ value: op.value, index: op.index })),
-      index.fields,
-      index.embedder,
-    );
-    return new Map<Operation, ItemVector[]>(puts.map((op, i) => [op, vectors[i]]));
+  /** Refuses a put a graph may not make (the API's schemas refuse the same), before anything is written. */
+  #check(op: PutOperation): void {
+    const problem =
+      namespaceProblem(op.namespace) ?? oversize(["value"], op.value, rowBound(this.env, MAX_STORE_VALUE_BYTES));
+    if (problem) throw new Error(problem);
+    if (!isWellFormed(op.key) || op.namespace.some((label) => !isWellFormed(label)))
+      throw new Error(`A store namespace or key ${LONE_SURROGATE}`);
   }
 
+  #put(op: PutOperation & { value: Record<string, unknown> }, vectors: ItemVector[] | undefined): Promise<void> {
+    return putItem(this.env, this.workspaceId, {
+      namespace: op.namespace,
+      key: op.key,
+      value: op.value,
+      ttlMinutes: this.settings.ttl?.defaultTtlMinutes ?? null,
+      vectors,
+    });
+  }
+
+  /**
+   * The batch's operations in order. Every put is checked, and its texts found, before anything is
+   * written; with an index, the puts from one that stores a value on are embedded and written in rounds
+   * (`embedInRounds`), so a step's puts share provider calls and never hold more than a round of vectors.
+   */
   async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
     const results: unknown[] = [];
     // As the API: reads push expiries as store.ttl.refresh_on_read says; without it, a get does and a search not.
     const refreshOnRead = this.settings.ttl?.refreshOnRead;
-    let vectors: Map<Operation, ItemVector[]> | undefined;
+    const index = this.#index;
+    const texts = new Map<Operation, FieldText[]>();
     for (const op of operations) {
+      if (!isPut(op)) continue;
+      this.#check(op);
+      if (index && op.value !== null) texts.set(op, textsToIndex({ value: op.value, index: op.index }, index.fields));
+    }
+    const written = new Set<Operation>();
+    for (const [at, op] of operations.entries()) {
       if (isPut(op)) {
-        const problem =
-          namespaceProblem(op.namespace) ?? oversize(["value"], op.value, rowBound(this.env, MAX_STORE_VALUE_BYTES));
-        if (problem) throw new Error(problem);
-        // The API's schemas refuse these; a graph's own writes are checked here.
-        if (!isWellFormed(op.key) || op.namespace.some((label) => !isWellFormed(label)))
-          throw new Error(`A store namespace or key ${LONE_SURROGATE}`);
         if (op.value === null) await deleteItem(this.env, this.workspaceId, op.namespace, op.key);
-        else {
-          vectors ??= await this.#embedPuts(operations);
-          await putItem(this.env, this.workspaceId, {
-            namespace: op.namespace,
-            key: op.key,
-            value: op.value,
-            ttlMinutes: this.settings.ttl?.defaultTtlMinutes ?? null,
-            vectors: this.#index ? (vectors.get(op) ?? []) : undefined,
-          });
+        else if (!index) await this.#put({ ...op, value: op.value }, undefined);
+        else if (!written.has(op)) {
+          // This put and the next ones up to the next delete, embedded and written in rounds.
+          const run: PutOperation[] = [];
+          for (const next of operations.slice(at)) {
+            if (!isPut(next) || next.value === null) break;
+            run.push(next);
+          }
+          await embedInRounds(
+            run.map((put) => ({ item: put, texts: texts.get(put)! })),
+            index.embedder,
+            async (round) => {
+              for (const [put, vectors] of round) {
+                await this.#put({ ...put, value: put.value! }, vectors);
+                written.add(put);
+              }
+            },
+          );
         }
         results.push(undefined);
       } else if (isSearch(op)) {

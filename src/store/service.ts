@@ -7,7 +7,7 @@ import { MAX_STORE_VALUE_BYTES } from "../core/limits.ts";
 import { storeSettings } from "../deployment/index.ts";
 import type { StoreManifest } from "../deployment/manifest.ts";
 import type { DeleteSchema, NamespacesSchema, PutSchema, ScoredItem, SearchSchema, StoreItem } from "./schemas.ts";
-import { embedItems, embedQuery } from "./semantic/embed.ts";
+import { embedItem, embedQuery } from "./semantic/embed.ts";
 import { storeIndex } from "./semantic/store-index.ts";
 import {
   deleteItem,
@@ -91,7 +91,7 @@ export async function putStoreItem(
   // Embedded before the write: a provider's failure stores nothing, and the item keeps what it had.
   const index = storeIndex(settings, env);
   const vectors = index
-    ? (await embedItems([{ value: request.value, index: body.index }], index.fields, index.embedder))[0]
+    ? await embedItem({ value: request.value, index: body.index }, index.fields, index.embedder)
     : undefined;
   await putItem(env, workspaceId, {
     namespace: request.namespace,

@@ -5,7 +5,12 @@ import { InMemoryStore } from "@langchain/langgraph-checkpoint";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { isDomainError } from "../../src/core/errors.ts";
-import { MAX_INDEX_PATHS, MAX_STORE_QUERY_LENGTH, MAX_VECTORS_PER_ITEM } from "../../src/core/limits.ts";
+import {
+  EMBED_BATCH_TEXTS,
+  MAX_INDEX_PATHS,
+  MAX_STORE_QUERY_LENGTH,
+  MAX_VECTORS_PER_ITEM,
+} from "../../src/core/limits.ts";
 import { storeItems } from "../../src/db/schema.ts";
 import type { StoreManifest } from "../../src/deployment/manifest.ts";
 import { WorkspaceStore } from "../../src/store/graph-store.ts";
@@ -408,5 +413,47 @@ describe("candidates the scan must not misread", () => {
       ["new", 1],
       ["old", undefined],
     ]);
+  });
+});
+
+describe("a graph step's store batch", () => {
+  it("checks every put before writing anything: a bad one later leaves an earlier delete undone", async () => {
+    const workspaceId = workspace();
+    const { settings, calls } = indexed(["text"]);
+    const store = new WorkspaceStore(env, workspaceId, settings);
+    await store.put(["b"], "kept", { text: "tea" });
+    const before = calls.length;
+    await expect(
+      store.batch([
+        { namespace: ["b"], key: "kept", value: null },
+        { namespace: ["b"], key: "new", value: { text: "coffee" } },
+        { namespace: ["b", "bad.label"], key: "x", value: { text: "water" } },
+      ]),
+    ).rejects.toThrow(/periods/);
+    expect(calls.length).toBe(before);
+    expect((await store.get(["b"], "kept"))?.value).toEqual({ text: "tea" });
+    expect(await store.get(["b"], "new")).toBeNull();
+  });
+
+  it("embeds many puts' texts in rounds of at most MAX_VECTORS_PER_ITEM, writing each round before the next", async () => {
+    const workspaceId = workspace();
+    const { settings, calls } = indexed(["tags[*]"]);
+    const store = new WorkspaceStore(env, workspaceId, settings);
+    // Three items of 400 distinct texts each: rounds of 800 and 400 texts (1,200 would pass the bound).
+    const items = [0, 1, 2].map((n) => ({
+      namespace: ["r"],
+      key: `k${n}`,
+      value: { tags: Array.from({ length: 400 }, (_, i) => `tag ${n} ${i}`) },
+    }));
+    await store.batch(items);
+    const perCall = calls.map((texts) => texts.length);
+    expect(perCall.reduce((a, b) => a + b, 0)).toBe(1200);
+    expect(perCall.every((n) => n <= EMBED_BATCH_TEXTS)).toBe(true);
+    // 800 texts are 9 calls (8 of 96 and 32), then 400 are 5 (4 of 96 and 16): rounds, not one pass of 13.
+    expect(perCall).toHaveLength(14);
+    expect(perCall[8]).toBe(32);
+    const found = await store.search(["r"], { query: "tag 2 7", limit: 3 });
+    expect(found[0].key).toBe("k2");
+    expect(await vectorRows(workspaceId)).toHaveLength(1200);
   });
 });

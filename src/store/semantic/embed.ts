@@ -64,25 +64,48 @@ export interface ItemToIndex {
   index?: false | readonly string[] | null;
 }
 
+/** The texts an item's vectors are made of; one matching more than MAX_VECTORS_PER_ITEM texts is refused (422). */
+export function textsToIndex(item: ItemToIndex, fields: FieldPaths): FieldText[] {
+  const found = itemTexts(item.value, fields, item.index);
+  if (found.length > MAX_VECTORS_PER_ITEM)
+    throw invalid(
+      `index: the item's index paths match ${found.length} texts; an item holds at most ${MAX_VECTORS_PER_ITEM} vectors`,
+    );
+  return found;
+}
+
 /**
- * The vectors of the items of one put (or one graph step's puts), in one pass of provider calls: each
- * item's fields as `{field, vector}`, in the items' order. An item matching more than
- * MAX_VECTORS_PER_ITEM texts is refused before anything is embedded.
+ * The vectors of items whose texts are known, in rounds: each round's items hold at most
+ * MAX_VECTORS_PER_ITEM texts together (one item more if it alone has that many), so a step that puts
+ * many large items never holds more than a round of vectors; `write` stores a round before the next is
+ * embedded. Each round is embedded in calls of EMBED_BATCH_TEXTS, never one call per item.
  */
-export async function embedItems(
-  items: readonly ItemToIndex[],
+export async function embedInRounds<T>(
+  items: readonly { item: T; texts: readonly FieldText[] }[],
+  embedder: Embedder,
+  write: (round: Map<T, { field: string; vector: Float32Array }[]>) => Promise<void>,
+): Promise<void> {
+  for (let start = 0; start < items.length; ) {
+    let end = start + 1;
+    let count = items[start].texts.length;
+    while (end < items.length && count + items[end].texts.length <= MAX_VECTORS_PER_ITEM)
+      count += items[end++].texts.length;
+    const round = items.slice(start, end);
+    const vectors = new Map(round.map(({ item }) => [item, [] as { field: string; vector: Float32Array }[]]));
+    for (const { item, field, vector } of await embedItemTexts(round, embedder))
+      vectors.get(item)!.push({ field, vector });
+    await write(vectors);
+    start = end;
+  }
+}
+
+/** The vectors of one put's item (the API's), each field as `{field, vector}`. */
+export async function embedItem(
+  item: ItemToIndex,
   fields: FieldPaths,
   embedder: Embedder,
-): Promise<{ field: string; vector: Float32Array }[][]> {
-  const texts = items.map((item, at) => {
-    const found = itemTexts(item.value, fields, item.index);
-    if (found.length > MAX_VECTORS_PER_ITEM)
-      throw invalid(
-        `index: the item's index paths match ${found.length} texts; an item holds at most ${MAX_VECTORS_PER_ITEM} vectors`,
-      );
-    return { item: at, texts: found };
-  });
-  const vectors: { field: string; vector: Float32Array }[][] = items.map(() => []);
-  for (const { item, field, vector } of await embedItemTexts(texts, embedder)) vectors[item].push({ field, vector });
-  return vectors;
+): Promise<{ field: string; vector: Float32Array }[]> {
+  const texts = textsToIndex(item, fields);
+  const vectors = await embedItemTexts([{ item: 0, texts }], embedder);
+  return vectors.map(({ field, vector }) => ({ field, vector }));
 }
