@@ -7,6 +7,7 @@ import worker from "../../src/index.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import { workspaceDatabase } from "../../src/workspace/database.ts";
 import { legacyRowsRemain } from "../../src/workspace/migration.ts";
+import { until } from "../fixtures/until.ts";
 import { BOOTSTRAP_KEY, call, FAR_SCHEDULE, json } from "./helpers.ts";
 
 /** An env whose D1 binding records every statement the Worker prepares on it. */
@@ -100,6 +101,13 @@ describe("partitioned paths touch no D1 row", () => {
     expect(firing.reads().filter((table) => table === "assistants").length).toBeLessThanOrEqual(1);
     await send(recorded, "DELETE", `/runs/crons/${cron.cron_id}`);
     expect([...recorded.writes(), ...firing.writes()]).toEqual([]);
+    // The fired run ends before the file does: a run still loading modules when the runtime closes
+    // fails the suite's teardown ("Closing rpc while resolve was pending").
+    await until(
+      async () => json<{ status: string }[]>(await call(`/threads/${thread_id}/runs`)),
+      (runs) => runs.length === 1 && runs.every((run) => run.status !== "pending" && run.status !== "running"),
+      4_000,
+    );
   });
 
   it("an A2A task is recorded and found with no D1 write", async () => {
