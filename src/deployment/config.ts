@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { fieldPathProblem } from "../core/field-paths.ts";
 import { MAX_TTL_MINUTES } from "../core/limits.ts";
 
 /**
@@ -76,17 +77,14 @@ function numberWhich(what: string, int: boolean, positive: boolean) {
   return schema;
 }
 
-/** A `store.index.fields` path: `$`, or dotted keys with `[n]`, `[-n]`, `[*]`, `*` and `{a,b.c}` (the reference's tokenizer). */
-const FIELD_NAME = String.raw`[^.\[\]{},]+`;
-const FIELD_INDEX = String.raw`\[(?:\*|-?\d+)\]`;
-const FIELD_KEYS = `${FIELD_NAME}(?:\\.${FIELD_NAME})*`;
-const FIELD_MULTI = String.raw`\{\s*${FIELD_KEYS}(?:\s*,\s*${FIELD_KEYS})*\s*\}`;
-const FIELD_SEGMENT = `(?:(?:${FIELD_NAME}|${FIELD_MULTI})(?:${FIELD_INDEX})*|(?:${FIELD_INDEX})+)`;
-const FIELD_PATH = new RegExp(`^(?:\\$|${FIELD_SEGMENT}(?:\\.${FIELD_SEGMENT})*)$`);
-
-export function isIndexFieldPath(path: string): boolean {
-  return FIELD_PATH.test(path);
-}
+/** `default_ttl` of `store.ttl` and `checkpointer.ttl`: minutes, at most a century (an expiry past year 9999 breaks). */
+const defaultTtl = () =>
+  numberWhich("a positive number of minutes", false, true)
+    .max(MAX_TTL_MINUTES, {
+      error: (issue) => `must be at most ${MAX_TTL_MINUTES} minutes (a century), got ${shown(issue.input)}`,
+    })
+    .nullable()
+    .optional();
 
 /** What `store.index.embed` names: a provider's model, or the deployment's own function. */
 export type EmbedSpec =
@@ -131,13 +129,8 @@ export const StoreIndexConfigSchema = z
       .optional()
       .superRefine((fields, ctx) => {
         for (const [i, field] of (fields ?? []).entries()) {
-          if (!isIndexFieldPath(field)) {
-            ctx.addIssue({
-              code: "custom",
-              path: [i],
-              message: `${shown(field)} is not a field path (use "$", "a.b", "arr[*].f", "arr[0]" or "arr[-1]")`,
-            });
-          }
+          const problem = fieldPathProblem(field);
+          if (problem) ctx.addIssue({ code: "custom", path: [i], message: `${shown(field)} ${problem}` });
         }
       }),
   })
@@ -148,12 +141,7 @@ export const StoreTtlConfigSchema = z
     /** Whether get and search refresh an item's TTL unless the request says otherwise (default true). */
     refresh_on_read: z.boolean({ error: (issue) => `must be true or false, got ${shown(issue.input)}` }).optional(),
     /** Minutes a new item lives after its last access; null or absent: items do not expire. */
-    default_ttl: numberWhich("a positive number of minutes", false, true)
-      .max(MAX_TTL_MINUTES, {
-        error: (issue) => `must be at most ${MAX_TTL_MINUTES} minutes (a century), got ${shown(issue.input)}`,
-      })
-      .nullable()
-      .optional(),
+    default_ttl: defaultTtl(),
     /** Minutes between sweeps of expired items; null or absent: no sweep. */
     sweep_interval_minutes: numberWhich("a positive integer of minutes", true, true).nullable().optional(),
   })
@@ -175,12 +163,7 @@ export const CheckpointerTtlConfigSchema = z
       })
       .optional(),
     /** Minutes a thread lives after its last update; null or absent: threads do not expire. */
-    default_ttl: numberWhich("a positive number of minutes", false, true)
-      .max(MAX_TTL_MINUTES, {
-        error: (issue) => `must be at most ${MAX_TTL_MINUTES} minutes (a century), got ${shown(issue.input)}`,
-      })
-      .nullable()
-      .optional(),
+    default_ttl: defaultTtl(),
     /** Minutes between sweeps (the reference's default is about 5). */
     sweep_interval_minutes: numberWhich("a positive integer of minutes", true, true).nullable().optional(),
     /** Threads handled per sweep (the reference's default is 1000). */

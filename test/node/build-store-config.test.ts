@@ -191,10 +191,18 @@ describe("langgraph.json store and checkpointer: invalid forms name the key", ()
     );
     expect(invalid(index({ fields: "text" }))).toBe('store.index.fields: must be an array of paths, got "text"');
     expect(invalid(index({ fields: ["text", 3] }))).toBe("store.index.fields.1: must be a path string, got 3");
-    for (const bad of ["", "a..b", ".a", "a.", "arr[x]", "arr[", "a]b", "{}"]) {
-      expect(invalid(index({ fields: ["ok", bad] }))).toBe(
-        `store.index.fields.1: ${JSON.stringify(bad)} is not a field path (use "$", "a.b", "arr[*].f", "arr[0]" or "arr[-1]")`,
-      );
+    // The same check as a put's own `index` (src/core/field-paths.ts), saying what is wrong.
+    for (const [bad, why] of [
+      ["", "is empty"],
+      ["a..b", "has an empty segment"],
+      [".a", "has an empty segment"],
+      ["a.", "has an empty segment"],
+      ["arr[x]", "has [x]: an index is [*], [n] or [-n]"],
+      ["arr[", "has [: an index is [*], [n] or [-n]"],
+      ["a]b", "has an unmatched ]"],
+      ["{}", "has {}: a field set is {name,other.name}"],
+    ]) {
+      expect(invalid(index({ fields: ["ok", bad] }))).toBe(`store.index.fields.1: ${JSON.stringify(bad)} ${why}`);
     }
   });
 

@@ -1,4 +1,5 @@
 import { invalid } from "../../core/errors.ts";
+import { checkFieldPath, tokenizeFieldPath } from "../../core/field-paths.ts";
 import { MAX_EMBED_TEXT_CHARS } from "../../core/limits.ts";
 
 /**
@@ -11,66 +12,6 @@ import { MAX_EMBED_TEXT_CHARS } from "../../core/limits.ts";
 export interface FieldText {
   field: string;
   text: string;
-}
-
-/**
- * A path split into tokens: `a.b` → `a`, `b`; `arr[*].f` → `arr`, `[*]`, `f`; `{a,b.c}` stays one token.
- * The reference's tokenizer; `checkFieldPath` refuses what it would read silently wrong.
- */
-function tokenize(path: string): string[] {
-  const tokens: string[] = [];
-  let current = "";
-  let i = 0;
-  while (i < path.length) {
-    const open = path[i];
-    if (open === "[" || open === "{") {
-      if (current) tokens.push(current);
-      current = "";
-      const close = open === "[" ? "]" : "}";
-      let depth = 1;
-      let token = open;
-      for (i += 1; i < path.length && depth > 0; i += 1) {
-        if (path[i] === open) depth += 1;
-        else if (path[i] === close) depth -= 1;
-        token += path[i];
-      }
-      tokens.push(token);
-      continue;
-    }
-    if (open === ".") {
-      if (current) tokens.push(current);
-      current = "";
-    } else current += open;
-    i += 1;
-  }
-  if (current) tokens.push(current);
-  return tokens;
-}
-
-const INDEX_TOKEN = /^\[(\*|-?\d+)\]$/;
-const FIELD_NAME = /^[^.[\]{}]+(\.[^.[\]{}]+)*$/;
-
-/**
- * The tokens of a field path (`$`, `a.b`, `arr[*].f`, `arr[0]`, `arr[-1]`, `*`, `{a,b.c}`), or an
- * `invalid` error naming the path and what is wrong with it.
- */
-export function checkFieldPath(path: string, where = "fields"): string[] {
-  const fail = (why: string) => invalid(`${where}: the path ${JSON.stringify(path)} ${why}`);
-  if (typeof path !== "string" || path.trim() === "") throw fail("is empty");
-  if (path === "$") return ["$"];
-  // The reference's tokenizer skips empty segments (`a..b` reads `a.b`): refused, as surely a typo.
-  if (/^\.|\.\.|\.$/.test(path.replace(/\[[^\]]*\]|\{[^}]*\}/g, "_"))) throw fail("has an empty segment");
-  const tokens = tokenize(path);
-  for (const token of tokens) {
-    if (token.startsWith("[")) {
-      if (!INDEX_TOKEN.test(token)) throw fail(`has ${token}: an index is [*], [n] or [-n]`);
-    } else if (token.startsWith("{")) {
-      const names = token.endsWith("}") ? token.slice(1, -1).split(",") : [];
-      if (!names.length || !names.every((name) => FIELD_NAME.test(name.trim())))
-        throw fail(`has ${token}: a field set is {name,other.name}`);
-    } else if (/[\]}]/.test(token)) throw fail(`has an unmatched ${token.match(/[\]}]/)![0]}`);
-  }
-  return tokens;
 }
 
 /** A text longer than MAX_EMBED_TEXT_CHARS, refused before it is built (see `indentedJson`). */
@@ -141,7 +82,7 @@ export function textsAtPath(value: unknown, tokens: readonly string[]): string[]
       if (at === null || typeof at !== "object") return [];
       for (const name of token.slice(1, -1).split(",")) {
         let inner: unknown = at;
-        for (const key of tokenize(name.trim())) inner = hasKey(inner, key) ? inner[key] : undefined;
+        for (const key of tokenizeFieldPath(name.trim())) inner = hasKey(inner, key) ? inner[key] : undefined;
         // As the reference: a null here is the text "null" (JSON of an object), not nothing.
         if (inner === null) results.push("null");
         else if (inner !== undefined) results.push(...leafText(inner));
