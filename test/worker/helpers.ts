@@ -99,3 +99,44 @@ export function rootRun(project: string, start: string) {
     session_name: project,
   };
 }
+
+/**
+ * Waits until the traces of these threads' runs are stored: each run's trace in its shard, and every
+ * run of it found by id (its locator written). A run's trace is written after its result, in the
+ * background: a file with a runtime of its own that ends first closes the runtime with that work in
+ * flight, which fails the suite's teardown. (An agent run's trace is one batch unless it is megabytes.)
+ */
+export async function tracesStored(threadIds: string[]): Promise<void> {
+  const post = (path: string, body: unknown) => call(path, { method: "POST", json: body });
+  const project = env.AGENT_TRACING_PROJECT;
+  for (const threadId of threadIds) {
+    const runs = await until(
+      async () => json<{ run_id: string; status: string }[]>(await call(`/threads/${threadId}/runs`)),
+      (list) => list.every((run) => run.status !== "pending" && run.status !== "running"),
+    );
+    for (const run of runs) {
+      const root = await until(
+        async () => {
+          const [session] = await json<{ id: string }[]>(
+            await call(`/api/v1/sessions?name=${encodeURIComponent(project)}`),
+          );
+          if (!session) return undefined;
+          const filter = `and(eq(metadata_key, "run_id"), eq(metadata_value, "${run.run_id}"))`;
+          const found = await json<{ runs: { id: string }[] }>(
+            await post("/api/v1/runs/query", { session: [session.id], is_root: true, filter }),
+          );
+          return found.runs[0];
+        },
+        (found) => found !== undefined,
+      );
+      const traced = await json<{ runs: { id: string }[] }>(
+        await post("/api/v1/runs/query", { trace: root!.id, limit: 100 }),
+      );
+      for (const { id } of traced.runs)
+        await until(
+          async () => (await call(`/api/v1/runs/${id}`)).status,
+          (status) => status === 200,
+        );
+    }
+  }
+}

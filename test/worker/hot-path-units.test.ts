@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { resetUsage, usageSnapshot } from "../../src/limits-guard/usage.ts";
 import type { ThreadJson } from "../../src/threads/types.ts";
 import { hashBucket, RUN_LOCATOR_SHARDS } from "../../src/workspace/partition.ts";
-import { call, json, rootRun } from "./helpers.ts";
+import { call, json, rootRun, tracesStored } from "./helpers.ts";
 
 const post = (path: string, body: unknown) => call(path, { method: "POST", json: body });
 
@@ -42,6 +42,7 @@ describe("the hot paths' shared load", () => {
     expect(usage.d1.reads).toBe(0);
     for (const name of Object.keys(usage.durableObjects))
       expect(name).toMatch(/^(ThreadDO|TraceShardDO|WorkspaceDO:(threads|traces|runs))$/);
+    await tracesStored([thread.thread_id]);
   });
 
   it("counts an ingest's locator calls among the request's subrequests (they go through its bindings)", async () => {

@@ -7,8 +7,7 @@ import worker from "../../src/index.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import { workspaceDatabase } from "../../src/workspace/database.ts";
 import { legacyRowsRemain } from "../../src/workspace/migration.ts";
-import { until } from "../fixtures/until.ts";
-import { BOOTSTRAP_KEY, call, FAR_SCHEDULE, json } from "./helpers.ts";
+import { BOOTSTRAP_KEY, call, FAR_SCHEDULE, json, tracesStored } from "./helpers.ts";
 
 /** An env whose D1 binding records every statement the Worker prepares on it. */
 function recording() {
@@ -101,19 +100,14 @@ describe("partitioned paths touch no D1 row", () => {
     expect(firing.reads().filter((table) => table === "assistants").length).toBeLessThanOrEqual(1);
     await send(recorded, "DELETE", `/runs/crons/${cron.cron_id}`);
     expect([...recorded.writes(), ...firing.writes()]).toEqual([]);
-    // The fired run ends before the file does: a run still loading modules when the runtime closes
-    // fails the suite's teardown ("Closing rpc while resolve was pending").
-    await until(
-      async () => json<{ status: string }[]>(await call(`/threads/${thread_id}/runs`)),
-      (runs) => runs.length === 1 && runs.every((run) => run.status !== "pending" && run.status !== "running"),
-      4_000,
-    );
+    // The fired run and its trace are stored before the file ends (see tracesStored).
+    await tracesStored([thread_id]);
   });
 
   it("an A2A task is recorded and found with no D1 write", async () => {
     const recorded = recording();
     const rpc = (method: string, params: unknown) => ({ jsonrpc: "2.0", id: 1, method, params });
-    const sent = await json<{ result: { id: string; kind: string } }>(
+    const sent = await json<{ result: { id: string; kind: string; contextId: string } }>(
       await send(
         recorded,
         "POST",
@@ -128,6 +122,7 @@ describe("partitioned paths touch no D1 row", () => {
       await send(recorded, "POST", "/a2a/echo", rpc("tasks/get", { id: sent.result.id })),
     );
     expect(found.result.id).toBe(sent.result.id);
+    await tracesStored([sent.result.contextId]);
     expect(recorded.writes()).toEqual([]);
     // Only the assistant is read from D1 (at most once per request; a run's may come from the isolate's cache).
     expect(recorded.reads().filter((table) => table !== "assistants")).toEqual([]);
