@@ -389,6 +389,12 @@ export const MAX_SCAN_VECTORS = 50_000;
 /** Vectors one Vectorize `upsert` call takes at most (Cloudflare: 1,000 from a Worker); each call is a subrequest. */
 export const VECTORIZE_UPSERT_BATCH = 1_000;
 
+/**
+ * One call to the store's Vectorize index at most: a hung index must not hold a put, a delete or a
+ * search open (a put's or delete's failure there is logged; a search's is a 503).
+ */
+export const VECTORIZE_CALL_TIMEOUT_MS = 10_000;
+
 /** Ids one Vectorize `deleteByIds` call takes at most (1,000, as an upsert); each call is a subrequest. */
 export const VECTORIZE_DELETE_BATCH = 1_000;
 

@@ -1,7 +1,9 @@
 import { chunked } from "../core/batches.ts";
 import { utf8Length } from "../core/bytes.ts";
+import { shownDuration, withDeadline } from "../core/deadline.ts";
 import { unavailable } from "../core/errors.ts";
 import {
+  VECTORIZE_CALL_TIMEOUT_MS,
   VECTORIZE_DELETE_BATCH,
   VECTORIZE_INDEXED_BYTES,
   VECTORIZE_MAX_TOP_K,
@@ -31,6 +33,14 @@ export type StoreVectorIndex = Pick<Vectorize, "upsert" | "deleteByIds" | "query
 export interface VectorizeBindings {
   STORE_VECTORIZE?: StoreVectorIndex;
 }
+
+/** A Vectorize call within VECTORIZE_CALL_TIMEOUT_MS: a hung index fails it (logged, or a 503 for a query). */
+const withinDeadline = <T>(call: string, run: () => Promise<T>): Promise<T> =>
+  withDeadline(
+    VECTORIZE_CALL_TIMEOUT_MS,
+    () => new Error(`STORE_VECTORIZE ${call}: no answer within ${shownDuration(VECTORIZE_CALL_TIMEOUT_MS)}`),
+    run,
+  );
 
 /** The Vectorize index of these bindings, or undefined. */
 export const storeVectorIndex = (env: object): StoreVectorIndex | undefined =>
@@ -103,12 +113,14 @@ export async function syncItemVectors(index: StoreVectorIndex, item: IndexedItem
   const path = indexedPath(item.namespace);
   try {
     for (const batch of chunked(item.vectors, VECTORIZE_UPSERT_BATCH))
-      await index.upsert(
-        batch.map(({ vectorizeId, vector }) => ({
-          id: vectorizeId,
-          values: vector,
-          metadata: { workspace: item.workspaceId, path },
-        })),
+      await withinDeadline("upsert", () =>
+        index.upsert(
+          batch.map(({ vectorizeId, vector }) => ({
+            id: vectorizeId,
+            values: vector,
+            metadata: { workspace: item.workspaceId, path },
+          })),
+        ),
       );
   } catch (error) {
     failed("upsert", item.workspaceId, error);
@@ -124,7 +136,7 @@ export async function syncItemVectors(index: StoreVectorIndex, item: IndexedItem
 export async function forgetVectors(index: StoreVectorIndex, workspaceId: string, ids: string[]): Promise<void> {
   for (const batch of chunked(ids, VECTORIZE_DELETE_BATCH)) {
     try {
-      await index.deleteByIds(batch);
+      await withinDeadline("deleteByIds", () => index.deleteByIds(batch));
     } catch (error) {
       failed("deleteByIds", workspaceId, error);
     }
@@ -142,12 +154,14 @@ export async function nearestVectorIds(
   query: number[],
 ): Promise<string[]> {
   try {
-    const { matches } = await index.query(query, {
-      topK: VECTORIZE_MAX_TOP_K,
-      filter: vectorizeFilter(workspaceId, prefix),
-      returnMetadata: "none",
-      returnValues: false,
-    });
+    const { matches } = await withinDeadline("query", () =>
+      index.query(query, {
+        topK: VECTORIZE_MAX_TOP_K,
+        filter: vectorizeFilter(workspaceId, prefix),
+        returnMetadata: "none",
+        returnValues: false,
+      }),
+    );
     return matches.map((match) => match.id);
   } catch (error) {
     // Vectorize's outage, not the caller's fault nor a bug here: a 503 saying so.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mapInBatches } from "../../src/core/batches.ts";
+import { shownDuration, withDeadline } from "../../src/core/deadline.ts";
 import { isIsoShaped, parseIsoTime, utcMillis } from "../../src/core/iso-time.ts";
 import { isObject, isPlainObject } from "../../src/core/json.ts";
 import { backoff } from "../../src/core/retry.ts";
@@ -140,5 +141,28 @@ describe("sseFrame", () => {
     expect(text(sseFrame("values", '{"a":1}', 3))).toBe('event: values\ndata: {"a":1}\nid: 3\n\n');
     expect(text(sseFrame("end", "null"))).toBe("event: end\ndata: null\n\n");
     expect(text(sseFrame(undefined, '{"jsonrpc":"2.0"}'))).toBe('data: {"jsonrpc":"2.0"}\n\n');
+  });
+});
+
+describe("withDeadline (core/deadline.ts)", () => {
+  it("answers the call's result in time, and clears its timer", async () => {
+    expect(
+      await withDeadline(
+        1_000,
+        () => new Error("late"),
+        async () => 42,
+      ),
+    ).toBe(42);
+  });
+
+  it("fails with onExpiry's error once the time passes, aborting the call's signal", async () => {
+    let aborted = false;
+    const hung = (signal: AbortSignal) =>
+      new Promise<never>(() => signal.addEventListener("abort", () => (aborted = true)));
+    await expect(withDeadline(20, () => new Error(`no answer within ${shownDuration(20)}`), hung)).rejects.toThrow(
+      "no answer within 20 ms",
+    );
+    expect(aborted).toBe(true);
+    expect(shownDuration(30_000)).toBe("30 s");
   });
 });

@@ -1,3 +1,4 @@
+import { shownDuration, withDeadline } from "../../core/deadline.ts";
 import { invalid, unavailable } from "../../core/errors.ts";
 import { isObject } from "../../core/json.ts";
 import { EMBED_CALL_TIMEOUT_MS, EMBED_ERROR_MESSAGE_CHARS } from "../../core/limits.ts";
@@ -74,25 +75,9 @@ export function embedderFor(store: StoreManifest, env: EmbeddingEnv, options: Em
   };
 }
 
-/**
- * `run`'s answer, or a `unavailable` error naming the provider once `ms` pass; `run`'s signal is then
- * aborted, so a fetch in flight is dropped.
- */
-async function withTimeout<T>(provider: string, ms: number, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      reject(unavailable(`${provider}: no answer within ${ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`}`));
-    }, ms);
-  });
-  try {
-    return await Promise.race([run(controller.signal), expired]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+/** `run` within `ms`, else a `unavailable` error naming the provider (see `withDeadline`). */
+const withTimeout = <T>(provider: string, ms: number, run: (signal: AbortSignal) => Promise<T>): Promise<T> =>
+  withDeadline(ms, () => unavailable(`${provider}: no answer within ${shownDuration(ms)}`), run);
 
 /** A setting from the Worker's env (vars, secrets), else from process.env (langgraph.json `env`). */
 function setting(env: EmbeddingEnv, name: "OPENAI_API_KEY" | "OPENAI_BASE_URL"): string | undefined {
