@@ -380,8 +380,28 @@ export async function searchItemsBySimilarity(
       `limit: the page's items hold more than ${MAX_PARTITION_RESULT_BYTES} bytes of values; ask for fewer items`,
     );
   const maxScan = search.maxScanVectors ?? MAX_SCAN_VECTORS;
-  let page = await rank(undefined, maxScan);
-  if (page.tooMany) {
+  // With Vectorize, a scope past the scan is told by counting its rows first (keys only, from the
+  // vectors' primary-key index: no vector is read), rather than by scanning up to the limit and
+  // throwing the scan away. Without it the scan itself stops at the limit, and the search is refused.
+  const beyondScan =
+    storeVectorIndex(env) !== undefined &&
+    (await db
+      .select({ rows: sql<number>`count(*)` })
+      .from(
+        db
+          .select({ one: sql`1` })
+          .from(storeItems)
+          .leftJoin(
+            storeVectors,
+            and(eq(storeVectors.namespace, storeItems.namespace), eq(storeVectors.key, storeItems.key)),
+          )
+          .where(where)
+          .limit(maxScan + 1)
+          .as("scope"),
+      )
+      .get())!.rows > maxScan;
+  let page = beyondScan ? undefined : await rank(undefined, maxScan);
+  if (!page || page.tooMany) {
     const ids = await nearestVectorIds(
       vectorIndexBeyond(env, maxScan, search),
       workspaceId,

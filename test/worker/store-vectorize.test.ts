@@ -359,6 +359,35 @@ describe("a search past MAX_SCAN_VECTORS", () => {
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
     expect(approximate.map((i) => i.key)).not.toContain("o");
 
+    // Past the scan's size it counts the scope (keys only) and asks Vectorize: the partition ranks once,
+    // Vectorize's candidates only, and never scans the whole scope first.
+    const ranked: string[] = [];
+    const counting = {
+      ...bindings,
+      WORKSPACE: new Proxy(env.WORKSPACE, {
+        get(target, property) {
+          if (property !== "getByName") return Reflect.get(target, property, target);
+          return (name: string) =>
+            new Proxy(target.getByName(name), {
+              get(stub, method) {
+                if (method === "rank")
+                  return (partition: unknown, scan: { candidates: { sql: string } }) => {
+                    ranked.push(scan.candidates.sql);
+                    return stub.rank(partition as never, scan as never);
+                  };
+                return Reflect.get(stub, method, stub);
+              },
+            });
+        },
+      }),
+    } as typeof bindings;
+    await search(counting, workspaceId, { maxScanVectors: 5 });
+    expect(ranked).toHaveLength(1);
+    expect(ranked[0]).toContain("vectorize_id");
+    await search(counting, workspaceId, { maxScanVectors: 100 });
+    expect(ranked).toHaveLength(2);
+    expect(ranked[1]).not.toContain("vectorize_id");
+
     // The empty prefix: no path condition; the item elsewhere is found too.
     const everywhere = await search(bindings, workspaceId, { namespacePrefix: [], maxScanVectors: 5 });
     expect(index.ops("query").at(-1)).toMatchObject({ options: { filter: { workspace: { $eq: workspaceId } } } });
