@@ -446,3 +446,21 @@ describe("a graph step's store batch", () => {
     expect(await vectorRows(workspaceId)).toHaveLength(1200);
   });
 });
+
+describe("concurrent puts of one item", () => {
+  it("leave the vectors of exactly the value that won, never a mix", async () => {
+    const workspaceId = workspace();
+    const store = new WorkspaceStore(env, workspaceId, indexed(["tags[*]"]).settings);
+    // Each put has another number of tags: a mix would show as a count that is not the winner's.
+    await Promise.all(
+      Array.from({ length: 20 }, (_, n) =>
+        store.put(["c"], "same", { tags: Array.from({ length: n + 1 }, (__, i) => `tag ${n} ${i}`) }),
+      ),
+    );
+    const winner = (await store.get(["c"], "same"))!.value as { tags: string[] };
+    const rows = await vectorRows(workspaceId);
+    expect(rows).toHaveLength(winner.tags.length);
+    const found = await store.search(["c"], { query: winner.tags[0] });
+    expect(found[0].score).toBeCloseTo(1, 6);
+  });
+});
