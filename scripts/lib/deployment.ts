@@ -370,8 +370,8 @@ export async function buildDeployment(
     file: g.file,
     where: `graph "${g.id}" (${g.source})`,
   }));
-  // Validated by readConfig; a function embed is resolved relative to langgraph.json, like graph paths,
-  // and its module (placeholder here) is the bundled one in the registry.
+  // Validated by readConfig; a function embed is resolved relative to langgraph.json, like graph paths.
+  // Its `module` stays empty in the manifest: renderStore writes the bundled `embedModule` in its place.
   const embeds: ResolvedEmbed[] = [];
   const store = normalizeStore(config.store, (file, exportName, source) => {
     embeds.push({ file: resolve(configDir, file), exportName, source });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { fieldPathProblem } from "../core/field-paths.ts";
-import { MAX_TTL_MINUTES } from "../core/limits.ts";
+import { MAX_EMBEDDING_DIMS, MAX_TTL_MINUTES } from "../core/limits.ts";
 
 /**
  * The deployment configuration, `langgraph.json`, as the official CLI defines it. Keys that only matter
@@ -119,7 +119,9 @@ export const StoreIndexConfigSchema = z
         const parsed = parseEmbedSpec(embed);
         if ("error" in parsed) ctx.addIssue({ code: "custom", message: parsed.error });
       }),
-    dims: numberWhich("a positive integer", true, true),
+    dims: numberWhich("a positive integer", true, true).max(MAX_EMBEDDING_DIMS, {
+      error: (issue) => `must be at most ${MAX_EMBEDDING_DIMS}, got ${shown(issue.input)}`,
+    }),
     /** JSON paths of the text to embed, one vector per matched element; `["$"]` (the whole value) by default. */
     fields: z
       .array(z.string({ error: (issue) => `must be a path string, got ${shown(issue.input)}` }), {

@@ -175,6 +175,9 @@ describe("langgraph.json store and checkpointer: invalid forms name the key", ()
 
   it("store.index", () => {
     expect(invalid(index({ dims: 0 }))).toBe("store.index.dims: must be a positive integer, got 0");
+    // A vector of more is over 16 KiB a row and past what a scan of the store reads in bounded memory.
+    expect(invalid(index({ dims: 4097 }))).toBe("store.index.dims: must be at most 4096, got 4097");
+    expect(settings({ store: { index: { embed: "openai:m", dims: 4096 } } }).store.index?.dims).toBe(4096);
     expect(invalid(index({ dims: 1.5 }))).toBe("store.index.dims: must be a positive integer, got 1.5");
     expect(invalid(index({ dims: "768" }))).toBe('store.index.dims: must be a positive integer, got "768"');
     expect(invalid({ store: { index: { embed: "openai:m" } } })).toBe(

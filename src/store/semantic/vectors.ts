@@ -1,17 +1,9 @@
 import { invalid } from "../../core/errors.ts";
-import { MAX_EMBEDDING_DIMS } from "../../core/limits.ts";
 
 /**
  * Embedding vectors as stored: 4-byte floats (IEEE 754 single, little-endian, the byte order of every
  * Workers host), `dims * 4` bytes in a SQLite BLOB. Scores are computed in doubles from these floats.
  */
-
-/** `dims` of an index: a whole number from 1 to MAX_EMBEDDING_DIMS, or an `invalid` error naming `where`. */
-export function checkDims(dims: unknown, where = "index.dims"): number {
-  if (typeof dims !== "number" || !Number.isInteger(dims) || dims < 1 || dims > MAX_EMBEDDING_DIMS)
-    throw invalid(`${where}: must be a whole number from 1 to ${MAX_EMBEDDING_DIMS}, got ${JSON.stringify(dims)}`);
-  return dims;
-}
 
 /**
  * A provider's vector as stored floats: it must have `dims` numbers, each finite as a 4-byte float;
@@ -34,16 +26,4 @@ export function checkVector(vector: unknown, dims: number, provider = "the embed
 export function packVector(vector: Float32Array | readonly number[]): Uint8Array {
   const floats = vector instanceof Float32Array ? vector : Float32Array.from(vector);
   return new Uint8Array(floats.buffer.slice(floats.byteOffset, floats.byteOffset + floats.byteLength));
-}
-
-/**
- * The vector a BLOB holds, read without copying when its bytes are aligned (ArrayBuffer from SQLite
- * is). A BLOB whose length is not `dims * 4` is refused: a vector of another index.
- */
-export function unpackVector(blob: ArrayBuffer | Uint8Array, dims: number): Float32Array {
-  const bytes = blob instanceof Uint8Array ? blob : new Uint8Array(blob);
-  if (bytes.byteLength !== dims * 4)
-    throw new Error(`a stored vector of ${bytes.byteLength} bytes is not one of ${dims} dimensions`);
-  if (bytes.byteOffset % 4 === 0) return new Float32Array(bytes.buffer, bytes.byteOffset, dims);
-  return new Float32Array(bytes.slice().buffer);
 }
