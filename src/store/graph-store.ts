@@ -134,7 +134,7 @@ export class WorkspaceStore extends BaseStore {
           this.#index && op.query
             ? await searchItemsBySimilarity(this.env, this.workspaceId, {
                 ...page,
-                vector: Array.from(await embedQuery(op.query, this.#index.embedder)),
+                vector: await embedQuery(op.query, this.#index.embedder),
                 refreshTtl: refreshOnRead ?? false,
               })
             : await searchItems(this.env, this.workspaceId, {

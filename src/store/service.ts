@@ -170,7 +170,7 @@ export async function searchStoreItems(
       searchItemsBySimilarity(env, workspaceId, {
         namespacePrefix: request.namespace,
         filter: body.filter ?? undefined,
-        vector: Array.from(await embedQuery(body.query!, index.embedder)),
+        vector: await embedQuery(body.query!, index.embedder),
         limit: body.limit,
         offset: body.offset,
         refreshTtl,

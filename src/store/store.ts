@@ -319,6 +319,12 @@ export async function searchItemsBySimilarity(
     ...containments([storeItems.value, search.filter]),
   );
   const bytes = search.vector.length * 4;
+  // An item's vectors of the query's length: one of another (written before `dims` changed) is none.
+  const itsVectors = and(
+    eq(storeVectors.namespace, storeItems.namespace),
+    eq(storeVectors.key, storeItems.key),
+    sql`length(${storeVectors.vector}) = ${bytes}`,
+  );
   const candidates = (among?: SQL) =>
     db
       .select({
@@ -332,15 +338,7 @@ export async function searchItemsBySimilarity(
         }),
       })
       .from(storeItems)
-      .leftJoin(
-        storeVectors,
-        and(
-          eq(storeVectors.namespace, storeItems.namespace),
-          eq(storeVectors.key, storeItems.key),
-          // A vector of another length (written before `dims` changed) is none: not scored against this query.
-          sql`length(${storeVectors.vector}) = ${bytes}`,
-        ),
-      )
+      .leftJoin(storeVectors, itsVectors)
       .where(and(where, among))
       .orderBy(asc(storeItems.namespace), asc(storeItems.key), asc(storeVectors.field))
       .toSQL();
@@ -363,6 +361,26 @@ export async function searchItemsBySimilarity(
     .set({ expiresAt: refreshedExpiry(now) })
     .where(and(inPage, isNotNull(storeItems.ttlMinutes)))
     .toSQL();
+  const maxScan = search.maxScanVectors ?? MAX_SCAN_VECTORS;
+  // With Vectorize, the scope is counted first in the same call (keys only, from the vectors' primary-key
+  // index: no vector is read), so one past the scan goes to Vectorize without a scan thrown away.
+  // Without it the scan itself stops at the limit, and the search is refused.
+  const count = db
+    .select({ rows: sql<number>`count(*)` })
+    .from(
+      db
+        .select({ one: sql`1` })
+        .from(storeItems)
+        // Keys only (not `itsVectors`, whose length() reads each vector's row): a count from above.
+        .leftJoin(
+          storeVectors,
+          and(eq(storeVectors.namespace, storeItems.namespace), eq(storeVectors.key, storeItems.key)),
+        )
+        .where(where)
+        .limit(maxScan + 1)
+        .as("scope"),
+    )
+    .toSQL();
   const rank = (among: SQL | undefined, maxRows: number | undefined) =>
     bounded(
       rankInPartition(env, { workspaceId, kind: "store" }, {
@@ -376,32 +394,12 @@ export async function searchItemsBySimilarity(
           ...(search.refreshTtl ? [{ ...refresh, method: "run" as const }] : []),
         ],
         maxRows,
+        count: maxRows !== undefined && storeVectorIndex(env) ? { ...count, method: "all" } : undefined,
       } satisfies RankedScan),
       `limit: the page's items hold more than ${MAX_PARTITION_RESULT_BYTES} bytes of values; ask for fewer items`,
     );
-  const maxScan = search.maxScanVectors ?? MAX_SCAN_VECTORS;
-  // With Vectorize, a scope past the scan is told by counting its rows first (keys only, from the
-  // vectors' primary-key index: no vector is read), rather than by scanning up to the limit and
-  // throwing the scan away. Without it the scan itself stops at the limit, and the search is refused.
-  const beyondScan =
-    storeVectorIndex(env) !== undefined &&
-    (await db
-      .select({ rows: sql<number>`count(*)` })
-      .from(
-        db
-          .select({ one: sql`1` })
-          .from(storeItems)
-          .leftJoin(
-            storeVectors,
-            and(eq(storeVectors.namespace, storeItems.namespace), eq(storeVectors.key, storeItems.key)),
-          )
-          .where(where)
-          .limit(maxScan + 1)
-          .as("scope"),
-      )
-      .get())!.rows > maxScan;
-  let page = beyondScan ? undefined : await rank(undefined, maxScan);
-  if (!page || page.tooMany) {
+  let page = await rank(undefined, maxScan);
+  if (page.tooMany) {
     const ids = await nearestVectorIds(
       vectorIndexBeyond(env, maxScan, search),
       workspaceId,

@@ -31,6 +31,11 @@ export interface RankedScan {
   pageStatements: SqlStatement[];
   /** Rows read at most: past it the scan stops and answers `tooMany`, running no `pageStatements`. */
   maxRows?: number;
+  /**
+   * With `maxRows`: a row `[n]`, the candidates counted cheaply (no vector read, at most `maxRows + 1`),
+   * run first; past `maxRows` the scan answers `tooMany` without reading any vector.
+   */
+  count?: SqlStatement;
 }
 
 export interface RankedPage {
@@ -45,6 +50,13 @@ export interface RankedPage {
 }
 
 export function rankedScan(storage: DurableObjectStorage, scan: RankedScan): RankedPage {
+  if (scan.count && scan.maxRows !== undefined) {
+    const [counted] = storage.sql
+      .exec(scan.count.sql, ...scan.count.params.map(bindable))
+      .raw()
+      .next().value ?? [0];
+    if (Number(counted) > scan.maxRows) return { ranked: [], results: [], scanned: 0, tooMany: true };
+  }
   const ranking = new SimilarityRanking<number>(scan.query, scan);
   let scanned = 0;
   // The filter's verdict on the item whose rows are being read: its metadata comes on its first row only.

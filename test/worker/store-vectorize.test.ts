@@ -359,9 +359,9 @@ describe("a search past MAX_SCAN_VECTORS", () => {
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
     expect(approximate.map((i) => i.key)).not.toContain("o");
 
-    // Past the scan's size it counts the scope (keys only) and asks Vectorize: the partition ranks once,
-    // Vectorize's candidates only, and never scans the whole scope first.
-    const ranked: string[] = [];
+    // Past the scan's size the partition counts the scope (keys only) in the same call and reads no
+    // vector; the candidates Vectorize gives are then ranked. Within it, one call scans.
+    const calls: { sql: string; scanned: number; tooMany?: true }[] = [];
     const counting = {
       ...bindings,
       WORKSPACE: new Proxy(env.WORKSPACE, {
@@ -371,9 +371,10 @@ describe("a search past MAX_SCAN_VECTORS", () => {
             new Proxy(target.getByName(name), {
               get(stub, method) {
                 if (method === "rank")
-                  return (partition: unknown, scan: { candidates: { sql: string } }) => {
-                    ranked.push(scan.candidates.sql);
-                    return stub.rank(partition as never, scan as never);
+                  return async (partition: unknown, scan: { candidates: { sql: string } }) => {
+                    const page = await stub.rank(partition as never, scan as never);
+                    calls.push({ sql: scan.candidates.sql, scanned: page.scanned, tooMany: page.tooMany });
+                    return page;
                   };
                 return Reflect.get(stub, method, stub);
               },
@@ -382,11 +383,14 @@ describe("a search past MAX_SCAN_VECTORS", () => {
       }),
     } as typeof bindings;
     await search(counting, workspaceId, { maxScanVectors: 5 });
-    expect(ranked).toHaveLength(1);
-    expect(ranked[0]).toContain("vectorize_id");
+    expect(calls.map((c) => [c.scanned, c.tooMany, c.sql.includes("vectorize_id")])).toEqual([
+      [0, true, false],
+      [expect.any(Number), undefined, true],
+    ]);
+    calls.length = 0;
     await search(counting, workspaceId, { maxScanVectors: 100 });
-    expect(ranked).toHaveLength(2);
-    expect(ranked[1]).not.toContain("vectorize_id");
+    expect(calls).toHaveLength(1);
+    expect(calls[0].sql).not.toContain("vectorize_id");
 
     // The empty prefix: no path condition; the item elsewhere is found too.
     const everywhere = await search(bindings, workspaceId, { namespacePrefix: [], maxScanVectors: 5 });

@@ -47,15 +47,15 @@ export async function embedItemTexts<T>(
 }
 
 /**
- * The vector of a search's query: one call of one text. Kept in doubles, as the reference scores with
- * the provider's numbers as they came (stored vectors are floats; see vectors.ts).
+ * The vector of a search's query: one call of one text. Kept in doubles, the numbers as the provider
+ * gave them, as the reference scores with them (stored vectors are floats; see vectors.ts).
  */
-export async function embedQuery(query: string, embedder: Embedder): Promise<Float64Array> {
+export async function embedQuery(query: string, embedder: Embedder): Promise<number[]> {
   const answer = await embedder.embed([query]);
   if (!Array.isArray(answer) || answer.length !== 1)
     throw invalid(`${embedder.provider} returned ${Array.isArray(answer) ? answer.length : "no"} vectors for 1 text`);
   checkVector(answer[0], embedder.dims, embedder.provider);
-  return Float64Array.from(answer[0]);
+  return answer[0];
 }
 
 /** An item to index: its value and its put's own `index` (false: none; paths: instead of the configured fields). */
