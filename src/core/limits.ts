@@ -377,14 +377,21 @@ export const MAX_EMBED_TEXT_CHARS = 32_768;
 export const MAX_INDEX_PATHS = 100;
 
 /**
- * Rows (vectors, and items without one) a semantic store search scores exactly, in the store
- * partition's object, at most. The scan reads each row once and keeps none, so memory is not the
- * bound: time is. 10,000 vectors of 768 dimensions cost about 15–30 ms of CPU, so 50,000 cost about
- * 75–150 ms, and read 50,000 rows (billed per row read) on every search, while the object serves
- * nothing else. Past it the scan stops: the search goes to Vectorize when the Worker has a
- * `STORE_VECTORIZE` binding, else it is refused (422) saying what to narrow; never cut silently.
+ * Rows (vectors, and items without one) a semantic store search scores, in the store partition's
+ * object, at most. A search reads each row's id (billed per row read) and scores its kept sketch, so
+ * time is the bound: 10,000 vectors of 768 dimensions cost about 19 ms of server CPU, so 50,000 about
+ * 95 ms, past VECTOR_CACHE_BYTES more, while the object serves nothing else. Past it the scan stops:
+ * the search goes to Vectorize when the Worker has a `STORE_VECTORIZE` binding, else it is refused
+ * (422) saying what to narrow; never cut silently.
  */
 export const MAX_SCAN_VECTORS = 50_000;
+
+/**
+ * Bytes of vector sketches (one byte a dimension, workspace/vector-cache.ts) the store partitions'
+ * objects of one isolate keep in memory together, of the isolate's 128 MB: 10,000 vectors of 768
+ * dimensions take 9 MB. Past it a search scores the vectors left out exactly, from their rows.
+ */
+export const VECTOR_CACHE_BYTES = 32 * 1024 * 1024;
 
 /** Vectors one Vectorize `upsert` call takes at most (Cloudflare: 1,000 from a Worker); each call is a subrequest. */
 export const VECTORIZE_UPSERT_BATCH = 1_000;

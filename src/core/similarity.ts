@@ -27,7 +27,7 @@ export function magnitude(vector: ArrayLike<number>): number {
  * Cosine similarity from the dot product and both magnitudes, summed in index order in doubles as the
  * reference does; 0 when either has no length (a zero vector), where the division would give NaN.
  */
-function similarity(
+export function similarity(
   query: ArrayLike<number>,
   queryMagnitude: number,
   vector: ArrayLike<number>,
@@ -47,7 +47,7 @@ export const cosineSimilarity = (query: ArrayLike<number>, vector: ArrayLike<num
  * (length-1)·2⁻⁵³·Σ|xᵢqᵢ| of the true sum, and Σ|xᵢqᵢ| ≤ |x|·|q| (Cauchy-Schwarz), so a score moves by
  * under 2·length·2⁻⁵³. Four times that, and a margin for the magnitudes' own rounding, to be sure.
  */
-const scoreSlack = (length: number) => (8 * length + 64) * 2 ** -53;
+export const scoreSlack = (length: number) => (8 * length + 64) * 2 ** -53;
 
 /**
  * The query magnitudes for which that bound holds: within them no square of a component that counts
@@ -56,6 +56,10 @@ const scoreSlack = (length: number) => (8 * length + 64) * 2 ** -53;
  */
 const SLACK_MIN_MAGNITUDE = 2 ** -400;
 const SLACK_MAX_MAGNITUDE = 2 ** 400;
+
+/** Whether scores against a query of this magnitude may be told apart by an approximate score and its slack. */
+export const approximable = (queryMagnitude: number): boolean =>
+  queryMagnitude >= SLACK_MIN_MAGNITUDE && queryMagnitude <= SLACK_MAX_MAGNITUDE;
 
 /**
  * The dot product summed in four interleaved parts: about four times faster than one in-order sum
@@ -119,7 +123,7 @@ export class SimilarityRanking<T> {
   constructor(query: ArrayLike<number>, page: { offset: number; limit: number }) {
     this.#query = Float64Array.from(query);
     this.#queryMagnitude = magnitude(query);
-    this.#approximates = this.#queryMagnitude >= SLACK_MIN_MAGNITUDE && this.#queryMagnitude <= SLACK_MAX_MAGNITUDE;
+    this.#approximates = approximable(this.#queryMagnitude);
     this.#offset = page.offset;
     this.#limit = page.limit;
     this.#size = page.offset + page.limit;
@@ -148,7 +152,18 @@ export class SimilarityRanking<T> {
       // Only a score that may reach the bar is worth its exact sum (an equal one later in the scan loses).
       if (approximate + scoreSlack(vector.length) < bar) return;
     }
-    const score = similarity(this.#query, this.#queryMagnitude, vector, vectorNorm);
+    this.addScore(id, item, similarity(this.#query, this.#queryMagnitude, vector, vectorNorm));
+  }
+
+  /** The next row of the scan, already scored exactly (as `similarity` scores it) by the caller. */
+  addScore(id: unknown, item: T, score: number): void {
+    let current = this.#current;
+    if (!current || current.id !== id) {
+      this.#finish();
+      current = { id, item, hasVector: false, best: Number.NEGATIVE_INFINITY };
+      this.#current = current;
+    }
+    current.hasVector = true;
     if (score > current.best) current.best = score;
   }
 

@@ -1,4 +1,5 @@
-import { and, asc, eq, gt, isNotNull, isNull, lt, lte, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, gt, gte, isNotNull, isNull, lt, lte, or, type SQL, sql } from "drizzle-orm";
+import type { AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { AuthFilter } from "../core/auth-filter.ts";
 import { invalid } from "../core/errors.ts";
 import {
@@ -18,7 +19,7 @@ import {
   type WorkspaceDatabase,
   workspaceDatabase,
 } from "../workspace/database.ts";
-import { RANKED_IDS, type RankedScan } from "../workspace/ranked-scan.ts";
+import { RANKED_IDS, type RankedScan, VECTOR_IDS } from "../workspace/ranked-scan.ts";
 import { isPartitionResultTooLarge } from "../workspace/sql.ts";
 import type { PartitionAlarm } from "../workspace/workspace-do.ts";
 import type { ScoredItem, StoreItem } from "./schemas.ts";
@@ -65,16 +66,22 @@ const expiry = (ttlMinutes: number | null, from: number) =>
   ttlMinutes ? new Date(from + ttlMinutes * 60_000).toISOString() : null;
 
 /**
+ * Items not expired, told from the expiry index (items with a TTL only, few of them expired at once):
+ * a scan of many items reads none of their rows for it, as `live` must.
+ */
+const unexpired = (now: string) =>
+  sql`${storeItems}.rowid NOT IN (SELECT rowid FROM ${storeItems} AS expired WHERE expired.expires_at <= ${now})`;
+
+/**
  * Namespaces equal to `prefix` or below it. A range, not LIKE: D1 caps LIKE patterns at 50 bytes,
  * and every namespace below "a.b" sorts between "a.b." and "a.b/" ("/" follows "." in byte order).
+ * The range [a.b, a.b/) comes first, on its own, so SQLite reads only it from the key's index; the
+ * condition after it leaves out its siblings ("a.b-c", "a.b!") that sort inside it.
  */
-function underPrefix(prefix: string[]): SQL | undefined {
+function underPrefix(prefix: string[], namespace: AnySQLiteColumn = storeItems.namespace): SQL | undefined {
   if (prefix.length === 0) return undefined;
   const exact = joined(prefix);
-  return or(
-    eq(storeItems.namespace, exact),
-    and(gt(storeItems.namespace, `${exact}.`), lt(storeItems.namespace, `${exact}/`)),
-  );
+  return and(gte(namespace, exact), lt(namespace, `${exact}/`), or(eq(namespace, exact), gt(namespace, `${exact}.`)));
 }
 
 export function itemJson(row: StoreItemRow): StoreItem {
@@ -312,29 +319,26 @@ export async function searchItemsBySimilarity(
 ): Promise<ScoredItem[]> {
   const db = storeDatabase(env, workspaceId);
   const now = Date.now();
+  const at = new Date(now).toISOString();
+  const filters = containments([storeItems.value, search.filter]);
   const where = and(
     eq(storeItems.workspaceId, workspaceId),
     underPrefix(search.namespacePrefix),
-    live(new Date(now).toISOString()),
-    ...containments([storeItems.value, search.filter]),
+    unexpired(at),
+    ...filters,
   );
-  const bytes = search.vector.length * 4;
-  // An item's vectors of the query's length: one of another (written before `dims` changed) is none.
-  const itsVectors = and(
-    eq(storeVectors.namespace, storeItems.namespace),
-    eq(storeVectors.key, storeItems.key),
-    sql`length(${storeVectors.vector}) = ${bytes}`,
-  );
+  // Without the vectors (a key's index holds the vector's id): the partition's object scores them from
+  // its sketches and reads only those that may reach the page (workspace/ranked-scan.ts).
+  const itsVectors = and(eq(storeVectors.namespace, storeItems.namespace), eq(storeVectors.key, storeItems.key));
   const candidates = (among?: SQL) =>
     db
       .select({
         id: sql`${storeItems}.rowid`,
-        vector: storeVectors.vector,
-        magnitude: storeVectors.magnitude,
+        vectorId: sql`${storeVectors}.rowid`,
         // Built on the item's first row only (its first field, or no vector): a value of a megabyte with a
         // thousand vectors is made into JSON once, not a thousand times.
         ...(search.authFilter && {
-          metadata: sql`CASE WHEN ${storeVectors.field} IS NULL OR ${storeVectors.field} = (SELECT min(field) FROM ${storeVectors} AS first WHERE first.namespace = ${storeItems.namespace} AND first.key = ${storeItems.key} AND length(first.vector) = ${bytes}) THEN json_set(${storeItems.value}, '$.namespace', ${namespaceArray}, '$.key', ${storeItems.key}) END`,
+          metadata: sql`CASE WHEN ${storeVectors.field} IS NULL OR ${storeVectors.field} = (SELECT min(field) FROM ${storeVectors} AS first WHERE first.namespace = ${storeItems.namespace} AND first.key = ${storeItems.key}) THEN json_set(${storeItems.value}, '$.namespace', ${namespaceArray}, '$.key', ${storeItems.key}) END`,
         }),
       })
       .from(storeItems)
@@ -342,6 +346,33 @@ export async function searchItemsBySimilarity(
       .where(and(where, among))
       .orderBy(asc(storeItems.namespace), asc(storeItems.key), asc(storeVectors.field))
       .toSQL();
+  // The item's id from a subquery, not a join: a join lets SQLite scan the items and look up vectors.
+  const vectors = db
+    .select({
+      id: sql`${storeVectors}.rowid`,
+      vector: storeVectors.vector,
+      magnitude: storeVectors.magnitude,
+      // Spelled out: drizzle leaves a lone table's columns unqualified, which the subquery would take for its own.
+      item: sql`(SELECT rowid FROM store_items AS item WHERE item.workspace_id = ${workspaceId} AND item.namespace = store_vectors.namespace AND item.key = store_vectors.key)`,
+    })
+    .from(storeVectors)
+    .where(sql`${storeVectors}.rowid IN (SELECT value FROM json_each(${VECTOR_IDS}))`)
+    .toSQL();
+  // Without a filter, the scope is read from the vectors' key index alone (see RankedScan.vectorsInScope).
+  const vectorsInScope = {
+    vectors: db
+      .select({ id: sql`rowid` })
+      .from(storeVectors)
+      .where(underPrefix(search.namespacePrefix, storeVectors.namespace))
+      .orderBy(asc(storeVectors.namespace), asc(storeVectors.key), asc(storeVectors.field))
+      .toSQL(),
+    // From the expiry index: items with a TTL only, and of those the expired that the sweep has not yet removed.
+    expired: db
+      .select({ id: sql`rowid` })
+      .from(storeItems)
+      .where(and(lte(storeItems.expiresAt, at), underPrefix(search.namespacePrefix)))
+      .toSQL(),
+  };
   const inPage = sql`${storeItems}.rowid IN (SELECT value FROM json_each(${RANKED_IDS}))`;
   // Columns in this order: the rows come back as arrays (see `scoredItem`).
   const rows = db
@@ -371,11 +402,7 @@ export async function searchItemsBySimilarity(
       db
         .select({ one: sql`1` })
         .from(storeItems)
-        // Keys only (not `itsVectors`, whose length() reads each vector's row): a count from above.
-        .leftJoin(
-          storeVectors,
-          and(eq(storeVectors.namespace, storeItems.namespace), eq(storeVectors.key, storeItems.key)),
-        )
+        .leftJoin(storeVectors, itsVectors)
         .where(where)
         .limit(maxScan + 1)
         .as("scope"),
@@ -385,6 +412,15 @@ export async function searchItemsBySimilarity(
     bounded(
       rankInPartition(env, { workspaceId, kind: "store" }, {
         candidates: { ...candidates(among), method: "all" },
+        vectors: { ...vectors, method: "all" },
+        ...(!among &&
+          !filters.length &&
+          !search.authFilter && {
+            vectorsInScope: {
+              vectors: { ...vectorsInScope.vectors, method: "all" },
+              expired: { ...vectorsInScope.expired, method: "all" },
+            },
+          }),
         query: search.vector,
         offset: search.offset,
         limit: search.limit,

@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { customType, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { chunked } from "../core/batches.ts";
@@ -55,16 +55,21 @@ export function replaceItemVectors(
   ];
   for (const rows of chunked(vectors, rowsPerStatement(VECTOR_COLUMNS))) {
     statements.push(
-      db.insert(storeVectors).values(
-        rows.map(({ field, vector, vectorizeId }) => ({
-          namespace,
-          key,
-          field,
-          vector: packVector(vector),
-          magnitude: magnitude(vector),
-          vectorizeId: vectorizeId ?? null,
-        })),
-      ),
+      db
+        .insert(storeVectors)
+        .values(
+          rows.map(({ field, vector, vectorizeId }) => ({
+            namespace,
+            key,
+            field,
+            vector: packVector(vector),
+            magnitude: magnitude(vector),
+            vectorizeId: vectorizeId ?? null,
+          })),
+        )
+        // The ids written: the partition's object forgets what it kept of vectors that had them before
+        // (SQLite gives a new row a deleted row's id), see workspace/vector-cache.ts.
+        .returning({ id: sql`rowid` }),
     );
   }
   return statements;

@@ -47,10 +47,14 @@ const cellBytes = (value: unknown): number =>
  * D1 batch), and answers rows in the proxy's shape; the rows of all of them stay within
  * MAX_PARTITION_RESULT_BYTES.
  */
-export function executeStatements(storage: DurableObjectStorage, statements: readonly SqlStatement[]): SqlResult[] {
+export function executeStatements(
+  storage: DurableObjectStorage,
+  statements: readonly SqlStatement[],
+  observe?: StatementObserver,
+): SqlResult[] {
   let bytes = 0;
   const run = () =>
-    statements.map(({ sql, params, method }): SqlResult => {
+    statements.map(({ sql, params }): SqlResult => {
       const rows: unknown[][] = [];
       for (const row of storage.sql.exec(sql, ...params.map(bindable)).raw()) {
         for (const cell of row) bytes += cellBytes(cell);
@@ -58,11 +62,20 @@ export function executeStatements(storage: DurableObjectStorage, statements: rea
           throw new Error(`${PARTITION_RESULT_TOO_LARGE}: over ${MAX_PARTITION_RESULT_BYTES} bytes`);
         rows.push(row);
       }
-      if (method === "run") return { rows: [] };
-      return { rows: method === "get" ? (rows[0] as unknown[]) : rows };
+      return { rows };
     });
-  return statements.length > 1 ? storage.transactionSync(run) : run();
+  const results = statements.length > 1 ? storage.transactionSync(run) : run();
+  // Told only once the statements are applied: a batch rolled back changed nothing.
+  if (observe) statements.forEach(({ sql }, at) => observe(sql, results[at].rows as unknown[][]));
+  return results.map(({ rows }, at) => {
+    const { method } = statements[at];
+    if (method === "run") return { rows: [] };
+    return { rows: method === "get" ? (rows[0] as unknown[]) : rows };
+  });
 }
+
+/** Told of each statement a batch applied: its SQL and every row it answered (whatever the method). */
+export type StatementObserver = (sql: string, rows: readonly unknown[][]) => void;
 
 /** The identity of the partition an object holds, as its `_schema` rows record it. */
 export interface PartitionRecord {

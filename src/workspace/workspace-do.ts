@@ -11,6 +11,7 @@ import {
   sqlDatabase,
   type WorkspaceDatabase,
 } from "./sql.ts";
+import { VectorCache } from "./vector-cache.ts";
 
 /**
  * A partition's scheduled work (fire due crons, sweep expired items…), run on the object's alarm
@@ -32,8 +33,15 @@ export function workspaceObject(alarms: Partial<Record<PartitionKind, PartitionA
     readonly #ready = new Set<PartitionKind>();
     /** The kind this object holds, once a call named it. */
     #kind: PartitionKind | undefined;
+    /** The sketches of the store partition's vectors, for its searches (vector-cache.ts). */
+    readonly #vectors = new VectorCache();
     /** The object itself as a database, for its alarm work (no RPC to itself). */
-    readonly #db = sqlDatabase((statements) => executeStatements(this.ctx.storage, statements));
+    readonly #db = sqlDatabase((statements) => this.#execute(statements));
+
+    /** Runs statements on the object's SQLite; the vector cache learns what they rewrote. */
+    #execute(statements: readonly SqlStatement[]): SqlResult[] {
+      return executeStatements(this.ctx.storage, statements, (sql, rows) => this.#vectors.written(sql, rows));
+    }
 
     /** What the usage meter counts this object's requests and rows under: `WorkspaceDO:<kind>`. */
     usageLabel(args?: readonly unknown[]): string {
@@ -59,7 +67,7 @@ export function workspaceObject(alarms: Partial<Record<PartitionKind, PartitionA
      */
     async exec(partition: Partition, statements: SqlStatement[], armAt?: number): Promise<SqlResult[]> {
       this.#prepare(partition);
-      const results = executeStatements(this.ctx.storage, statements);
+      const results = this.#execute(statements);
       if (armAt !== undefined) await this.#arm(armAt);
       return results;
     }
@@ -67,7 +75,7 @@ export function workspaceObject(alarms: Partial<Record<PartitionKind, PartitionA
     /** A search by similarity over the partition's vectors, scored here (see ranked-scan.ts). */
     async rank(partition: Partition, scan: RankedScan): Promise<RankedPage> {
       this.#prepare(partition);
-      return rankedScan(this.ctx.storage, scan);
+      return rankedScan(this.ctx.storage, scan, this.#vectors);
     }
 
     /** Makes the alarm fire no later than `at`. */

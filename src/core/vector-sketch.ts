@@ -1,0 +1,73 @@
+import { scoreSlack } from "./similarity.ts";
+
+/**
+ * A vector's one-byte sketch: its components rounded to multiples of `scale` (codes of -127…127), a
+ * quarter of its bytes, with a proven bound on how far a score from the sketch can be from the exact
+ * one. A search scores sketches held in memory, then reads and scores exactly only the vectors whose
+ * bound lets them reach the page (workspace/ranked-scan.ts): the same page as scoring every vector.
+ */
+export interface VectorSketch {
+  codes: Int8Array;
+  /** What one code step is worth: the largest component's magnitude / 127 (0 for a zero vector). */
+  scale: number;
+  /** The exact vector's magnitude, as stored with it. */
+  magnitude: number;
+  /**
+   * How far a cosine score from the sketch can be from the exact score, for any query: the rounding
+   * error's magnitude over the vector's (|q·e| ≤ |q|·|e|, Cauchy-Schwarz), with margins for the
+   * floating-point sums on both sides.
+   */
+  slack: number;
+}
+
+const CODE_MAX = 127;
+
+/** The sketch of `vector`, given its stored `magnitude`. */
+export function sketchVector(vector: ArrayLike<number>, magnitude: number): VectorSketch {
+  let largest = 0;
+  for (let i = 0; i < vector.length; i++) largest = Math.max(largest, Math.abs(vector[i]));
+  const scale = largest / CODE_MAX;
+  const codes = new Int8Array(vector.length);
+  let error = 0;
+  if (scale > 0) {
+    for (let i = 0; i < vector.length; i++) {
+      const code = Math.round(vector[i] / scale);
+      codes[i] = code;
+      const off = vector[i] - code * scale;
+      error += off * off;
+    }
+  }
+  const errorNorm = Math.sqrt(error);
+  // The error's magnitude is computed in doubles from 4-byte floats: a relative 2⁻²⁰ covers its rounding
+  // many times over; scoreSlack covers the sums of the sketch's score and of the exact one, each scaled
+  // by how much the sketch's magnitude may exceed the vector's.
+  const relative = magnitude > 0 ? errorNorm / magnitude : 0;
+  const slack = magnitude > 0 ? relative * (1 + 2 ** -20) + 2 * scoreSlack(vector.length) * (1 + relative) : 0;
+  return { codes, scale, magnitude, slack };
+}
+
+/**
+ * The cosine score of a sketch against a query (as doubles, with its magnitude): within the
+ * sketch's `slack` of the exact score. A zero vector scores 0 exactly, as in the exact score.
+ */
+export function sketchScore(query: Float64Array, queryMagnitude: number, sketch: VectorSketch): number {
+  if (!sketch.magnitude || !queryMagnitude) return 0;
+  const codes = sketch.codes;
+  const n = codes.length;
+  let a = 0;
+  let b = 0;
+  let c = 0;
+  let d = 0;
+  let i = 0;
+  for (; i + 3 < n; i += 4) {
+    a += codes[i] * query[i];
+    b += codes[i + 1] * query[i + 1];
+    c += codes[i + 2] * query[i + 2];
+    d += codes[i + 3] * query[i + 3];
+  }
+  for (; i < n; i++) a += codes[i] * query[i];
+  return ((a + b + (c + d)) * sketch.scale) / (queryMagnitude * sketch.magnitude);
+}
+
+/** Bytes a sketch holds in memory: its codes and the object around them, from above. */
+export const sketchBytes = (sketch: VectorSketch): number => sketch.codes.length + 160;
