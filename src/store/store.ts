@@ -358,13 +358,15 @@ export async function searchItemsBySimilarity(
     .from(storeVectors)
     .where(sql`${storeVectors}.rowid IN (SELECT value FROM json_each(${VECTOR_IDS}))`)
     .toSQL();
+  const maxScan = search.maxScanVectors ?? MAX_SCAN_VECTORS;
   // Without a filter, the scope is read from the vectors' key index alone (see RankedScan.vectorsInScope).
   const vectorsInScope = {
     vectors: db
-      .select({ id: sql`rowid` })
+      .select({ id: sql`rowid`.as("id") })
       .from(storeVectors)
       .where(underPrefix(search.namespacePrefix, storeVectors.namespace))
       .orderBy(asc(storeVectors.namespace), asc(storeVectors.key), asc(storeVectors.field))
+      .limit(maxScan + 1)
       .toSQL(),
     // From the expiry index: items with a TTL only, and of those the expired that the sweep has not yet removed.
     expired: db
@@ -392,7 +394,6 @@ export async function searchItemsBySimilarity(
     .set({ expiresAt: refreshedExpiry(now) })
     .where(and(inPage, isNotNull(storeItems.ttlMinutes)))
     .toSQL();
-  const maxScan = search.maxScanVectors ?? MAX_SCAN_VECTORS;
   // With Vectorize, the scope is counted first in the same call (keys only, from the vectors' primary-key
   // index: no vector is read), so one past the scan goes to Vectorize without a scan thrown away.
   // Without it the scan itself stops at the limit, and the search is refused.

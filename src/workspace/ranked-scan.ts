@@ -33,8 +33,9 @@ export interface RankedScan {
   vectors: SqlStatement;
   /**
    * For a search with no filter: the same scope read from the vectors' key index alone, without the
-   * items (half the rows read, none of the items' rows): `vectors` rows `[vectorId]` in the items'
-   * order, and `expired` rows `[itemId]` of the items to leave out. The items are read after all (by
+   * items (half the rows read, none of the items' rows): `vectors` rows `{ id }` (a vector's id) in
+   * the items' order (at most `maxRows + 1`: they are read at once), and `expired` rows `[itemId]` of the items
+   * to leave out. The items are read after all (by
    * `candidates`) when the scored items do not fill the page.
    */
   vectorsInScope?: { vectors: SqlStatement; expired: SqlStatement };
@@ -277,13 +278,10 @@ function readVectorScope(
   scope: NonNullable<RankedScan["vectorsInScope"]>,
   maxRows: number | undefined,
 ): Scope {
-  const rowVector: number[] = [];
-  let read = 0;
-  for (const [id] of run(storage, scope.vectors)) {
-    read += 1;
-    if (maxRows !== undefined && read > maxRows) break;
-    rowVector.push(Number(id));
-  }
+  // At once (one native call), not row by row: ids only, at most maxRows + 1 of them (the statement's LIMIT).
+  const ids = storage.sql.exec<{ id: number }>(scope.vectors.sql, ...scope.vectors.params.map(bindable)).toArray();
+  const read = ids.length;
+  const rowVector = (maxRows !== undefined ? ids.slice(0, maxRows) : ids).map(({ id }) => Number(id));
   return { rowItem: new Array(rowVector.length).fill(Number.NaN), rowVector, read };
 }
 
