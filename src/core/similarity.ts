@@ -64,9 +64,10 @@ export const approximable = (queryMagnitude: number): boolean =>
 /**
  * The dot product summed in four interleaved parts: about four times faster than one in-order sum
  * (the additions do not wait on each other), and within `scoreSlack` of it; used only to tell the
- * vectors that cannot reach the page from those that must be scored exactly.
+ * vectors that cannot reach the page from those that must be scored exactly (here, and for a
+ * vector's sketch: vector-sketch.ts).
  */
-function fastDot(query: Float64Array, vector: ArrayLike<number>): number {
+export function fastDot(query: Float64Array, vector: ArrayLike<number>): number {
   const n = vector.length;
   let a = 0;
   let b = 0;

@@ -1,4 +1,4 @@
-import { scoreSlack } from "./similarity.ts";
+import { fastDot, scoreSlack } from "./similarity.ts";
 
 /**
  * A vector's one-byte sketch: its components rounded to multiples of `scale` (codes of -127…127), a
@@ -52,21 +52,7 @@ export function sketchVector(vector: ArrayLike<number>, magnitude: number): Vect
  */
 export function sketchScore(query: Float64Array, queryMagnitude: number, sketch: VectorSketch): number {
   if (!sketch.magnitude || !queryMagnitude) return 0;
-  const codes = sketch.codes;
-  const n = codes.length;
-  let a = 0;
-  let b = 0;
-  let c = 0;
-  let d = 0;
-  let i = 0;
-  for (; i + 3 < n; i += 4) {
-    a += codes[i] * query[i];
-    b += codes[i + 1] * query[i + 1];
-    c += codes[i + 2] * query[i + 2];
-    d += codes[i + 3] * query[i + 3];
-  }
-  for (; i < n; i++) a += codes[i] * query[i];
-  return ((a + b + (c + d)) * sketch.scale) / (queryMagnitude * sketch.magnitude);
+  return (fastDot(query, sketch.codes) * sketch.scale) / (queryMagnitude * sketch.magnitude);
 }
 
 /** Bytes a sketch holds in memory: its codes and the object around them, from above. */

@@ -5,20 +5,8 @@ import { describe, expect, it } from "vitest";
 import { VECTOR_CACHE_BYTES } from "../../src/core/limits.ts";
 import { magnitude, similarity } from "../../src/core/similarity.ts";
 import { sketchBytes, sketchScore, sketchVector } from "../../src/core/vector-sketch.ts";
-import { replaceItemVectors } from "../../src/store/vectors.ts";
-import { sqlDatabase } from "../../src/workspace/sql.ts";
 import { VectorCache } from "../../src/workspace/vector-cache.ts";
-
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from "../fixtures/random.ts";
 
 /** Vectors of every shape the bound must hold for: dense, sparse, one spike, tiny, huge, rounding-hostile. */
 function vectors(next: () => number, dims: number): Float32Array[] {
@@ -37,7 +25,7 @@ function vectors(next: () => number, dims: number): Float32Array[] {
 
 describe("a vector's sketch", () => {
   it("scores within its slack of the exact score, for every query and vector shape", () => {
-    const next = random(11);
+    const next = seededRandom(11);
     let worst = 0;
     for (const dims of [3, 64, 768, 1536]) {
       const stored = vectors(next, dims);
@@ -91,21 +79,6 @@ describe("the partition's sketch cache", () => {
     cache.set(1, sketch());
     cache.written("INSERT OR REPLACE INTO store_vectors (rowid) VALUES (1)", []);
     expect(cache.size).toBe(0);
-  });
-
-  it("reads a put's own statements: its insert answers the ids, so only those are forgotten", () => {
-    const cache = new VectorCache();
-    cache.beginSearch();
-    for (const id of [7, 8, 9]) cache.set(id, sketch());
-    const db = sqlDatabase(() => []);
-    const statements = replaceItemVectors(db, "m.u1", "k", [
-      { field: "text", vector: new Float32Array(4).fill(1) },
-      { field: "tags[0]", vector: new Float32Array(4).fill(2) },
-    ]).map((statement) => (statement as unknown as { toSQL(): { sql: string } }).toSQL().sql);
-    expect(statements).toHaveLength(2);
-    cache.written(statements[0], [["vectorize-id"]]);
-    cache.written(statements[1], [[8], [10]]);
-    expect([7, 8, 9].map((id) => cache.get(id) !== undefined)).toEqual([true, false, true]);
   });
 
   it("holds at most VECTOR_CACHE_BYTES across an isolate's objects, emptying the least recently searched first", () => {

@@ -3,7 +3,8 @@ import { exports } from "cloudflare:workers";
 import { fireDueCrons } from "../../src/crons/service.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
 import { workspaceDatabase } from "../../src/workspace/database.ts";
-import { hashBucket, partitionName, THREAD_INDEX_SHARDS } from "../../src/workspace/partition.ts";
+import { hashBucket, type Partition, partitionName, THREAD_INDEX_SHARDS } from "../../src/workspace/partition.ts";
+import type { RankedPage, RankedScan } from "../../src/workspace/ranked-scan.ts";
 import { until } from "../fixtures/until.ts";
 
 export const BOOTSTRAP_KEY = "lgp_test_bootstrap_key";
@@ -139,4 +140,32 @@ export async function tracesStored(threadIds: string[]): Promise<void> {
         );
     }
   }
+}
+
+/**
+ * `bindings` whose partition objects report each search by similarity (`rank`) they run: the scan it
+ * was given and the page it answered, in `ranks`, for tests that count what a search read.
+ */
+export function observingRanks<B extends { WORKSPACE: typeof env.WORKSPACE }>(bindings: B) {
+  const ranks: { scan: RankedScan; page: RankedPage }[] = [];
+  const observed: B = {
+    ...bindings,
+    WORKSPACE: new Proxy(bindings.WORKSPACE, {
+      get(target, property) {
+        if (property !== "getByName") return Reflect.get(target, property, target);
+        return (name: string) =>
+          new Proxy(target.getByName(name), {
+            get(stub, method) {
+              if (method !== "rank") return Reflect.get(stub, method, stub);
+              return async (partition: Partition, scan: RankedScan) => {
+                const page = (await stub.rank(partition, scan)) as RankedPage;
+                ranks.push({ scan, page });
+                return page;
+              };
+            },
+          });
+      },
+    }),
+  };
+  return { bindings: observed, ranks };
 }

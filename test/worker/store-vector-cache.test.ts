@@ -5,26 +5,19 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { rankBySimilarity } from "../../src/core/similarity.ts";
+import { sketchVector } from "../../src/core/vector-sketch.ts";
 import { storeItems } from "../../src/db/schema.ts";
 import { deleteItem, putItem, searchItemsBySimilarity } from "../../src/store/store.ts";
+import { replaceItemVectors } from "../../src/store/vectors.ts";
 import { workspaceDatabase } from "../../src/workspace/database.ts";
 import { partitionName } from "../../src/workspace/partition.ts";
-import type { RankedPage } from "../../src/workspace/ranked-scan.ts";
+import { sqlDatabase } from "../../src/workspace/sql.ts";
+import { VectorCache } from "../../src/workspace/vector-cache.ts";
+import { seededRandom } from "../fixtures/random.ts";
+import { observingRanks } from "./helpers.ts";
 
 const workspace = () => `ws-${crypto.randomUUID()}`;
 const storeObject = (workspaceId: string) => env.WORKSPACE.getByName(partitionName({ workspaceId, kind: "store" }));
-
-/** A deterministic pseudo-random sequence (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const DIMS = 48;
 
@@ -35,31 +28,6 @@ function clustered(next: () => number, centres: number[][], spread: number): Flo
 }
 
 const vector = (values: number[]) => Float32Array.from({ length: DIMS }, (_, i) => values[i] ?? 0);
-
-/** The workspace's store object, counting the vectors each `rank` call read from their rows. */
-function countingReads(workspaceId: string) {
-  const reads: RankedPage[] = [];
-  const bindings = {
-    ...env,
-    WORKSPACE: new Proxy(env.WORKSPACE, {
-      get(target, property) {
-        if (property !== "getByName") return Reflect.get(target, property, target);
-        return (name: string) =>
-          new Proxy(target.getByName(name), {
-            get(stub, method) {
-              if (method !== "rank") return Reflect.get(stub, method, stub);
-              return async (...args: Parameters<typeof stub.rank>) => {
-                const page = await stub.rank(...args);
-                reads.push(page);
-                return page;
-              };
-            },
-          });
-      },
-    }),
-  } as typeof env;
-  return { bindings, reads, workspaceId };
-}
 
 const search = (
   bindings: typeof env,
@@ -89,7 +57,7 @@ describe("a search from kept sketches", () => {
     "answers the exact page, cold and warm, for pages, ties, several vectors an item and a filter (spread %s)",
     async (spread) => {
       const workspaceId = workspace();
-      const next = random(7);
+      const next = seededRandom(7);
       const centres = Array.from({ length: 4 }, () => Array.from({ length: DIMS }, () => next() - 0.5));
       const items: { key: string; vectors: Float32Array[]; group: number }[] = [];
       for (let n = 0; n < 240; n++) {
@@ -120,7 +88,7 @@ describe("a search from kept sketches", () => {
           query,
           { offset, limit },
         ).map(({ item, score }) => [item.key, score]);
-      const { bindings, reads } = countingReads(workspaceId);
+      const { bindings, ranks } = observingRanks(env);
       const queries = [
         ...centres.map((centre) => Float32Array.from(centre)),
         items[19].vectors[0],
@@ -147,9 +115,9 @@ describe("a search from kept sketches", () => {
       // Once kept, a page reads a share of the 460 vectors (the first search read every one), and a page of
       // one item a small share, when the scores spread.
       const vectors = items.reduce((sum, item) => sum + item.vectors.length, 0);
-      expect(reads[0].vectorsRead).toBe(vectors);
+      expect(ranks[0].page.vectorsRead).toBe(vectors);
       if (spread < 0.3) return;
-      const warm = reads.slice(-(queries.length * 4 + 1), -1);
+      const warm = ranks.slice(-(queries.length * 4 + 1), -1).map(({ page }) => page);
       const read = warm.reduce((sum, page) => sum + page.vectorsRead, 0);
       expect(read).toBeLessThan((warm.length * vectors) / 4);
       const pagesOfOne = warm.filter((_, at) => at % 4 === 2);
@@ -239,5 +207,21 @@ describe("a search from kept sketches", () => {
     const keys = (await search(env, workspaceId, vector([1, 5]), { limit: 5 })).map((i) => i.key);
     expect(keys.slice(0, 2).sort()).toEqual(["later", "stays"]);
     expect(keys).not.toContain("expires");
+  });
+
+  it("reads a put's own statements: its insert answers the ids, so only those are forgotten", () => {
+    const cache = new VectorCache();
+    const sketch = () => ({ sketch: sketchVector(new Float32Array(4).fill(1), 2), item: 1 });
+    cache.beginSearch();
+    for (const id of [7, 8, 9]) cache.set(id, sketch());
+    const db = sqlDatabase(() => []);
+    const statements = replaceItemVectors(db, "m.u1", "k", [
+      { field: "text", vector: new Float32Array(4).fill(1) },
+      { field: "tags[0]", vector: new Float32Array(4).fill(2) },
+    ]).map((statement) => (statement as unknown as { toSQL(): { sql: string } }).toSQL().sql);
+    expect(statements).toHaveLength(2);
+    cache.written(statements[0], [["vectorize-id"]]);
+    cache.written(statements[1], [[8], [10]]);
+    expect([7, 8, 9].map((id) => cache.get(id) !== undefined)).toEqual([true, false, true]);
   });
 });

@@ -22,6 +22,7 @@ import { indexedPath, type StoreVectorIndex, vectorId, vectorizeFilter } from ".
 import { workspaceDatabase } from "../../src/workspace/database.ts";
 import { partitionName } from "../../src/workspace/partition.ts";
 import { DIMS, hashEmbed } from "../fixtures/semantic.ts";
+import { observingRanks } from "./helpers.ts";
 
 type Metadata = Record<string, VectorizeVectorMetadata>;
 type Call =
@@ -361,36 +362,18 @@ describe("a search past MAX_SCAN_VECTORS", () => {
 
     // Past the scan's size the partition counts the scope (keys only) in the same call and reads no
     // vector; the candidates Vectorize gives are then ranked. Within it, one call scans.
-    const calls: { sql: string; scanned: number; tooMany?: true }[] = [];
-    const counting = {
-      ...bindings,
-      WORKSPACE: new Proxy(env.WORKSPACE, {
-        get(target, property) {
-          if (property !== "getByName") return Reflect.get(target, property, target);
-          return (name: string) =>
-            new Proxy(target.getByName(name), {
-              get(stub, method) {
-                if (method === "rank")
-                  return async (partition: unknown, scan: { candidates: { sql: string } }) => {
-                    const page = await stub.rank(partition as never, scan as never);
-                    calls.push({ sql: scan.candidates.sql, scanned: page.scanned, tooMany: page.tooMany });
-                    return page;
-                  };
-                return Reflect.get(stub, method, stub);
-              },
-            });
-        },
-      }),
-    } as typeof bindings;
+    const { bindings: counting, ranks } = observingRanks(bindings);
+    const calls = () =>
+      ranks.map(({ scan, page }) => ({ sql: scan.candidates.sql, scanned: page.scanned, tooMany: page.tooMany }));
     await search(counting, workspaceId, { maxScanVectors: 5 });
-    expect(calls.map((c) => [c.scanned, c.tooMany, c.sql.includes("vectorize_id")])).toEqual([
+    expect(calls().map((c) => [c.scanned, c.tooMany, c.sql.includes("vectorize_id")])).toEqual([
       [0, true, false],
       [expect.any(Number), undefined, true],
     ]);
-    calls.length = 0;
+    ranks.length = 0;
     await search(counting, workspaceId, { maxScanVectors: 100 });
-    expect(calls).toHaveLength(1);
-    expect(calls[0].sql).not.toContain("vectorize_id");
+    expect(calls()).toHaveLength(1);
+    expect(calls()[0].sql).not.toContain("vectorize_id");
 
     // The empty prefix: no path condition; the item elsewhere is found too.
     const everywhere = await search(bindings, workspaceId, { namespacePrefix: [], maxScanVectors: 5 });
