@@ -11,6 +11,7 @@
 
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
+import { seededRandom } from "../test/fixtures/random.ts";
 import type { BenchContext, Scenario } from "./context.ts";
 import { treeCpuMs } from "./proc-cpu.ts";
 import { unitsPerOp } from "./usage.ts";
@@ -43,30 +44,18 @@ const WORDS = (
   "medicine pain knee back headache"
 ).split(" ");
 
-/** A deterministic pseudo-random sequence (mulberry32) from a seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 function sentence(next: () => number, words: number): string {
   return Array.from({ length: words }, () => WORDS[Math.floor(next() * WORDS.length)]).join(" ");
 }
 
 /** Item `n`: a memory of 8 to 20 words. */
 function item(n: number): Record<string, unknown> {
-  const next = random(n + 1);
+  const next = seededRandom(n + 1);
   return { text: `memory ${n}: ${sentence(next, 8 + Math.floor(next() * 13))}`, n };
 }
 
 const QUERIES = Array.from({ length: 64 }, (_, i) => {
-  const next = random(1_000_003 + i);
+  const next = seededRandom(1_000_003 + i);
   return sentence(next, 2 + Math.floor(next() * 4));
 });
 
