@@ -6,9 +6,10 @@
  * The bundle is the contract the SDK's `LoadExternalComponent` expects from the official bundler:
  * - an IIFE assigned to the global `__LGUI_<graph id, non-alphanumerics as _>`, whose `render(name,
  *   shadowRootId)` mounts the named component through the host's `Symbol.for("LGUI_EXT_STORE")` store;
- * - react, react-dom, @langchain/langgraph-sdk and the `ui_config.shared` packages are not bundled:
- *   the host page provides them through `globalThis[Symbol.for("LGUI_REQUIRE")](name)`, so the component
- *   shares the host's single React.
+ * - react, react-dom, @langchain/langgraph-sdk and the `ui_config.shared` packages (with their
+ *   subpaths) are external, and esbuild's `require` shim is rewritten, as the official bundler does, to
+ *   `globalThis[Symbol.for("LGUI_REQUIRE")]`: the host page (the SDK's `bootstrapUiContext`) answers
+ *   each import when the bundle loads, so the component shares the host's single React.
  */
 
 import { existsSync, readdirSync, rmSync } from "node:fs";
@@ -35,7 +36,15 @@ export class UiBundleError extends Error {}
 export const uiGlobalName = (id: string) => `__LGUI_${id.replace(/[^a-zA-Z0-9]/g, "_")}`;
 
 const ENTRY_NAMESPACE = "lgui-entry";
-const SHARED_NAMESPACE = "lgui-shared";
+
+/**
+ * esbuild's `__require` shim for external imports starts with this test; the official bundler
+ * rewrites it to read the host's registry instead, so every external import (`import React from
+ * "react"` becomes `__require("react")`) is answered by the host page when the bundle loads.
+ */
+const REQUIRE_TEST = `typeof require !== "undefined" ? require`;
+const HOST_REQUIRE = `globalThis[Symbol.for("LGUI_REQUIRE")]`;
+const HOST_REQUIRE_TEST = `typeof ${HOST_REQUIRE} !== "undefined" ? ${HOST_REQUIRE}`;
 
 /**
  * The bundle's entry: imports the component map (the module's default export) and exports `render`,
@@ -54,9 +63,8 @@ function entrySource(componentFile: string): string {
   ].join("\n");
 }
 
-/** Resolves the virtual entry, and turns every shared import into a lookup in the host's registry. */
-function uiPlugin(componentFile: string, shared: string[]): Plugin {
-  const isShared = (path: string) => shared.some((name) => path === name || path.startsWith(`${name}/`));
+/** Resolves the virtual entry. */
+function entryPlugin(componentFile: string): Plugin {
   return {
     name: "langgraph-ui",
     setup(b) {
@@ -66,18 +74,21 @@ function uiPlugin(componentFile: string, shared: string[]): Plugin {
         resolveDir: dirname(componentFile),
         loader: "js",
       }));
-      b.onResolve({ filter: /.*/ }, (args) =>
-        args.kind !== "entry-point" && isShared(args.path)
-          ? { path: args.path, namespace: SHARED_NAMESPACE }
-          : undefined,
-      );
-      // Evaluated when the bundle loads, as the official bundle's rewritten `require` is.
-      b.onLoad({ filter: /.*/, namespace: SHARED_NAMESPACE }, (args) => ({
-        contents: `module.exports = globalThis[Symbol.for("LGUI_REQUIRE")](${JSON.stringify(args.path)});`,
-        loader: "js",
-      }));
     },
   };
+}
+
+/**
+ * The script with esbuild's `require` lookup turned into the host's `LGUI_REQUIRE`, exactly as the
+ * official bundler (@langchain/langgraph-ui) does. A bundle that imports a shared package but has no
+ * lookup to rewrite would throw "Dynamic require" in the browser, so it fails the build instead.
+ */
+export function routeToHostRequire(script: string): string {
+  const rewritten = script.replaceAll(REQUIRE_TEST, HOST_REQUIRE_TEST);
+  if (rewritten === script && /\b__require\(/.test(script)) {
+    throw new Error("esbuild's require shim changed shape: the shared imports cannot be routed to LGUI_REQUIRE");
+  }
+  return rewritten;
 }
 
 /** Bundles one component file in memory: asset file name → contents. */
@@ -100,12 +111,16 @@ async function bundleOne(
     target: "es2020",
     jsx: "automatic",
     logLevel: "silent",
-    plugins: [uiPlugin(componentFile, shared)],
+    // A package name also makes its subpaths external (react/jsx-runtime, @langchain/langgraph-sdk/react-ui).
+    external: shared,
+    plugins: [entryPlugin(componentFile)],
   });
   const files = new Map<string, Uint8Array>();
   for (const output of result.outputFiles) {
+    const name = basename(output.path);
     // Source maps and other side files are not served; the fragment names only .js and .css files.
-    if (output.path.endsWith(".js") || output.path.endsWith(".css")) files.set(basename(output.path), output.contents);
+    if (name === "entrypoint.js") files.set(name, new TextEncoder().encode(routeToHostRequire(output.text)));
+    else if (name.endsWith(".js") || name.endsWith(".css")) files.set(name, output.contents);
   }
   return files;
 }

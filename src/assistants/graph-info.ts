@@ -194,13 +194,17 @@ function withChannelFallback(
   };
 }
 
+/** A graph's schemas from the first source that has them (runtime, then static, then its channels). */
+function resolvedSchemas(graph: LoadedGraph, graphId: string, statics?: StaticGraphSchema | null): StaticGraphSchema {
+  return runtimeSchemas(graph) ?? withChannelFallback(graph, graphId, statics);
+}
+
 /**
- * The schemas of a graph (or subgraph) as the API returns them. LangGraph.js graphs declare one
- * runtime schema (StateGraph's context schema), so it is both `config_schema` and `context_schema`, as
- * in the official LangGraph.js server.
+ * The schemas in the API's field names. LangGraph.js graphs declare one runtime schema (StateGraph's
+ * context schema), so it is both `config_schema` and `context_schema`, as in the official LangGraph.js
+ * server.
  */
-export function graphSchemas(graph: LoadedGraph, graphId: string, statics?: StaticGraphSchema | null): GraphSchemas {
-  const schema = runtimeSchemas(graph) ?? withChannelFallback(graph, graphId, statics);
+function apiFields(schema: StaticGraphSchema): GraphSchemas {
   return {
     input_schema: schema.input ?? null,
     output_schema: schema.output ?? null,
@@ -209,6 +213,19 @@ export function graphSchemas(graph: LoadedGraph, graphId: string, statics?: Stat
     context_schema: schema.config ?? null,
   };
 }
+
+/** The schemas of a graph as `GET /assistants/{id}/schemas` returns them. */
+export function graphSchemas(graph: LoadedGraph, graphId: string, statics?: StaticGraphSchema | null): GraphSchemas {
+  return apiFields(resolvedSchemas(graph, graphId, statics));
+}
+
+/**
+ * One subgraph's schemas. The official LangGraph.js server answers each namespace with the schema
+ * object itself: `state`, `input`, `output`, `config`, each left out when absent (its nested-subgraph
+ * test reads `state`). The Agent Server API reference and the SDK's `Subgraphs` type name the fields
+ * of `/schemas` instead (`state_schema`...), so both sets are given, from the same schemas.
+ */
+export type SubgraphSchemas = StaticGraphSchema & GraphSchemas;
 
 export async function drawGraph(graph: LoadedGraph, xray: boolean | number): Promise<Record<string, unknown>> {
   const drawable = await graph.getGraphAsync({ xray } as Parameters<LoadedGraph["getGraphAsync"]>[0]);
@@ -222,11 +239,14 @@ export async function subgraphSchemas(
   namespace: string | undefined,
   recurse: boolean,
   statics?: StaticGraphSchemas | null,
-): Promise<Record<string, GraphSchemas>> {
-  const result: Record<string, GraphSchemas> = {};
+): Promise<Record<string, SubgraphSchemas>> {
+  const result: Record<string, SubgraphSchemas> = {};
   for await (const [name, subgraph] of graph.getSubgraphsAsync(namespace, recurse)) {
-    // Only the subgraph's own static schemas: the official server would fall back to the root graph's.
-    result[name] = graphSchemas(subgraph as LoadedGraph, `${graphId}|${name}`, statics?.subgraphs[name]);
+    // Only the subgraph's own static schemas, else its own channels: the official server would answer
+    // the root graph's schemas for a namespace its extraction missed.
+    const schema = resolvedSchemas(subgraph as LoadedGraph, `${graphId}|${name}`, statics?.subgraphs[name]);
+    const present = Object.entries(schema).filter(([, value]) => value != null);
+    result[name] = { ...Object.fromEntries(present), ...apiFields(schema) };
   }
   return result;
 }

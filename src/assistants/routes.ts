@@ -22,6 +22,7 @@ import {
   AssistantVersionSchema,
   LatestRequestSchema,
   RecurseQuery,
+  SubgraphSchemasSchema,
   VersionsRequestSchema,
   XrayQuery,
 } from "./schemas.ts";
@@ -41,6 +42,9 @@ import {
 const tags = ["Assistants"];
 const errors = { ...notFoundError };
 const route = securedRoutes(tags);
+
+/** Namespaces are node names, joined with `|` below the first level when recursing. */
+const SubgraphsByNamespace = z.record(z.string(), SubgraphSchemasSchema);
 
 const routes = {
   create: route({
@@ -134,14 +138,14 @@ const routes = {
     path: "/assistants/{assistant_id}/subgraphs",
     summary: "Schemas of the graph's subgraphs",
     request: { params: AssistantIdParam, query: RecurseQuery },
-    responses: { 200: jsonContent(z.record(z.string(), z.unknown()), "By namespace"), ...errors },
+    responses: { 200: jsonContent(SubgraphsByNamespace, "Each subgraph's schemas by namespace"), ...errors },
   }),
   subgraphsAt: route({
     method: "get",
     path: "/assistants/{assistant_id}/subgraphs/{namespace}",
     summary: "Schemas of the subgraphs under a namespace",
     request: { params: AssistantIdParam.extend({ namespace: z.string().min(1) }), query: RecurseQuery },
-    responses: { 200: jsonContent(z.record(z.string(), z.unknown()), "By namespace"), ...errors },
+    responses: { 200: jsonContent(SubgraphsByNamespace, "Each subgraph's schemas by namespace"), ...errors },
   }),
 };
 

@@ -158,3 +158,24 @@ export const XrayQuery = z.object({
 });
 
 export const RecurseQuery = z.object({ recurse: BoolQuery });
+
+const JsonSchemaObject = z.record(z.string(), z.unknown()).openapi({ description: "A JSON schema" });
+
+/**
+ * One namespace of `GET /assistants/{id}/subgraphs`: the official LangGraph.js server's fields (`state`,
+ * `input`, `output`, `config`, each left out when the graph gives none), then the same schemas under
+ * the Agent Server API reference's names.
+ */
+export const SubgraphSchemasSchema = z
+  .object({
+    state: JsonSchemaObject.optional(),
+    input: JsonSchemaObject.optional(),
+    output: JsonSchemaObject.optional(),
+    config: JsonSchemaObject.optional(),
+    state_schema: JsonSchemaObject.nullable(),
+    input_schema: JsonSchemaObject.nullable(),
+    output_schema: JsonSchemaObject.nullable(),
+    config_schema: JsonSchemaObject.nullable(),
+    context_schema: JsonSchemaObject.nullable(),
+  })
+  .openapi("SubgraphSchemas");

@@ -110,7 +110,11 @@ describe("generative UI: GET /ui/{graph_id}/{file}", () => {
     const script = await fetch(`${server.url}/ui/weather/entrypoint.js`);
     expect(script.status).toBe(200);
     expect(script.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
-    expect(await script.text()).toMatch(/^var __LGUI_weather = /);
+    const js = await script.text();
+    expect(js).toMatch(/^var __LGUI_weather = /);
+    // What the official server's own test checks the served script for (langgraphjs
+    // libs/langgraph-api/tests/api.test.mts, "generative ui"): imports read the host's registry.
+    expect(js).toContain(`globalThis[Symbol.for("LGUI_REQUIRE")]`);
     const style = await fetch(`${server.url}/ui/weather/entrypoint.css`);
     expect(style.status).toBe(200);
     expect(style.headers.get("content-type")).toBe("text/css; charset=utf-8");

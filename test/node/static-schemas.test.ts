@@ -14,7 +14,7 @@ import type { LoadedGraph } from "../../src/deployment/graphs.ts";
 import type { DeploymentManifest, GraphEntry, StaticGraphSchema } from "../../src/deployment/manifest.ts";
 
 const FIXTURES = join(PROJECT_ROOT, "test/fixtures/schemas");
-const GRAPH_IDS = ["annotation", "zod", "state_schema"];
+const GRAPH_IDS = ["annotation", "zod", "state_schema", "nested"];
 const BASE_MESSAGE = "BaseMessage<MessageStructure<MessageToolSet>,MessageType>";
 const DRAFT_07 = "http://json-schema.org/draft-07/schema#";
 
@@ -144,6 +144,53 @@ describe("served schemas: runtime zod/StateSchema first, static second (the offi
     expect(Object.keys(served)).toEqual(["child"]);
     expect(served.child.state_schema).toBe(statics?.subgraphs.child.state);
     expect(served.child.input_schema).toBe(statics?.subgraphs.child.input);
+    // The official server's fields for a subgraph: the schema object itself.
+    expect(served.child.state).toBe(statics?.subgraphs.child.state);
+    expect(served.child.config).toBe(statics?.subgraphs.child.config);
+  });
+
+  it("answers each namespace of nested subgraphs with the state the official server answers", async () => {
+    const statics = entry("nested").staticSchemas;
+    expect(Object.keys(statics!.subgraphs)).toEqual(["gp_two", "gp_two|p_two"]);
+    const top = await subgraphSchemas(compiled("nested"), "nested", undefined, false, statics);
+    expect(Object.keys(top)).toEqual(["gp_two"]);
+    const served = await subgraphSchemas(compiled("nested"), "nested", undefined, true, statics);
+    expect(Object.keys(served)).toEqual(["gp_two", "gp_two|p_two"]);
+    // The official server's test of nested subgraphs ("get subgraphs" in langgraphjs
+    // libs/langgraph-api/tests/api.test.mts, on its tests/graphs/nested.mts, which
+    // test/fixtures/schemas/nested.ts reproduces) expects exactly this of each namespace.
+    expect(served).toMatchObject({
+      gp_two: {
+        state: {
+          type: "object",
+          properties: { parent: { type: "string", enum: ["parent_one", "parent_two"] }, messages: { type: "array" } },
+        },
+      },
+      "gp_two|p_two": {
+        state: {
+          type: "object",
+          properties: { child: { type: "string", enum: ["child_one", "child_two"] }, messages: { type: "array" } },
+        },
+      },
+    });
+    // The official extractor's schemas of each namespace, whole: state, input, output and config,
+    // and the same under the Agent Server API reference's names.
+    for (const namespace of ["gp_two", "gp_two|p_two"]) {
+      const own = statics!.subgraphs[namespace];
+      expect(served[namespace], namespace).toEqual({ ...own, ...officialAnswer(own) });
+    }
+    expect(served["gp_two|p_two"].state?.properties).not.toHaveProperty("parent");
+    // A namespace picks that subgraph (LangGraph's getSubgraphsAsync, as the official server calls it).
+    const under = await subgraphSchemas(compiled("nested"), "nested", "gp_two", true, statics);
+    expect(under).toEqual({ gp_two: served.gp_two });
+  });
+
+  it("without static schemas, answers a subgraph's own channels, and leaves out the fields it has none of", async () => {
+    const served = await subgraphSchemas(compiled("nested"), "nested", undefined, true, null);
+    expect(Object.keys(served["gp_two|p_two"].state?.properties as object)).toEqual(["messages", "child"]);
+    expect(served.gp_two).not.toHaveProperty("config");
+    expect(served.gp_two.config_schema).toBeNull();
+    expect(served.gp_two.state_schema).toBe(served.gp_two.state);
   });
 
   it("falls back to the state's channels without static schemas", () => {

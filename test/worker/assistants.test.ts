@@ -255,13 +255,29 @@ describe("graph, schemas and subgraphs", () => {
     // No context schema declared: an empty object schema, as the official extractor gives it, not null.
     expect(agent.config_schema).toEqual({ type: "object", $schema: "http://json-schema.org/draft-07/schema#" });
     expect(agent.context_schema).toEqual(agent.config_schema);
-    const subgraphs = await json<Record<string, { state_schema: Record<string, unknown> }>>(
+    const subgraphs = await json<Record<string, Record<string, Record<string, unknown> | null>>>(
       await call("/assistants/nested/subgraphs"),
     );
     expect(subgraphs.child.state_schema).toMatchObject({
       properties: { trail: { type: "array", items: { type: "string" } }, seen: { $ref: expect.any(String) } },
       definitions: expect.any(Object),
     });
+    // The official LangGraph.js server answers each namespace with the schema object itself (`state`,
+    // `input`, `output`, `config`); the Agent Server API reference's names carry the same schemas.
+    expect(Object.keys(subgraphs.child).sort()).toEqual([
+      "config",
+      "config_schema",
+      "context_schema",
+      "input",
+      "input_schema",
+      "output",
+      "output_schema",
+      "state",
+      "state_schema",
+    ]);
+    for (const field of ["state", "input", "output", "config"]) {
+      expect(subgraphs.child[field], field).toEqual(subgraphs.child[`${field}_schema`]);
+    }
   });
 
   it("derives JSON schemas, and subgraph schemas by namespace", async () => {
