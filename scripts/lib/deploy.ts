@@ -15,14 +15,14 @@
  * or into a file; the bootstrap API key is printed once, when it is set, and never again.
  */
 
-import { spawn } from "node:child_process";
+import { type SpawnOptions, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { generateApiKey } from "../../src/tenancy/keys.ts";
 import { projectWranglerConfig } from "./project.ts";
-import { WRANGLER_BIN } from "./wrangler.ts";
+import { spawnWrangler } from "./wrangler.ts";
 
 /**
  * Another wrangler executable for the deploy's Cloudflare calls (a path, or a command looked up on
@@ -159,13 +159,13 @@ export function planDeploy(wanted: Wanted, account: Account): Step[] {
             id: "database",
             subject: dbSubject,
             action: "create",
-            note: databases ? undefined : `unless it exists (${unread})`,
+            note: databases ? undefined : `unless it exists; ${unread}`,
           },
     );
   }
   const check = (known: boolean | undefined): Pick<Step, "action" | "note"> =>
     known === undefined
-      ? { action: "create", note: `unless it exists (${unread})` }
+      ? { action: "create", note: `unless it exists; ${unread}` }
       : { action: known ? "exists" : "create" };
   steps.push({ id: "queue", subject: `queue "${wanted.queue}"`, ...check(account.queueExists) });
   steps.push({
@@ -183,7 +183,7 @@ export function planDeploy(wanted: Wanted, account: Account): Step[] {
         ? { action: "kept", note: "already set, not regenerated" }
         : {
             action: "set",
-            note: `${name === "BOOTSTRAP_API_KEY" ? "generated, printed once" : "generated, never printed"}${account.secrets ? "" : ` (unless set: ${unread})`}`,
+            note: `${name === "BOOTSTRAP_API_KEY" ? "generated, printed once" : "generated, never printed"}${account.secrets ? "" : `, unless set already; ${unread}`}`,
           }),
     });
   }
@@ -210,16 +210,17 @@ export interface WranglerResult {
 /** Runs one wrangler command; `input` goes to its stdin; `echo` shows its output as it runs. */
 export type Wrangler = (args: string[], options?: { input?: string; echo?: boolean }) => Promise<WranglerResult>;
 
-/** The package's wrangler on this Node, or `$AGENT_PLATFORM_WRANGLER`, run in `cwd`. */
+/** The package's wrangler (as `spawnWrangler` runs it), or `$AGENT_PLATFORM_WRANGLER`, run in `cwd`. */
 export function wranglerRunner(cwd: string, env: NodeJS.ProcessEnv): Wrangler {
   const override = env[WRANGLER_OVERRIDE];
   return (args, options = {}) =>
     new Promise((resolve, reject) => {
-      const child = spawn(override || process.execPath, override ? args : [WRANGLER_BIN, ...args], {
+      const spawnOptions: SpawnOptions = {
         cwd,
         env,
         stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
-      });
+      };
+      const child = override ? spawn(override, args, spawnOptions) : spawnWrangler(args, spawnOptions);
       let stdout = "";
       let stderr = "";
       child.stdout?.on("data", (chunk: Buffer) => {
@@ -573,8 +574,13 @@ export async function deploy(options: DeployOptions): Promise<void> {
     const message = (error as Error).message;
     progress.failed = { step: current?.id ?? "plan", error: message, at: new Date().toISOString() };
     save();
+    // A key Cloudflare stored although the call failed would be kept by the next deploy, never printed.
+    const lostKey =
+      current?.id === "secret:BOOTSTRAP_API_KEY"
+        ? "\nIf BOOTSTRAP_API_KEY was stored nonetheless, the next deploy keeps it without printing it: `npx wrangler secret delete BOOTSTRAP_API_KEY` first to get a new one."
+        : "";
     throw new DeployError(
-      `${current ? `${current.subject}: ` : ""}${message}\nNothing that was created is lost: run agent-platform deploy again to continue from here.`,
+      `${current ? `${current.subject}: ` : ""}${message}\nNothing that was created is lost: run agent-platform deploy again to continue from here.${lostKey}`,
     );
   }
   progress.finishedAt = new Date().toISOString();

@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { PROJECT_ROOT } from "./deployment.ts";
 
-export const WRANGLER_BIN = join(PROJECT_ROOT, "node_modules/wrangler/bin/wrangler.js");
+const WRANGLER_BIN = join(PROJECT_ROOT, "node_modules/wrangler/bin/wrangler.js");
 /** This repository's own Worker config; a deployment built by the CLI has a generated one. */
 export const WRANGLER_CONFIG = join(PROJECT_ROOT, "wrangler.toml");
 

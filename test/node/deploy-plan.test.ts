@@ -189,8 +189,8 @@ describe("the deploy plan", () => {
 
   it("says what it could not check when nobody is logged in", () => {
     const steps = planDeploy(wanted(), {});
-    expect(steps[1]).toMatchObject({ action: "create", note: "unless it exists (not checked: not logged in)" });
-    expect(steps[4].note).toContain("unless set: not checked");
+    expect(steps[1]).toMatchObject({ action: "create", note: "unless it exists; not checked: not logged in" });
+    expect(steps[4].note).toBe("generated, printed once, unless set already; not checked: not logged in");
   });
 });
 
@@ -233,7 +233,7 @@ describe("recording the resources in the project's own config", () => {
 });
 
 /** `deploy()` on a project folder without a build: its generated config rendered as the build does. */
-async function deployFolder(dir: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+async function deployFolder(dir: string, env: NodeJS.ProcessEnv, lines: string[] = []): Promise<string[]> {
   const buildDir = tempDir("deploy-build-");
   const wranglerConfig = join(buildDir, "wrangler.json");
   const render = async () => {
@@ -241,7 +241,6 @@ async function deployFolder(dir: string, env: NodeJS.ProcessEnv): Promise<string
     return wranglerConfig;
   };
   await render();
-  const lines: string[] = [];
   await deploy({
     projectDir: dir,
     stateDir: join(dir, ".agent-platform"),
@@ -279,6 +278,21 @@ describe("deploy() against the stand-in account", () => {
     );
     expect(account.calls().map(summary)).toEqual(READS("my-agent"));
     expect(readFileSync(join(dir, "wrangler.toml"), "utf8")).toBe(`# my Worker\nname = "my-agent"\n`);
+  });
+
+  it("never prints a bootstrap key it failed to set, and says how to get a new one", async () => {
+    const account = standIn();
+    const dir = tempDir("deploy-secret-");
+    const lines: string[] = [];
+    const error = await deployFolder(dir, account.env({ STANDIN_FAIL: "secret put" }), lines).catch(
+      (caught: unknown) => caught as Error,
+    );
+    expect(error?.message).toContain("secret BOOTSTRAP_API_KEY: wrangler secret put BOOTSTRAP_API_KEY");
+    expect(error?.message).toContain("`npx wrangler secret delete BOOTSTRAP_API_KEY` first to get a new one");
+    const tried = account.calls().find((call) => call.args[1] === "put")?.stdin;
+    expect(tried).toMatch(/^lgp_/);
+    expect(lines.join("\n")).not.toContain(tried);
+    expect(error?.message).not.toContain(tried);
   });
 
   it("names the override when it cannot be run", async () => {
@@ -322,7 +336,7 @@ describe("agent-platform deploy, run after a failure and again", () => {
     const dry = cli(["deploy", "--dry-run"], { STANDIN_LOGGED_OUT: "1" });
     expect(dry.status, dry.stderr).toBe(0);
     expect(dry.stdout).toContain("Not logged in to Cloudflare");
-    expect(dry.stdout).toMatch(/queue "my-agent-work" +create \(unless it exists \(not checked: not logged in\)\)/);
+    expect(dry.stdout).toMatch(/queue "my-agent-work" +create \(unless it exists; not checked: not logged in\)/);
     expect(dry.stdout).toContain("Worker bundled into .agent-platform/build");
     expect(dry.calls).toEqual(["whoami --json"]);
     const real = cli(["deploy"], { STANDIN_LOGGED_OUT: "1" });
