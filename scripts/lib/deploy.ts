@@ -55,7 +55,7 @@ export interface Wanted {
   queue: string;
   bucket: string;
   /** What the project's own config already records (anything else is recorded once it exists). */
-  recorded: { worker: boolean; databaseName: boolean; queue: boolean; bucket: boolean };
+  recorded: { worker: boolean; queue: boolean; bucket: boolean };
 }
 
 /** What the account has, as wrangler's read commands answer; undefined when it was not read. */
@@ -113,7 +113,6 @@ export function wantedResources(own: RawConfig, generated: RawConfig, env: NodeJ
     bucket: String(bucket?.bucket_name ?? `${worker}-exports`),
     recorded: {
       worker: typeof own.name === "string",
-      databaseName: typeof db?.database_name === "string",
       queue: typeof producer?.queue === "string",
       bucket: typeof bucket?.bucket_name === "string",
     },
@@ -249,19 +248,18 @@ function failed(args: string[], result: WranglerResult, shown = false): DeployEr
   return new DeployError(`wrangler ${args.join(" ")} failed (exit ${result.code})${output ? `:\n${output}` : ""}`);
 }
 
-/** wrangler's JSON answer on stdout (it may print a line or two before it). */
+/** wrangler's JSON answer on stdout, after any lines it prints before it. */
 function parseJson(args: string[], result: WranglerResult): unknown {
-  const text = result.stdout.trim();
-  try {
-    return JSON.parse(text);
-  } catch {
-    const start = text.search(/[[{]/);
+  const lines = result.stdout.split("\n");
+  for (let at = 0; at < lines.length; at++) {
+    if (!/^\s*[[{]/.test(lines[at])) continue;
     try {
-      return JSON.parse(text.slice(start));
+      return JSON.parse(lines.slice(at).join("\n"));
     } catch {
-      throw new DeployError(`wrangler ${args.join(" ")} did not answer JSON:\n${text}`);
+      // a line that only looks like JSON's start ("[WARNING] ..."): try the next one
     }
   }
+  throw new DeployError(`wrangler ${args.join(" ")} did not answer JSON:\n${result.stdout.trim()}`);
 }
 
 /** Reads what the account has. Each call only reads. */

@@ -123,7 +123,7 @@ describe("the deploy plan", () => {
       database: { name: "my-agent" },
       queue: "my-agent-work",
       bucket: "my-agent-exports",
-      recorded: { worker: false, databaseName: false, queue: false, bucket: false },
+      recorded: { worker: false, queue: false, bucket: false },
     });
     const own = {
       name: "my-agent",
@@ -135,7 +135,7 @@ describe("the deploy plan", () => {
       database: { name: "db", id: "11111111-2222-3333-4444-555555555555" },
       queue: "q-1",
       bucket: "b-1",
-      recorded: { worker: true, databaseName: true, queue: true, bucket: true },
+      recorded: { worker: true, queue: true, bucket: true },
     });
     // The platform's placeholder id records nothing.
     const placeholder = { d1_databases: [{ binding: "DB", database_id: "00000000-0000-0000-0000-000000000000" }] };
@@ -284,15 +284,16 @@ describe("deploy() against the stand-in account", () => {
     const account = standIn();
     const dir = tempDir("deploy-secret-");
     const lines: string[] = [];
-    const error = await deployFolder(dir, account.env({ STANDIN_FAIL: "secret put" }), lines).catch(
-      (caught: unknown) => caught as Error,
-    );
-    expect(error?.message).toContain("secret BOOTSTRAP_API_KEY: wrangler secret put BOOTSTRAP_API_KEY");
-    expect(error?.message).toContain("`npx wrangler secret delete BOOTSTRAP_API_KEY` first to get a new one");
+    const error = (await deployFolder(dir, account.env({ STANDIN_FAIL: "secret put" }), lines).then(
+      () => new Error("the deploy succeeded"),
+      (caught: unknown) => caught,
+    )) as Error;
+    expect(error.message).toContain("secret BOOTSTRAP_API_KEY: wrangler secret put BOOTSTRAP_API_KEY");
+    expect(error.message).toContain("`npx wrangler secret delete BOOTSTRAP_API_KEY` first to get a new one");
     const tried = account.calls().find((call) => call.args[1] === "put")?.stdin;
     expect(tried).toMatch(/^lgp_/);
     expect(lines.join("\n")).not.toContain(tried);
-    expect(error?.message).not.toContain(tried);
+    expect(error.message).not.toContain(tried);
   });
 
   it("names the override when it cannot be run", async () => {
