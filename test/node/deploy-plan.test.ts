@@ -269,6 +269,22 @@ describe("deploy() against the stand-in account", () => {
     expect(account.account()).toMatchObject({ migrations: 1, deploys: 1 });
   });
 
+  it("says it resumes a deploy that was interrupted without an error (Ctrl-C), and finishes it", async () => {
+    const account = standIn();
+    const dir = tempDir("deploy-interrupted-");
+    mkdirSync(join(dir, ".agent-platform"));
+    const started = "2026-01-01T00:00:00.000Z";
+    writeFileSync(
+      join(dir, ".agent-platform", PROGRESS_FILE),
+      JSON.stringify({ worker: "agent-platform", startedAt: started, done: {} }),
+    );
+    const lines = await deployFolder(dir, account.env());
+    expect(lines).toContain(
+      `Resuming the deploy of ${started}, which stopped before it finished: what exists is kept, nothing is created twice`,
+    );
+    expect(JSON.parse(readFileSync(join(dir, ".agent-platform", PROGRESS_FILE), "utf8")).finishedAt).toBeDefined();
+  });
+
   it("refuses a commented wrangler.toml it would have to rewrite before it creates anything", async () => {
     const account = standIn();
     const dir = tempDir("deploy-toml-");
