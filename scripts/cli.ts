@@ -2,23 +2,26 @@
 // folder (bin/agent-platform.mjs). Reads ./langgraph.json or --config, like the LangGraph CLI.
 //   dev     builds the project and serves it locally (local D1/DO/Queues/R2 state in .agent-platform/)
 //   build   builds the project and bundles its Worker into .agent-platform/build
-//   deploy  builds, applies the D1 migrations to the remote database and runs `wrangler deploy`
+//   deploy  builds, creates what the Cloudflare account lacks (D1 database, queue, R2 bucket, secrets),
+//           applies the D1 migrations to the remote database and runs `wrangler deploy` (lib/deploy.ts)
 import { statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureDevVars } from "./lib/cli.ts";
+import { DeployError, deploy, WRANGLER_OVERRIDE, wranglerRunner } from "./lib/deploy.ts";
 import { BuildError, readConfig } from "./lib/deployment.ts";
 import { bundleWorker } from "./lib/local-runtime.ts";
 import { buildProject, type ProjectDeployment } from "./lib/project.ts";
 import { parsePort, parseVars, serveLocally } from "./lib/serve.ts";
-import { offlineEnv, spawnWrangler } from "./lib/wrangler.ts";
+import { offlineEnv } from "./lib/wrangler.ts";
 
 const USAGE = `Usage: agent-platform <command> [options]
 
 Commands:
   dev      Build the project and serve it on the local Workers runtime
   build    Build the project and bundle its Worker (into .agent-platform/build)
-  deploy   Build, apply the D1 migrations to the remote database, and wrangler deploy
+  deploy   Build, create what the Cloudflare account lacks (D1 database, queue, R2 bucket, secrets),
+           apply the D1 migrations, and wrangler deploy. Run again, it creates nothing twice
 
 Options (all commands):
   --config <path>          langgraph.json to use (default ./langgraph.json)
@@ -30,8 +33,9 @@ Options (dev):
   --inspector-port <port>  expose workerd's V8 inspector
   --no-browser, --no-reload  accepted as langgraph dev does; this server never opens a browser or reloads
 Options (deploy):
-  --dry-run                bundle and check, without deploying or migrating
-  Anything after -- goes to wrangler deploy.`;
+  --dry-run                print the plan (each step: create or exists) and bundle, changing nothing
+  Anything after -- goes to wrangler deploy.
+  ${WRANGLER_OVERRIDE}=<executable>  another wrangler for the deploy's Cloudflare calls`;
 
 function fail(message: string, code = 1): never {
   console.error(message);
@@ -120,11 +124,21 @@ async function build(): Promise<ProjectDeployment> {
   }
 }
 
-function runWranglerCommand(args: string[]): Promise<number> {
-  return new Promise((done) => {
-    const child = spawnWrangler(args, { cwd: projectDir, stdio: "inherit", env: offlineEnv() });
-    child.on("exit", (code) => done(code ?? 1));
-  });
+/** `deploy`: the plan (with --dry-run), or the resources, secrets, migrations and `wrangler deploy`. */
+async function deployProject(project: ProjectDeployment, dryRun: boolean): Promise<void> {
+  try {
+    await deploy({
+      projectDir,
+      stateDir,
+      wranglerConfig: project.wranglerConfig,
+      dryRun,
+      passThrough,
+      wrangler: wranglerRunner(projectDir, offlineEnv()),
+      rebuild: async () => (await build()).wranglerConfig,
+    });
+  } catch (error) {
+    fail(error instanceof DeployError ? `Deploy failed: ${error.message}` : String((error as Error).stack ?? error));
+  }
 }
 
 const project = await build();
@@ -145,6 +159,7 @@ if (command === "dev") {
     fail((error as Error).message, 2);
   }
 } else if (command === "build" || flags["dry-run"]) {
+  if (flags["dry-run"]) await deployProject(project, true);
   const outDir = join(stateDir, "build");
   try {
     await bundleWorker(outDir, offlineEnv(), project.wranglerConfig);
@@ -153,8 +168,5 @@ if (command === "dev") {
   }
   console.log(`Worker bundled into ${relative(process.cwd(), outDir)} (wrangler config ${project.wranglerConfig})`);
 } else {
-  const config = ["--config", project.wranglerConfig];
-  const migrated = await runWranglerCommand(["d1", "migrations", "apply", "DB", "--remote", ...config]);
-  if (migrated !== 0) fail("Applying the D1 migrations to the remote database failed; nothing was deployed");
-  process.exit(await runWranglerCommand(["deploy", ...config, ...passThrough]));
+  await deployProject(project, false);
 }

@@ -109,11 +109,23 @@ export async function renderWranglerConfig(
     else if (key === "queues") {
       const base = (config.queues ?? {}) as RawConfig;
       const mine = value as RawConfig;
+      const producers = mergeByKey(base.producers, mine.producers, "binding");
+      // The platform consumes the queue its QUEUE binding sends to: renamed by the project, it follows.
+      const renamed = new Map(
+        ((base.producers as RawConfig[] | undefined) ?? []).map((p) => [
+          p.queue,
+          producers.find((q) => q.binding === p.binding)?.queue ?? p.queue,
+        ]),
+      );
+      const consumers = ((base.consumers as RawConfig[] | undefined) ?? []).map((c) => ({
+        ...c,
+        queue: renamed.get(c.queue) ?? c.queue,
+      }));
       config.queues = {
         ...base,
         ...mine,
-        producers: mergeByKey(base.producers, mine.producers, "binding"),
-        consumers: mergeByKey(base.consumers, mine.consumers, "queue"),
+        producers,
+        consumers: mergeByKey(consumers, mine.consumers, "queue"),
       };
     } else if (key === "compatibility_flags") {
       config.compatibility_flags = [

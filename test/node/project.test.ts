@@ -57,6 +57,14 @@ describe("a project's wrangler config", () => {
     expect(config.vars).toMatchObject({ MODEL_PRICES: '{"m":{}}', MINE: "1", AGENT_TRACING: "on" });
   });
 
+  it("moves the platform's queue consumer to the queue the project names for QUEUE", async () => {
+    const { dir, file } = projectConfig({ queues: { producers: [{ binding: "QUEUE", queue: "my-agent-work" }] } });
+    const queues = (await renderWranglerConfig(dir, file)).queues as { producers: Entry[]; consumers: Entry[] };
+    expect(queues.producers).toEqual([{ binding: "QUEUE", queue: "my-agent-work" }]);
+    // Consumed with the platform's settings, and the platform's default queue is no longer consumed.
+    expect(queues.consumers).toEqual([expect.objectContaining({ queue: "my-agent-work", max_batch_size: 1 })]);
+  });
+
   it("refuses keys that define the platform's Worker, naming them", async () => {
     const { dir, file } = projectConfig({ main: "./src/worker.ts" });
     await expect(renderWranglerConfig(dir, file)).rejects.toThrow(`sets "main", which the platform's Worker defines`);
