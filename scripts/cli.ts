@@ -8,6 +8,7 @@ import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureDevVars } from "./lib/cli.ts";
 import { BuildError, readConfig } from "./lib/deployment.ts";
+import { startLiveReload } from "./lib/live-reload.ts";
 import { bundleWorker } from "./lib/local-runtime.ts";
 import { buildProject, type ProjectDeployment } from "./lib/project.ts";
 import { parsePort, parseVars, serveLocally } from "./lib/serve.ts";
@@ -28,7 +29,12 @@ Options (dev):
   --persist-to <dir>       local state (default .agent-platform/state)
   --var NAME:value         a Worker var over the config's (repeatable)
   --inspector-port <port>  expose workerd's V8 inspector
-  --no-browser, --no-reload  accepted as langgraph dev does; this server never opens a browser or reloads
+  --no-reload              do not watch the project (by default a change to langgraph.json, .env, .dev.vars,
+                           wrangler config, graph, auth, http.app or ui file or a module they import
+                           rebuilds and reloads the Worker in place: threads, runs, store and traces stay;
+                           a run in flight is cut off and resumes from its last checkpoint on the new
+                           code, as after a restart; a failed rebuild keeps the last good build serving)
+  --no-browser             accepted as langgraph dev does; this server never opens a browser
 Options (deploy):
   --dry-run                bundle and check, without deploying or migrating
   Anything after -- goes to wrangler deploy.`;
@@ -133,7 +139,7 @@ if (command === "dev") {
     const port = parsePort(flags.port, "--port");
     const inspectorPort =
       flags["inspector-port"] === undefined ? undefined : parsePort(flags["inspector-port"], "--inspector-port", false);
-    await serveLocally({
+    const serving = await serveLocally({
       wranglerConfig: project.wranglerConfig,
       ip: flags.host,
       port,
@@ -141,6 +147,13 @@ if (command === "dev") {
       vars: parseVars(flags.var),
       inspectorPort,
     });
+    if (flags["no-reload"]) console.log("Live reload off (--no-reload): restart to serve a change");
+    else {
+      startLiveReload({ configPath, project, build: buildProject, reload: serving.reload });
+      console.log(
+        "Watching the project: a change rebuilds and reloads the Worker (a run in flight resumes from its last checkpoint on the new code, as after a restart)",
+      );
+    }
   } catch (error) {
     fail((error as Error).message, 2);
   }
