@@ -11,7 +11,7 @@
  * printed, the last good build keeps answering, and the next change tries again.
  */
 import { createHash } from "node:crypto";
-import { existsSync, type FSWatcher, readFileSync, watch } from "node:fs";
+import { existsSync, readFileSync, watch } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { parseGraphSpec } from "../../src/deployment/config.ts";
 import { BuildError, readConfig } from "./deployment.ts";
@@ -37,6 +37,11 @@ export interface LiveReloadOptions {
   /** Serves a new build (serve.ts `LocalServing.reload`); throws when its bundle fails. */
   reload(wranglerConfig: string): Promise<void>;
   debounceMs?: number;
+  /**
+   * Watches a folder, calling back with the name of each entry that changes, and `onGone` once the
+   * watch fails (its folder removed). fs.watch by default; tests fake it.
+   */
+  watch?: (dir: string, onEntry: (name: string) => void, onGone: () => void) => { close(): void };
   log?: (line: string) => void;
   error?: (line: string) => void;
 }
@@ -104,6 +109,14 @@ const contentHash = (file: string) => {
   }
 };
 
+function watchFolder(dir: string, onEntry: (name: string) => void, onGone: () => void): { close(): void } {
+  const watcher = watch(dir, (_event, filename) => {
+    if (filename) onEntry(filename.toString());
+  });
+  watcher.on("error", onGone);
+  return watcher;
+}
+
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 export function startLiveReload(options: LiveReloadOptions): LiveReload {
@@ -112,7 +125,8 @@ export function startLiveReload(options: LiveReloadOptions): LiveReload {
   const debounceMs = options.debounceMs ?? RELOAD_DEBOUNCE_MS;
   const log = options.log ?? ((line: string) => console.log(line));
   const error = options.error ?? ((line: string) => console.error(line));
-  const watchers = new Map<string, FSWatcher>();
+  const watchers = new Map<string, { close(): void }>();
+  const watchDir = options.watch ?? watchFolder;
   let served = options.project;
   /** The content of every file a change counts for, as the served build (or the last attempt) saw it. */
   let known = new Map<string, string>();
@@ -151,16 +165,16 @@ export function startLiveReload(options: LiveReloadOptions): LiveReload {
     for (const dir of dirs) {
       if (watchers.has(dir) || !existsSync(dir) || ignored(dir)) continue;
       try {
-        const watcher = watch(dir, (_event, filename) => {
-          if (filename) onChange(join(dir, filename.toString()));
-        });
-        watcher.on("error", () => {
-          watcher.close();
+        const gone = () => {
+          watchers.get(dir)?.close();
           watchers.delete(dir);
-        });
-        watchers.set(dir, watcher);
+        };
+        watchers.set(
+          dir,
+          watchDir(dir, (entry) => onChange(join(dir, entry)), gone),
+        );
       } catch {
-        // A folder that cannot be watched (gone meanwhile): the next rebuild looks again.
+        // A folder that cannot be watched (gone, or not there yet): the next rebuild looks again.
       }
     }
   };
