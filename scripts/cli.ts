@@ -1,6 +1,7 @@
 // `agent-platform <dev|build|deploy>`: the platform's command line, run from an agent project's own
 // folder (bin/agent-platform.mjs). Reads ./langgraph.json or --config, like the LangGraph CLI.
-//   dev     builds the project and serves it locally (local D1/DO/Queues/R2 state in .agent-platform/)
+//   dev     builds the project and serves it locally (local D1/DO/Queues/R2 state in .agent-platform/),
+//           rebuilding and reloading it on change (scripts/lib/live-reload.ts)
 //   build   builds the project and bundles its Worker into .agent-platform/build
 //   deploy  builds, applies the D1 migrations to the remote database and runs `wrangler deploy`
 import { statSync } from "node:fs";

@@ -1,7 +1,7 @@
 /**
  * `agent-platform dev`'s live reload: watches what the project's build reads (langgraph.json, its env
- * file, .env, .dev.vars, the project's wrangler config, the graph, auth, http.app and ui files, and the
- * local modules the last build bundled with them) and, on a change, rebuilds the project and serves
+ * file, .env, .dev.vars, tsconfig.json, the project's wrangler config, the graph, auth, http.app and ui
+ * files, and the local modules the last build bundled with them) and, on a change, rebuilds the project and serves
  * the new Worker in place of the running one (serve.ts `reload`): debounced, one rebuild at a time.
  *
  * The reload replaces the workerd process on the same port and the same state directory, so threads,
@@ -80,6 +80,8 @@ export function declaredFiles(configPath: string): { files: string[]; uiDirs: st
     configPath,
     join(dir, ".env"),
     join(dir, ".dev.vars"),
+    // esbuild and the static schemas' TypeScript read it (paths, JSX, module resolution).
+    join(dir, "tsconfig.json"),
     ...["wrangler.jsonc", "wrangler.json", "wrangler.toml"].map((name) => join(dir, name)),
   ];
   const uiDirs: string[] = [];

@@ -210,6 +210,17 @@ describe("live reload", () => {
     expect(h.lines[1]).toMatch(/^Reloaded after a change to util\.ts:/);
   });
 
+  it("any file beside a ui component counts (its own imports are not known)", async () => {
+    const p = project();
+    writeFileSync(p.configPath, JSON.stringify({ graphs: { g: "./graph.ts:graph" }, ui: { g: "./ui/card.tsx" } }));
+    mkdirSync(join(p.dir, "ui"));
+    writeFileSync(join(p.dir, "ui/card.tsx"), "export default () => null;\n");
+    const h = start(p);
+    h.touch("ui/card.css", ".card {}\n");
+    await settled(h, 1);
+    expect(h.lines[0]).toMatch(/^Reloaded after a change to ui\/card\.css:/);
+  });
+
   it("a reload that fails (the Worker's bundle) is printed like a failed build", async () => {
     const p = project();
     const h = start(p, {
@@ -246,6 +257,7 @@ describe("what live reload watches", () => {
           "langgraph.json",
           ".env",
           ".dev.vars",
+          "tsconfig.json",
           "wrangler.json",
           "wrangler.jsonc",
           "wrangler.toml",
