@@ -33,8 +33,9 @@ Options (dev):
   --no-reload              do not watch the project (by default a change to langgraph.json, .env, .dev.vars,
                            wrangler config, graph, auth, http.app or ui file or a module they import
                            rebuilds and reloads the Worker in place: threads, runs, store and traces stay;
-                           a run in flight is cut off and resumes from its last checkpoint on the new
-                           code, as after a restart; a failed rebuild keeps the last good build serving)
+                           a run in flight is cut off and, within 30 s, resumes from its last checkpoint
+                           on the new code, as after a restart; a failed rebuild prints its error and
+                           keeps the last good build serving)
   --no-browser             accepted as langgraph dev does; this server never opens a browser
 Options (deploy):
   --dry-run                bundle and check, without deploying or migrating
@@ -152,7 +153,7 @@ if (command === "dev") {
     else {
       startLiveReload({ configPath, project, build: buildProject, reload: serving.reload });
       console.log(
-        "Watching the project: a change rebuilds and reloads the Worker (a run in flight resumes from its last checkpoint on the new code, as after a restart)",
+        "Watching the project: a change rebuilds and reloads the Worker (a run in flight is cut off and, within 30 s, resumes from its last checkpoint on the new code, as after a restart)",
       );
     }
   } catch (error) {
