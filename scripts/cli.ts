@@ -1,6 +1,7 @@
 // `agent-platform <dev|build|deploy>`: the platform's command line, run from an agent project's own
 // folder (bin/agent-platform.mjs). Reads ./langgraph.json or --config, like the LangGraph CLI.
-//   dev     builds the project and serves it locally (local D1/DO/Queues/R2 state in .agent-platform/)
+//   dev     builds the project and serves it locally (local D1/DO/Queues/R2 state in .agent-platform/),
+//           rebuilding and reloading it on change (scripts/lib/live-reload.ts)
 //   build   builds the project and bundles its Worker into .agent-platform/build
 //   deploy  builds, creates what the Cloudflare account lacks (D1 database, queue, R2 bucket, secrets),
 //           applies the D1 migrations to the remote database and runs `wrangler deploy` (lib/deploy.ts)
@@ -10,6 +11,7 @@ import { parseArgs } from "node:util";
 import { ensureDevVars } from "./lib/cli.ts";
 import { DeployError, deploy, WRANGLER_OVERRIDE, wranglerRunner } from "./lib/deploy.ts";
 import { BuildError, readConfig } from "./lib/deployment.ts";
+import { startLiveReload } from "./lib/live-reload.ts";
 import { bundleWorker } from "./lib/local-runtime.ts";
 import { buildProject, type ProjectDeployment } from "./lib/project.ts";
 import { parsePort, parseVars, serveLocally } from "./lib/serve.ts";
@@ -31,7 +33,13 @@ Options (dev):
   --persist-to <dir>       local state (default .agent-platform/state)
   --var NAME:value         a Worker var over the config's (repeatable)
   --inspector-port <port>  expose workerd's V8 inspector
-  --no-browser, --no-reload  accepted as langgraph dev does; this server never opens a browser or reloads
+  --no-reload              do not watch the project (by default a change to langgraph.json, .env, .dev.vars,
+                           wrangler config, graph, auth, http.app or ui file or a module they import
+                           rebuilds and reloads the Worker in place: threads, runs, store and traces stay;
+                           a run in flight is cut off and, within 30 s, resumes from its last checkpoint
+                           on the new code, as after a restart; a failed rebuild prints its error and
+                           keeps the last good build serving)
+  --no-browser             accepted as langgraph dev does; this server never opens a browser
 Options (deploy):
   --dry-run                print the plan (each step: create or exists) and bundle, changing nothing
   Anything after -- goes to wrangler deploy.
@@ -147,7 +155,7 @@ if (command === "dev") {
     const port = parsePort(flags.port, "--port");
     const inspectorPort =
       flags["inspector-port"] === undefined ? undefined : parsePort(flags["inspector-port"], "--inspector-port", false);
-    await serveLocally({
+    const serving = await serveLocally({
       wranglerConfig: project.wranglerConfig,
       ip: flags.host,
       port,
@@ -155,6 +163,13 @@ if (command === "dev") {
       vars: parseVars(flags.var),
       inspectorPort,
     });
+    if (flags["no-reload"]) console.log("Live reload off (--no-reload): restart to serve a change");
+    else {
+      startLiveReload({ configPath, project, build: buildProject, reload: serving.reload });
+      console.log(
+        "Watching the project: a change rebuilds and reloads the Worker (a run in flight is cut off and, within 30 s, resumes from its last checkpoint on the new code, as after a restart)",
+      );
+    }
   } catch (error) {
     fail((error as Error).message, 2);
   }

@@ -141,7 +141,25 @@ export interface ServeOptions {
 
 /** Serves the bundle in `bundleDir`; resolves once workerd listens. */
 export async function serveWorker(options: ServeOptions): Promise<LocalRuntime> {
-  const { Miniflare, convertV4MiniflareOptions, Log, LogLevel } = wranglerMiniflare();
+  const { Miniflare } = wranglerMiniflare();
+  const runtime = new Miniflare(await runtimeOptions(options));
+  await runtime.ready;
+  return runtime;
+}
+
+/**
+ * Serves the bundle in `bundleDir` (a new build, maybe of another wrangler config) on a running
+ * runtime: Miniflare replaces the workerd process with one of the new config, on the same address
+ * (the port it listened on, even when `port` was 0) and the same state directory. Whatever the old
+ * process was executing is cut off, as by a crash; resolves once the new one listens.
+ */
+export async function reloadWorker(runtime: LocalRuntime, options: ServeOptions): Promise<void> {
+  await runtime.setOptions(await runtimeOptions(options));
+  await runtime.ready;
+}
+
+async function runtimeOptions(options: ServeOptions) {
+  const { convertV4MiniflareOptions, Log, LogLevel } = wranglerMiniflare();
   const { unstable_getMiniflareWorkerOptions } = await import("wrangler");
   const { workerOptions } = unstable_getMiniflareWorkerOptions(options.wranglerConfig ?? WRANGLER_CONFIG);
   const assets = workerOptions.assets as { directory: string; binding: string } | undefined;
@@ -150,62 +168,58 @@ export async function serveWorker(options: ServeOptions): Promise<LocalRuntime> 
     options.log ??
     ((level: string, message: string) =>
       (level === "error" || level === "warn" ? console.error : console.log)(message));
-  const runtime = new Miniflare(
-    convertV4MiniflareOptions({
-      host: options.ip,
-      port: options.port,
-      inspectorPort: options.inspectorPort,
-      // Request.cf: Miniflare's built-in fallback object, never fetched (the machines are offline).
-      cf: false,
-      // Same layout as wrangler dev's --persist-to, so `wrangler d1 migrations apply --local` targets it.
-      resourcePersistencePath: join(stateDirectory(options.persistTo), "v3"),
-      // /cdn-cgi/local/scheduled (LOCAL_SCHEDULED_PATH), which the minute tick calls.
-      unsafeTriggerHandlers: true,
-      logRequests: false,
-      log: new Log(LogLevel.WARN),
-      handleStructuredLogs: ({ level, message }: { level: string; message: string }) => log(level, message),
-      workers: [
-        {
-          ...workerOptions,
-          name: "agent-platform",
-          bindings: {
-            ...(workerOptions.bindings as Record<string, unknown> | undefined),
-            // The limits guard (src/limits-guard/) is on locally: what Cloudflare refuses fails here too.
-            // `--var LIMITS_GUARD:free` holds the Worker to the Free plan, `off` turns it off.
-            LIMITS_GUARD: LOCAL_LIMITS_GUARD,
-            ...options.vars,
-          },
-          // The Worker answers every request (run_worker_first); its ASSETS binding is the assets Worker
-          // below. Declared on this Worker, Miniflare would route every request through its asset
-          // router first, which costs as much CPU as a small request itself.
-          assets: undefined,
-          serviceBindings: {
-            ...(workerOptions.serviceBindings as Record<string, unknown> | undefined),
-            ...(assets ? { [assets.binding]: ASSETS_WORKER } : {}),
-          },
-          // The bundle is already resolved: its modules are listed, not matched by rules.
-          modulesRules: undefined,
-          modulesRoot: options.bundleDir,
-          modules: [
-            { type: "ESModule", path: join(options.bundleDir, "index.js") },
-            ...wasm.map((file) => ({ type: "CompiledWasm" as const, path: join(options.bundleDir, file) })),
-          ],
+  return convertV4MiniflareOptions({
+    host: options.ip,
+    port: options.port,
+    inspectorPort: options.inspectorPort,
+    // Request.cf: Miniflare's built-in fallback object, never fetched (the machines are offline).
+    cf: false,
+    // Same layout as wrangler dev's --persist-to, so `wrangler d1 migrations apply --local` targets it.
+    resourcePersistencePath: join(stateDirectory(options.persistTo), "v3"),
+    // /cdn-cgi/local/scheduled (LOCAL_SCHEDULED_PATH), which the minute tick calls.
+    unsafeTriggerHandlers: true,
+    logRequests: false,
+    log: new Log(LogLevel.WARN),
+    handleStructuredLogs: ({ level, message }: { level: string; message: string }) => log(level, message),
+    workers: [
+      {
+        ...workerOptions,
+        name: "agent-platform",
+        bindings: {
+          ...(workerOptions.bindings as Record<string, unknown> | undefined),
+          // The limits guard (src/limits-guard/) is on locally: what Cloudflare refuses fails here too.
+          // `--var LIMITS_GUARD:free` holds the Worker to the Free plan, `off` turns it off.
+          LIMITS_GUARD: LOCAL_LIMITS_GUARD,
+          ...options.vars,
         },
-        ...(assets
-          ? [
-              {
-                name: ASSETS_WORKER,
-                compatibilityDate: workerOptions.compatibilityDate,
-                modules: [{ type: "ESModule" as const, path: "assets.js", contents: ASSETS_SCRIPT }],
-                assets: { ...assets, binding: "ASSETS" },
-              },
-            ]
-          : []),
-      ],
-    } as Parameters<typeof convertV4MiniflareOptions>[0]),
-  );
-  await runtime.ready;
-  return runtime;
+        // The Worker answers every request (run_worker_first); its ASSETS binding is the assets Worker
+        // below. Declared on this Worker, Miniflare would route every request through its asset
+        // router first, which costs as much CPU as a small request itself.
+        assets: undefined,
+        serviceBindings: {
+          ...(workerOptions.serviceBindings as Record<string, unknown> | undefined),
+          ...(assets ? { [assets.binding]: ASSETS_WORKER } : {}),
+        },
+        // The bundle is already resolved: its modules are listed, not matched by rules.
+        modulesRules: undefined,
+        modulesRoot: options.bundleDir,
+        modules: [
+          { type: "ESModule", path: join(options.bundleDir, "index.js") },
+          ...wasm.map((file) => ({ type: "CompiledWasm" as const, path: join(options.bundleDir, file) })),
+        ],
+      },
+      ...(assets
+        ? [
+            {
+              name: ASSETS_WORKER,
+              compatibilityDate: workerOptions.compatibilityDate,
+              modules: [{ type: "ESModule" as const, path: "assets.js", contents: ASSETS_SCRIPT }],
+              assets: { ...assets, binding: "ASSETS" },
+            },
+          ]
+        : []),
+    ],
+  } as Parameters<typeof convertV4MiniflareOptions>[0]);
 }
 
 /** A platform server started by `startLocalServer`. */

@@ -12,6 +12,8 @@ import {
   LOCAL_LIMITS_GUARD,
   type LocalRuntime,
   NO_MINUTE_TICK,
+  reloadWorker,
+  type ServeOptions,
   serveWorker,
   stateDirectory,
 } from "./local-runtime.ts";
@@ -34,7 +36,18 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-export async function serveLocally(options: LocalServeOptions): Promise<void> {
+/** A server started by `serveLocally`. */
+export interface LocalServing {
+  baseUrl: string;
+  /**
+   * Bundles the Worker of `wranglerConfig` (a new build) and serves it in place of the running one, on
+   * the same address and state; rejects, still serving the last bundle, when the bundle fails. A run the
+   * old Worker was executing is cut off as by a restart (see reloadWorker). Calls must not overlap.
+   */
+  reload(wranglerConfig: string): Promise<void>;
+}
+
+export async function serveLocally(options: LocalServeOptions): Promise<LocalServing> {
   const env = offlineEnv(options.env);
   const bundleDir = join(stateDirectory(options.persistTo), "bundle");
   try {
@@ -67,16 +80,17 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
     process.stdin.resume();
   }
 
+  const serveOptions: ServeOptions = {
+    bundleDir,
+    wranglerConfig: options.wranglerConfig,
+    ip: options.ip,
+    port: options.port,
+    persistTo: options.persistTo,
+    vars: options.vars,
+    inspectorPort: options.inspectorPort,
+  };
   try {
-    runtime = await serveWorker({
-      bundleDir,
-      wranglerConfig: options.wranglerConfig,
-      ip: options.ip,
-      port: options.port,
-      persistTo: options.persistTo,
-      vars: options.vars,
-      inspectorPort: options.inspectorPort,
-    });
+    runtime = await serveWorker(serveOptions);
   } catch (error) {
     const message = String((error as Error).message ?? error);
     if ((error as { code?: string }).code === "ERR_ADDRESS_IN_USE" || message.includes("Address already in use")) {
@@ -92,19 +106,37 @@ export async function serveLocally(options: LocalServeOptions): Promise<void> {
     console.log(`V8 inspector: ws://127.0.0.1:${options.inspectorPort}/core:user:agent-platform`);
   }
 
-  try {
-    const crons = await configuredCrons(options.wranglerConfig);
-    if (crons.length && process.env[NO_MINUTE_TICK] === "1") {
-      console.log("No minute tick: whoever started this server fires the scheduled handler itself");
-    } else if (crons.length) {
-      ticker = startMinuteTicker({ baseUrl, crons });
-      console.log(
-        `Firing the scheduled handler at every minute boundary for crons ${crons.map((c) => `"${c}"`).join(", ")}, as the deployed Cron Trigger does`,
-      );
+  /** (Re)starts the minute tick for the crons of `wranglerConfig`, saying so when they change. */
+  let tickedCrons = "";
+  const tick = async (wranglerConfig: string) => {
+    try {
+      const crons = await configuredCrons(wranglerConfig);
+      if (crons.join("\n") === tickedCrons) return;
+      tickedCrons = crons.join("\n");
+      ticker?.stop();
+      ticker = undefined;
+      if (crons.length && process.env[NO_MINUTE_TICK] === "1") {
+        console.log("No minute tick: whoever started this server fires the scheduled handler itself");
+      } else if (crons.length) {
+        ticker = startMinuteTicker({ baseUrl, crons });
+        console.log(
+          `Firing the scheduled handler at every minute boundary for crons ${crons.map((c) => `"${c}"`).join(", ")}, as the deployed Cron Trigger does`,
+        );
+      }
+    } catch (error) {
+      console.error(`Cannot read the crons of ${wranglerConfig}, so no minute tick: ${(error as Error).message}`);
     }
-  } catch (error) {
-    console.error(`Cannot read the crons of ${options.wranglerConfig}, so no minute tick: ${(error as Error).message}`);
-  }
+  };
+  await tick(options.wranglerConfig);
+
+  const reload = async (wranglerConfig: string) => {
+    if (stopping || !runtime) throw new Error("the server is stopping");
+    await bundleWorker(bundleDir, env, wranglerConfig);
+    serveOptions.wranglerConfig = wranglerConfig;
+    await reloadWorker(runtime, serveOptions);
+    await tick(wranglerConfig);
+  };
+  return { baseUrl, reload };
 }
 
 /** The startup line saying which Cloudflare limits the local runtime enforces (src/limits-guard/). */
