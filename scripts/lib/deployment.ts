@@ -3,7 +3,7 @@
  * registry module that the Worker imports statically. Also stages the /docs assets.
  */
 
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -14,12 +14,19 @@ import type { CheckpointerManifest, StoreManifest } from "../../src/deployment/m
 import { normalizeCheckpointer, normalizeStore } from "../../src/deployment/store-config.ts";
 import { registerSdkLogger } from "../../src/observability/sdk-logger.ts";
 import { bundleConsole } from "./console-bundle.ts";
-import { type BundleFile, bundleDeploymentModules, ModuleBundleError } from "./deployment-modules.ts";
+import {
+  type BundleFile,
+  bundleDeploymentModules,
+  installedVersion,
+  linkPackages,
+  ModuleBundleError,
+} from "./deployment-modules.ts";
 import { writeIfChanged } from "./files.ts";
+import { PLATFORM_ROOT } from "./root.ts";
 import { extractStaticSchemas, renderStaticSchemas } from "./static-schemas.ts";
 import { bundleUi, type UiBundle, UiBundleError } from "./ui-bundle.ts";
 
-export const PROJECT_ROOT = resolve(import.meta.dirname, "../..");
+export const PROJECT_ROOT = PLATFORM_ROOT;
 // Outside src/ on purpose: wrangler dev re-runs the build when src/ changes, and a generated file there
 // would make two dev servers of different configs rebuild each other in a loop.
 export const GENERATED_REGISTRY = join(PROJECT_ROOT, "dist/registry.generated.ts");
@@ -102,8 +109,14 @@ async function bundleAndLoad(
   dependencyDirs: string[],
 ): Promise<{ loaded: Record<string, Record<string, unknown>>; files: BundleFile[] }> {
   let files: BundleFile[];
+  let packages: Map<string, string>;
   try {
-    files = await bundleDeploymentModules({ modules, outFile, platformRoot: PROJECT_ROOT, dependencyDirs });
+    ({ files, packages } = await bundleDeploymentModules({
+      modules,
+      outFile,
+      platformRoot: PROJECT_ROOT,
+      dependencyDirs,
+    }));
   } catch (error) {
     if (!(error instanceof ModuleBundleError)) throw error;
     const missing = modules.find((m) => error.message === `file ${m.file} does not exist`);
@@ -119,6 +132,10 @@ async function bundleAndLoad(
   const bundle = files.find((file) => file.path === outFile);
   if (!bundle) throw new Error(`esbuild wrote no ${outFile}`);
   mkdirSync(dirname(outFile), { recursive: true });
+  // Outside the platform's tree (a project's .agent-platform/), the imports the bundle shares with the
+  // platform resolve through links to the platform's copies, for this check and for wrangler's bundle.
+  const inPlatformTree = !relative(PROJECT_ROOT, outFile).startsWith("..");
+  if (!inPlatformTree) linkPackages(dirname(outFile), packages);
   // Without its source map comment: the map is written with the bundle, after the checks.
   writeFileSync(
     checkFile,
@@ -301,17 +318,45 @@ function renderStore(store: StoreManifest): string {
 
 /** Versions reported by /info, read from the installed packages at build time. */
 function packageVersions(): { platform: string; langgraph_js: string } {
-  const read = (file: string) =>
-    (JSON.parse(readFileSync(join(PROJECT_ROOT, file), "utf8")) as { version: string }).version;
-  return { platform: read("package.json"), langgraph_js: read("node_modules/@langchain/langgraph/package.json") };
+  const platform = (JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string })
+    .version;
+  // The copy the Worker bundles: the one the platform's own sources resolve (the project's, when installed).
+  return { platform, langgraph_js: installedVersion(PROJECT_ROOT, "@langchain/langgraph") ?? "unknown" };
 }
 
+/**
+ * The /docs and console assets the installed package ships prebuilt (written by `npm pack`'s prepack,
+ * scripts/pack.ts): the package has neither the console's sources nor its browser dependencies.
+ */
+export const PREBUILT_ASSETS = join(PROJECT_ROOT, "cli/assets");
+const CONSOLE_SOURCES = join(PROJECT_ROOT, "console/src");
+
 /** Copies Swagger UI's assets so /docs renders with no external network. */
-async function stageDocsAssets(assetsDir: string): Promise<void> {
+export async function stageDocsAssets(assetsDir: string): Promise<void> {
   const source = join(PROJECT_ROOT, "node_modules/swagger-ui-dist");
   for (const name of ["swagger-ui-bundle.js", "swagger-ui.css", "favicon-32x32.png"]) {
     writeIfChanged(join(assetsDir, "docs", name), await readFile(join(source, name)));
   }
+}
+
+/** The /docs and console assets: built from the checkout's sources, or copied from the package's prebuilt ones. */
+async function stageAssetsInto(assetsDir: string): Promise<void> {
+  if (existsSync(CONSOLE_SOURCES)) {
+    await stageDocsAssets(assetsDir);
+    await bundleConsole(assetsDir);
+    return;
+  }
+  if (!existsSync(PREBUILT_ASSETS)) {
+    throw new BuildError(`The package has no prebuilt console and /docs assets at ${PREBUILT_ASSETS}: reinstall it`);
+  }
+  const files = readdirSync(PREBUILT_ASSETS, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+  const wanted = new Set(files.map((e) => relative(PREBUILT_ASSETS, join(e.parentPath, e.name))));
+  // Old hashed console bundles go, as bundleConsole does.
+  const consoleDir = join(assetsDir, "console/assets");
+  for (const name of existsSync(consoleDir) ? readdirSync(consoleDir) : []) {
+    if (!wanted.has(join("console/assets", name))) rmSync(join(consoleDir, name), { force: true });
+  }
+  for (const file of wanted) writeIfChanged(join(assetsDir, file), readFileSync(join(PREBUILT_ASSETS, file)));
 }
 
 export interface BuildOptions {
@@ -327,6 +372,8 @@ export interface BuildOptions {
   assetsDir?: string;
   /** Extract the graphs' static schemas (default true; see static-schemas.ts). */
   staticSchemas?: boolean;
+  /** Where extracted schemas are cached (default the platform's dist/schema-cache; a project's is its own). */
+  schemaCacheDir?: string;
 }
 
 export async function buildDeployment(
@@ -336,6 +383,7 @@ export async function buildDeployment(
     stageAssets = true,
     assetsDir = outFile === GENERATED_REGISTRY ? ASSETS_DIR : join(dirname(outFile), "assets"),
     staticSchemas = true,
+    schemaCacheDir,
   }: BuildOptions = {},
 ): Promise<{ graphs: string[]; env: Record<string, string>; store: StoreManifest; changed: boolean }> {
   const config = readConfig(configPath);
@@ -401,7 +449,9 @@ export async function buildDeployment(
   }
   const env = resolveEnv(config, configDir);
   // The slow step first: the UI bundles, the modules' bundle and the registry are written together after it.
-  const schemas = renderStaticSchemas(staticSchemas ? await extractStaticSchemas(graphs) : new Map());
+  const schemas = renderStaticSchemas(
+    staticSchemas ? await extractStaticSchemas(graphs, { cacheDir: schemaCacheDir }) : new Map(),
+  );
   const ui = await bundleUi(config.ui ?? {}, { configDir, assetsDir, shared: config.ui_config?.shared }).catch(
     (error: unknown) => {
       throw error instanceof UiBundleError ? new BuildError(error.message) : error;
@@ -412,9 +462,6 @@ export async function buildDeployment(
     outFile,
     renderRegistry(outFile, configPath, graphs, config, env, auth, httpApp, ui, schemas, store, checkpointer),
   );
-  if (stageAssets) {
-    await stageDocsAssets(assetsDir);
-    await bundleConsole(assetsDir);
-  }
+  if (stageAssets) await stageAssetsInto(assetsDir);
   return { graphs: graphs.map((g) => g.id), env, store, changed };
 }
