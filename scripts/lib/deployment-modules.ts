@@ -4,8 +4,10 @@
  *
  * - Its bare imports resolve from its own node_modules (then from each `dependencies` folder's, then
  *   from the platform's), as they would under Node in that project.
- * - The packages the platform itself runs on (`SHARED_PACKAGES`) stay imports in the output. The output
- *   file lives inside the platform's tree, so wrangler resolves them to the platform's copy: one
+ * - The packages the platform itself runs on (`SHARED_PACKAGES`) stay imports in the output, and so does
+ *   any package the project resolves to the platform's own copy. Resolved from the output file, they
+ *   must land on the platform's copy: an output inside the platform's tree finds it by walking up; one
+ *   in a project's .agent-platform/ through the links `linkPackages` makes beside it. One
  *   `@langchain/langgraph`, one `@langchain/core`, so `instanceof` checks and singletons hold.
  */
 
@@ -78,8 +80,9 @@ function platformImports(platformRoot: string, packages: Map<string, string>): P
           return { path: args.path, external: true };
         }
         if (!SHARED_IMPORT.test(args.path)) {
-          // A package the deployment resolves to the platform's own top-level copy (this repository's
-          // graphs, or a project without it installed) stays an import too: one copy in the Worker.
+          // A package the deployment resolves to the platform's own copy (this repository's graphs, a
+          // project without it installed, or an installed platform's dependency hoisted into the
+          // project's node_modules) stays an import too: one copy in the Worker.
           const found = await pluginBuild.resolve(args.path, {
             kind: args.kind,
             resolveDir: args.resolveDir,
@@ -87,8 +90,14 @@ function platformImports(platformRoot: string, packages: Map<string, string>): P
             pluginData: { checking: true },
           });
           if (found.errors.length > 0 || found.external) return undefined;
-          const ownCopy = join(platformRoot, "node_modules", packageName(args.path)) + sep;
-          if (!found.path.startsWith(ownCopy)) return { path: found.path, sideEffects: found.sideEffects };
+          const platformCopy = await pluginBuild.resolve(args.path, {
+            kind: args.kind,
+            resolveDir: platformRoot,
+            pluginData: { checking: true },
+          });
+          if (platformCopy.errors.length > 0 || platformCopy.path !== found.path) {
+            return { path: found.path, sideEffects: found.sideEffects };
+          }
           const dir = packageDir(found.path, packageName(args.path));
           if (dir) packages.set(packageName(args.path), dir);
           return { path: args.path, external: true };

@@ -73,9 +73,11 @@ function resolveIn(packages: Record<string, LockEntry>, from: string, name: stri
  * holds the abbreviated ones the repository's install fetched).
  */
 function projectLock(tarball: string, rootDeps: Record<string, string>, manifest: Manifest): object {
-  const repo = (JSON.parse(readFileSync(join(PROJECT_ROOT, "package-lock.json"), "utf8")) as {
-    packages: Record<string, LockEntry>;
-  }).packages;
+  const repo = (
+    JSON.parse(readFileSync(join(PROJECT_ROOT, "package-lock.json"), "utf8")) as {
+      packages: Record<string, LockEntry>;
+    }
+  ).packages;
   const packages: Record<string, LockEntry> = {
     "": { name: "package-e2e", devDependencies: rootDeps },
     "node_modules/agent-platform": {
@@ -115,15 +117,26 @@ function projectLock(tarball: string, rootDeps: Record<string, string>, manifest
   return { name: "package-e2e", lockfileVersion: 3, requires: true, packages };
 }
 
-const GRAPH = `import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
+// The input messages become HumanMessages in the graph's reducer, and the node checks them against the
+// class it imports itself; getConfig() reads the run's context: both hold only with one shared copy.
+const GRAPH = `import { HumanMessage } from "@langchain/core/messages";
+import { Annotation, END, getConfig, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 
 const State = Annotation.Root({
+  ...MessagesAnnotation.spec,
   count: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }),
   visitors: Annotation<string[]>({ reducer: (a, b) => [...a, ...b], default: () => [] }),
+  sharedCore: Annotation<boolean>(),
+  threadId: Annotation<string>(),
 });
 
 export const graph = new StateGraph(State)
-  .addNode("visit", (state: typeof State.State) => ({ count: 1, visitors: [\`visitor \${state.count + 1}\`] }))
+  .addNode("visit", (state: typeof State.State) => ({
+    count: 1,
+    visitors: [\`visitor \${state.count + 1}\`],
+    sharedCore: state.messages.every((message) => message instanceof HumanMessage),
+    threadId: getConfig().configurable?.thread_id,
+  }))
   .addEdge(START, "visit")
   .addEdge("visit", END)
   .compile();
@@ -235,15 +248,25 @@ async function startDev(command: string, args: string[], env: NodeJS.ProcessEnv)
   }
 }
 
-/** Runs the graph twice on a new thread with the official SDK; answers the thread's final state. */
-async function visitTwice(url: string): Promise<unknown> {
+/** Runs the graph twice on a new thread with the official SDK and checks the thread's state. */
+async function visitTwice(url: string): Promise<void> {
   const apiKey = /BOOTSTRAP_API_KEY=(.+)/.exec(readFileSync(join(project, ".dev.vars"), "utf8"))?.[1] ?? "";
   const client = new Client({ apiUrl: url, apiKey });
   const thread = await client.threads.create();
-  await client.runs.wait(thread.thread_id, "visits", { input: {} });
-  const state = await client.runs.wait(thread.thread_id, "visits", { input: {} });
-  expect((await client.threads.getState(thread.thread_id)).values).toEqual(state);
-  return state;
+  for (const content of ["hello", "again"]) {
+    await client.runs.wait(thread.thread_id, "visits", { input: { messages: [{ role: "user", content }] } });
+  }
+  const { values } = await client.threads.getState(thread.thread_id);
+  expect(values).toMatchObject({
+    count: 2,
+    visitors: ["visitor 1", "visitor 2"],
+    sharedCore: true,
+    threadId: thread.thread_id,
+    messages: [
+      { type: "human", content: "hello" },
+      { type: "human", content: "again" },
+    ],
+  });
 }
 
 /** Node 20's PATH: no Node 22 on it, so only the command's own choice can run wrangler. */
@@ -267,7 +290,7 @@ describe("the packed package, installed into an empty folder", () => {
     if (skipReason) return context.skip(skipReason);
     const env = offlineEnv({ PATH: [dirname(NODE22), process.env.PATH].join(delimiter) });
     const url = await startDev("npx", ["--offline", "agent-platform"], env);
-    expect(await visitTwice(url)).toEqual({ count: 2, visitors: ["visitor 1", "visitor 2"] });
+    await visitTwice(url);
     await stopProcessGroup(children.pop()!);
   }, 200_000);
 
@@ -278,7 +301,7 @@ describe("the packed package, installed into an empty folder", () => {
     expect(version.startsWith("20.")).toBe(true);
     const bin = join(project, "node_modules/.bin/agent-platform");
     const url = await startDev(NODE20, [bin], node20Env());
-    expect(await visitTwice(url)).toEqual({ count: 2, visitors: ["visitor 1", "visitor 2"] });
+    await visitTwice(url);
     await stopProcessGroup(children.pop()!);
   }, 200_000);
 
@@ -297,7 +320,9 @@ describe("the packed package, installed into an empty folder", () => {
   it("wrote everything into the project's .agent-platform/, nothing into node_modules", (context) => {
     if (skipReason) return context.skip(skipReason);
     const after = snapshot(join(project, "node_modules"));
-    const changed = [...new Set([...before.keys(), ...after.keys()])].filter((file) => before.get(file) !== after.get(file));
+    const changed = [...new Set([...before.keys(), ...after.keys()])].filter(
+      (file) => before.get(file) !== after.get(file),
+    );
     expect(changed).toEqual([]);
     const generated = readdirSync(join(project, ".agent-platform"));
     expect(generated).toEqual(expect.arrayContaining(["deployments", "state", "build"]));
