@@ -2,6 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   chmodSync,
+  chownSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -23,9 +24,11 @@ import { offlineEnv, stopProcessGroup, waitForOk } from "../../scripts/lib/wrang
 
 // The installable package: `npm pack` (its prepack compiles the CLI), the tarball installed into an
 // empty folder with npm, offline, from the npm cache this repository's own install filled, beside a
-// minimal project (a langgraph.json and a graph). The installed package is made read-only; the project
-// is then served with `agent-platform dev` on Node 22 (through npx) and on Node 20 (the machine's own,
-// where the command runs wrangler on its `node` dependency's Node 22), and driven with the official SDK.
+// minimal project (a langgraph.json and a graph). The installed package is made read-only (and, when
+// the test runs as root, the command runs as `nobody`, who cannot write to node_modules at all); the
+// project is then served with `agent-platform dev` on Node 22 (through npx) and on Node 20 (the
+// machine's own, where the command runs on its `node` dependency's Node 22), and driven with the
+// official SDK; build and deploy --dry-run run on Node 20 too.
 
 const NODE22 = join(PROJECT_ROOT, "node_modules/node/bin/node");
 /** The machine's Node 20, when there is one. */
@@ -173,6 +176,35 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
   return spawnSync(command, args, { cwd, env, encoding: "utf8", timeout: 120_000 });
 }
 
+/**
+ * Who runs the command. Mode bits do not stop root, so a test run as root runs it as `nobody`, who owns
+ * the project but not its node_modules: the install is then really read-only to it.
+ */
+let user: { uid?: number; gid?: number } = {};
+let home: string;
+
+function asProjectUser(): void {
+  home = join(root, "home");
+  mkdirSync(home);
+  if (process.getuid?.() !== 0) return;
+  const id = (flag: string) => Number(spawnSync("id", [flag, "nobody"], { encoding: "utf8" }).stdout.trim());
+  const [uid, gid] = [id("-u"), id("-g")];
+  if (!Number.isInteger(uid) || !Number.isInteger(gid)) return;
+  user = { uid, gid };
+  chmodSync(root, 0o755);
+  const own = (path: string) => chownSync(path, uid, gid);
+  for (const path of [project, home]) own(path);
+  for (const entry of readdirSync(project, { recursive: true, withFileTypes: true })) {
+    const path = join(entry.parentPath, entry.name);
+    if (!path.startsWith(join(project, "node_modules"))) own(path);
+  }
+}
+
+/** The environment of the command: offline, with its own home (wrangler keeps its settings there). */
+function commandEnv(path: string): NodeJS.ProcessEnv {
+  return offlineEnv({ PATH: path, HOME: home, npm_config_cache: join(home, ".npm") });
+}
+
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), "agent-platform-package-"));
   const packed = run("npm", ["pack", "--json", "--pack-destination", root], PROJECT_ROOT);
@@ -218,6 +250,7 @@ beforeAll(() => {
   // writes, so the test compares every file of node_modules before and after too).
   installedPackage = realpathSync(join(project, "node_modules/agent-platform"));
   setWritable(installedPackage, false);
+  asProjectUser();
   before = snapshot(join(project, "node_modules"));
 }, 180_000);
 
@@ -232,6 +265,7 @@ async function startDev(command: string, args: string[], env: NodeJS.ProcessEnv)
   const child = spawn(command, [...args, "dev", "--port", "0"], {
     cwd: project,
     env,
+    ...user,
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
@@ -274,7 +308,7 @@ function node20Env(): NodeJS.ProcessEnv {
   const path = (process.env.PATH ?? "")
     .split(delimiter)
     .filter((dir) => !existsSync(join(dir, "node")) || dir === dirname(NODE20 ?? ""));
-  return offlineEnv({ PATH: path.join(delimiter) });
+  return commandEnv(path.join(delimiter));
 }
 
 describe("the packed package, installed into an empty folder", () => {
@@ -288,7 +322,7 @@ describe("the packed package, installed into an empty folder", () => {
 
   it("serves the project with `npx agent-platform dev` on Node 22, and the SDK runs its graph", async (context) => {
     if (skipReason) return context.skip(skipReason);
-    const env = offlineEnv({ PATH: [dirname(NODE22), process.env.PATH].join(delimiter) });
+    const env = commandEnv([dirname(NODE22), process.env.PATH].join(delimiter));
     const url = await startDev("npx", ["--offline", "agent-platform"], env);
     await visitTwice(url);
     await stopProcessGroup(children.pop()!);
@@ -310,10 +344,22 @@ describe("the packed package, installed into an empty folder", () => {
     if (!NODE20) return context.skip("no Node 20 on this machine");
     const bin = join(project, "node_modules/.bin/agent-platform");
     rmSync(join(project, ".agent-platform/build"), { recursive: true, force: true });
-    const build = run(NODE20, [bin, "build"], project, node20Env());
+    const build = spawnSync(NODE20, [bin, "build"], {
+      cwd: project,
+      env: node20Env(),
+      encoding: "utf8",
+      timeout: 120_000,
+      ...user,
+    });
     expect(build.status, build.stderr).toBe(0);
     expect(readFileSync(join(project, ".agent-platform/build/index.js"), "utf8")).toContain("visitor ");
-    const dryRun = run(NODE20, [bin, "deploy", "--dry-run"], project, node20Env());
+    const dryRun = spawnSync(NODE20, [bin, "deploy", "--dry-run"], {
+      cwd: project,
+      env: node20Env(),
+      encoding: "utf8",
+      timeout: 120_000,
+      ...user,
+    });
     expect(dryRun.status, dryRun.stderr).toBe(0);
   }, 200_000);
 
@@ -327,5 +373,7 @@ describe("the packed package, installed into an empty folder", () => {
     const generated = readdirSync(join(project, ".agent-platform"));
     expect(generated).toEqual(expect.arrayContaining(["deployments", "state", "build"]));
     expect(existsSync(join(project, ".agent-platform/deployments/langgraph/wrangler.json"))).toBe(true);
+    // Written by the user the command ran as (nobody, when the test runs as root).
+    if (user.uid !== undefined) expect(statSync(join(project, ".agent-platform/state")).uid).toBe(user.uid);
   });
 });
