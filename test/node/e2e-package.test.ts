@@ -290,6 +290,8 @@ async function visitTwice(url: string): Promise<void> {
   for (const content of ["hello", "again"]) {
     await client.runs.wait(thread.thread_id, "visits", { input: { messages: [{ role: "user", content }] } });
   }
+  const info = (await (await fetch(`${url}/info`)).json()) as { metadata: { config_path: string } };
+  expect(info.metadata.config_path).toBe("langgraph.json");
   const { values } = await client.threads.getState(thread.thread_id);
   expect(values).toMatchObject({
     count: 2,
