@@ -13,7 +13,9 @@ import { DeployError, deploy, WRANGLER_OVERRIDE, wranglerRunner } from "./lib/de
 import { BuildError, readConfig } from "./lib/deployment.ts";
 import { startLiveReload } from "./lib/live-reload.ts";
 import { bundleWorker } from "./lib/local-runtime.ts";
+import { peerMessage, peerProblems } from "./lib/peers.ts";
 import { buildProject, type ProjectDeployment } from "./lib/project.ts";
+import { PLATFORM_ROOT } from "./lib/root.ts";
 import { parsePort, parseVars, serveLocally } from "./lib/serve.ts";
 import { offlineEnv } from "./lib/wrangler.ts";
 
@@ -109,6 +111,18 @@ if (!statSync(configPath, { throwIfNoEntry: false })?.isFile()) {
 }
 const projectDir = resolve(configPath, "..");
 const stateDir = join(projectDir, ".agent-platform");
+// Packaging: wrangler's logs go to the project's folder too (the platform's may be a read-only install),
+// and the shared LangGraph packages (peer dependencies) must be installed in matching versions.
+process.env.WRANGLER_LOG_PATH ??= join(stateDir, "logs");
+checkPeerDependencies();
+
+/** Stops on a missing peer dependency (the build cannot bundle without it); warns on a version out of range. */
+function checkPeerDependencies(): void {
+  const problems = peerProblems(PLATFORM_ROOT);
+  if (problems.length === 0) return;
+  if (problems.some((problem) => problem.installed === undefined)) fail(peerMessage(problems), 2);
+  console.warn(peerMessage(problems));
+}
 
 /** Warns when the running Node is older than the deployment's `node_version`. */
 function checkNodeVersion(): void {

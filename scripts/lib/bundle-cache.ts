@@ -16,10 +16,19 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { PROJECT_ROOT } from "./deployment.ts";
 
-const CACHE_ROOT = join(PROJECT_ROOT, "node_modules/.cache/agent-platform/worker-bundles");
+const PLATFORM_CACHE_ROOT = join(PROJECT_ROOT, "node_modules/.cache/agent-platform/worker-bundles");
+
+/**
+ * The platform's node_modules/.cache for its own configs; a config generated outside its tree (a
+ * project's .agent-platform/, the platform maybe a read-only installed package) keeps its cache beside it.
+ */
+function cacheRoot(wranglerConfig: string): string {
+  const inPlatformTree = !relative(PROJECT_ROOT, resolve(wranglerConfig)).startsWith("..");
+  return inPlatformTree ? PLATFORM_CACHE_ROOT : join(dirname(resolve(wranglerConfig)), "worker-bundle-cache");
+}
 const INPUTS_FILE = "inputs.json";
 /** Entries kept (one per config and deployment; the oldest go first). */
 const MAX_ENTRIES = 8;
@@ -31,8 +40,10 @@ const sha = (data: string | Buffer) => createHash("sha256").update(data).digest(
 
 /** The files a bundle depends on besides its metafile's inputs. */
 function fixedInputs(wranglerConfig: string): string[] {
-  // esbuild reads the tsconfig too (paths, JSX), but does not list it among the metafile's inputs.
-  return [wranglerConfig, ...["package-lock.json", "tsconfig.json"].map((file) => join(PROJECT_ROOT, file))];
+  // esbuild reads the tsconfig too (paths, JSX), but does not list it among the metafile's inputs. An
+  // installed package has no lockfile (the files esbuild read from node_modules are inputs anyway).
+  const platformFiles = ["package-lock.json", "tsconfig.json"].map((file) => join(PROJECT_ROOT, file));
+  return [wranglerConfig, ...platformFiles.filter((file) => existsSync(file))];
 }
 
 function hashes(files: string[]): Record<string, string> {
@@ -46,8 +57,9 @@ export interface BundleCacheEntry {
 }
 
 export function bundleCacheEntry(wranglerConfig: string, deployment: string | undefined): BundleCacheEntry {
-  const dir = join(CACHE_ROOT, sha(`${resolve(wranglerConfig)}\n${deployment ?? ""}`).slice(0, 16));
-  mkdirSync(CACHE_ROOT, { recursive: true });
+  const root = cacheRoot(wranglerConfig);
+  const dir = join(root, sha(`${resolve(wranglerConfig)}\n${deployment ?? ""}`).slice(0, 16));
+  mkdirSync(root, { recursive: true });
   return { dir, metafile: `${dir}.meta-${process.pid}.json` };
 }
 
@@ -96,7 +108,7 @@ export function recordBundle(entry: BundleCacheEntry, wranglerConfig: string, ou
     writeFileSync(join(staged, INPUTS_FILE), JSON.stringify(inputs));
     rmSync(entry.dir, { recursive: true, force: true });
     renameSync(staged, entry.dir);
-    evictOldest();
+    evictOldest(dirname(entry.dir));
   } catch {
     rmSync(staged, { recursive: true, force: true });
   } finally {
@@ -104,10 +116,10 @@ export function recordBundle(entry: BundleCacheEntry, wranglerConfig: string, ou
   }
 }
 
-function evictOldest(): void {
-  const entries = readdirSync(CACHE_ROOT, { withFileTypes: true })
+function evictOldest(root: string): void {
+  const entries = readdirSync(root, { withFileTypes: true })
     .filter((e) => e.isDirectory() && !e.name.includes(".new-"))
-    .map((e) => join(CACHE_ROOT, e.name))
+    .map((e) => join(root, e.name))
     .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
   for (const dir of entries.slice(MAX_ENTRIES)) rmSync(dir, { recursive: true, force: true });
 }

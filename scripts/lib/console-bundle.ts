@@ -5,11 +5,11 @@
  */
 import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { basename, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { build, type Metafile } from "esbuild";
 import { writeIfChanged } from "./files.ts";
+import { PLATFORM_ROOT } from "./root.ts";
 
-const ENTRY = fileURLToPath(new URL("../../console/src/main.tsx", import.meta.url));
+const ENTRY = join(PLATFORM_ROOT, "console/src/main.tsx");
 
 export interface ConsoleBundle {
   /** File names under `/console/assets/`. */

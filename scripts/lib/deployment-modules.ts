@@ -4,12 +4,14 @@
  *
  * - Its bare imports resolve from its own node_modules (then from each `dependencies` folder's, then
  *   from the platform's), as they would under Node in that project.
- * - The packages the platform itself runs on (`SHARED_PACKAGES`) stay imports in the output. The output
- *   file lives inside the platform's tree, so wrangler resolves them to the platform's copy: one
+ * - The packages the platform itself runs on (`SHARED_PACKAGES`) stay imports in the output, and so does
+ *   any package the project resolves to the platform's own copy. Resolved from the output file, they
+ *   must land on the platform's copy: an output inside the platform's tree finds it by walking up; one
+ *   in a project's .agent-platform/ through the links `linkPackages` makes beside it. One
  *   `@langchain/langgraph`, one `@langchain/core`, so `instanceof` checks and singletons hold.
  */
 
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
 import { builtinModules, createRequire } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { build, type Message, type Plugin } from "esbuild";
@@ -52,8 +54,21 @@ export interface BundleOptions {
   dependencyDirs?: string[];
 }
 
-/** Keeps shared packages and the runtime's built-in modules as imports; checks the platform has them. */
-function platformImports(platformRoot: string): Plugin {
+/**
+ * The folder of the package `name` in a file's path resolved by esbuild (real paths: a symlinked
+ * node_modules is followed), or undefined when the file is not inside that package.
+ */
+function packageDir(file: string, name: string): string | undefined {
+  const marker = `${sep}node_modules${sep}${name.split("/").join(sep)}${sep}`;
+  const at = file.lastIndexOf(marker);
+  return at < 0 ? undefined : file.slice(0, at + marker.length - 1);
+}
+
+/**
+ * Keeps shared packages and the runtime's built-in modules as imports; checks the platform has them.
+ * `packages` collects the folder of the platform's copy of each package kept as an import.
+ */
+function platformImports(platformRoot: string, packages: Map<string, string>): Plugin {
   return {
     name: "platform-imports",
     setup(pluginBuild) {
@@ -65,8 +80,9 @@ function platformImports(platformRoot: string): Plugin {
           return { path: args.path, external: true };
         }
         if (!SHARED_IMPORT.test(args.path)) {
-          // A package the deployment resolves to the platform's own top-level copy (this repository's
-          // graphs, or a project without it installed) stays an import too: one copy in the Worker.
+          // A package the deployment resolves to the platform's own copy (this repository's graphs, a
+          // project without it installed, or an installed platform's dependency hoisted into the
+          // project's node_modules) stays an import too: one copy in the Worker.
           const found = await pluginBuild.resolve(args.path, {
             kind: args.kind,
             resolveDir: args.resolveDir,
@@ -74,10 +90,17 @@ function platformImports(platformRoot: string): Plugin {
             pluginData: { checking: true },
           });
           if (found.errors.length > 0 || found.external) return undefined;
-          const ownCopy = join(platformRoot, "node_modules", packageName(args.path)) + sep;
-          return found.path.startsWith(ownCopy)
-            ? { path: args.path, external: true }
-            : { path: found.path, sideEffects: found.sideEffects };
+          const platformCopy = await pluginBuild.resolve(args.path, {
+            kind: args.kind,
+            resolveDir: platformRoot,
+            pluginData: { checking: true },
+          });
+          if (platformCopy.errors.length > 0 || platformCopy.path !== found.path) {
+            return { path: found.path, sideEffects: found.sideEffects };
+          }
+          const dir = packageDir(found.path, packageName(args.path));
+          if (dir) packages.set(packageName(args.path), dir);
+          return { path: args.path, external: true };
         }
         const found = await pluginBuild.resolve(args.path, {
           kind: args.kind,
@@ -93,6 +116,8 @@ function platformImports(platformRoot: string): Plugin {
             ],
           };
         }
+        const dir = packageDir(found.path, sharedPackageOf(args.path));
+        if (dir) packages.set(sharedPackageOf(args.path), dir);
         return { path: args.path, external: true };
       });
     },
@@ -141,7 +166,9 @@ export interface BundleFile {
  * its source map, and a declaration file so the generated registry type-checks. The caller writes
  * them once the deployment checks out, so a failed build leaves the last good one in place.
  */
-export async function bundleDeploymentModules(options: BundleOptions): Promise<BundleFile[]> {
+export async function bundleDeploymentModules(
+  options: BundleOptions,
+): Promise<{ files: BundleFile[]; packages: Map<string, string> }> {
   const { modules, outFile, platformRoot } = options;
   for (const module of modules) {
     if (!existsSync(module.file)) throw new ModuleBundleError(`file ${module.file} does not exist`);
@@ -151,6 +178,7 @@ export async function bundleDeploymentModules(options: BundleOptions): Promise<B
   const entry = modules.map((m) => `export * as ${m.name} from ${JSON.stringify(m.file)};`).join("\n");
   const nodePaths = [...(options.dependencyDirs ?? []), platformRoot].map((dir) => join(dir, "node_modules"));
   let files: BundleFile[];
+  const packages = new Map<string, string>();
   try {
     const result = await build({
       stdin: { contents: entry, resolveDir: dirname(outFile), sourcefile: "deployment-modules-entry.js" },
@@ -161,7 +189,7 @@ export async function bundleDeploymentModules(options: BundleOptions): Promise<B
       conditions: WORKER_CONDITIONS,
       target: "es2022",
       nodePaths,
-      plugins: [platformImports(platformRoot)],
+      plugins: [platformImports(platformRoot, packages)],
       sourcemap: "linked",
       logLevel: "silent",
       write: false,
@@ -179,5 +207,25 @@ export async function bundleDeploymentModules(options: BundleOptions): Promise<B
   }
   const declarations = modules.map((m) => `export declare const ${m.name}: Record<string, unknown>;`).join("\n");
   files.push({ path: outFile.replace(/\.js$/, ".d.ts"), contents: new TextEncoder().encode(`${declarations}\n`) });
-  return files;
+  return { files, packages };
+}
+
+/**
+ * Links `<dir>/node_modules/<name>` to each package folder of `packages` (bundleDeploymentModules'),
+ * so that a bundle written to `dir` outside the platform's tree imports the platform's copies, as the
+ * platform's own sources do: Node and esbuild follow the link to the same real files, one module each.
+ */
+export function linkPackages(dir: string, packages: Map<string, string>): void {
+  for (const [name, target] of packages) {
+    const link = join(dir, "node_modules", name);
+    try {
+      if (realpathSync(link) === realpathSync(target)) continue;
+    } catch {
+      // no link yet, or a dangling one
+    }
+    rmSync(link, { recursive: true, force: true });
+    mkdirSync(dirname(link), { recursive: true });
+    // A junction on Windows needs no privilege; elsewhere the type is ignored.
+    symlinkSync(target, link, "junction");
+  }
 }

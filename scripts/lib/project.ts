@@ -1,12 +1,13 @@
 /**
  * A user's agent project (a folder with a langgraph.json) built into a deployment of this platform, for
  * the `agent-platform` command (scripts/cli.ts). The platform's Worker (src/index.ts) is compiled with
- * the project's registry in place of this repository's: each project gets its own build folder inside
- * the platform's tree (so the shared packages resolve to the platform's copy) and its own wrangler
- * config, generated from this repository's wrangler.toml plus the project's own wrangler settings.
+ * the project's registry in place of this repository's: each project gets its own build folder in its
+ * own .agent-platform/ (nothing is written into the platform's folder, which may be a read-only
+ * node_modules/agent-platform; the shared packages resolve to the platform's copy through links there,
+ * deployment-modules.ts) and its own wrangler config, generated from the platform's wrangler.toml plus
+ * the project's own wrangler settings.
  */
 
-import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { StoreManifest } from "../../src/deployment/manifest.ts";
@@ -27,18 +28,22 @@ export interface ProjectDeployment {
   /** The project's langgraph.json. */
   configPath: string;
   projectDir: string;
-  /** The build folder, inside the platform's tree. */
+  /** The build folder, in the project's .agent-platform/. */
   buildDir: string;
   /** The generated wrangler config the Worker is bundled, served and deployed with. */
   wranglerConfig: string;
   graphs: string[];
 }
 
-/** `<platform>/dist/deployments/<folder name>-<hash of the config's path>`. */
+/** Where the CLI keeps what it generates for a project: its own `.agent-platform/`, beside the config. */
+export function projectStateDir(configPath: string): string {
+  return join(dirname(configPath), ".agent-platform");
+}
+
+/** `<project>/.agent-platform/deployments/<config file name>`: one per config, so `--config` builds never mix. */
 export function projectBuildDir(configPath: string): string {
-  const hash = createHash("sha256").update(configPath).digest("hex").slice(0, 10);
-  const name = basename(dirname(configPath)).replace(/[^A-Za-z0-9_.-]/g, "_") || "project";
-  return join(PROJECT_ROOT, "dist/deployments", `${name}-${hash}`);
+  const name = basename(configPath, ".json").replace(/[^A-Za-z0-9_.-]/g, "_") || "langgraph";
+  return join(projectStateDir(configPath), "deployments", name);
 }
 
 /** The project's own wrangler config (wrangler.jsonc, wrangler.json or wrangler.toml), if it has one. */
@@ -163,7 +168,10 @@ export async function buildProject(configPath: string): Promise<ProjectDeploymen
   const projectDir = dirname(configPath);
   const buildDir = projectBuildDir(configPath);
   mkdirSync(buildDir, { recursive: true });
-  const { graphs, store } = await buildDeployment(configPath, { outFile: join(buildDir, "registry.generated.ts") });
+  const { graphs, store } = await buildDeployment(configPath, {
+    outFile: join(buildDir, "registry.generated.ts"),
+    schemaCacheDir: join(projectStateDir(configPath), "schema-cache"),
+  });
   const wranglerConfig = join(buildDir, "wrangler.json");
   const rendered = await renderWranglerConfig(buildDir, projectWranglerConfig(projectDir), store);
   writeFileSync(wranglerConfig, `${JSON.stringify(rendered, null, 2)}\n`);

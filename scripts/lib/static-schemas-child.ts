@@ -7,10 +7,12 @@
 import Module, { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { PLATFORM_ROOT } from "./root.ts";
 import type { ChildRequest, ChildResponse, GraphSchemaSet } from "./static-schemas.ts";
 
-const EXTRACTOR_PACKAGE = join(import.meta.dirname, "../schema-extractor/package.json");
-const requireFromExtractor = createRequire(EXTRACTOR_PACKAGE);
+/** The checkout's extractor package, unless the request names where the extractor resolves from. */
+const EXTRACTOR_PACKAGE = join(PLATFORM_ROOT, "scripts/schema-extractor/package.json");
+let requireFromExtractor = createRequire(EXTRACTOR_PACKAGE);
 
 interface GraphSpec {
   sourceFile: string;
@@ -39,6 +41,7 @@ function redirectTypeScriptTo5(): void {
 }
 
 async function extract(request: ChildRequest): Promise<ChildResponse> {
+  if (request.extractorFrom) requireFromExtractor = createRequire(request.extractorFrom);
   redirectTypeScriptTo5();
   const official = (await import(
     pathToFileURL(requireFromExtractor.resolve("@langchain/langgraph-api/schema")).href

@@ -13,13 +13,23 @@
 import { fork } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join, resolve, sep } from "node:path";
 import { build } from "esbuild";
 import type { StaticGraphSchema, StaticGraphSchemas } from "../../src/deployment/manifest.ts";
+import { FROM_SOURCES, PLATFORM_ROOT } from "./root.ts";
 
-const PROJECT_ROOT = resolve(import.meta.dirname, "../..");
-const CHILD = join(import.meta.dirname, "static-schemas-child.ts");
-const CACHE_DIR = join(PROJECT_ROOT, "dist/schema-cache");
+const PROJECT_ROOT = PLATFORM_ROOT;
+// The bundled CLI (cli/agent-platform.js) has the child bundled beside it (scripts/pack.ts).
+const CHILD = FROM_SOURCES
+  ? join(import.meta.dirname, "static-schemas-child.ts")
+  : join(PLATFORM_ROOT, "cli/static-schemas-child.js");
+const DEFAULT_CACHE_DIR = join(PROJECT_ROOT, "dist/schema-cache");
+/**
+ * The checkout's extractor package (a devDependency with its own node_modules). The installed package
+ * has none: the extractor is then the project's own @langchain/langgraph-api, when it has one.
+ */
+const CHECKOUT_EXTRACTOR = join(PROJECT_ROOT, "scripts/schema-extractor/package.json");
 const CACHE_ENTRIES = 40;
 const DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -27,6 +37,8 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 export type GraphSchemaSet = Record<string, StaticGraphSchema>;
 export interface ChildRequest {
   graphs: { id: string; file: string; exportName: string }[];
+  /** A file @langchain/langgraph-api and TypeScript 5 resolve from (default the checkout's extractor package). */
+  extractorFrom?: string;
 }
 export interface ChildResponse {
   schemas: Record<string, GraphSchemaSet>;
@@ -48,6 +60,8 @@ export interface ExtractOptions {
   warn?: (message: string) => void;
   /** Reuse results of an identical earlier extraction (default true). */
   cache?: boolean;
+  /** Where results are cached (default the platform's dist/schema-cache). */
+  cacheDir?: string;
 }
 
 export function schemaTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
@@ -207,8 +221,8 @@ async function cacheKey(graphs: SchemaGraph[]): Promise<string> {
   return hash.digest("hex");
 }
 
-function readCache(key: string): ChildResponse | undefined {
-  const file = join(CACHE_DIR, `${key}.json`);
+function readCache(cacheDir: string, key: string): ChildResponse | undefined {
+  const file = join(cacheDir, `${key}.json`);
   if (!existsSync(file)) return undefined;
   try {
     return JSON.parse(readFileSync(file, "utf8")) as ChildResponse;
@@ -218,17 +232,17 @@ function readCache(key: string): ChildResponse | undefined {
 }
 
 /** Keeps the newest entries only (scratch deployments of the tests would otherwise pile up). */
-function writeCache(key: string, response: ChildResponse): void {
-  mkdirSync(CACHE_DIR, { recursive: true });
-  const file = join(CACHE_DIR, `${key}.json`);
+function writeCache(cacheDir: string, key: string, response: ChildResponse): void {
+  mkdirSync(cacheDir, { recursive: true });
+  const file = join(cacheDir, `${key}.json`);
   const temporary = `${file}.${process.pid}.tmp`;
   writeFileSync(temporary, JSON.stringify(response));
   renameSync(temporary, file);
-  const entries = readdirSync(CACHE_DIR)
+  const entries = readdirSync(cacheDir)
     .filter((name) => name.endsWith(".json"))
-    .map((name) => ({ name, time: statSync(join(CACHE_DIR, name)).mtimeMs }))
+    .map((name) => ({ name, time: statSync(join(cacheDir, name)).mtimeMs }))
     .sort((a, b) => b.time - a.time);
-  for (const old of entries.slice(CACHE_ENTRIES)) rmSync(join(CACHE_DIR, old.name), { force: true });
+  for (const old of entries.slice(CACHE_ENTRIES)) rmSync(join(cacheDir, old.name), { force: true });
 }
 
 /**
@@ -244,12 +258,20 @@ export async function extractStaticSchemas(
   const result = new Map<string, StaticGraphSchemas | null>(graphs.map((g) => [g.id, null]));
   if (graphs.length === 0) return result;
 
+  const extractorFrom = existsSync(CHECKOUT_EXTRACTOR) ? CHECKOUT_EXTRACTOR : graphs[0].file;
+  if (!resolvesExtractor(extractorFrom)) {
+    warn(
+      `Static graph schemas come from the official extractor, which this project does not have: graphs ${graphs.map((g) => g.id).join(", ")} get run-time schemas only (for static ones: npm install -D @langchain/langgraph-api typescript@5)`,
+    );
+    return result;
+  }
   const useCache = options.cache ?? true;
+  const cacheDir = options.cacheDir ?? DEFAULT_CACHE_DIR;
   const key = useCache ? await cacheKey(graphs) : "";
-  let response = useCache ? readCache(key) : undefined;
+  let response = useCache ? readCache(cacheDir, key) : undefined;
   if (!response) {
     try {
-      response = await runStaticExtractor({ graphs }, timeoutMs);
+      response = await runStaticExtractor({ graphs, extractorFrom }, timeoutMs);
     } catch (error) {
       warn(
         `Static schema extraction failed (${(error as Error).message}); graphs ${graphs.map((g) => g.id).join(", ")} get run-time schemas only`,
@@ -257,7 +279,7 @@ export async function extractStaticSchemas(
       return result;
     }
     // A failure may be transient (a timeout on a busy machine): only complete results are kept.
-    if (useCache && Object.keys(response.errors).length === 0) writeCache(key, response);
+    if (useCache && Object.keys(response.errors).length === 0) writeCache(cacheDir, key, response);
   }
   let failed = false;
   for (const graph of graphs) {
@@ -281,6 +303,21 @@ export async function extractStaticSchemas(
     );
   }
   return result;
+}
+
+/** Whether @langchain/langgraph-api's extractor and a TypeScript with a compiler API resolve from `from`. */
+function resolvesExtractor(from: string): boolean {
+  try {
+    const require = createRequire(from);
+    require.resolve("@langchain/langgraph-api/schema");
+    const typescript = JSON.parse(readFileSync(require.resolve("typescript/package.json"), "utf8")) as {
+      version: string;
+    };
+    // TypeScript 7 (native) has no JS compiler API.
+    return Number(typescript.version.split(".")[0]) < 7;
+  } catch {
+    return false;
+  }
 }
 
 /** Whether a tsconfig.json sits in the graphs' folder or above it (the extractor looks there). */

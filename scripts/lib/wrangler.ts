@@ -1,10 +1,18 @@
-/** Runs wrangler on this Node (22, from the `node` devDependency), always with the offline settings. */
+/**
+ * Runs wrangler on this Node (22: the checkout's `node` devDependency, or the Node bin/agent-platform.mjs
+ * picked for the installed package), always with the offline settings.
+ */
 import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
+import { createRequire } from "node:module";
 import { createServer } from "node:net";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { PROJECT_ROOT } from "./deployment.ts";
 
-const WRANGLER_BIN = join(PROJECT_ROOT, "node_modules/wrangler/bin/wrangler.js");
+/** wrangler where Node resolves it from the platform (hoisted into the project's node_modules when installed). */
+const WRANGLER_BIN = join(
+  dirname(createRequire(join(PROJECT_ROOT, "package.json")).resolve("wrangler/package.json")),
+  "bin/wrangler.js",
+);
 /** This repository's own Worker config; a deployment built by the CLI has a generated one. */
 export const WRANGLER_CONFIG = join(PROJECT_ROOT, "wrangler.toml");
 
@@ -19,7 +27,8 @@ export function offlineEnv(extra: Record<string, string> = {}): NodeJS.ProcessEn
     WRANGLER_SEND_METRICS: "false",
     WRANGLER_SEND_ERROR_REPORTS: "false",
     CLOUDFLARE_CF_FETCH_ENABLED: "false",
-    WRANGLER_LOG_PATH: join(PROJECT_ROOT, ".wrangler/logs"),
+    // The CLI sets it to the project's .agent-platform/logs (the platform's folder may be read-only).
+    WRANGLER_LOG_PATH: process.env.WRANGLER_LOG_PATH ?? join(PROJECT_ROOT, ".wrangler/logs"),
     ...extra,
   };
 }
