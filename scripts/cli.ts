@@ -1,14 +1,16 @@
-// `agent-platform <dev|build|deploy>`: the platform's command line, run from an agent project's own
+// `agent-platform <dev|build|deploy|new>`: the platform's command line, run from an agent project's own
 // folder (bin/agent-platform.mjs). Reads ./langgraph.json or --config, like the LangGraph CLI.
 //   dev     builds the project and serves it locally (local D1/DO/Queues/R2 state in .agent-platform/)
 //   build   builds the project and bundles its Worker into .agent-platform/build
 //   deploy  builds, applies the D1 migrations to the remote database and runs `wrangler deploy`
+//   new     writes a new project from a template (lib/new-project.ts); needs no langgraph.json
 import { statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureDevVars } from "./lib/cli.ts";
 import { BuildError, readConfig } from "./lib/deployment.ts";
 import { bundleWorker } from "./lib/local-runtime.ts";
+import { runNew } from "./lib/new-project.ts";
 import { buildProject, type ProjectDeployment } from "./lib/project.ts";
 import { parsePort, parseVars, serveLocally } from "./lib/serve.ts";
 import { offlineEnv, spawnWrangler } from "./lib/wrangler.ts";
@@ -19,6 +21,8 @@ Commands:
   dev      Build the project and serve it on the local Workers runtime
   build    Build the project and bundle its Worker (into .agent-platform/build)
   deploy   Build, apply the D1 migrations to the remote database, and wrangler deploy
+  new      Write a new project from a template: agent-platform new <folder> [--template <name>]
+           (templates: agent, the default; approval; memory; minimal)
 
 Options (all commands):
   --config <path>          langgraph.json to use (default ./langgraph.json)
@@ -43,6 +47,8 @@ if (!command || command === "help" || command === "--help" || command === "-h") 
   console.log(USAGE);
   process.exit(command ? 0 : 2);
 }
+// `new` takes its own arguments and runs where there is no project yet.
+if (command === "new") process.exit(runNew(rest));
 if (!["dev", "build", "deploy"].includes(command)) fail(`Unknown command "${command}".\n\n${USAGE}`, 2);
 
 const dashDash = rest.indexOf("--");
