@@ -5,16 +5,8 @@
 // tool call and the tokens stream through `messages-tuple`, the thread's state holds the tool's
 // result, and the trace holds each LLM run with its token usage and its cost (MODEL_PRICES from the
 // template's wrangler.jsonc).
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
-import { listeningUrl } from "../../scripts/lib/local-runtime.ts";
-import { projectBuildDir } from "../../scripts/lib/project.ts";
-import { offlineEnv, stopProcessGroup, waitForOk } from "../../scripts/lib/wrangler.ts";
 import {
   type ChatRequest,
   type OpenAIStandIn,
@@ -22,9 +14,8 @@ import {
   startOpenAIStandIn,
 } from "../../templates/agent/test/openai-stand-in.ts";
 import { until } from "../fixtures/until.ts";
+import { type ServedTemplate, serveTemplate } from "./template-project.ts";
 
-const BIN = join(PROJECT_ROOT, "bin/agent-platform.mjs");
-const NODE = join(PROJECT_ROOT, "node_modules/node/bin/node");
 const KEY = "sk-stand-in-provider-key";
 const ANSWER = "6 times 7 is 42.";
 /** The template's price of its default model (templates/agent/wrangler.jsonc), USD per million tokens. */
@@ -37,49 +28,18 @@ function reply(request: ChatRequest): ScriptedReply {
   return { toolCalls: [{ name: "calculator", args: { operation: "multiply", a: 6, b: 7 } }] };
 }
 
-let root: string;
-let project: string;
 let standIn: OpenAIStandIn;
-let child: ChildProcess;
-let url: string;
-let apiKey: string;
-let log = "";
+let served: ServedTemplate;
 
 beforeAll(async () => {
   standIn = await startOpenAIStandIn(reply);
-  root = mkdtempSync(join(tmpdir(), "provider-template-"));
-  const created = spawnSync(NODE, [BIN, "new", "weather-agent"], { cwd: root, encoding: "utf8", env: offlineEnv() });
-  if (created.status !== 0) throw new Error(`agent-platform new failed: ${created.stderr}`);
-  project = join(root, "weather-agent");
-  symlinkSync(join(PROJECT_ROOT, "node_modules"), join(project, "node_modules"), "dir");
   // The user's step: the key (and here the endpoint) in .env.
-  const env = readFileSync(join(project, ".env"), "utf8")
-    .replace(/^OPENAI_API_KEY=.*$/m, `OPENAI_API_KEY=${KEY}`)
-    .replace(/^OPENAI_BASE_URL=.*$/m, `OPENAI_BASE_URL=${standIn.baseUrl}`);
-  writeFileSync(join(project, ".env"), env);
-
-  child = spawn(NODE, [BIN, "dev", "--port", "0"], {
-    cwd: project,
-    env: offlineEnv(),
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  child.stdout?.on("data", (chunk) => (log += chunk));
-  child.stderr?.on("data", (chunk) => (log += chunk));
-  try {
-    url = await listeningUrl(child, 150_000);
-    await waitForOk(`${url}/ok`, 30_000, child);
-  } catch (error) {
-    throw new Error(`agent-platform dev did not start: ${(error as Error).message}\n${log}`);
-  }
-  apiKey = /BOOTSTRAP_API_KEY=(.+)/.exec(readFileSync(join(project, ".dev.vars"), "utf8"))?.[1] ?? "";
+  served = await serveTemplate("agent", "my-agent", { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: standIn.baseUrl });
 }, 200_000);
 
 afterAll(async () => {
-  if (child) await stopProcessGroup(child);
+  await served?.stop();
   await standIn?.close();
-  if (project) rmSync(projectBuildDir(join(project, "langgraph.json")), { recursive: true, force: true });
-  if (root) rmSync(root, { recursive: true, force: true });
 });
 
 type MessageChunk = {
@@ -103,9 +63,9 @@ type Run = {
 };
 
 async function tracing<T>(path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${url}/api/v1${path}`, {
+  const response = await fetch(`${served.url}/api/v1${path}`, {
     method: body === undefined ? "GET" : "POST",
-    headers: { "x-api-key": apiKey, "content-type": "application/json" },
+    headers: { "x-api-key": served.apiKey, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
@@ -114,7 +74,7 @@ async function tracing<T>(path: string, body?: unknown): Promise<T> {
 
 describe("the agent template on a real provider, served by agent-platform dev", () => {
   it("streams the tool call and the tokens, keeps the tool's result, and traces the LLM runs with usage and cost", async () => {
-    const client = new Client({ apiUrl: url, apiKey });
+    const client = new Client({ apiUrl: served.url, apiKey: served.apiKey });
     const thread = await client.threads.create();
     const calls = standIn.chats.length;
     const chunks: [MessageChunk, Record<string, unknown>][] = [];
