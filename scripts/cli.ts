@@ -22,7 +22,7 @@ Commands:
   build    Build the project and bundle its Worker (into .agent-platform/build)
   deploy   Build, apply the D1 migrations to the remote database, and wrangler deploy
   new      Write a new project from a template: agent-platform new <folder> [--template <name>]
-           (templates: agent, the default; approval; memory; minimal)
+           (agent-platform new --help lists the templates)
 
 Options (all commands):
   --config <path>          langgraph.json to use (default ./langgraph.json)

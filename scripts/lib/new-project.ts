@@ -143,7 +143,9 @@ function nextSteps(project: NewProject, cwd: string): string {
   const path = relative(cwd, project.dir) || ".";
   // Quoted when a shell would split or expand it.
   const shown = /^[\w./-]+$/.test(path) ? path : JSON.stringify(path);
-  const usesModel = project.files.includes("src/model.ts");
+  // A template whose settings name an API key needs one before it runs.
+  const example = join(project.dir, ".env.example");
+  const usesModel = existsSync(example) && /^OPENAI_API_KEY=/m.test(readFileSync(example, "utf8"));
   return [
     `Created ${shown} from the "${project.template}" template (${project.files.length} files).`,
     "",

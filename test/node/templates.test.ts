@@ -52,7 +52,9 @@ describe("agent-platform new", () => {
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
     expect(result.stdout).toMatch(/^Created my-agent from the "agent" template \(\d+ files\)\.\n/);
-    expect(result.stdout).toContain("  cd my-agent\n  npm install\n");
+    expect(result.stdout).toContain(
+      "  cd my-agent\n  npm install\n  # put OPENAI_API_KEY (or ANTHROPIC_API_KEY) in .env\n",
+    );
     const dir = join(root, "my-agent");
     const files = readdirSync(dir, { recursive: true }).map(String).sort();
     expect(files).toEqual(
@@ -112,12 +114,22 @@ describe("agent-platform new", () => {
     expect(missing.stderr).toMatch(/^Name the folder to create\n\nUsage: agent-platform new <folder>/);
   });
 
-  it("writes into an existing empty folder, named for npm after it", () => {
+  it("writes into an existing empty folder, named for npm after it, and says what to do next", () => {
     mkdirSync(join(root, "My Agent!"));
-    const project = createProject(join(root, "My Agent!"), "minimal", { version: "9.9.9" });
+    const result = agentPlatformNew(["My Agent!", "--template", "minimal"]);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('Created "My Agent!" from the "minimal" template');
+    expect(result.stdout).toContain('  cd "My Agent!"\n');
+    // No model, no key to set.
+    expect(result.stdout).not.toContain("API_KEY");
+    const manifest = JSON.parse(readFileSync(join(root, "My Agent!", "package.json"), "utf8"));
+    expect(manifest.name).toBe("my-agent");
+
+    const project = createProject(join(root, "pinned"), "minimal", { version: "9.9.9" });
     expect(project.files).toContain("src/graph.ts");
-    const manifest = JSON.parse(readFileSync(join(project.dir, "package.json"), "utf8"));
-    expect(manifest).toMatchObject({ name: "my-agent", devDependencies: { "agent-platform": "9.9.9" } });
+    expect(JSON.parse(readFileSync(join(project.dir, "package.json"), "utf8")).devDependencies).toMatchObject({
+      "agent-platform": "9.9.9",
+    });
   });
 
   it("the templates that call a model share one model chooser and one OpenAI stand-in, byte for byte", () => {
