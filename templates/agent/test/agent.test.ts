@@ -16,7 +16,14 @@ function reply(request: ChatRequest): ScriptedReply {
   return { toolCalls: [{ name: "calculator", args: { operation: "multiply", a: 6, b: 7 } }] };
 }
 
-const SETTINGS = ["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "ANTHROPIC_API_KEY", "MODEL_PROVIDER"];
+const SETTINGS = [
+  "OPENAI_API_KEY",
+  "OPENAI_BASE_URL",
+  "OPENAI_MODEL",
+  "ANTHROPIC_API_KEY",
+  "ANTHROPIC_BASE_URL",
+  "MODEL_PROVIDER",
+];
 const saved = Object.fromEntries(SETTINGS.map((name) => [name, process.env[name]]));
 let standIn: OpenAIStandIn;
 beforeAll(async () => {
@@ -71,6 +78,40 @@ describe("the agent", () => {
     expect(request.model).toBe("gpt-4.1-mini");
     expect(request.tools?.map((tool) => tool.function.name)).toEqual(["calculator", "current_time"]);
     expect(request.stream_options).toEqual({ include_usage: true });
+  });
+
+  it("runs on Anthropic when only ANTHROPIC_API_KEY is set", async () => {
+    for (const name of SETTINGS) delete process.env[name];
+    process.env.ANTHROPIC_API_KEY = "sk-ant-test";
+    process.env.ANTHROPIC_BASE_URL = standIn.anthropicUrl;
+    const tokens: string[] = [];
+    let state: { messages: (AIMessage | ToolMessage)[] } | undefined;
+    for await (const [mode, value] of await graph.stream(
+      { messages: [{ role: "user", content: "What is 6 times 7?" }] },
+      { streamMode: ["messages", "values"] },
+    )) {
+      if (mode === "messages" && value[1].langgraph_node === "agent") {
+        const { content } = value[0] as AIMessageChunk;
+        if (typeof content === "string" && content) tokens.push(content);
+        else if (Array.isArray(content)) {
+          for (const part of content) if (part.type === "text" && typeof part.text === "string") tokens.push(part.text);
+        }
+      }
+      if (mode === "values") state = value as typeof state;
+    }
+    expect(tokens.length).toBeGreaterThan(1);
+    expect(tokens.join("")).toBe("6 times 7 is 42.");
+    const messages = state!.messages;
+    expect(messages[2]).toBeInstanceOf(ToolMessage);
+    expect(messages[2].content).toBe("42");
+    expect((messages[3] as AIMessage).usage_metadata?.total_tokens).toBeGreaterThan(0);
+    const { request, authorization, api } = standIn.chats.at(-1)!;
+    expect({ api, authorization, model: request.model }).toEqual({
+      api: "anthropic",
+      authorization: "sk-ant-test",
+      model: "claude-haiku-4-5",
+    });
+    expect(request.tools?.map((tool) => tool.function.name)).toEqual(["calculator", "current_time"]);
   });
 
   it("picks the provider from the environment, and says what to set when there is none", () => {

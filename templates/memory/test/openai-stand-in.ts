@@ -5,6 +5,8 @@
 //                              arguments in pieces, and the usage in a last chunk when
 //                              `stream_options.include_usage` is set, as OpenAI does.
 //   POST /v1/embeddings        answers vectors from a tiny model of meaning (see `meaningVector`).
+//   POST /v1/messages          the same script as Anthropic's Messages API (ANTHROPIC_BASE_URL =
+//                              `anthropicUrl`), streamed as its SSE events when asked.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -40,8 +42,13 @@ export interface Usage {
 export interface OpenAIStandIn {
   /** The base URL to configure (`OPENAI_BASE_URL`), ending in /v1. */
   baseUrl: string;
-  /** Every chat completions call: its body, its Authorization header and the usage answered. */
-  chats: { request: ChatRequest; authorization: string | undefined; usage: Usage }[];
+  /** The base URL for Anthropic's API (`ANTHROPIC_BASE_URL`). */
+  anthropicUrl: string;
+  /**
+   * Every chat call: its body (an Anthropic one as the OpenAI shape `reply` reads), its key (the
+   * Authorization header, or Anthropic's x-api-key) and the usage answered.
+   */
+  chats: { request: ChatRequest; authorization: string | undefined; usage: Usage; api: "openai" | "anthropic" }[];
   /** Every embeddings call: its model and texts. */
   embeddings: { model: string; input: string[] }[];
   close(): Promise<void>;
@@ -81,6 +88,50 @@ const countTokens = (text: string): number => text.match(/\w+|[^\s\w]/g)?.length
 /** The text in pieces of at most 4 characters: enough pieces to see tokens stream. */
 const pieces = (text: string): string[] => text.match(/[\s\S]{1,4}/g) ?? [];
 
+/** An Anthropic Messages request. */
+interface AnthropicRequest {
+  model: string;
+  system?: string | { type: string; text?: string }[];
+  messages: { role: string; content: string | AnthropicBlock[] }[];
+  tools?: { name: string; description?: string; input_schema?: unknown }[];
+  stream?: boolean;
+}
+type AnthropicBlock = {
+  type: string;
+  text?: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+  tool_use_id?: string;
+  content?: string | { type: string; text?: string }[];
+};
+
+/** An Anthropic request as the OpenAI shape `reply` reads: tool results become "tool" messages. */
+function asChatRequest(body: AnthropicRequest): ChatRequest {
+  const messages: ChatMessage[] = [];
+  if (body.system) messages.push({ role: "system", content: textOf(body.system) });
+  for (const message of body.messages) {
+    if (typeof message.content === "string") {
+      messages.push({ role: message.role, content: message.content });
+      continue;
+    }
+    const text = message.content.filter((block) => block.type === "text");
+    if (text.length) messages.push({ role: message.role, content: text.map((block) => block.text ?? "").join("") });
+    for (const block of message.content.filter((b) => b.type === "tool_result")) {
+      messages.push({ role: "tool", content: textOf(block.content ?? ""), tool_call_id: block.tool_use_id });
+    }
+  }
+  return {
+    model: body.model,
+    messages,
+    tools: body.tools?.map((tool) => ({
+      type: "function",
+      function: { name: tool.name, description: tool.description, parameters: tool.input_schema },
+    })),
+    stream: body.stream,
+  };
+}
+
 function readBody(request: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     let body = "";
@@ -117,7 +168,7 @@ export async function startOpenAIStandIn(reply: (request: ChatRequest) => Script
     const prompt = request.messages.reduce((sum, message) => sum + countTokens(textOf(message.content)), 0);
     const completion = countTokens(content) + toolCalls.reduce((sum, c) => sum + countTokens(c.function.arguments), 0);
     const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
-    chats.push({ request, authorization, usage });
+    chats.push({ request, authorization, usage, api: "openai" });
     const finish = toolCalls.length ? "tool_calls" : "stop";
 
     if (!request.stream) {
@@ -162,11 +213,91 @@ export async function startOpenAIStandIn(reply: (request: ChatRequest) => Script
     response.end("data: [DONE]\n\n");
   }
 
+  function anthropic(body: AnthropicRequest, apiKey: string | undefined, response: ServerResponse): void {
+    const request = asChatRequest(body);
+    const answer = reply(request);
+    const id = `msg_${++calls}`;
+    const toolUses = (answer.toolCalls ?? []).map((call, index) => ({
+      type: "tool_use",
+      id: `toolu_${calls}_${index}`,
+      name: call.name,
+      input: call.args,
+    }));
+    const content = answer.content ?? "";
+    const prompt = request.messages.reduce((sum, message) => sum + countTokens(textOf(message.content)), 0);
+    const completion =
+      countTokens(content) + toolUses.reduce((sum, use) => sum + countTokens(JSON.stringify(use.input)), 0);
+    chats.push({
+      request,
+      authorization: apiKey,
+      usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+      api: "anthropic",
+    });
+    const stop = toolUses.length ? "tool_use" : "end_turn";
+    const blocks = [...(content ? [{ type: "text", text: content }] : []), ...toolUses];
+    if (!body.stream) {
+      sendJson(response, 200, {
+        id,
+        type: "message",
+        role: "assistant",
+        model: body.model,
+        content: blocks,
+        stop_reason: stop,
+        stop_sequence: null,
+        usage: { input_tokens: prompt, output_tokens: completion },
+      });
+      return;
+    }
+    response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    const send = (event: Record<string, unknown> & { type: string }) =>
+      response.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+    send({
+      type: "message_start",
+      message: {
+        id,
+        type: "message",
+        role: "assistant",
+        model: body.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: prompt, output_tokens: 1 },
+      },
+    });
+    blocks.forEach((block, index) => {
+      if (block.type === "text") {
+        send({ type: "content_block_start", index, content_block: { type: "text", text: "" } });
+        for (const piece of pieces(content)) {
+          send({ type: "content_block_delta", index, delta: { type: "text_delta", text: piece } });
+        }
+      } else {
+        const use = block as (typeof toolUses)[number];
+        send({ type: "content_block_start", index, content_block: { ...use, input: {} } });
+        for (const piece of pieces(JSON.stringify(use.input))) {
+          send({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: piece } });
+        }
+      }
+      send({ type: "content_block_stop", index });
+    });
+    send({
+      type: "message_delta",
+      delta: { stop_reason: stop, stop_sequence: null },
+      usage: { output_tokens: completion },
+    });
+    send({ type: "message_stop" });
+    response.end();
+  }
+
   const server: Server = createServer(async (request, response) => {
     try {
       const body = await readBody(request);
       if (request.method === "POST" && request.url === "/v1/chat/completions") {
         chat(JSON.parse(body) as ChatRequest, request.headers.authorization, response);
+        return;
+      }
+      if (request.method === "POST" && request.url?.startsWith("/v1/messages")) {
+        const apiKey = request.headers["x-api-key"];
+        anthropic(JSON.parse(body) as AnthropicRequest, Array.isArray(apiKey) ? apiKey[0] : apiKey, response);
         return;
       }
       if (request.method === "POST" && request.url === "/v1/embeddings") {
@@ -197,6 +328,7 @@ export async function startOpenAIStandIn(reply: (request: ChatRequest) => Script
   const { port } = server.address() as AddressInfo;
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
+    anthropicUrl: `http://127.0.0.1:${port}`,
     chats,
     embeddings,
     close: () =>
