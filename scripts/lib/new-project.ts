@@ -98,6 +98,11 @@ export function createProject(
   const shown = options.shownAs ?? target;
   const templatesDir = options.templatesDir ?? TEMPLATES_DIR;
   const templates = listTemplates(templatesDir);
+  if (!templates.length) {
+    throw new NewProjectError(
+      `No templates in ${templatesDir}: this install of agent-platform lacks its templates/ folder`,
+    );
+  }
   if (!templates.some((t) => t.name === template)) {
     throw new NewProjectError(`Unknown template "${template}". The templates are:\n${describeTemplates(templates)}`, 2);
   }

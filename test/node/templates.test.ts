@@ -109,6 +109,12 @@ describe("agent-platform new", () => {
     for (const name of TEMPLATES) expect(unknown.stderr).toContain(`  ${name} `);
     expect(readdirSync(root)).not.toContain("fresh");
 
+    const empty = mkdtempSync(join(tmpdir(), "no-templates-"));
+    expect(() => createProject(join(root, "fresh"), "agent", { templatesDir: empty })).toThrow(
+      `No templates in ${empty}: this install of agent-platform lacks its templates/ folder`,
+    );
+    rmSync(empty, { recursive: true });
+
     const missing = agentPlatformNew([]);
     expect(missing.status).toBe(2);
     expect(missing.stderr).toMatch(/^Name the folder to create\n\nUsage: agent-platform new <folder>/);
