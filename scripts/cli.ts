@@ -1,10 +1,11 @@
-// `agent-platform <dev|build|deploy>`: the platform's command line, run from an agent project's own
+// `agent-platform <dev|build|deploy|new>`: the platform's command line, run from an agent project's own
 // folder (bin/agent-platform.mjs). Reads ./langgraph.json or --config, like the LangGraph CLI.
 //   dev     builds the project and serves it locally (local D1/DO/Queues/R2 state in .agent-platform/),
 //           rebuilding and reloading it on change (scripts/lib/live-reload.ts)
 //   build   builds the project and bundles its Worker into .agent-platform/build
 //   deploy  builds, creates what the Cloudflare account lacks (D1 database, queue, R2 bucket, secrets),
 //           applies the D1 migrations to the remote database and runs `wrangler deploy` (lib/deploy.ts)
+//   new     writes a new project from a template (lib/new-project.ts); needs no langgraph.json
 import { statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -13,6 +14,7 @@ import { DeployError, deploy, WRANGLER_OVERRIDE, wranglerRunner } from "./lib/de
 import { BuildError, readConfig } from "./lib/deployment.ts";
 import { startLiveReload } from "./lib/live-reload.ts";
 import { bundleWorker } from "./lib/local-runtime.ts";
+import { runNew } from "./lib/new-project.ts";
 import { peerMessage, peerProblems } from "./lib/peers.ts";
 import { buildProject, type ProjectDeployment } from "./lib/project.ts";
 import { PLATFORM_ROOT } from "./lib/root.ts";
@@ -26,6 +28,8 @@ Commands:
   build    Build the project and bundle its Worker (into .agent-platform/build)
   deploy   Build, create what the Cloudflare account lacks (D1 database, queue, R2 bucket, secrets),
            apply the D1 migrations, and wrangler deploy. Run again, it creates nothing twice
+  new      Write a new project from a template: agent-platform new <folder> [--template <name>]
+           (agent-platform new --help lists the templates)
 
 Options (all commands):
   --config <path>          langgraph.json to use (default ./langgraph.json)
@@ -57,6 +61,8 @@ if (!command || command === "help" || command === "--help" || command === "-h") 
   console.log(USAGE);
   process.exit(command ? 0 : 2);
 }
+// `new` takes its own arguments and runs where there is no project yet.
+if (command === "new") process.exit(runNew(rest));
 if (!["dev", "build", "deploy"].includes(command)) fail(`Unknown command "${command}".\n\n${USAGE}`, 2);
 
 const dashDash = rest.indexOf("--");

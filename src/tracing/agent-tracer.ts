@@ -1,6 +1,6 @@
 import { BaseTracer, type Run } from "@langchain/core/tracers/base";
 import { bySize, rpcBytes } from "../core/batches.ts";
-import { isObject } from "../core/json.ts";
+import { isObject, isPlainObject } from "../core/json.ts";
 import { MAX_SHARD_RPC_BYTES } from "../core/limits.ts";
 import { toJson } from "../db/serialize.ts";
 
@@ -99,6 +99,7 @@ export class AgentRunTracer extends BaseTracer {
   #convert(run: Run, endedAt: number, reason: string): TracedRun {
     const open = run.end_time === undefined;
     const extra = { ...(run.extra ?? {}) };
+    if (isObject(extra.options)) extra.options = callOptionsOnly(extra.options);
     extra.metadata = { ...((extra.metadata as Record<string, unknown> | undefined) ?? {}), ...this.ids };
     return {
       id: run.id,
@@ -118,6 +119,24 @@ export class AgentRunTracer extends BaseTracer {
       session_name: this.project,
     };
   }
+}
+
+/**
+ * A model run's call options without what is not an option: a model invoked with the node's whole
+ * config (as createReactAgent's is) gets LangGraph's runtime handles among its options, the run's
+ * store among them, and the store holds the Worker's bindings, whose every property reads as an RPC
+ * method: converted, they would fail the whole trace's RPC to its shard (DataCloneError). Options are
+ * data: primitives, arrays and plain objects (tools, tool_choice, stop, stream_options...) stay;
+ * class instances and functions go.
+ */
+function callOptionsOnly(options: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(options).filter(([, value]) =>
+      value === null || typeof value !== "object"
+        ? typeof value !== "function"
+        : Array.isArray(value) || isPlainObject(value),
+    ),
+  );
 }
 
 /** LangGraph's bookkeeping runs (channel writes) are tagged hidden; the UI never shows them. */

@@ -23,7 +23,6 @@ const NOT_OURS: Record<string, string> = {
   "path/to/langgraph.json": "a placeholder for any deployment's config",
   "src/graph.ts": "the graph a user's own project holds, in bring-your-own-agent's example session",
   "wrangler.json": "the config npm start --config and the CLI generate in a project's .agent-platform/deployments/...",
-  "wrangler.jsonc": "a name a user's project may give its own wrangler config",
   "start.sh": "the reference server's start script (the benchmark's anchor), outside this repository",
   "entrypoint.css": "a stylesheet a user's UI bundle may carry",
   "file.ts": "the shape of a langgraph.json entry, not a file",

@@ -275,6 +275,34 @@ describe("agent runs are traced", () => {
     expect(tracer.takeRuns()).toEqual([]);
   });
 
+  it("keeps a model's call options but not the runtime handles a whole config carries, so the trace can be sent", async () => {
+    // createReactAgent invokes its model with the node's config: LangGraph's store (which holds the
+    // Worker's bindings) and stream writer land among the model's call options.
+    const tracer = new AgentRunTracer({ thread_id: "t", run_id: "r", assistant_id: "a", graph_id: "g" }, "p");
+    class PlatformStore {
+      constructor(readonly bindings: typeof env) {}
+    }
+    const tools = [{ type: "function", function: { name: "calculator", parameters: { type: "object" } } }];
+    const runId = crypto.randomUUID();
+    await tracer.handleChatModelStart({ lc: 1, type: "not_implemented", id: ["ChatOpenAI"] }, [[]], runId, undefined, {
+      options: {
+        tools,
+        tool_choice: "auto",
+        stream_options: { include_usage: true },
+        store: new PlatformStore(env),
+        writer: () => undefined,
+        signal: new AbortController().signal,
+      },
+      invocation_params: { model: "gpt-4.1-mini" },
+    });
+    await tracer.handleLLMEnd({ generations: [] }, runId);
+    const [run] = tracer.takeRuns();
+    expect(run.extra.options).toEqual({ tools, tool_choice: "auto", stream_options: { include_usage: true } });
+    expect(run.extra.invocation_params).toEqual({ model: "gpt-4.1-mini" });
+    // What the shard's RPC does with it.
+    expect(() => structuredClone(run)).not.toThrow();
+  });
+
   it("hands a long trace over in batches of bounded size, and the sink stores it whole", async () => {
     const project = `batched-${crypto.randomUUID()}`;
     const tracer = new AgentRunTracer({ thread_id: "t", run_id: "r", assistant_id: "a", graph_id: "g" }, project);
