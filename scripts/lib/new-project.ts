@@ -4,14 +4,16 @@
  * is, except:
  *   - `gitignore` becomes `.gitignore` (npm leaves a `.gitignore` out of a packed tarball);
  *   - `.env` is written from `.env.example` (langgraph.json's `env` names it, and the build needs it);
- *   - package.json takes the folder's name, and its `agent-platform` devDependency this package's version.
+ *   - package.json takes the folder's name, and its `agent-platform` devDependency where this package
+ *     came from (`platformSource`), never a bare version.
  * It needs no langgraph.json where it runs, and never writes into a folder that has something in it.
  */
 
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { basename, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { PROJECT_ROOT } from "./deployment.ts";
+import { FROM_SOURCES } from "./root.ts";
 
 export const TEMPLATES_DIR = join(PROJECT_ROOT, "templates");
 export const DEFAULT_TEMPLATE = "agent";
@@ -68,14 +70,38 @@ export function packageName(folder: string): string {
   return name.slice(0, 214) || "agent-project";
 }
 
-/** This package's version, for the project's `agent-platform` devDependency. */
-function platformVersion(): string {
-  return String((JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string }).version);
+/**
+ * Where this package came from, as a spec the project's npm installs it from again, for the project's
+ * `agent-platform` devDependency. Never a bare version: the name `agent-platform` on the npm registry
+ * is another publisher's package, so "0.1.0" would install a stranger's code.
+ * - run from a checkout (sources): `file:<checkout>`;
+ * - installed (by npm or npx) from a tarball or a folder: the `resolved` of its entry in the installing
+ *   folder's lockfile, made absolute (`file:/path/agent-platform-0.1.0.tgz`);
+ * - installed from a registry: that version;
+ * - else undefined: the project gets no entry, and the next steps say how to add it.
+ */
+export function platformSource(root: string = PROJECT_ROOT, fromSources: boolean = FROM_SOURCES): string | undefined {
+  if (fromSources) return `file:${root}`;
+  if (basename(dirname(root)) !== "node_modules") return undefined;
+  const base = dirname(dirname(root));
+  for (const lock of [join(base, "node_modules/.package-lock.json"), join(base, "package-lock.json")]) {
+    if (!existsSync(lock)) continue;
+    const entry = (
+      JSON.parse(readFileSync(lock, "utf8")) as { packages?: Record<string, { resolved?: string; version?: string }> }
+    ).packages?.["node_modules/agent-platform"];
+    const resolved = entry?.resolved;
+    if (!resolved) continue;
+    if (resolved.startsWith("file:")) return `file:${resolve(base, resolved.slice("file:".length))}`;
+    if (/^https?:/.test(resolved) && entry.version) return entry.version;
+  }
+  return undefined;
 }
 
 export interface NewProject {
   dir: string;
   template: string;
+  /** The project's `agent-platform` devDependency; undefined when where this package came from is unknown. */
+  platform?: string;
   /** The files written, relative to `dir`, sorted. */
   files: string[];
 }
@@ -93,7 +119,7 @@ function filesUnder(dir: string, prefix = ""): string[] {
 export function createProject(
   target: string,
   template: string = DEFAULT_TEMPLATE,
-  options: { templatesDir?: string; version?: string; shownAs?: string } = {},
+  options: { templatesDir?: string; source?: string; shownAs?: string } = {},
 ): NewProject {
   const shown = options.shownAs ?? target;
   const templatesDir = options.templatesDir ?? TEMPLATES_DIR;
@@ -136,11 +162,16 @@ export function createProject(
     };
     manifest.name = packageName(dir);
     if (manifest.devDependencies?.["agent-platform"] !== undefined) {
-      manifest.devDependencies["agent-platform"] = options.version ?? platformVersion();
+      const source = "source" in options ? options.source : platformSource();
+      if (source) manifest.devDependencies["agent-platform"] = source;
+      else delete manifest.devDependencies["agent-platform"];
     }
     writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
   }
-  return { dir, template, files: filesUnder(dir).sort() };
+  const written = existsSync(manifestPath)
+    ? (JSON.parse(readFileSync(manifestPath, "utf8")) as { devDependencies?: Record<string, string> })
+    : {};
+  return { dir, template, files: filesUnder(dir).sort(), platform: written.devDependencies?.["agent-platform"] };
 }
 
 /** What to do next, printed after the project is written. */
@@ -156,7 +187,9 @@ function nextSteps(project: NewProject, cwd: string): string {
     "",
     "Next:",
     ...(shown === "." ? [] : [`  cd ${shown}`]),
-    "  npm install",
+    ...(project.platform
+      ? ["  npm install"]
+      : ["  npm install -D <the agent-platform tarball or folder you ran this from>   # then: npm install"]),
     ...(usesModel ? ["  # put OPENAI_API_KEY (or ANTHROPIC_API_KEY) in .env"] : []),
     "  npm test                 # the template's own test, offline",
     "  npx agent-platform dev   # serves it on http://127.0.0.1:2024",

@@ -8,7 +8,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
-import { createProject, DEFAULT_TEMPLATE, listTemplates, TEMPLATES_DIR } from "../../scripts/lib/new-project.ts";
+import {
+  createProject,
+  DEFAULT_TEMPLATE,
+  listTemplates,
+  platformSource,
+  TEMPLATES_DIR,
+} from "../../scripts/lib/new-project.ts";
 import { offlineEnv } from "../../scripts/lib/wrangler.ts";
 
 const BIN = join(PROJECT_ROOT, "bin/agent-platform.mjs");
@@ -83,9 +89,10 @@ describe("agent-platform new", () => {
       expect.arrayContaining(["node_modules/", ".agent-platform/", ".dev.vars", ".env"]),
     );
     const manifest = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-    const own = JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8"));
     expect(manifest.name).toBe("my-agent");
-    expect(manifest.devDependencies["agent-platform"]).toBe(own.version);
+    // Where the command came from (a checkout here), never a bare version: "agent-platform" on the npm
+    // registry is another publisher's package.
+    expect(manifest.devDependencies["agent-platform"]).toBe(`file:${PROJECT_ROOT}`);
   });
 
   it("refuses a folder that has something in it, a file, and an unknown template, saying why", () => {
@@ -131,11 +138,33 @@ describe("agent-platform new", () => {
     const manifest = JSON.parse(readFileSync(join(root, "My Agent!", "package.json"), "utf8"));
     expect(manifest.name).toBe("my-agent");
 
-    const project = createProject(join(root, "pinned"), "minimal", { version: "9.9.9" });
+    const project = createProject(join(root, "pinned"), "minimal", { source: "file:/somewhere/agent-platform.tgz" });
     expect(project.files).toContain("src/graph.ts");
     expect(JSON.parse(readFileSync(join(project.dir, "package.json"), "utf8")).devDependencies).toMatchObject({
-      "agent-platform": "9.9.9",
+      "agent-platform": "file:/somewhere/agent-platform.tgz",
     });
+    // Where it came from unknown: no entry at all, rather than a version npm would fetch from the registry.
+    const unknown = createProject(join(root, "unknown"), "minimal", { source: undefined });
+    expect(JSON.parse(readFileSync(join(unknown.dir, "package.json"), "utf8")).devDependencies).not.toHaveProperty(
+      "agent-platform",
+    );
+    expect(unknown.platform).toBeUndefined();
+  });
+
+  it("names the tarball an installed package came from, as its installer's lockfile records it", () => {
+    const base = join(root, "installed");
+    const installed = join(base, "node_modules", "agent-platform");
+    mkdirSync(installed, { recursive: true });
+    const lock = (resolved: string) =>
+      writeFileSync(
+        join(base, "node_modules", ".package-lock.json"),
+        JSON.stringify({ packages: { "node_modules/agent-platform": { version: "0.1.0", resolved } } }),
+      );
+    lock("file:../agent-platform-0.1.0.tgz");
+    expect(platformSource(installed, false)).toBe(`file:${join(root, "agent-platform-0.1.0.tgz")}`);
+    lock("https://registry.npmjs.org/agent-platform/-/agent-platform-0.1.0.tgz");
+    expect(platformSource(installed, false)).toBe("0.1.0");
+    expect(platformSource(join(root, "elsewhere"), false)).toBeUndefined();
   });
 
   it("the templates that call a model share one model chooser and one OpenAI stand-in, byte for byte", () => {
