@@ -9,7 +9,17 @@
  * It needs no langgraph.json where it runs, and never writes into a folder that has something in it.
  */
 
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { PROJECT_ROOT } from "./deployment.ts";
@@ -149,6 +159,11 @@ export function createProject(
     filter: (path) => path === source || !NOT_COPIED.has(basename(path)),
   });
 
+  // The copies are the user's to edit: a read-only install (or npm's cache) hands its files over read-only.
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    const path = join(entry.parentPath, entry.name);
+    if (!entry.isSymbolicLink()) chmodSync(path, statSync(path).mode | (entry.isDirectory() ? 0o700 : 0o600));
+  }
   const ignore = join(dir, "gitignore");
   if (existsSync(ignore)) renameSync(ignore, join(dir, ".gitignore"));
   const example = join(dir, ".env.example");

@@ -21,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
 import { listeningUrl } from "../../scripts/lib/local-runtime.ts";
 import { offlineEnv, stopProcessGroup, waitForOk } from "../../scripts/lib/wrangler.ts";
+import { until } from "../fixtures/until.ts";
 
 // The installable package: `npm pack` (its prepack compiles the CLI), the tarball installed into an
 // empty folder with npm, offline, from the npm cache this repository's own install filled, beside a
@@ -262,8 +263,13 @@ afterAll(async () => {
 
 /** `agent-platform dev` on a port the system picks; resolves with its URL once /ok answers. */
 async function startDev(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  return (await serveDev(command, args, env, project)).url;
+}
+
+/** `agent-platform dev` in `cwd`: its URL once /ok answers, and everything it has printed so far. */
+async function serveDev(command: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) {
   const child = spawn(command, [...args, "dev", "--port", "0"], {
-    cwd: project,
+    cwd,
     env,
     ...user,
     stdio: ["ignore", "pipe", "pipe"],
@@ -276,7 +282,7 @@ async function startDev(command: string, args: string[], env: NodeJS.ProcessEnv)
   try {
     const url = await listeningUrl(child, 150_000);
     await waitForOk(`${url}/ok`, 30_000, child);
-    return url;
+    return { url, child, output: () => log };
   } catch (error) {
     throw new Error(`agent-platform dev did not start: ${(error as Error).message}\n${log}`);
   }
@@ -364,6 +370,57 @@ describe("the packed package, installed into an empty folder", () => {
     });
     expect(dryRun.status, dryRun.stderr).toBe(0);
   }, 200_000);
+
+  it("starts a project with `agent-platform new`, and `dev` serves an edit on the next run, keeping the last good build past a broken one", async (context) => {
+    if (skipReason) return context.skip(skipReason);
+    const bin = join(project, "node_modules/.bin/agent-platform");
+    const env = commandEnv([dirname(NODE22), process.env.PATH].join(delimiter));
+    // From the installed package's templates, into a folder of the project (whose node_modules it uses).
+    const created = spawnSync(bin, ["new", "app", "--template", "minimal"], {
+      cwd: project,
+      env,
+      encoding: "utf8",
+      timeout: 60_000,
+      ...user,
+    });
+    expect(created.status, created.stderr).toBe(0);
+    expect(created.stdout).toContain('Created app from the "minimal" template');
+    const app = join(project, "app");
+    // Its devDependency names the tarball the package was installed from, not a registry version.
+    const manifest = JSON.parse(readFileSync(join(app, "package.json"), "utf8"));
+    expect(manifest.devDependencies["agent-platform"]).toMatch(/^file:\/.*agent-platform-[\d.]+\.tgz$/);
+
+    const dev = await serveDev(bin, [], env, app);
+    const apiKey = /BOOTSTRAP_API_KEY=(.+)/.exec(readFileSync(join(app, ".dev.vars"), "utf8"))?.[1] ?? "";
+    const client = new Client({ apiUrl: dev.url, apiKey });
+    const thread = await client.threads.create();
+    const greet = async (name: string) =>
+      (await client.runs.wait(thread.thread_id, "minimal", { input: { name } })) as { greeting: string; count: number };
+    expect(await greet("Ada")).toMatchObject({ greeting: "Hello, Ada.", count: 1 });
+
+    // An edit is live on the next run, without a restart; the thread's earlier state is still there.
+    const source = join(app, "src/graph.ts");
+    const original = readFileSync(source, "utf8");
+    writeFileSync(source, original.replace("`${word}, ${state.name", "`${word} again, ${state.name"));
+    await until(
+      async () => dev.output(),
+      (log) => log.includes("Reloaded after a change to"),
+      120_000,
+    );
+    expect(await greet("Ada")).toMatchObject({ greeting: "Hello again, Ada.", count: 2 });
+    const history = await client.threads.getHistory(thread.thread_id);
+    expect(history.length).toBeGreaterThan(2);
+
+    // A broken edit: the error is printed and the last good build keeps serving.
+    writeFileSync(source, `${original}\nexport const broken = ;\n`);
+    await until(
+      async () => dev.output(),
+      (log) => log.includes("Reload failed after a change to"),
+      120_000,
+    );
+    expect(await greet("Bo")).toMatchObject({ greeting: "Hello again, Bo.", count: 3 });
+    await stopProcessGroup(children.pop()!);
+  }, 300_000);
 
   it("wrote everything into the project's .agent-platform/, nothing into node_modules", (context) => {
     if (skipReason) return context.skip(skipReason);
