@@ -24,6 +24,7 @@ import {
   type Wanted,
   WRANGLER_OVERRIDE,
   wantedResources,
+  workerName,
   wranglerRunner,
 } from "../../scripts/lib/deploy.ts";
 import { PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
@@ -116,6 +117,21 @@ const READS = (worker: string) => [
 
 describe("the deploy plan", () => {
   const wanted = (own: Record<string, unknown> = {}, name = "my-agent"): Wanted => wantedResources(own, { name }, {});
+
+  it("deploys a project whose config names no Worker as its package, not as the platform", () => {
+    // Two projects on one account must not both deploy as "agent-platform".
+    expect(wantedResources({}, { name: "agent-platform" }, {}, "My_Agent.v2")).toMatchObject({
+      worker: "my-agent-v2",
+      database: { name: "my-agent-v2" },
+      queue: "my-agent-v2-work",
+      recorded: { worker: false },
+    });
+    expect(wantedResources({}, { name: "agent-platform" }, {}, "@acme/support-bot").worker).toBe("support-bot");
+    // The project's own name wins; without a usable package name, the generated config's.
+    expect(wantedResources({ name: "mine" }, { name: "mine" }, {}, "pkg").worker).toBe("mine");
+    expect(wantedResources({}, { name: "agent-platform" }, {}, "___").worker).toBe("agent-platform");
+    expect(workerName("a".repeat(80))).toHaveLength(63);
+  });
 
   it("names what the project's config does not after the Worker, and uses what it does", () => {
     expect(wanted()).toMatchObject({
