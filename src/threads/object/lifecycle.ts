@@ -173,8 +173,13 @@ export class ThreadLifecycle {
       }
       this.#keepLatest(record);
     }
-    if (record.indexDirty && !record.indexError) await this.save(record);
-    else await alarm.plan(record);
+    // Read again: the runs' work above may have ended a run and written the record (a run resumed past
+    // its deadline settles at once). Saving the record read before it would put back its old status
+    // (a thread left `busy` with no run).
+    const latest = records.read();
+    if (!latest) return;
+    if (latest.indexDirty && !latest.indexError) await this.save(latest);
+    else await alarm.plan(latest);
   }
 
   /**
