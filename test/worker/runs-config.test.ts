@@ -9,7 +9,7 @@ import {
   waitOnExecutionContext,
 } from "cloudflare:test";
 import { eq, sql } from "drizzle-orm";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { crons } from "../../src/db/schema.ts";
 import worker from "../../src/index.ts";
 import { DEFAULT_WORKSPACE_ID } from "../../src/tenancy/store.ts";
