@@ -17,7 +17,7 @@
 
 import { type SpawnOptions, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { generateApiKey } from "../../src/tenancy/keys.ts";
@@ -92,33 +92,16 @@ function binding(list: unknown, name: string): Entry | undefined {
   return entries(list).find((entry) => entry.binding === name);
 }
 
-/** A package name as a Worker name (lowercase letters, digits and dashes, at most 63), or undefined. */
-export function workerName(packageName: string | undefined): string | undefined {
-  const name = (packageName ?? "")
-    .toLowerCase()
-    .replace(/^@[^/]*\//, "")
-    .replace(/[^a-z0-9-]+/g, "-")
-    .replace(/^-+|-+$/g, "")
-    .slice(0, 63)
-    .replace(/-+$/, "");
-  return name || undefined;
-}
-
 /**
  * The resources this project deploys with: `own` is the project's own wrangler config (empty if it has
  * none), `generated` the merged config the build writes. Unnamed resources are named after the Worker
  * (`<worker>`, `<worker>-work`, `<worker>-exports`: the platform's own names for the Worker
  * "agent-platform").
  */
-export function wantedResources(
-  own: RawConfig,
-  generated: RawConfig,
-  env: NodeJS.ProcessEnv = {},
-  projectName?: string,
-): Wanted {
-  // A project whose config names no Worker deploys as its package (two projects on one account must not
-  // both be "agent-platform"); the name is then recorded in its config with the first resource.
-  const worker = typeof own.name === "string" ? own.name : (workerName(projectName) ?? String(generated.name ?? ""));
+export function wantedResources(own: RawConfig, generated: RawConfig, env: NodeJS.ProcessEnv = {}): Wanted {
+  // The generated config's name: the project config's, else its package's (project.ts `workerName`), so
+  // that every wrangler call (they all pass that config) acts on the Worker the plan names.
+  const worker = String(generated.name ?? "");
   if (!worker) throw new DeployError('The Worker has no name: set "name" in the project\'s wrangler.jsonc');
   const db = binding(own.d1_databases, DB_BINDING);
   const producer = binding((own.queues as RawConfig | undefined)?.producers, QUEUE_BINDING);
@@ -472,16 +455,7 @@ export async function deploy(options: DeployOptions): Promise<void> {
   const { experimental_readRawConfig } = await import("wrangler");
   const read = (file: string) => experimental_readRawConfig({ config: file }).rawConfig as RawConfig;
   const ownFile = projectWranglerConfig(projectDir);
-  const manifest = join(projectDir, "package.json");
-  const projectName = existsSync(manifest)
-    ? (JSON.parse(readFileSync(manifest, "utf8")) as { name?: unknown }).name
-    : undefined;
-  const wanted = wantedResources(
-    ownFile ? read(ownFile) : {},
-    read(options.wranglerConfig),
-    env,
-    typeof projectName === "string" ? projectName : undefined,
-  );
+  const wanted = wantedResources(ownFile ? read(ownFile) : {}, read(options.wranglerConfig), env);
 
   const progressFile = join(options.stateDir, PROGRESS_FILE);
   const previous = readProgress(progressFile);

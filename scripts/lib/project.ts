@@ -8,7 +8,7 @@
  * the project's own wrangler settings.
  */
 
-import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { StoreManifest } from "../../src/deployment/manifest.ts";
 import { BuildError, buildDeployment, PROJECT_ROOT } from "./deployment.ts";
@@ -44,6 +44,26 @@ export function projectStateDir(configPath: string): string {
 export function projectBuildDir(configPath: string): string {
   const name = basename(configPath, ".json").replace(/[^A-Za-z0-9_.-]/g, "_") || "langgraph";
   return join(projectStateDir(configPath), "deployments", name);
+}
+
+/** A package name as a Worker name (lowercase letters, digits and dashes, at most 63), or undefined. */
+export function workerName(packageName: string | undefined): string | undefined {
+  const name = (packageName ?? "")
+    .toLowerCase()
+    .replace(/^@[^/]*\//, "")
+    .replace(/[^a-z0-9-]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 63)
+    .replace(/-+$/, "");
+  return name || undefined;
+}
+
+/** The Worker name a project's package gives it (its package.json `name`), when it has one. */
+export function packageWorkerName(projectDir: string): string | undefined {
+  const manifest = join(projectDir, "package.json");
+  if (!existsSync(manifest)) return undefined;
+  const { name } = JSON.parse(readFileSync(manifest, "utf8")) as { name?: unknown };
+  return typeof name === "string" ? workerName(name) : undefined;
 }
 
 /** The project's own wrangler config (wrangler.jsonc, wrangler.json or wrangler.toml), if it has one. */
@@ -87,10 +107,14 @@ export async function renderWranglerConfig(
   buildDir: string,
   projectConfig?: string,
   store?: StoreManifest,
+  defaultName?: string,
 ): Promise<RawConfig> {
   const base = await readRawConfig(WRANGLER_CONFIG);
   const config: RawConfig = {
     ...base,
+    // The project's own `name` (merged below) wins; else its package's, so projects on one account are
+    // different Workers, not all "agent-platform".
+    ...(defaultName ? { name: defaultName } : {}),
     main: join(PROJECT_ROOT, "src/index.ts"),
     alias: { [REGISTRY_IMPORT]: join(buildDir, "registry.generated.ts") },
     assets: { ...(base.assets as RawConfig), directory: join(buildDir, "assets") },
@@ -173,9 +197,16 @@ export async function buildProject(configPath: string): Promise<ProjectDeploymen
     schemaCacheDir: join(projectStateDir(configPath), "schema-cache"),
   });
   const wranglerConfig = join(buildDir, "wrangler.json");
-  const rendered = await renderWranglerConfig(buildDir, projectWranglerConfig(projectDir), store);
+  const rendered = await renderWranglerConfig(
+    buildDir,
+    projectWranglerConfig(projectDir),
+    store,
+    packageWorkerName(projectDir),
+  );
   writeFileSync(wranglerConfig, `${JSON.stringify(rendered, null, 2)}\n`);
   const devVars = join(projectDir, ".dev.vars");
+  // Deleted from the project, the local secrets go from the build too.
   if (existsSync(devVars)) copyFileSync(devVars, join(buildDir, ".dev.vars"));
+  else rmSync(join(buildDir, ".dev.vars"), { force: true });
   return { configPath, projectDir, buildDir, wranglerConfig, graphs };
 }

@@ -24,11 +24,10 @@ import {
   type Wanted,
   WRANGLER_OVERRIDE,
   wantedResources,
-  workerName,
   wranglerRunner,
 } from "../../scripts/lib/deploy.ts";
 import { PROJECT_ROOT } from "../../scripts/lib/deployment.ts";
-import { projectBuildDir, projectWranglerConfig, renderWranglerConfig } from "../../scripts/lib/project.ts";
+import { projectBuildDir, projectWranglerConfig, renderWranglerConfig, workerName } from "../../scripts/lib/project.ts";
 import { offlineEnv } from "../../scripts/lib/wrangler.ts";
 
 // `agent-platform deploy` against a stand-in `wrangler` on PATH (test/fixtures/wrangler-stand-in.mjs),
@@ -118,19 +117,28 @@ const READS = (worker: string) => [
 describe("the deploy plan", () => {
   const wanted = (own: Record<string, unknown> = {}, name = "my-agent"): Wanted => wantedResources(own, { name }, {});
 
-  it("deploys a project whose config names no Worker as its package, not as the platform", () => {
-    // Two projects on one account must not both deploy as "agent-platform".
-    expect(wantedResources({}, { name: "agent-platform" }, {}, "My_Agent.v2")).toMatchObject({
-      worker: "my-agent-v2",
-      database: { name: "my-agent-v2" },
-      queue: "my-agent-v2-work",
-      recorded: { worker: false },
-    });
-    expect(wantedResources({}, { name: "agent-platform" }, {}, "@acme/support-bot").worker).toBe("support-bot");
-    // The project's own name wins; without a usable package name, the generated config's.
-    expect(wantedResources({ name: "mine" }, { name: "mine" }, {}, "pkg").worker).toBe("mine");
-    expect(wantedResources({}, { name: "agent-platform" }, {}, "___").worker).toBe("agent-platform");
+  it("deploys a project whose config names no Worker as its package, not as the platform", async () => {
+    // Two projects on one account must not both deploy as "agent-platform": the generated config, which
+    // every wrangler call of the deploy passes, carries the package's name.
+    expect(workerName("My_Agent.v2")).toBe("my-agent-v2");
+    expect(workerName("@acme/support-bot")).toBe("support-bot");
+    expect(workerName("___")).toBeUndefined();
     expect(workerName("a".repeat(80))).toHaveLength(63);
+    const dir = mkdtempSync(join(tmpdir(), "deploy-name-"));
+    try {
+      expect((await renderWranglerConfig(dir, undefined, undefined, "my-agent-v2")).name).toBe("my-agent-v2");
+      expect(wantedResources({}, { name: "my-agent-v2" }, {})).toMatchObject({
+        worker: "my-agent-v2",
+        queue: "my-agent-v2-work",
+        recorded: { worker: false },
+      });
+      // The project's own name wins over its package's.
+      const own = join(dir, "wrangler.jsonc");
+      writeFileSync(own, JSON.stringify({ name: "mine" }));
+      expect((await renderWranglerConfig(dir, own, undefined, "my-agent-v2")).name).toBe("mine");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("names what the project's config does not after the Worker, and uses what it does", () => {
