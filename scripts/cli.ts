@@ -11,7 +11,7 @@ import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureDevVars } from "./lib/cli.ts";
 import { DeployError, deploy, WRANGLER_OVERRIDE, wranglerRunner } from "./lib/deploy.ts";
-import { BuildError, readConfig } from "./lib/deployment.ts";
+import { BuildError, envFileValues, readConfig } from "./lib/deployment.ts";
 import { startLiveReload } from "./lib/live-reload.ts";
 import { bundleWorker } from "./lib/local-runtime.ts";
 import { runNew } from "./lib/new-project.ts";
@@ -144,7 +144,8 @@ async function build(): Promise<ProjectDeployment> {
     checkNodeVersion();
     // The Worker's local secrets (a development API key...) live in the project's .dev.vars.
     if (command === "dev") ensureDevVars(projectDir);
-    const project = await buildProject(configPath);
+    // A deploy's Worker carries no value of the env file: the deploy sets them as secrets (lib/deploy.ts).
+    const project = await buildProject(configPath, { omitEnvFile: command === "deploy" });
     console.log(`Built ${relative(process.cwd(), configPath) || configPath}: graphs ${project.graphs.join(", ")}`);
     return project;
   } catch (error) {
@@ -163,6 +164,7 @@ async function deployProject(project: ProjectDeployment, dryRun: boolean): Promi
       passThrough,
       wrangler: wranglerRunner(projectDir, offlineEnv()),
       rebuild: async () => (await build()).wranglerConfig,
+      envFile: envFileValues(configPath),
     });
   } catch (error) {
     fail(error instanceof DeployError ? `Deploy failed: ${error.message}` : String((error as Error).stack ?? error));

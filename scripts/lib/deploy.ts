@@ -67,7 +67,14 @@ export interface Account {
   secrets?: string[];
 }
 
-export type StepId = "database" | "queue" | "bucket" | "migrations" | `secret:${GeneratedSecret}` | "deploy";
+export type StepId =
+  | "database"
+  | "queue"
+  | "bucket"
+  | "migrations"
+  | `secret:${GeneratedSecret}`
+  | "env-secrets"
+  | "deploy";
 
 export interface Step {
   id: StepId;
@@ -433,6 +440,11 @@ export interface DeployOptions {
   wrangler: Wrangler;
   /** Rebuilds the generated wrangler config after the project's changed; returns its path. */
   rebuild: () => Promise<string>;
+  /**
+   * The values of langgraph.json's `env` file: set as Worker secrets on every deploy (the deployed
+   * bundle leaves them out, where anyone who can read the script would read them).
+   */
+  envFile?: { file: string; values: Record<string, string> };
   env?: NodeJS.ProcessEnv;
   log?: (line: string) => void;
 }
@@ -487,6 +499,20 @@ export async function deploy(options: DeployOptions): Promise<void> {
   }
 
   const steps = planDeploy(wanted, account);
+  // An empty value is a setting left unset (as the templates' .env.example leave the other provider's key).
+  const envSecrets = Object.fromEntries(
+    Object.entries(options.envFile?.values ?? {}).filter(([, value]) => value !== ""),
+  );
+  const envNames = Object.keys(envSecrets);
+  if (options.envFile && envNames.length) {
+    // Every deploy: the file's values may have changed, and a secret cannot be read back to compare.
+    steps.splice(steps.length - 1, 0, {
+      id: "env-secrets",
+      subject: `secrets from ${relative(projectDir, options.envFile.file) || options.envFile.file}`,
+      action: "set",
+      note: `${envNames.join(", ")}: as Worker secrets, never in the bundle`,
+    });
+  }
   log(formatPlan(wanted, steps));
   if (options.dryRun) return;
   const records = steps.some(
@@ -563,6 +589,11 @@ export async function deploy(options: DeployOptions): Promise<void> {
             `\nBOOTSTRAP_API_KEY (the organization-admin API key, X-Api-Key): ${value}\nIt is printed this once: keep it. To replace it, \`npx wrangler secret delete BOOTSTRAP_API_KEY\` and deploy again.\n`,
           );
         }
+      } else if (step.id === "env-secrets" && options.envFile) {
+        log(
+          `Setting ${envNames.length} secrets from ${step.subject.slice("secrets from ".length)}: ${envNames.join(", ")}`,
+        );
+        await run(["secret", "bulk"], { input: JSON.stringify(envSecrets) });
       } else if (step.id === "deploy") {
         log(`Deploying ${step.subject}`);
         await run(["deploy", ...(options.passThrough ?? [])], { echo: true });

@@ -229,6 +229,13 @@ function dependencyDirs(config: LanggraphConfig, configDir: string): string[] {
   return dirs;
 }
 
+/** The values of langgraph.json's `env` when it names a file (with the file's path), else undefined. */
+export function envFileValues(configPath: string): { file: string; values: Record<string, string> } | undefined {
+  const config = readConfig(configPath);
+  if (typeof config.env !== "string") return undefined;
+  return { file: resolve(dirname(configPath), config.env), values: resolveEnv(config, dirname(configPath)) };
+}
+
 function resolveEnv(config: LanggraphConfig, configDir: string): Record<string, string> {
   if (!config.env) return {};
   if (typeof config.env !== "string") return config.env;
@@ -383,6 +390,11 @@ export interface BuildOptions {
   staticSchemas?: boolean;
   /** Where extracted schemas are cached (default the platform's dist/schema-cache; a project's is its own). */
   schemaCacheDir?: string;
+  /**
+   * Leave the values of langgraph.json's `env` file out of the registry (a deploy sets them as Worker
+   * secrets instead: bundled, they would be readable in the deployed script). An inline `env` map stays.
+   */
+  omitEnvFile?: boolean;
 }
 
 export async function buildDeployment(
@@ -393,6 +405,7 @@ export async function buildDeployment(
     assetsDir = outFile === GENERATED_REGISTRY ? ASSETS_DIR : join(dirname(outFile), "assets"),
     staticSchemas = true,
     schemaCacheDir,
+    omitEnvFile = false,
   }: BuildOptions = {},
 ): Promise<{ graphs: string[]; env: Record<string, string>; store: StoreManifest; changed: boolean }> {
   const config = readConfig(configPath);
@@ -456,7 +469,7 @@ export async function buildDeployment(
   if (resolvedEmbed && embedSpec) {
     checkEmbed(resolvedEmbed, await exportOf(loaded, embedSpec, resolvedEmbed.exportName), embedSpec.where);
   }
-  const env = resolveEnv(config, configDir);
+  const env = omitEnvFile && typeof config.env === "string" ? {} : resolveEnv(config, configDir);
   // The slow step first: the UI bundles, the modules' bundle and the registry are written together after it.
   const schemas = renderStaticSchemas(
     staticSchemas ? await extractStaticSchemas(graphs, { cacheDir: schemaCacheDir }) : new Map(),

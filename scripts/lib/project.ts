@@ -188,13 +188,17 @@ function withWorkersAi(config: RawConfig, store: StoreManifest | undefined, proj
  * the generated wrangler config beside them, and its .dev.vars (local secrets) next to that config,
  * where wrangler and Miniflare read them.
  */
-export async function buildProject(configPath: string): Promise<ProjectDeployment> {
+export async function buildProject(
+  configPath: string,
+  options: { omitEnvFile?: boolean } = {},
+): Promise<ProjectDeployment> {
   const projectDir = dirname(configPath);
   const buildDir = projectBuildDir(configPath);
   mkdirSync(buildDir, { recursive: true });
   const { graphs, store } = await buildDeployment(configPath, {
     outFile: join(buildDir, "registry.generated.ts"),
     schemaCacheDir: join(projectStateDir(configPath), "schema-cache"),
+    omitEnvFile: options.omitEnvFile,
   });
   const wranglerConfig = join(buildDir, "wrangler.json");
   const rendered = await renderWranglerConfig(

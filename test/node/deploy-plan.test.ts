@@ -396,6 +396,7 @@ describe("agent-platform deploy, run after a failure and again", () => {
   D1 migrations                 apply (only those not applied yet)
   secret BOOTSTRAP_API_KEY      set (generated, printed once)
   secret EXPORT_ENCRYPTION_KEY  set (generated, never printed)
+  secrets from .env.example     set (GREETING: as Worker secrets, never in the bundle)
   Worker "my-agent"             deploy (wrangler deploy)`);
     expect(dry.calls).toEqual(READS("my-agent"));
     expect(readFileSync(join(project, "wrangler.jsonc"), "utf8")).toBe(
@@ -431,6 +432,7 @@ describe("agent-platform deploy, run after a failure and again", () => {
       "d1 migrations apply DB --remote",
       "secret put BOOTSTRAP_API_KEY",
       "secret put EXPORT_ENCRYPTION_KEY",
+      "secret bulk",
       "deploy",
     ]);
     // The stand-in's deploy refuses a binding whose resource does not exist, the queue consumer's included.
@@ -438,7 +440,7 @@ describe("agent-platform deploy, run after a failure and again", () => {
       databases: [expect.objectContaining({ name: "my-agent" })],
       queues: ["my-agent-work"],
       buckets: ["my-agent-exports"],
-      secrets: ["BOOTSTRAP_API_KEY", "EXPORT_ENCRYPTION_KEY"],
+      secrets: ["BOOTSTRAP_API_KEY", "EXPORT_ENCRYPTION_KEY", "GREETING"],
       migrations: 1,
       deploys: 1,
     });
@@ -447,11 +449,17 @@ describe("agent-platform deploy, run after a failure and again", () => {
     expect(progress.failed).toBeUndefined();
   }, 120_000);
 
-  it("a third run creates nothing and sets no secret; --dry-run then finds everything", () => {
+  it("a third run creates nothing and generates no secret; --dry-run then finds everything", () => {
     const run = cli(["deploy", "--", "--message", "third"]);
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).not.toContain("Resuming");
-    expect(run.calls).toEqual([...READS("my-agent"), "d1 migrations apply DB --remote", "deploy --message third"]);
+    // The env file's values are set again (they may have changed; a secret cannot be read back).
+    expect(run.calls).toEqual([
+      ...READS("my-agent"),
+      "d1 migrations apply DB --remote",
+      "secret bulk",
+      "deploy --message third",
+    ]);
     expect(run.stdout).toContain("secret BOOTSTRAP_API_KEY      kept (already set, not regenerated)");
     const dry = cli(["deploy", "--dry-run"]);
     expect(dry.status, dry.stderr).toBe(0);
@@ -474,8 +482,10 @@ describe("agent-platform deploy, run after a failure and again", () => {
       "d1 migrations apply DB --remote",
       "secret put BOOTSTRAP_API_KEY",
       "secret put EXPORT_ENCRYPTION_KEY",
+      "secret bulk",
       "deploy",
       "d1 migrations apply DB --remote",
+      "secret bulk",
       "deploy --message third",
     ]);
     // The first "queues create" is the one that failed (the account has one queue).
@@ -490,11 +500,19 @@ describe("agent-platform deploy, run after a failure and again", () => {
     const exportKey = stdinOf("EXPORT_ENCRYPTION_KEY")!;
     expect(bootstrap).toMatch(/^lgp_[A-Za-z0-9_-]{43}$/);
     expect(exportKey.length).toBeGreaterThanOrEqual(16);
-    // stdin carried exactly these two values, to `secret put`; no command line carried either.
+    // stdin carried these two values, to `secret put`, and the env file's, to `secret bulk`; no command
+    // line carried any.
     expect(calls.filter((call) => call.stdin !== undefined).map(summary)).toEqual([
       "secret put BOOTSTRAP_API_KEY",
       "secret put EXPORT_ENCRYPTION_KEY",
+      "secret bulk",
+      "secret bulk",
     ]);
+    const bulk = calls.find((call) => summary(call) === "secret bulk")!;
+    expect(JSON.parse(bulk.stdin!)).toEqual({ GREETING: "hi from examples/minimal" });
+    // The Worker the deploy built carries no value of the env file (dev's build does, as before).
+    const registry = join(projectBuildDir(join(project, "langgraph.json")), "registry.generated.ts");
+    expect(readFileSync(registry, "utf8")).not.toContain("hi from examples/minimal");
     for (const call of calls) {
       expect(call.args.join(" ")).not.toContain(bootstrap);
       expect(call.args.join(" ")).not.toContain(exportKey);
