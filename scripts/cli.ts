@@ -139,11 +139,15 @@ function checkNodeVersion(): void {
   }
 }
 
+/** When the last build started reading the project (live reload rebuilds on what changed since). */
+let buildStarted = Date.now();
+
 async function build(): Promise<ProjectDeployment> {
   try {
     checkNodeVersion();
     // The Worker's local secrets (a development API key...) live in the project's .dev.vars.
     if (command === "dev") ensureDevVars(projectDir);
+    buildStarted = Date.now();
     const project = await buildProject(configPath);
     console.log(`Built ${relative(process.cwd(), configPath) || configPath}: graphs ${project.graphs.join(", ")}`);
     return project;
@@ -185,7 +189,13 @@ if (command === "dev") {
     });
     if (flags["no-reload"]) console.log("Live reload off (--no-reload): restart to serve a change");
     else {
-      startLiveReload({ configPath, project, build: buildProject, reload: serving.reload });
+      startLiveReload({
+        configPath,
+        project,
+        builtSince: buildStarted,
+        build: buildProject,
+        reload: serving.reload,
+      });
       console.log(
         "Watching the project: a change rebuilds and reloads the Worker (a run in flight is cut off and, within 30 s, resumes from its last checkpoint on the new code, as after a restart)",
       );

@@ -11,14 +11,18 @@
  * printed, the last good build keeps answering, and the next change tries again.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, watch } from "node:fs";
+import { existsSync, readFileSync, statSync, watch } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { parseGraphSpec } from "../../src/deployment/config.ts";
 import { BuildError, readConfig } from "./deployment.ts";
+import { WorkerDownError } from "./local-runtime.ts";
 import type { ProjectDeployment } from "./project.ts";
 
 /** How long the files must stay unchanged before a rebuild starts (an editor's save is several events). */
 export const RELOAD_DEBOUNCE_MS = 150;
+
+/** How far a file's modification time may lag behind Date.now() taken before the write. */
+const MTIME_SLACK_MS = 100;
 
 /** The bundle of the project's modules (deployment.ts `modulesFile`) whose source map lists its inputs. */
 const MODULES_MAP = "deployment-modules.js.map";
@@ -32,6 +36,11 @@ export interface LiveReloadOptions {
   configPath: string;
   /** The build being served. */
   project: ProjectDeployment;
+  /**
+   * When that build started (Date.now()): a watched file modified since may have been saved after the
+   * build read it, so it rebuilds once right away (an edit saved while `dev` was starting is served).
+   */
+  builtSince?: number;
   /** Builds the project (buildProject); throws a BuildError on a user's mistake. */
   build(configPath: string): Promise<ProjectDeployment>;
   /** Serves a new build (serve.ts `LocalServing.reload`); throws when its bundle fails. */
@@ -210,10 +219,15 @@ export function startLiveReload(options: LiveReloadOptions): LiveReload {
       );
     } catch (cause) {
       failed = true;
-      const message = cause instanceof BuildError ? cause.message : String((cause as Error).stack ?? cause);
-      error(
-        `Reload failed after a change to ${what} (still serving the last good build; the next change retries): ${message}`,
-      );
+      const message =
+        cause instanceof BuildError || cause instanceof WorkerDownError
+          ? cause.message
+          : String((cause as Error).stack ?? cause);
+      const serving =
+        cause instanceof WorkerDownError
+          ? "nothing serves until a change builds a Worker that starts"
+          : "still serving the last good build; the next change retries";
+      error(`Reload failed after a change to ${what} (${serving}): ${message}`);
     } finally {
       track(seen);
       building = false;
@@ -223,6 +237,15 @@ export function startLiveReload(options: LiveReloadOptions): LiveReload {
   };
 
   track();
+  if (options.builtSince !== undefined) {
+    // The file system's clock is coarser than Date.now() (a kernel tick): a write just after the build
+    // started can be stamped a little before it.
+    const since = options.builtSince - MTIME_SLACK_MS;
+    for (const file of known.keys()) {
+      if ((statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0) >= since) changed.add(file);
+    }
+    if (changed.size > 0) timer = setTimeout(rebuild, debounceMs);
+  }
   return {
     close() {
       closed = true;

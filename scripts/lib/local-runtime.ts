@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { bundleCacheEntry, recordBundle, restoreBundle } from "./bundle-cache.ts";
-import { PROJECT_ROOT } from "./deployment.ts";
+import { BuildError, PROJECT_ROOT } from "./deployment.ts";
 import { offlineEnv, runWrangler, stopProcessGroup, WRANGLER_CONFIG, waitForOk } from "./wrangler.ts";
 
 type MiniflareModule = typeof import("miniflare");
@@ -152,11 +152,37 @@ export async function serveWorker(options: ServeOptions): Promise<LocalRuntime> 
  * runtime: Miniflare replaces the workerd process with one of the new config, on the same address
  * (the port it listened on, even when `port` was 0) and the same state directory. Whatever the old
  * process was executing is cut off, as by a crash; resolves once the new one listens.
+ * When the new Worker does not start (its modules throw at load in workerd, which a build in Node does
+ * not see: random values or I/O in global scope...), serves `previous` again (its bundle must still be
+ * in its folder) and rejects with workerd's error.
  */
-export async function reloadWorker(runtime: LocalRuntime, options: ServeOptions): Promise<void> {
-  await runtime.setOptions(await runtimeOptions(options));
-  await runtime.ready;
+export async function reloadWorker(
+  runtime: LocalRuntime,
+  options: ServeOptions,
+  previous: ServeOptions,
+): Promise<void> {
+  try {
+    await runtime.setOptions(await runtimeOptions(options));
+    await runtime.ready;
+  } catch (error) {
+    const message = String((error as Error).message ?? error);
+    try {
+      await runtime.setOptions(await runtimeOptions(previous));
+      await runtime.ready;
+    } catch (restoring) {
+      throw new WorkerDownError(
+        `The new build's Worker did not start in workerd, nor did the last good one again: ${message}\nThen: ${String((restoring as Error).message ?? restoring)}`,
+      );
+    }
+    throw new WorkerStartError(`The new build's Worker did not start in workerd: ${message}`);
+  }
 }
+
+/** A new build that workerd refused to start (the project's code at fault); the last good one serves again. */
+export class WorkerStartError extends BuildError {}
+
+/** Neither the new build nor the last good one started again: nothing serves until a good reload. */
+export class WorkerDownError extends Error {}
 
 async function runtimeOptions(options: ServeOptions) {
   const { convertV4MiniflareOptions, Log, LogLevel } = wranglerMiniflare();

@@ -31,6 +31,9 @@ export interface LocalServeOptions {
   env?: Record<string, string>;
 }
 
+/** A second SIGINT/SIGTERM sooner than this after the first is the same stop request, not an impatient one. */
+const REPEATED_SIGNAL_MS = 1_000;
+
 function fail(message: string): never {
   console.error(message);
   process.exit(1);
@@ -63,9 +66,14 @@ export async function serveLocally(options: LocalServeOptions): Promise<LocalSer
   let stopping = false;
   // Installed before workerd starts: a signal during startup ends this process (workerd, in its process
   // group, gets the terminal's signal too); once up, workerd is disposed of first.
+  let stoppedAt = 0;
   const shutDown = () => {
+    // One Ctrl-C can arrive twice: from the terminal (to the whole process group) and forwarded by
+    // bin/agent-platform.mjs. Only a signal well after the first one forces the exit.
+    if (stopping && Date.now() - stoppedAt < REPEATED_SIGNAL_MS) return;
     if (stopping || !runtime) process.exit(stopping ? 1 : 0);
     stopping = true;
+    stoppedAt = Date.now();
     ticker?.stop();
     runtime.dispose().then(
       () => process.exit(0),
@@ -129,11 +137,20 @@ export async function serveLocally(options: LocalServeOptions): Promise<LocalSer
   };
   await tick(options.wranglerConfig);
 
+  // A new build is bundled into the folder the served one is not in, so the served bundle stays whole
+  // until workerd runs the new one, and serves again if the new one fails to start.
+  const bundleDirs = [bundleDir, `${bundleDir}-next`];
+  let served: ServeOptions = serveOptions;
   const reload = async (wranglerConfig: string) => {
     if (stopping || !runtime) throw new Error("the server is stopping");
-    await bundleWorker(bundleDir, env, wranglerConfig);
-    serveOptions.wranglerConfig = wranglerConfig;
-    await reloadWorker(runtime, serveOptions);
+    const next: ServeOptions = {
+      ...served,
+      wranglerConfig,
+      bundleDir: bundleDirs.find((dir) => dir !== served.bundleDir) ?? bundleDir,
+    };
+    await bundleWorker(next.bundleDir, env, wranglerConfig);
+    await reloadWorker(runtime, next, served);
+    served = next;
     await tick(wranglerConfig);
   };
   return { baseUrl, reload };

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -10,6 +10,7 @@ import {
   type LiveReloadOptions,
   startLiveReload,
 } from "../../scripts/lib/live-reload.ts";
+import { WorkerDownError, WorkerStartError } from "../../scripts/lib/local-runtime.ts";
 import type { ProjectDeployment } from "../../scripts/lib/project.ts";
 import { until } from "../fixtures/until.ts";
 
@@ -233,6 +234,51 @@ describe("live reload", () => {
     expect(h.errors[0]).toMatch(
       /^Reload failed after a change to util\.ts \(still serving the last good build.*wrangler deploy --dry-run exited with 1/s,
     );
+  });
+
+  it("a Worker that workerd refuses to start is printed with workerd's error; when the last good one does not start again either, the line says nothing serves", async () => {
+    const p = project();
+    let fail: Error = new WorkerStartError("The new build's Worker did not start in workerd: Disallowed operation");
+    const h = start(p, {
+      async reload() {
+        throw fail;
+      },
+    });
+    h.touch("util.ts", "export const x = crypto.randomUUID();\n");
+    await settled(h, 1);
+    expect(h.errors[0]).toBe(
+      "Reload failed after a change to util.ts (still serving the last good build; the next change retries): The new build's Worker did not start in workerd: Disallowed operation",
+    );
+    fail = new WorkerDownError("nor did the last good one again");
+    h.touch("util.ts", "export const x = 5;\n");
+    await settled(h, 2);
+    expect(h.errors[1]).toBe(
+      "Reload failed after a change to util.ts (nothing serves until a change builds a Worker that starts): nor did the last good one again",
+    );
+  });
+
+  it("a watched file saved after the served build started (while dev was starting) rebuilds once at start; older files do not", async () => {
+    const p = project();
+    const old = new Date(Date.now() - 60_000);
+    for (const file of ["langgraph.json", "graph.ts", "util.ts", "notes.md"]) utimesSync(join(p.dir, file), old, old);
+    const builtSince = Date.now();
+    // Saved after the build began: the build may have read the old content.
+    writeFileSync(join(p.dir, "util.ts"), "export const x = 2;\n");
+    // Not a file the build reads: counts for nothing.
+    writeFileSync(join(p.dir, "notes.md"), "later\n");
+    const h = start(p, { builtSince });
+    await settled(h, 1);
+    expect(h.lines).toEqual([expect.stringMatching(/^Reloaded after a change to util\.ts:/)]);
+    expect(h.reloads).toEqual(["build-1.json"]);
+
+    // Nothing saved since the build started: no rebuild.
+    const quiet = project();
+    for (const file of ["langgraph.json", "graph.ts", "util.ts"]) utimesSync(join(quiet.dir, file), old, old);
+    const q = start(quiet, { builtSince: Date.now() });
+    q.touch("util.ts", "export const x = 9;\n");
+    await settled(q, 1);
+    expect(q.builds).toBe(1);
+    expect(q.lines).toEqual([expect.stringMatching(/^Reloaded after a change to util\.ts:/)]);
   });
 });
 
