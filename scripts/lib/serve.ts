@@ -106,6 +106,11 @@ export async function serveLocally(options: LocalServeOptions): Promise<LocalSer
     }
     fail(`The local Workers runtime did not start: ${(error as Error).stack ?? error}`);
   }
+  // Miniflare's exit hook ends the process on SIGINT/SIGTERM at once (code 130/143), while shutDown
+  // still awaits the runtime's disposal: shutDown alone answers them (it disposes of the same runtime).
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    for (const listener of process.listeners(signal)) if (listener !== shutDown) process.off(signal, listener);
+  }
   // With --port 0 the system picks the port; the runtime knows which.
   const baseUrl = options.port === 0 ? (await runtime.ready).origin : localBaseUrl(options.ip, options.port);
   console.log(`Agent Platform listening on ${baseUrl} (state ${stateDirectory(options.persistTo)})`);
