@@ -142,10 +142,16 @@ export interface ServeOptions {
 /** Serves the bundle in `bundleDir`; resolves once workerd listens. */
 export async function serveWorker(options: ServeOptions): Promise<LocalRuntime> {
   const { Miniflare } = wranglerMiniflare();
-  const runtime = new Miniflare(await runtimeOptions(options));
+  const served = await runtimeOptions(options);
+  const runtime = new Miniflare(served);
   await runtime.ready;
+  servedOptions.set(runtime, served);
   return runtime;
 }
+
+type RuntimeOptions = Awaited<ReturnType<typeof runtimeOptions>>;
+/** The options each runtime last started with, to serve again when a reload's do not start. */
+const servedOptions = new WeakMap<LocalRuntime, RuntimeOptions>();
 
 /**
  * Serves the bundle in `bundleDir` (a new build, maybe of another wrangler config) on a running
@@ -153,21 +159,22 @@ export async function serveWorker(options: ServeOptions): Promise<LocalRuntime> 
  * (the port it listened on, even when `port` was 0) and the same state directory. Whatever the old
  * process was executing is cut off, as by a crash; resolves once the new one listens.
  * When the new Worker does not start (its modules throw at load in workerd, which a build in Node does
- * not see: random values or I/O in global scope...), serves `previous` again (its bundle must still be
- * in its folder) and rejects with workerd's error.
+ * not see: random values or I/O in global scope...), serves the options it last started with again
+ * (their bundle must still be in its folder: bundle a new build beside it) and rejects with workerd's
+ * error.
  */
-export async function reloadWorker(
-  runtime: LocalRuntime,
-  options: ServeOptions,
-  previous: ServeOptions,
-): Promise<void> {
+export async function reloadWorker(runtime: LocalRuntime, options: ServeOptions): Promise<void> {
+  const next = await runtimeOptions(options);
   try {
-    await runtime.setOptions(await runtimeOptions(options));
+    await runtime.setOptions(next);
     await runtime.ready;
+    servedOptions.set(runtime, next);
   } catch (error) {
     const message = String((error as Error).message ?? error);
+    const previous = servedOptions.get(runtime);
     try {
-      await runtime.setOptions(await runtimeOptions(previous));
+      if (!previous) throw new Error("no earlier options to serve");
+      await runtime.setOptions(previous);
       await runtime.ready;
     } catch (restoring) {
       throw new WorkerDownError(

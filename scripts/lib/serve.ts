@@ -154,7 +154,7 @@ export async function serveLocally(options: LocalServeOptions): Promise<LocalSer
       bundleDir: bundleDirs.find((dir) => dir !== served.bundleDir) ?? bundleDir,
     };
     await bundleWorker(next.bundleDir, env, wranglerConfig);
-    await reloadWorker(runtime, next, served);
+    await reloadWorker(runtime, next);
     served = next;
     await tick(wranglerConfig);
   };
