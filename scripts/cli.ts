@@ -12,11 +12,11 @@ import { parseArgs } from "node:util";
 import { ensureDevVars } from "./lib/cli.ts";
 import { DeployError, deploy, WRANGLER_OVERRIDE, wranglerRunner } from "./lib/deploy.ts";
 import { BuildError, readConfig } from "./lib/deployment.ts";
-import { startLiveReload } from "./lib/live-reload.ts";
+import { sourceHashes, startLiveReload } from "./lib/live-reload.ts";
 import { bundleWorker } from "./lib/local-runtime.ts";
 import { runNew } from "./lib/new-project.ts";
 import { peerMessage, peerProblems } from "./lib/peers.ts";
-import { buildProject, type ProjectDeployment } from "./lib/project.ts";
+import { buildProject, type ProjectDeployment, projectBuildDir } from "./lib/project.ts";
 import { PLATFORM_ROOT } from "./lib/root.ts";
 import { parsePort, parseVars, serveLocally } from "./lib/serve.ts";
 import { offlineEnv } from "./lib/wrangler.ts";
@@ -139,15 +139,17 @@ function checkNodeVersion(): void {
   }
 }
 
-/** When the last build started reading the project (live reload rebuilds on what changed since). */
-let buildStarted = Date.now();
+/** What the last build started from (live reload rebuilds on what changed since). */
+let builtFrom: { hashes: Map<string, string>; since: number } | undefined;
 
 async function build(): Promise<ProjectDeployment> {
   try {
     checkNodeVersion();
     // The Worker's local secrets (a development API key...) live in the project's .dev.vars.
     if (command === "dev") ensureDevVars(projectDir);
-    buildStarted = Date.now();
+    if (command === "dev") {
+      builtFrom = { since: Date.now(), hashes: sourceHashes(configPath, projectBuildDir(configPath)) };
+    }
     const project = await buildProject(configPath);
     console.log(`Built ${relative(process.cwd(), configPath) || configPath}: graphs ${project.graphs.join(", ")}`);
     return project;
@@ -192,7 +194,7 @@ if (command === "dev") {
       startLiveReload({
         configPath,
         project,
-        builtSince: buildStarted,
+        builtFrom,
         build: buildProject,
         reload: serving.reload,
       });

@@ -37,10 +37,12 @@ export interface LiveReloadOptions {
   /** The build being served. */
   project: ProjectDeployment;
   /**
-   * When that build started (Date.now()): a watched file modified since may have been saved after the
-   * build read it, so it rebuilds once right away (an edit saved while `dev` was starting is served).
+   * What that build started from, so that an edit saved while `dev` was starting (after the build read
+   * the file) rebuilds once right away: `hashes` of the files it would read (sourceHashes, taken just
+   * before it), and when it started (Date.now()), for the modules it bundled that `hashes` lacks (any
+   * modified since counts).
    */
-  builtSince?: number;
+  builtFrom?: { hashes: Map<string, string>; since: number };
   /** Builds the project (buildProject); throws a BuildError on a user's mistake. */
   build(configPath: string): Promise<ProjectDeployment>;
   /** Serves a new build (serve.ts `LocalServing.reload`); throws when its bundle fails. */
@@ -110,6 +112,15 @@ export function declaredFiles(configPath: string): { files: string[]; uiDirs: st
     uiDirs.push(dirname(resolve(dir, file)));
   }
   return { files, uiDirs };
+}
+
+/**
+ * The content of the files a build of `configPath` reads as far as they are known before it: the
+ * configuration's, and the modules the last build in `buildDir` bundled (startLiveReload's `builtFrom`).
+ */
+export function sourceHashes(configPath: string, buildDir: string): Map<string, string> {
+  const files = new Set([...declaredFiles(configPath).files, ...bundledSources(buildDir)]);
+  return new Map([...files].map((file) => [file, contentHash(file)]));
 }
 
 const contentHash = (file: string) => {
@@ -237,12 +248,16 @@ export function startLiveReload(options: LiveReloadOptions): LiveReload {
   };
 
   track();
-  if (options.builtSince !== undefined) {
+  if (options.builtFrom) {
+    const { hashes } = options.builtFrom;
     // The file system's clock is coarser than Date.now() (a kernel tick): a write just after the build
     // started can be stamped a little before it.
-    const since = options.builtSince - MTIME_SLACK_MS;
-    for (const file of known.keys()) {
-      if ((statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0) >= since) changed.add(file);
+    const since = options.builtFrom.since - MTIME_SLACK_MS;
+    for (const [file, hash] of known) {
+      const before = hashes.get(file);
+      const edited =
+        before === undefined ? (statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0) >= since : before !== hash;
+      if (edited) changed.add(file);
     }
     if (changed.size > 0) timer = setTimeout(rebuild, debounceMs);
   }

@@ -8,6 +8,7 @@ import {
   declaredFiles,
   type LiveReload,
   type LiveReloadOptions,
+  sourceHashes,
   startLiveReload,
 } from "../../scripts/lib/live-reload.ts";
 import { WorkerDownError, WorkerStartError } from "../../scripts/lib/local-runtime.ts";
@@ -257,24 +258,34 @@ describe("live reload", () => {
     );
   });
 
-  it("a watched file saved after the served build started (while dev was starting) rebuilds once at start; older files do not", async () => {
-    const p = project();
+  it("an edit saved while dev was starting (after its build read the file) rebuilds once at start; files as the build found them do not", async () => {
     const old = new Date(Date.now() - 60_000);
-    for (const file of ["langgraph.json", "graph.ts", "util.ts", "notes.md"]) utimesSync(join(p.dir, file), old, old);
-    const builtSince = Date.now();
+    /** The project as `dev` finds it: its files long saved, and .dev.vars just written by dev itself. */
+    const starting = () => {
+      const p = project();
+      for (const file of ["langgraph.json", "graph.ts", "util.ts", "notes.md"]) utimesSync(join(p.dir, file), old, old);
+      writeFileSync(join(p.dir, ".dev.vars"), "KEY=1\n");
+      const since = Date.now();
+      const hashes = sourceHashes(p.configPath, p.served.buildDir);
+      // A module only the new build bundled: known by its modification time alone.
+      hashes.delete(join(p.dir, "util.ts"));
+      return { p, builtFrom: { since, hashes } };
+    };
+
+    const edited = starting();
     // Saved after the build began: the build may have read the old content.
-    writeFileSync(join(p.dir, "util.ts"), "export const x = 2;\n");
+    writeFileSync(join(edited.p.dir, "graph.ts"), 'import "./util.ts";\nexport const graph = 1;\n');
+    writeFileSync(join(edited.p.dir, "util.ts"), "export const x = 2;\n");
     // Not a file the build reads: counts for nothing.
-    writeFileSync(join(p.dir, "notes.md"), "later\n");
-    const h = start(p, { builtSince });
+    writeFileSync(join(edited.p.dir, "notes.md"), "later\n");
+    const h = start(edited.p, { builtFrom: edited.builtFrom });
     await settled(h, 1);
-    expect(h.lines).toEqual([expect.stringMatching(/^Reloaded after a change to util\.ts:/)]);
+    expect(h.lines).toEqual([expect.stringMatching(/^Reloaded after a change to graph\.ts, util\.ts:/)]);
     expect(h.reloads).toEqual(["build-1.json"]);
 
-    // Nothing saved since the build started: no rebuild.
-    const quiet = project();
-    for (const file of ["langgraph.json", "graph.ts", "util.ts"]) utimesSync(join(quiet.dir, file), old, old);
-    const q = start(quiet, { builtSince: Date.now() });
+    // Nothing saved since the build started (.dev.vars was written before it): no rebuild until a change.
+    const quiet = starting();
+    const q = start(quiet.p, { builtFrom: quiet.builtFrom });
     q.touch("util.ts", "export const x = 9;\n");
     await settled(q, 1);
     expect(q.builds).toBe(1);
