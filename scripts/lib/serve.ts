@@ -44,7 +44,8 @@ export interface LocalServing {
   baseUrl: string;
   /**
    * Bundles the Worker of `wranglerConfig` (a new build) and serves it in place of the running one, on
-   * the same address and state; rejects, still serving the last bundle, when the bundle fails. A run the
+   * the same address and state; rejects, still serving the last bundle, when the bundle fails or workerd
+   * does not start the new Worker (reloadWorker serves the last one again). A run the
    * old Worker was executing is cut off as by a restart (see reloadWorker). Calls must not overlap.
    */
   reload(wranglerConfig: string): Promise<void>;
