@@ -12,11 +12,11 @@ import { parseArgs } from "node:util";
 import { ensureDevVars } from "./lib/cli.ts";
 import { DeployError, deploy, WRANGLER_OVERRIDE, wranglerRunner } from "./lib/deploy.ts";
 import { BuildError, envFileValues, readConfig } from "./lib/deployment.ts";
-import { startLiveReload } from "./lib/live-reload.ts";
+import { sourceHashes, startLiveReload } from "./lib/live-reload.ts";
 import { bundleWorker } from "./lib/local-runtime.ts";
 import { runNew } from "./lib/new-project.ts";
 import { peerMessage, peerProblems } from "./lib/peers.ts";
-import { buildProject, type ProjectDeployment } from "./lib/project.ts";
+import { buildProject, type ProjectDeployment, projectBuildDir } from "./lib/project.ts";
 import { PLATFORM_ROOT } from "./lib/root.ts";
 import { parsePort, parseVars, serveLocally } from "./lib/serve.ts";
 import { offlineEnv } from "./lib/wrangler.ts";
@@ -139,11 +139,17 @@ function checkNodeVersion(): void {
   }
 }
 
+/** What the last build started from (live reload rebuilds on what changed since). */
+let builtFrom: { hashes: Map<string, string>; since: number } | undefined;
+
 async function build(): Promise<ProjectDeployment> {
   try {
     checkNodeVersion();
     // The Worker's local secrets (a development API key...) live in the project's .dev.vars.
     if (command === "dev") ensureDevVars(projectDir);
+    if (command === "dev") {
+      builtFrom = { since: Date.now(), hashes: sourceHashes(configPath, projectBuildDir(configPath)) };
+    }
     // A deploy's Worker carries no value of the env file: the deploy sets them as secrets (lib/deploy.ts).
     const project = await buildProject(configPath, { omitEnvFile: command === "deploy" });
     console.log(`Built ${relative(process.cwd(), configPath) || configPath}: graphs ${project.graphs.join(", ")}`);
@@ -187,7 +193,13 @@ if (command === "dev") {
     });
     if (flags["no-reload"]) console.log("Live reload off (--no-reload): restart to serve a change");
     else {
-      startLiveReload({ configPath, project, build: buildProject, reload: serving.reload });
+      startLiveReload({
+        configPath,
+        project,
+        builtFrom,
+        build: buildProject,
+        reload: serving.reload,
+      });
       console.log(
         "Watching the project: a change rebuilds and reloads the Worker (a run in flight is cut off and, within 30 s, resumes from its last checkpoint on the new code, as after a restart)",
       );

@@ -11,14 +11,18 @@
  * printed, the last good build keeps answering, and the next change tries again.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, watch } from "node:fs";
+import { existsSync, readFileSync, statSync, watch } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { parseGraphSpec } from "../../src/deployment/config.ts";
 import { BuildError, readConfig } from "./deployment.ts";
+import { WorkerDownError } from "./local-runtime.ts";
 import type { ProjectDeployment } from "./project.ts";
 
 /** How long the files must stay unchanged before a rebuild starts (an editor's save is several events). */
 export const RELOAD_DEBOUNCE_MS = 150;
+
+/** How far a file's modification time may lag behind Date.now() taken before the write. */
+const MTIME_SLACK_MS = 100;
 
 /** The bundle of the project's modules (deployment.ts `modulesFile`) whose source map lists its inputs. */
 const MODULES_MAP = "deployment-modules.js.map";
@@ -32,6 +36,13 @@ export interface LiveReloadOptions {
   configPath: string;
   /** The build being served. */
   project: ProjectDeployment;
+  /**
+   * What that build started from, so that an edit saved while `dev` was starting (after the build read
+   * the file) rebuilds once right away: `hashes` of the files it would read (sourceHashes, taken just
+   * before it), and when it started (Date.now()), for the modules it bundled that `hashes` lacks (any
+   * modified since counts).
+   */
+  builtFrom?: { hashes: Map<string, string>; since: number };
   /** Builds the project (buildProject); throws a BuildError on a user's mistake. */
   build(configPath: string): Promise<ProjectDeployment>;
   /** Serves a new build (serve.ts `LocalServing.reload`); throws when its bundle fails. */
@@ -101,6 +112,15 @@ export function declaredFiles(configPath: string): { files: string[]; uiDirs: st
     uiDirs.push(dirname(resolve(dir, file)));
   }
   return { files, uiDirs };
+}
+
+/**
+ * The content of the files a build of `configPath` reads as far as they are known before it: the
+ * configuration's, and the modules the last build in `buildDir` bundled (startLiveReload's `builtFrom`).
+ */
+export function sourceHashes(configPath: string, buildDir: string): Map<string, string> {
+  const files = new Set([...declaredFiles(configPath).files, ...bundledSources(buildDir)]);
+  return new Map([...files].map((file) => [file, contentHash(file)]));
 }
 
 const contentHash = (file: string) => {
@@ -210,10 +230,15 @@ export function startLiveReload(options: LiveReloadOptions): LiveReload {
       );
     } catch (cause) {
       failed = true;
-      const message = cause instanceof BuildError ? cause.message : String((cause as Error).stack ?? cause);
-      error(
-        `Reload failed after a change to ${what} (still serving the last good build; the next change retries): ${message}`,
-      );
+      const message =
+        cause instanceof BuildError || cause instanceof WorkerDownError
+          ? cause.message
+          : String((cause as Error).stack ?? cause);
+      const serving =
+        cause instanceof WorkerDownError
+          ? "nothing serves until a change builds a Worker that starts"
+          : "still serving the last good build; the next change retries";
+      error(`Reload failed after a change to ${what} (${serving}): ${message}`);
     } finally {
       track(seen);
       building = false;
@@ -223,6 +248,19 @@ export function startLiveReload(options: LiveReloadOptions): LiveReload {
   };
 
   track();
+  if (options.builtFrom) {
+    const { hashes } = options.builtFrom;
+    // The file system's clock is coarser than Date.now() (a kernel tick): a write just after the build
+    // started can be stamped a little before it.
+    const since = options.builtFrom.since - MTIME_SLACK_MS;
+    for (const [file, hash] of known) {
+      const before = hashes.get(file);
+      const edited =
+        before === undefined ? (statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0) >= since : before !== hash;
+      if (edited) changed.add(file);
+    }
+    if (changed.size > 0) timer = setTimeout(rebuild, debounceMs);
+  }
   return {
     close() {
       closed = true;

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { bundleCacheEntry, recordBundle, restoreBundle } from "./bundle-cache.ts";
-import { PROJECT_ROOT } from "./deployment.ts";
+import { BuildError, PROJECT_ROOT } from "./deployment.ts";
 import { offlineEnv, runWrangler, stopProcessGroup, WRANGLER_CONFIG, waitForOk } from "./wrangler.ts";
 
 type MiniflareModule = typeof import("miniflare");
@@ -142,21 +142,54 @@ export interface ServeOptions {
 /** Serves the bundle in `bundleDir`; resolves once workerd listens. */
 export async function serveWorker(options: ServeOptions): Promise<LocalRuntime> {
   const { Miniflare } = wranglerMiniflare();
-  const runtime = new Miniflare(await runtimeOptions(options));
+  const served = await runtimeOptions(options);
+  const runtime = new Miniflare(served);
   await runtime.ready;
+  servedOptions.set(runtime, served);
   return runtime;
 }
+
+type RuntimeOptions = Awaited<ReturnType<typeof runtimeOptions>>;
+/** The options each runtime last started with, to serve again when a reload's do not start. */
+const servedOptions = new WeakMap<LocalRuntime, RuntimeOptions>();
 
 /**
  * Serves the bundle in `bundleDir` (a new build, maybe of another wrangler config) on a running
  * runtime: Miniflare replaces the workerd process with one of the new config, on the same address
  * (the port it listened on, even when `port` was 0) and the same state directory. Whatever the old
  * process was executing is cut off, as by a crash; resolves once the new one listens.
+ * When the new Worker does not start (its modules throw at load in workerd, which a build in Node does
+ * not see: random values or I/O in global scope...), serves the options it last started with again
+ * (their bundle must still be in its folder: bundle a new build beside it) and rejects with workerd's
+ * error.
  */
 export async function reloadWorker(runtime: LocalRuntime, options: ServeOptions): Promise<void> {
-  await runtime.setOptions(await runtimeOptions(options));
-  await runtime.ready;
+  const next = await runtimeOptions(options);
+  try {
+    await runtime.setOptions(next);
+    await runtime.ready;
+    servedOptions.set(runtime, next);
+  } catch (error) {
+    const message = String((error as Error).message ?? error);
+    const previous = servedOptions.get(runtime);
+    try {
+      if (!previous) throw new Error("no earlier options to serve");
+      await runtime.setOptions(previous);
+      await runtime.ready;
+    } catch (restoring) {
+      throw new WorkerDownError(
+        `The new build's Worker did not start in workerd, nor did the last good one again: ${message}\nThen: ${String((restoring as Error).message ?? restoring)}`,
+      );
+    }
+    throw new WorkerStartError(`The new build's Worker did not start in workerd: ${message}`);
+  }
 }
+
+/** A new build that workerd refused to start (the project's code at fault); the last good one serves again. */
+export class WorkerStartError extends BuildError {}
+
+/** Neither the new build nor the last good one started again: nothing serves until a good reload. */
+export class WorkerDownError extends Error {}
 
 async function runtimeOptions(options: ServeOptions) {
   const { convertV4MiniflareOptions, Log, LogLevel } = wranglerMiniflare();

@@ -31,6 +31,9 @@ export interface LocalServeOptions {
   env?: Record<string, string>;
 }
 
+/** A second SIGINT/SIGTERM sooner than this after the first is the same stop request, not an impatient one. */
+const REPEATED_SIGNAL_MS = 1_000;
+
 function fail(message: string): never {
   console.error(message);
   process.exit(1);
@@ -41,7 +44,8 @@ export interface LocalServing {
   baseUrl: string;
   /**
    * Bundles the Worker of `wranglerConfig` (a new build) and serves it in place of the running one, on
-   * the same address and state; rejects, still serving the last bundle, when the bundle fails. A run the
+   * the same address and state; rejects, still serving the last bundle, when the bundle fails or workerd
+   * does not start the new Worker (reloadWorker serves the last one again). A run the
    * old Worker was executing is cut off as by a restart (see reloadWorker). Calls must not overlap.
    */
   reload(wranglerConfig: string): Promise<void>;
@@ -63,9 +67,14 @@ export async function serveLocally(options: LocalServeOptions): Promise<LocalSer
   let stopping = false;
   // Installed before workerd starts: a signal during startup ends this process (workerd, in its process
   // group, gets the terminal's signal too); once up, workerd is disposed of first.
+  let stoppedAt = 0;
   const shutDown = () => {
+    // One Ctrl-C can arrive twice: from the terminal (to the whole process group) and forwarded by
+    // bin/agent-platform.mjs. Only a signal well after the first one forces the exit.
+    if (stopping && Date.now() - stoppedAt < REPEATED_SIGNAL_MS) return;
     if (stopping || !runtime) process.exit(stopping ? 1 : 0);
     stopping = true;
+    stoppedAt = Date.now();
     ticker?.stop();
     runtime.dispose().then(
       () => process.exit(0),
@@ -98,6 +107,11 @@ export async function serveLocally(options: LocalServeOptions): Promise<LocalSer
     }
     fail(`The local Workers runtime did not start: ${(error as Error).stack ?? error}`);
   }
+  // Miniflare's exit hook ends the process on SIGINT/SIGTERM at once (code 130/143), while shutDown
+  // still awaits the runtime's disposal: shutDown alone answers them (it disposes of the same runtime).
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    for (const listener of process.listeners(signal)) if (listener !== shutDown) process.off(signal, listener);
+  }
   // With --port 0 the system picks the port; the runtime knows which.
   const baseUrl = options.port === 0 ? (await runtime.ready).origin : localBaseUrl(options.ip, options.port);
   console.log(`Agent Platform listening on ${baseUrl} (state ${stateDirectory(options.persistTo)})`);
@@ -129,11 +143,20 @@ export async function serveLocally(options: LocalServeOptions): Promise<LocalSer
   };
   await tick(options.wranglerConfig);
 
+  // A new build is bundled into the folder the served one is not in, so the served bundle stays whole
+  // until workerd runs the new one, and serves again if the new one fails to start.
+  const bundleDirs = [bundleDir, `${bundleDir}-next`];
+  let served: ServeOptions = serveOptions;
   const reload = async (wranglerConfig: string) => {
     if (stopping || !runtime) throw new Error("the server is stopping");
-    await bundleWorker(bundleDir, env, wranglerConfig);
-    serveOptions.wranglerConfig = wranglerConfig;
-    await reloadWorker(runtime, serveOptions);
+    const next: ServeOptions = {
+      ...served,
+      wranglerConfig,
+      bundleDir: bundleDirs.find((dir) => dir !== served.bundleDir) ?? bundleDir,
+    };
+    await bundleWorker(next.bundleDir, env, wranglerConfig);
+    await reloadWorker(runtime, next);
+    served = next;
     await tick(wranglerConfig);
   };
   return { baseUrl, reload };

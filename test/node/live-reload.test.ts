@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -8,8 +8,10 @@ import {
   declaredFiles,
   type LiveReload,
   type LiveReloadOptions,
+  sourceHashes,
   startLiveReload,
 } from "../../scripts/lib/live-reload.ts";
+import { WorkerDownError, WorkerStartError } from "../../scripts/lib/local-runtime.ts";
 import type { ProjectDeployment } from "../../scripts/lib/project.ts";
 import { until } from "../fixtures/until.ts";
 
@@ -233,6 +235,61 @@ describe("live reload", () => {
     expect(h.errors[0]).toMatch(
       /^Reload failed after a change to util\.ts \(still serving the last good build.*wrangler deploy --dry-run exited with 1/s,
     );
+  });
+
+  it("a Worker that workerd refuses to start is printed with workerd's error; when the last good one does not start again either, the line says nothing serves", async () => {
+    const p = project();
+    let fail: Error = new WorkerStartError("The new build's Worker did not start in workerd: Disallowed operation");
+    const h = start(p, {
+      async reload() {
+        throw fail;
+      },
+    });
+    h.touch("util.ts", "export const x = crypto.randomUUID();\n");
+    await settled(h, 1);
+    expect(h.errors[0]).toBe(
+      "Reload failed after a change to util.ts (still serving the last good build; the next change retries): The new build's Worker did not start in workerd: Disallowed operation",
+    );
+    fail = new WorkerDownError("nor did the last good one again");
+    h.touch("util.ts", "export const x = 5;\n");
+    await settled(h, 2);
+    expect(h.errors[1]).toBe(
+      "Reload failed after a change to util.ts (nothing serves until a change builds a Worker that starts): nor did the last good one again",
+    );
+  });
+
+  it("an edit saved while dev was starting (after its build read the file) rebuilds once at start; files as the build found them do not", async () => {
+    const old = new Date(Date.now() - 60_000);
+    /** The project as `dev` finds it: its files long saved, and .dev.vars just written by dev itself. */
+    const starting = () => {
+      const p = project();
+      for (const file of ["langgraph.json", "graph.ts", "util.ts", "notes.md"]) utimesSync(join(p.dir, file), old, old);
+      writeFileSync(join(p.dir, ".dev.vars"), "KEY=1\n");
+      const since = Date.now();
+      const hashes = sourceHashes(p.configPath, p.served.buildDir);
+      // A module only the new build bundled: known by its modification time alone.
+      hashes.delete(join(p.dir, "util.ts"));
+      return { p, builtFrom: { since, hashes } };
+    };
+
+    const edited = starting();
+    // Saved after the build began: the build may have read the old content.
+    writeFileSync(join(edited.p.dir, "graph.ts"), 'import "./util.ts";\nexport const graph = 1;\n');
+    writeFileSync(join(edited.p.dir, "util.ts"), "export const x = 2;\n");
+    // Not a file the build reads: counts for nothing.
+    writeFileSync(join(edited.p.dir, "notes.md"), "later\n");
+    const h = start(edited.p, { builtFrom: edited.builtFrom });
+    await settled(h, 1);
+    expect(h.lines).toEqual([expect.stringMatching(/^Reloaded after a change to graph\.ts, util\.ts:/)]);
+    expect(h.reloads).toEqual(["build-1.json"]);
+
+    // Nothing saved since the build started (.dev.vars was written before it): no rebuild until a change.
+    const quiet = starting();
+    const q = start(quiet.p, { builtFrom: quiet.builtFrom });
+    q.touch("util.ts", "export const x = 9;\n");
+    await settled(q, 1);
+    expect(q.builds).toBe(1);
+    expect(q.lines).toEqual([expect.stringMatching(/^Reloaded after a change to util\.ts:/)]);
   });
 });
 
