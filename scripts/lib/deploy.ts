@@ -39,8 +39,8 @@ export type GeneratedSecret = (typeof GENERATED_SECRETS)[number];
 const DB_BINDING = "DB";
 const QUEUE_BINDING = "QUEUE";
 const BUCKET_BINDING = "EXPORT_BUCKET";
-/** `wrangler d1 create`'s placeholder id in the platform's wrangler.toml: no database recorded. */
-const PLACEHOLDER_ID = "00000000-0000-0000-0000-000000000000";
+/** The all-zero database id the platform's wrangler.toml ships with: no database recorded yet. */
+const UNRECORDED_DATABASE_ID = "00000000-0000-0000-0000-000000000000";
 /** Queue and R2 bucket names: lowercase letters, digits and dashes, at most 63 characters. */
 const RESOURCE_NAME = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
 
@@ -113,7 +113,8 @@ export function wantedResources(own: RawConfig, generated: RawConfig, env: NodeJ
   const db = binding(own.d1_databases, DB_BINDING);
   const producer = binding((own.queues as RawConfig | undefined)?.producers, QUEUE_BINDING);
   const bucket = binding(own.r2_buckets, BUCKET_BINDING);
-  const id = typeof db?.database_id === "string" && db.database_id !== PLACEHOLDER_ID ? db.database_id : undefined;
+  const id =
+    typeof db?.database_id === "string" && db.database_id !== UNRECORDED_DATABASE_ID ? db.database_id : undefined;
   const wanted: Wanted = {
     worker,
     accountId: (generated.account_id as string | undefined) ?? env.CLOUDFLARE_ACCOUNT_ID,

@@ -41,49 +41,6 @@ export function similarity(
 export const cosineSimilarity = (query: ArrayLike<number>, vector: ArrayLike<number>): number =>
   similarity(query, magnitude(query), vector, magnitude(vector));
 
-/**
- * How far a score summed in four interleaved parts (`fastDot`) can be from the in-order one, for
- * vectors of `length` whose magnitudes are the ones given: both sums of the same products are within
- * (length-1)·2⁻⁵³·Σ|xᵢqᵢ| of the true sum, and Σ|xᵢqᵢ| ≤ |x|·|q| (Cauchy-Schwarz), so a score moves by
- * under 2·length·2⁻⁵³. Four times that, and a margin for the magnitudes' own rounding, to be sure.
- */
-export const scoreSlack = (length: number) => (8 * length + 64) * 2 ** -53;
-
-/**
- * The query magnitudes for which that bound holds: within them no square of a component that counts
- * underflows (nor overflows) in the magnitude's sum. (A vector's components are 4-byte floats, whose
- * squares never do.) Outside them every vector is scored exactly.
- */
-const SLACK_MIN_MAGNITUDE = 2 ** -400;
-const SLACK_MAX_MAGNITUDE = 2 ** 400;
-
-/** Whether scores against a query of this magnitude may be told apart by an approximate score and its slack. */
-export const approximable = (queryMagnitude: number): boolean =>
-  queryMagnitude >= SLACK_MIN_MAGNITUDE && queryMagnitude <= SLACK_MAX_MAGNITUDE;
-
-/**
- * The dot product summed in four interleaved parts: about four times faster than one in-order sum
- * (the additions do not wait on each other), and within `scoreSlack` of it; used only to tell the
- * vectors that cannot reach the page from those that must be scored exactly (here, and for a
- * vector's sketch: vector-sketch.ts).
- */
-export function fastDot(query: Float64Array, vector: ArrayLike<number>): number {
-  const n = vector.length;
-  let a = 0;
-  let b = 0;
-  let c = 0;
-  let d = 0;
-  let i = 0;
-  for (; i + 3 < n; i += 4) {
-    a += vector[i] * query[i];
-    b += vector[i + 1] * query[i + 1];
-    c += vector[i + 2] * query[i + 2];
-    d += vector[i + 3] * query[i + 3];
-  }
-  for (; i < n; i++) a += vector[i] * query[i];
-  return a + b + (c + d);
-}
-
 /** A scored item kept for the page: its best vector's exact score, and its place in the scan (ties keep it). */
 interface Kept<T> {
   item: T;
@@ -95,21 +52,13 @@ interface Kept<T> {
 const below = <T>(a: Kept<T>, b: Kept<T>) => a.score < b.score || (a.score === b.score && a.at > b.at);
 
 /**
- * A ranking fed one stored vector at a time, in the candidates' order, for one page. It keeps only
+ * A ranking fed one scored vector at a time, in the candidates' order, for one page. It keeps only
  * what the page can show: the `offset + limit` best items so far (a heap whose root is the lowest) and
- * the first `limit` items without a vector; never the vectors. An
- * item's rows come one after another (`id` repeats); a row without a vector is an item with none.
- * `magnitude` may be given when it was stored with the vector (the same sum, computed once at write).
- *
- * Once the heap is full, a vector is first scored approximately (`fastDot`); one that cannot reach the
- * heap's lowest score even with `scoreSlack` is dropped, any other is scored exactly, in index order,
- * so the page's scores and order are those of scoring every vector exactly.
+ * the first `limit` items without a vector. An item's rows come one after another (`id` repeats); its
+ * score is its best vector's. The scores are the caller's, exact (`similarity`): the caller may leave
+ * out the vectors that cannot reach the page (workspace/ranked-scan.ts bounds them from sketches).
  */
 export class SimilarityRanking<T> {
-  readonly #query: Float64Array;
-  readonly #queryMagnitude: number;
-  /** Whether a vector may be dropped on its approximate score (see SLACK_MIN_MAGNITUDE). */
-  readonly #approximates: boolean;
   readonly #offset: number;
   readonly #limit: number;
   /** Items kept: offset + limit of them at most. */
@@ -118,57 +67,38 @@ export class SimilarityRanking<T> {
   readonly #heap: Kept<T>[] = [];
   readonly #scoreless: T[] = [];
   #at = 0;
-  /** The item whose rows are being read: its id, whether a row had a vector, its best exact score. */
+  /** The item whose rows are being read: its id, whether a row had a vector, its best score. */
   #current: { id: unknown; item: T; hasVector: boolean; best: number } | undefined;
 
-  constructor(query: ArrayLike<number>, page: { offset: number; limit: number }) {
-    this.#query = Float64Array.from(query);
-    this.#queryMagnitude = magnitude(query);
-    this.#approximates = approximable(this.#queryMagnitude);
+  constructor(page: { offset: number; limit: number }) {
     this.#offset = page.offset;
     this.#limit = page.limit;
     this.#size = page.offset + page.limit;
   }
 
-  /** The score an item must beat to be kept: -Infinity until the heap is full, then its lowest (none for an empty page). */
-  #bar(): number {
-    if (this.#size === 0) return Number.POSITIVE_INFINITY;
-    return this.#heap.length < this.#size ? Number.NEGATIVE_INFINITY : this.#heap[0].score;
-  }
-
-  /** The next row of the scan: an item (by `id`) and one of its vectors, or null if it has none. */
-  add(id: unknown, item: T, vector: ArrayLike<number> | null, vectorMagnitude?: number): void {
+  #row(id: unknown, item: T) {
     let current = this.#current;
     if (!current || current.id !== id) {
       this.#finish();
       current = { id, item, hasVector: false, best: Number.NEGATIVE_INFINITY };
       this.#current = current;
     }
-    if (!vector?.length) return;
-    current.hasVector = true;
-    const vectorNorm = vectorMagnitude ?? magnitude(vector);
-    const bar = this.#bar();
-    if (bar !== Number.NEGATIVE_INFINITY && this.#approximates && vectorNorm) {
-      const approximate = fastDot(this.#query, vector) / (this.#queryMagnitude * vectorNorm);
-      // Only a score that may reach the bar is worth its exact sum (an equal one later in the scan loses).
-      if (approximate + scoreSlack(vector.length) < bar) return;
-    }
-    this.addScore(id, item, similarity(this.#query, this.#queryMagnitude, vector, vectorNorm));
+    return current;
   }
 
-  /** The next row of the scan, already scored exactly (as `similarity` scores it) by the caller. */
+  /** The next row of the scan: a vector of the item `id`, scored exactly (as `similarity` scores it). */
   addScore(id: unknown, item: T, score: number): void {
-    let current = this.#current;
-    if (!current || current.id !== id) {
-      this.#finish();
-      current = { id, item, hasVector: false, best: Number.NEGATIVE_INFINITY };
-      this.#current = current;
-    }
+    const current = this.#row(id, item);
     current.hasVector = true;
     if (score > current.best) current.best = score;
   }
 
-  /** Ends the current item: kept if it beats the bar, counted, or noted as an item without a vector. */
+  /** An item without a vector (it follows the scored ones, without a score). */
+  addUnscored(id: unknown, item: T): void {
+    this.#row(id, item);
+  }
+
+  /** Ends the current item: kept if it beats the heap's lowest, or noted as an item without a vector. */
   #finish(): void {
     const current = this.#current;
     if (!current) return;
@@ -242,16 +172,18 @@ export class SimilarityRanking<T> {
   }
 }
 
-/** One page of the candidates by similarity to `query` (see `SimilarityRanking.page`). */
+/** One page of the candidates by similarity to `query`, every vector scored exactly (see `SimilarityRanking.page`). */
 export function rankBySimilarity<T>(
   candidates: readonly Candidate<T>[],
   query: ArrayLike<number>,
   page: { offset: number; limit: number },
 ): Ranked<T>[] {
-  const ranking = new SimilarityRanking<T>(query, page);
+  const ranking = new SimilarityRanking<T>(page);
+  const queryMagnitude = magnitude(query);
   candidates.forEach((candidate, index) => {
-    if (!candidate.vectors.length) ranking.add(index, candidate.item, null);
-    for (const vector of candidate.vectors) ranking.add(index, candidate.item, vector);
+    if (!candidate.vectors.length) ranking.addUnscored(index, candidate.item);
+    for (const vector of candidate.vectors)
+      ranking.addScore(index, candidate.item, similarity(query, queryMagnitude, vector, magnitude(vector)));
   });
   return ranking.page();
 }

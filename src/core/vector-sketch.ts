@@ -1,5 +1,3 @@
-import { fastDot, scoreSlack } from "./similarity.ts";
-
 /**
  * A vector's one-byte sketch: its components rounded to multiples of `scale` (codes of -127…127), a
  * quarter of its bytes, with a proven bound on how far a score from the sketch can be from the exact
@@ -18,6 +16,48 @@ export interface VectorSketch {
    * floating-point sums on both sides.
    */
   slack: number;
+}
+
+/**
+ * How far a score summed in four interleaved parts (`fastDot`) can be from the in-order one, for
+ * vectors of `length` whose magnitudes are the ones given: both sums of the same products are within
+ * (length-1)·2⁻⁵³·Σ|xᵢqᵢ| of the true sum, and Σ|xᵢqᵢ| ≤ |x|·|q| (Cauchy-Schwarz), so a score moves by
+ * under 2·length·2⁻⁵³. Four times that, and a margin for the magnitudes' own rounding, to be sure.
+ */
+export const scoreSlack = (length: number) => (8 * length + 64) * 2 ** -53;
+
+/**
+ * The query magnitudes for which that bound holds: within them no square of a component that counts
+ * underflows (nor overflows) in the magnitude's sum. (A vector's components are 4-byte floats, whose
+ * squares never do.) Outside them every vector is scored exactly.
+ */
+const SLACK_MIN_MAGNITUDE = 2 ** -400;
+const SLACK_MAX_MAGNITUDE = 2 ** 400;
+
+/** Whether scores against a query of this magnitude may be told apart by an approximate score and its slack. */
+export const approximable = (queryMagnitude: number): boolean =>
+  queryMagnitude >= SLACK_MIN_MAGNITUDE && queryMagnitude <= SLACK_MAX_MAGNITUDE;
+
+/**
+ * The dot product summed in four interleaved parts: about four times faster than one in-order sum
+ * (the additions do not wait on each other), and within `scoreSlack` of it; used only for a sketch's
+ * score, whose slack covers the difference.
+ */
+export function fastDot(query: Float64Array, vector: ArrayLike<number>): number {
+  const n = vector.length;
+  let a = 0;
+  let b = 0;
+  let c = 0;
+  let d = 0;
+  let i = 0;
+  for (; i + 3 < n; i += 4) {
+    a += vector[i] * query[i];
+    b += vector[i + 1] * query[i + 1];
+    c += vector[i + 2] * query[i + 2];
+    d += vector[i + 3] * query[i + 3];
+  }
+  for (; i < n; i++) a += vector[i] * query[i];
+  return a + b + (c + d);
 }
 
 const CODE_MAX = 127;

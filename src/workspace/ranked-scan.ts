@@ -1,6 +1,6 @@
 import { type AuthFilter, matchesFilter } from "../core/auth-filter.ts";
-import { approximable, magnitude, SimilarityRanking, similarity } from "../core/similarity.ts";
-import { sketchScore, sketchVector } from "../core/vector-sketch.ts";
+import { magnitude, SimilarityRanking, similarity } from "../core/similarity.ts";
+import { approximable, sketchScore, sketchVector } from "../core/vector-sketch.ts";
 import { bindable, executeStatements, type SqlResult, type SqlStatement } from "./sql.ts";
 import type { VectorCache } from "./vector-cache.ts";
 
@@ -218,10 +218,10 @@ function rankScope(
   }
   readExactly(contenders);
 
-  const ranking = new SimilarityRanking<number>(scan.query, scan);
+  const ranking = new SimilarityRanking<number>(scan);
   for (let item = 0; item < items; item++) {
     const id = rowItem[itemStart[item]];
-    if (Number.isNaN(itemHigh[item])) ranking.add(id, id, null);
+    if (Number.isNaN(itemHigh[item])) ranking.addUnscored(id, id);
     else if (itemHigh[item] >= bar)
       for (let row = itemStart[item]; row < itemEnd(item); row++) if (exact[row]) ranking.addScore(id, id, low[row]);
   }

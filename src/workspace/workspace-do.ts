@@ -38,10 +38,13 @@ export function workspaceObject(alarms: Partial<Record<PartitionKind, PartitionA
     /** The object itself as a database, for its alarm work (no RPC to itself). */
     readonly #db = sqlDatabase((statements) => this.#execute(statements));
 
-    /** Runs statements on the object's SQLite; the vector cache learns what they rewrote. */
+    /** Runs statements on the object's SQLite; in a store partition, the vector cache learns what they rewrote. */
     #execute(statements: readonly SqlStatement[]): SqlResult[] {
-      return executeStatements(this.ctx.storage, statements, (sql, rows) => this.#vectors.written(sql, rows));
+      const observe = this.#kind === "store" ? this.#observeVectors : undefined;
+      return executeStatements(this.ctx.storage, statements, observe);
     }
+
+    readonly #observeVectors = (sql: string, rows: readonly unknown[][]) => this.#vectors.written(sql, rows);
 
     /** What the usage meter counts this object's requests and rows under: `WorkspaceDO:<kind>`. */
     usageLabel(args?: readonly unknown[]): string {

@@ -325,8 +325,8 @@ function rankAll<T>(
 }
 
 describe("ranking one page of a scan", () => {
-  // The scan keeps only the page's best items and scores exactly only the vectors that may reach them:
-  // the page must be the one of scoring and sorting everything.
+  // The ranking keeps only the page's best items (a heap): the page must be the one of scoring and
+  // sorting everything.
   it("answers the page of scoring every vector exactly and sorting every item, ties and all", () => {
     const dims = 24;
     const component = fc.oneof(
@@ -357,7 +357,7 @@ describe("ranking one page of a scan", () => {
     );
   });
 
-  it("gives the same page over many real-valued vectors of 768 dimensions, most dropped before the exact sum", () => {
+  it("gives the same page over many real-valued vectors of 768 dimensions, for tiny and huge queries too", () => {
     let seed = 7;
     const next = () => {
       seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
@@ -370,7 +370,7 @@ describe("ranking one page of a scan", () => {
       vectors: i % 97 === 0 ? [twin] : i % 13 === 0 ? [vector(), vector()] : i % 41 === 0 ? [] : [vector()],
     }));
     const near = Array.from(twin, (x, i) => x + next() * 0.01 * (i % 3));
-    // Tiny and huge queries too: where squares of the query's components underflow, nothing is dropped early.
+    // Tiny and huge queries too: where squares of the query's components underflow or overflow.
     for (const scale of [1, 1e-130, 1e-160, 1e-200, 1e150]) {
       const query = near.map((x) => x * scale);
       for (const page of [

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { VECTOR_CACHE_BYTES } from "../../src/core/limits.ts";
 import { magnitude, similarity } from "../../src/core/similarity.ts";
-import { sketchBytes, sketchScore, sketchVector } from "../../src/core/vector-sketch.ts";
+import { approximable, sketchBytes, sketchScore, sketchVector } from "../../src/core/vector-sketch.ts";
 import { VectorCache } from "../../src/workspace/vector-cache.ts";
 import { seededRandom } from "../fixtures/random.ts";
 
@@ -27,10 +27,17 @@ describe("a vector's sketch", () => {
   it("scores within its slack of the exact score, for every query and vector shape", () => {
     const next = seededRandom(11);
     let worst = 0;
+    let checked = 0;
     for (const dims of [3, 64, 768, 1536]) {
       const stored = vectors(next, dims);
-      for (const query of vectors(next, dims)) {
+      // Queries of every shape, and scaled far down and up (within the magnitudes `approximable` admits).
+      const queries = vectors(next, dims).flatMap((query) =>
+        [1, 1e-100, 1e100].map((k) => Float64Array.from(query, (x) => x * k)),
+      );
+      for (const query of queries) {
         const q = Float64Array.from(query);
+        if (!approximable(magnitude(q))) continue;
+        checked += 1;
         const qm = magnitude(q);
         for (const vector of stored) {
           const m = magnitude(vector);
@@ -42,6 +49,12 @@ describe("a vector's sketch", () => {
         }
       }
     }
+    // The far-scaled queries were checked too, not only skipped (all but those whose squares overflow
+    // or underflow, and the zero query).
+    expect(checked).toBeGreaterThan(2 * 4 * 7);
+    // Outside those magnitudes a search scores every vector exactly (workspace/ranked-scan.ts).
+    expect(approximable(1e-130)).toBe(false);
+    expect(approximable(1e130)).toBe(false);
     // The bound is useful, not vacuous: a fraction of a percent of the score's range.
     expect(worst).toBeLessThan(0.02);
   });
